@@ -1,0 +1,84 @@
+import { releasedAnswerSchema, type ReleasedAnswer } from './events.js';
+
+/**
+ * The released answers of a data request, keyed by subject and name together (spec 2.6): a director-level field
+ * answered by two people is two answers with the same name and different subjects, and keying on name alone would
+ * lose one of them. This type offers no lookup by name alone that returns a single value.
+ *
+ * @example
+ * ```ts
+ * receiver.on('kyb.data_request.released', async (event, { answers }) => {
+ *   for (const answer of answers.byName('director_full_name')) save(answer.subject, answer.value)
+ *   const country = answers.get('business', 'registered_country')?.value
+ * })
+ * ```
+ */
+export class ReleasedAnswers implements Iterable<ReleasedAnswer> {
+  readonly #bySubject = new Map<string, Map<string, ReleasedAnswer>>();
+  readonly #all: ReleasedAnswer[];
+
+  constructor(answers: readonly ReleasedAnswer[]) {
+    this.#all = [...answers];
+    for (const answer of answers) {
+      let names = this.#bySubject.get(answer.subject);
+      if (!names) this.#bySubject.set(answer.subject, (names = new Map()));
+      names.set(answer.name, answer);
+    }
+  }
+
+  /** The answer of `subject` for field `name`. */
+  get(subject: string, name: string): ReleasedAnswer | undefined {
+    return this.#bySubject.get(subject)?.get(name);
+  }
+
+  /** Every answer to field `name`, one per subject. */
+  byName(name: string): ReleasedAnswer[] {
+    return this.#all.filter((answer) => answer.name === name);
+  }
+
+  /** Every answer `subject` gave. */
+  bySubject(subject: string): ReleasedAnswer[] {
+    return [...(this.#bySubject.get(subject)?.values() ?? [])];
+  }
+
+  /** The subjects that answered. */
+  subjects(): string[] {
+    return [...this.#bySubject.keys()];
+  }
+
+  get size(): number {
+    return this.#all.length;
+  }
+
+  [Symbol.iterator](): Iterator<ReleasedAnswer> {
+    return this.#all[Symbol.iterator]();
+  }
+
+  toJSON(): ReleasedAnswer[] {
+    return [...this.#all];
+  }
+}
+
+const answerListSchema = releasedAnswerSchema.array().min(1);
+
+/**
+ * Finds the released answers among verified attestation claims. The spec does not show the claim that carries
+ * them (2.8), so this takes the top-level claim whose value is a non-empty list of answer entries (name,
+ * subject_type, subject, value) — `answers` in the service's current tokens.
+ *
+ * @example
+ * ```ts
+ * const answers = answersFromClaims(claims)
+ * answers.get('did:example:director-1', 'director_full_name')
+ * ```
+ */
+export function answersFromClaims(claims: Record<string, unknown>): ReleasedAnswers {
+  const preferred = answerListSchema.safeParse(claims['answers']);
+  if (preferred.success) return new ReleasedAnswers(preferred.data);
+  for (const value of Object.values(claims)) {
+    if (!Array.isArray(value)) continue;
+    const parsed = answerListSchema.safeParse(value);
+    if (parsed.success) return new ReleasedAnswers(parsed.data);
+  }
+  return new ReleasedAnswers([]);
+}

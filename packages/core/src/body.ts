@@ -1,0 +1,76 @@
+/**
+ * The part of a Node readable stream (an `http.IncomingMessage`) that reading a body needs. Typed structurally
+ * so the core imports nothing from `node:`.
+ */
+export interface ByteStream {
+  on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener(event: string, listener: (...args: never[]) => void): unknown;
+  pause?(): unknown;
+}
+
+/** The outcome of {@link readBodyStream}. */
+export type BodyReadResult = { ok: true; body: Uint8Array } | { ok: false; code: 'body_too_large' };
+
+/**
+ * Reads a request stream into one `Uint8Array`, exactly as sent, and stops as soon as it exceeds `maxBytes` (or
+ * at once when the declared Content-Length already does), so an oversized body is never buffered whole.
+ * Used by the Node adapters (Express, Koa); rejects when the stream errors (client gone).
+ *
+ * @example
+ * ```ts
+ * const read = await readBodyStream(req, { maxBytes: receiver.maxBodyBytes, declaredLength: req.headers['content-length'] })
+ * if (!read.ok) return send(receiver.reject(read.code))
+ * ```
+ */
+export function readBodyStream(
+  stream: ByteStream,
+  options: { maxBytes: number; declaredLength?: string | number | undefined },
+): Promise<BodyReadResult> {
+  const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
+  if (declared > options.maxBytes) return Promise.resolve({ ok: false, code: 'body_too_large' });
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    const encoder = new TextEncoder();
+    const cleanup = () => {
+      stream.removeListener('data', onData);
+      stream.removeListener('end', onEnd);
+      stream.removeListener('error', onError);
+    };
+    const onData = (chunk: Uint8Array | string) => {
+      const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
+      length += bytes.byteLength;
+      if (length > options.maxBytes) {
+        cleanup();
+        stream.pause?.();
+        resolve({ ok: false, code: 'body_too_large' });
+        return;
+      }
+      chunks.push(bytes);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve({ ok: true, body: concatBytes(chunks, length) });
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+  });
+}
+
+function concatBytes(chunks: Uint8Array[], length: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}

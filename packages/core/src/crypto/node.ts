@@ -1,0 +1,37 @@
+import { createHmac, KeyObject, timingSafeEqual, verify } from 'node:crypto';
+import type { HmacSecret, PlatformCrypto } from './types.js';
+
+interface NodeHmacSecret extends HmacSecret {
+  readonly key: KeyObject;
+}
+
+// Converting a CryptoKey to a KeyObject costs more than the verification; keys come from jose's JWKS cache and are
+// the same objects for as long as the cache lives, so a WeakMap keeps one KeyObject per CryptoKey.
+const keyObjects = new WeakMap<CryptoKey, KeyObject>();
+
+function keyObjectOf(key: CryptoKey): KeyObject {
+  let keyObject = keyObjects.get(key);
+  if (!keyObject) {
+    keyObject = KeyObject.from(key);
+    keyObjects.set(key, keyObject);
+  }
+  return keyObject;
+}
+
+/** node:crypto implementation of the hot-path crypto; selected under the `node` export condition. */
+export const platformCrypto: PlatformCrypto = {
+  name: 'node',
+  async importHmacSecret(secret) {
+    const key = KeyObject.from(await globalThis.crypto.subtle.importKey(
+      'raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, true, ['sign'],
+    ));
+    return { kind: 'hmac-secret', key } as NodeHmacSecret;
+  },
+  verifyHmac(secret, prefix, body, expected) {
+    const mac = createHmac('sha256', (secret as NodeHmacSecret).key).update(prefix, 'latin1').update(body).digest();
+    return mac.length === expected.length && timingSafeEqual(mac, expected);
+  },
+  verifyRs256(key, signingInput, signature) {
+    return verify('RSA-SHA256', signingInput, keyObjectOf(key), signature);
+  },
+};

@@ -1,0 +1,63 @@
+/**
+ * The dedupe store contract (design §4). Delivery is at least once, so the receiver claims an event id before
+ * running handlers, completes it after they succeed, and releases it when they fail so the retry runs them again.
+ *
+ * Implementations must make `claim` atomic: of any number of concurrent claims of one id, exactly one returns
+ * `acquired`. A lease that expired (its holder crashed) can be claimed again; `complete` and `release` succeed only
+ * for the token of the current lease.
+ *
+ * @example
+ * ```ts
+ * const claim = await store.claim(eventId, { leaseMs: 60_000 })
+ * if (claim.status === 'acquired') {
+ *   try { await run(); await store.complete(eventId, claim.token, { retainMs: 30 * 86_400_000 }) }
+ *   catch (error) { await store.release(eventId, claim.token); throw error }
+ * }
+ * ```
+ */
+export interface DedupeStore {
+  /** Atomically claim `eventId` for `leaseMs` milliseconds. */
+  claim(eventId: string, options: ClaimOptions): Promise<ClaimResult>;
+  /** Mark the event done, kept for `retainMs`; `false` when `token` no longer holds the lease. */
+  complete(eventId: string, token: string, options: CompleteOptions): Promise<boolean>;
+  /** Free the claim so the next delivery runs the handler; `false` when `token` no longer holds the lease. */
+  release(eventId: string, token: string): Promise<boolean>;
+}
+
+/** Options of {@link DedupeStore.claim}. */
+export interface ClaimOptions {
+  /** How long the claim holds before another delivery may take it over (crashed holder). */
+  leaseMs: number;
+}
+
+/** Options of {@link DedupeStore.complete}. */
+export interface CompleteOptions {
+  /** How long a completed record is kept; redeliveries can be requested at any time, so keep it long. */
+  retainMs: number;
+}
+
+/** What {@link DedupeStore.claim} found. */
+export type ClaimResult =
+  | { status: 'acquired'; token: string }
+  | { status: 'in_progress' }
+  | { status: 'completed' };
+
+/** 30 days: redeliveries can be requested at any time (spec 6, rule 5). */
+export const DEFAULT_RETAIN_MS = 30 * 24 * 60 * 60 * 1000;
+/** 60 s: long enough for a typical handler, short enough that a crashed receiver's events are retried soon. */
+export const DEFAULT_LEASE_MS = 60 * 1000;
+
+/**
+ * A random lease token: 128 bits from the platform CSPRNG, hex encoded.
+ *
+ * @example
+ * ```ts
+ * const token = createLeaseToken() // '9f86d081884c7d659a2feaa0c55ad015'
+ * ```
+ */
+export function createLeaseToken(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  let hex = '';
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}

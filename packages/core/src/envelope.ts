@@ -1,0 +1,27 @@
+import { z } from 'zod';
+
+/** A 26-character ULID in Crockford base32 (first character 0–7: the 48-bit time fits). */
+export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;
+
+/**
+ * The webhook envelope of spec 2.3. Unknown top-level fields are kept: the service may add fields without notice.
+ *
+ * @example
+ * ```ts
+ * const parsed = envelopeSchema.safeParse(JSON.parse(text))
+ * if (parsed.success) console.log(parsed.data.event_id)
+ * ```
+ */
+export const envelopeSchema = z.looseObject({
+  event: z.string().min(1).max(200),
+  event_id: z.string().regex(ULID_PATTERN, 'a 26-character ULID'),
+  stream_id: z.string().min(1).max(500),
+  seq: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  timestamp: z.number().int().nonnegative(),
+  api_version: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date-shaped version YYYY-MM-DD'),
+  data: z.record(z.string(), z.unknown()),
+  attestation: z.string().min(1).optional(),
+});
+
+/** A validated envelope whose `data` has not been checked against its event type yet. */
+export type Envelope = z.infer<typeof envelopeSchema>;

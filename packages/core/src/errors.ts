@@ -1,0 +1,79 @@
+/**
+ * Stable, machine-readable rejection codes. A code never changes meaning once released; new codes may be added.
+ * Each maps to one HTTP status and a generic message that is safe to send back to the service: details
+ * (which claim failed, which key version) go to the logger hook only, and nothing secret ever goes anywhere.
+ */
+export const ERRORS = {
+  // limits
+  body_too_large: { status: 413, message: 'The request body is larger than maxBodyBytes.' },
+  method_not_allowed: { status: 405, message: 'Webhook deliveries must use POST.' },
+  unsupported_media_type: { status: 415, message: 'Webhook deliveries must be sent as application/json.' },
+  // signature header (spec 5.7)
+  signature_missing: { status: 401, message: 'The Service-KYB-Signature header is missing.' },
+  signature_malformed: { status: 400, message: 'The Service-KYB-Signature header is not of the form t=<unix>,v1=<hex>,kv=<version>.' },
+  signature_unknown_version: { status: 401, message: 'The signature names a secret version this receiver does not have.' },
+  signature_version_expired: { status: 401, message: 'The signature names a secret version whose rotation overlap has ended.' },
+  signature_expired: { status: 401, message: 'The signature timestamp is older than the allowed clock skew.' },
+  signature_future: { status: 401, message: 'The signature timestamp is further in the future than the allowed clock skew.' },
+  signature_mismatch: { status: 401, message: 'The signature does not match the request body.' },
+  // body and envelope
+  body_not_json: { status: 400, message: 'The request body is not valid UTF-8 JSON.' },
+  envelope_invalid: { status: 400, message: 'The request body is not a valid webhook envelope.' },
+  // attestation (spec 5.5)
+  attestation_missing: { status: 401, message: 'This event type must carry an attestation.' },
+  attestation_invalid_typ: { status: 401, message: 'The attestation is not a kyb-attestation+jwt token.' },
+  attestation_invalid: { status: 401, message: 'The attestation could not be verified.' },
+  attestation_relabelled: { status: 401, message: 'The envelope does not match the signed attestation claims.' },
+  // verified event whose data does not match this library's schema for its type
+  event_data_invalid: { status: 422, message: 'The event data does not match the schema for its type; it will be retried.' },
+  // dedupe
+  in_progress: { status: 409, message: 'This event is being processed by another delivery; retry later.' },
+  // receiver-side failures: always non-2xx so the service retries and nothing is lost
+  handler_failed: { status: 500, message: 'The event handler failed; the delivery will be retried.' },
+  body_already_parsed: {
+    status: 500,
+    message:
+      'The request body was already parsed before the webhook handler ran, so its exact bytes are lost. ' +
+      'Mount the webhook route before any JSON body parser (or exclude its path from it).',
+  },
+  attestation_not_configured: {
+    status: 500,
+    message: 'This event carries an attestation but the receiver has no attestation options; configure attestation.',
+  },
+  internal_error: { status: 500, message: 'The receiver failed unexpectedly; the delivery will be retried.' },
+  jwks_unavailable: { status: 503, message: 'The attestation keys could not be fetched; retry later.' },
+  store_unavailable: { status: 503, message: 'The dedupe store is unavailable; retry later.' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+/** A stable rejection code, e.g. `'signature_mismatch'`. */
+export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * Thrown by the receiver's internal steps; the receiver turns it into a response. Also thrown by
+ * {@link createReceiver} for configuration mistakes (code `config_invalid`).
+ *
+ * @example
+ * ```ts
+ * try { createReceiver({}) } catch (error) {
+ *   if (error instanceof KybWebhookError) console.error(error.code) // 'config_invalid'
+ * }
+ * ```
+ */
+export class KybWebhookError extends Error {
+  override readonly name = 'KybWebhookError';
+  readonly code: ErrorCode | 'config_invalid';
+  /** Internal detail for the logger hook; never sent back to the service, never contains secrets or body text. */
+  readonly detail: string | undefined;
+
+  constructor(code: ErrorCode | 'config_invalid', message?: string, options?: { detail?: string; cause?: unknown }) {
+    super(message ?? (code === 'config_invalid' ? 'Invalid receiver configuration.' : ERRORS[code].message), {
+      cause: options?.cause,
+    });
+    this.code = code;
+    this.detail = options?.detail;
+  }
+}
+
+export function rejection(code: ErrorCode, detail?: string, cause?: unknown): KybWebhookError {
+  return new KybWebhookError(code, undefined, { detail, cause });
+}

@@ -1,0 +1,162 @@
+import { z } from 'zod';
+import type { Envelope } from './envelope.js';
+
+/*
+ * Event data schemas (spec §2.5–2.7, §3, §6). Rules that shape them:
+ * - unknown fields are kept everywhere (looseObject): the service adds fields without notice;
+ * - price and charge are optional (requests created before pricing have neither);
+ * - where the spec does not show a type (timestamps inside data, for instance) we accept what a reasonable
+ *   service sends rather than reject a verified event: Unix seconds or milliseconds, or an ISO 8601 string;
+ * - known refusal reasons are a typed union that still accepts new strings.
+ */
+
+/** A point in time as the service may send it inside `data`: Unix seconds/milliseconds or an ISO 8601 string. */
+export const timestampSchema = z.union([z.number().nonnegative(), z.string().min(1)]);
+/** See {@link timestampSchema}. */
+export type Timestamp = z.infer<typeof timestampSchema>;
+
+/** One billed line of a price or charge (spec 2.5). */
+export const priceLineSchema = z.looseObject({
+  field: z.string(),
+  tier: z.string(),
+  cents: z.number().int(),
+});
+/** See {@link priceLineSchema}. */
+export type PriceLine = z.infer<typeof priceLineSchema>;
+
+/** The amount reserved when a data request waits for approval (spec 2.5). */
+export const priceSchema = z.looseObject({
+  quoted_cents: z.number().int(),
+  currency: z.string(),
+  lines: z.array(priceLineSchema),
+});
+/** See {@link priceSchema}. */
+export type Price = z.infer<typeof priceSchema>;
+
+/** The actual charge of a release; only released fields are billed (spec 2.5). */
+export const chargeSchema = z.looseObject({
+  charged_cents: z.number().int(),
+  currency: z.string(),
+  lines: z.array(priceLineSchema),
+});
+/** See {@link chargeSchema}. */
+export type Charge = z.infer<typeof chargeSchema>;
+
+/**
+ * One released answer (spec 2.6). A director-level field answered by two people is two entries with the same
+ * `name` and different `subject`: key on subject and name together.
+ */
+export const releasedAnswerSchema = z.looseObject({
+  name: z.string(),
+  subject_type: z.string(),
+  subject: z.string(),
+  value: z.unknown(),
+});
+/** See {@link releasedAnswerSchema}. */
+export type ReleasedAnswer = z.infer<typeof releasedAnswerSchema>;
+
+/** Present only on a successful release (spec 2.7). Votes, tally and threshold are never disclosed. */
+export const approvalSchema = z.looseObject({
+  approved_at: timestampSchema,
+  action_id: z.string(),
+  threshold_met: z.boolean(),
+});
+/** See {@link approvalSchema}. */
+export type Approval = z.infer<typeof approvalSchema>;
+
+/** The refusal reasons of a data request named in spec §3. */
+export const DATA_REQUEST_REFUSAL_REASONS = [
+  'declined',
+  'threshold_not_met',
+  'expired',
+  'business_not_verified',
+  'business_wallet_rotated',
+  'cancelled_by_merchant',
+  'unavailable',
+] as const;
+/** A known refusal reason, or a newer one as a plain string. */
+export type DataRequestRefusalReason = (typeof DATA_REQUEST_REFUSAL_REASONS)[number] | (string & {});
+
+const reasonSchema = z.string().min(1) as z.ZodType<DataRequestRefusalReason>;
+
+/** `data` of each event type of spec §6, by event name. */
+export const eventDataSchemas = {
+  'kyb.data_request.pending_approval': z.looseObject({
+    request_id: z.string().optional(),
+    expires_at: timestampSchema,
+    price: priceSchema.optional(),
+    offer_id: z.string().optional(),
+  }),
+  'kyb.data_request.released': z.looseObject({
+    request_id: z.string(),
+    released_at: timestampSchema,
+    field_count: z.number().int().nonnegative(),
+    pii_included: z.boolean(),
+    attestation_kid: z.string(),
+    attestation_expires_at: timestampSchema,
+    charge: chargeSchema.optional(),
+    approval: approvalSchema.optional(),
+  }),
+  'kyb.data_request.refused': z.looseObject({
+    request_id: z.string().optional(),
+    reason: reasonSchema,
+  }),
+  'kyb.signature_request.pending_approval': z.looseObject({
+    request_id: z.string().optional(),
+    digest: z.string(),
+    message_kind: z.string(),
+    created_at: timestampSchema.optional(),
+    expires_at: timestampSchema.optional(),
+  }),
+  'kyb.signature_request.signed': z.looseObject({
+    request_id: z.string().optional(),
+    signature: z.string(),
+    digest: z.string(),
+    signed_at: timestampSchema,
+    verification: z.record(z.string(), z.unknown()),
+  }),
+  'kyb.signature_request.refused': z.looseObject({
+    request_id: z.string().optional(),
+    reason: z.string().min(1),
+    digest: z.string(),
+  }),
+  'kyb.business.wallet_address_changed': z.looseObject({
+    previous_wallet_address: z.string(),
+    wallet_address: z.string().optional(),
+  }),
+} as const;
+
+/** Every event type this version of the library knows. Other types are still verified and reach `onUnknown`. */
+export type KnownEventType = keyof typeof eventDataSchemas;
+/** The event types of spec §6. */
+export const KNOWN_EVENT_TYPES = Object.keys(eventDataSchemas) as KnownEventType[];
+
+/** Types the spec marks attested: a delivery of one of these without an attestation is rejected. */
+export const ATTESTED_EVENT_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
+  'kyb.data_request.released',
+  'kyb.business.wallet_address_changed',
+]);
+
+/** `data` of event type `T`. */
+export type EventData<T extends KnownEventType> = z.infer<(typeof eventDataSchemas)[T]>;
+
+/**
+ * A verified event of type `T`: the envelope with `data` validated for its type.
+ *
+ * @example
+ * ```ts
+ * function onRelease(event: KybEvent<'kyb.data_request.released'>) {
+ *   console.log(event.data.field_count, event.data.charge?.charged_cents)
+ * }
+ * ```
+ */
+export type KybEvent<T extends KnownEventType = KnownEventType> = T extends KnownEventType
+  ? Omit<Envelope, 'event' | 'data'> & { event: T; data: EventData<T> }
+  : never;
+
+/** A verified event of a type this library version does not know; its data is unchecked. */
+export type UnknownKybEvent = Envelope;
+
+export function isKnownEventType(type: string): type is KnownEventType {
+  return Object.hasOwn(eventDataSchemas, type);
+}

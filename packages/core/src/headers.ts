@@ -1,0 +1,21 @@
+/** Request headers as adapters have them: a Web `Headers` or a Node-style record (lower- or mixed-case keys). */
+export type HeadersInput = Headers | Record<string, string | string[] | undefined>;
+
+/**
+ * Reads one header case-insensitively. Repeated headers are joined with ", " as HTTP allows, which makes a
+ * repeated signature header fail the strict grammar instead of silently picking one.
+ */
+export function readHeader(headers: HeadersInput, name: string): string | undefined {
+  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
+  const record = headers as Record<string, string | string[] | undefined>;
+  let value = record[name];
+  if (value === undefined) {
+    for (const key of Object.keys(record)) {
+      if (key.toLowerCase() === name) {
+        value = record[key];
+        break;
+      }
+    }
+  }
+  return Array.isArray(value) ? value.join(', ') : value;
+}

@@ -1,0 +1,55 @@
+export { createReceiver } from './receiver.js';
+export type { Receiver, ReceiverOptions, ReceiveInput, ReceiveResult, ResponseBody } from './receiver.js';
+export { createSignatureVerifier, parseSignatureHeader } from './signature.js';
+export type { SecretKeyring, SecretVersion, ParsedSignatureHeader, SignatureVerifierOptions } from './signature.js';
+export { createAttestationVerifier, ATTESTATION_TYP } from './attestation.js';
+export type { AttestationOptions, AttestationClaims, EnvelopeIdentity } from './attestation.js';
+export { envelopeSchema, ULID_PATTERN } from './envelope.js';
+export type { Envelope } from './envelope.js';
+export {
+  eventDataSchemas,
+  KNOWN_EVENT_TYPES,
+  ATTESTED_EVENT_TYPES,
+  DATA_REQUEST_REFUSAL_REASONS,
+  isKnownEventType,
+  timestampSchema,
+  priceSchema,
+  priceLineSchema,
+  chargeSchema,
+  releasedAnswerSchema,
+  approvalSchema,
+} from './events.js';
+export type {
+  KnownEventType,
+  KybEvent,
+  UnknownKybEvent,
+  EventData,
+  Timestamp,
+  Price,
+  PriceLine,
+  Charge,
+  ReleasedAnswer,
+  Approval,
+  DataRequestRefusalReason,
+} from './events.js';
+export { ReleasedAnswers, answersFromClaims } from './answers.js';
+export { HandlerError } from './dispatch.js';
+export type {
+  HandlerContext,
+  BaseHandlerContext,
+  DeliveryAuthentication,
+  EventHandler,
+  AnyEventHandler,
+  UnknownEventHandler,
+} from './dispatch.js';
+export { createMemoryStore } from './memory-store.js';
+export type { MemoryStoreOptions } from './memory-store.js';
+export { createLeaseToken, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './dedupe.js';
+export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './dedupe.js';
+export { ERRORS, KybWebhookError } from './errors.js';
+export type { ErrorCode } from './errors.js';
+export { readHeader } from './headers.js';
+export { readBodyStream } from './body.js';
+export type { ByteStream, BodyReadResult } from './body.js';
+export type { HeadersInput } from './headers.js';
+export type { Logger, LogEntry } from './logger.js';

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from './memory-store.js';
+
+describe('memory store', () => {
+  it('claims once, then reports in_progress, then completed after complete()', async () => {
+    const store = createMemoryStore();
+    const first = await store.claim('A', { leaseMs: 1000 });
+    expect(first.status).toBe('acquired');
+    expect(await store.claim('A', { leaseMs: 1000 })).toEqual({ status: 'in_progress' });
+    if (first.status !== 'acquired') throw new Error('unreachable');
+    expect(await store.complete('A', 'not-the-token', { retainMs: 1000 })).toBe(false);
+    expect(await store.complete('A', first.token, { retainMs: 1000 })).toBe(true);
+    expect(await store.claim('A', { leaseMs: 1000 })).toEqual({ status: 'completed' });
+  });
+
+  it('lets an expired lease be claimed again and refuses the old token afterwards', async () => {
+    let now = 0;
+    const store = createMemoryStore({ now: () => now });
+    const first = await store.claim('A', { leaseMs: 100 });
+    now = 100;
+    const second = await store.claim('A', { leaseMs: 100 });
+    expect(second.status).toBe('acquired');
+    if (first.status !== 'acquired' || second.status !== 'acquired') throw new Error('unreachable');
+    expect(second.token).not.toBe(first.token);
+    expect(await store.complete('A', first.token, { retainMs: 100 })).toBe(false);
+    expect(await store.release('A', first.token)).toBe(false);
+    expect(await store.release('A', second.token)).toBe(true);
+    expect((await store.claim('A', { leaseMs: 100 })).status).toBe('acquired');
+  });
+
+  it('forgets completed records after their retention', async () => {
+    let now = 0;
+    const store = createMemoryStore({ now: () => now });
+    const claim = await store.claim('A', { leaseMs: 100 });
+    if (claim.status !== 'acquired') throw new Error('unreachable');
+    await store.complete('A', claim.token, { retainMs: 1000 });
+    now = 999;
+    expect((await store.claim('A', { leaseMs: 100 })).status).toBe('completed');
+    now = 1000;
+    expect((await store.claim('A', { leaseMs: 100 })).status).toBe('acquired');
+  });
+
+  it('stays within maxEntries by dropping the oldest records', async () => {
+    const store = createMemoryStore({ maxEntries: 3 });
+    for (const id of ['A', 'B', 'C', 'D']) await store.claim(id, { leaseMs: 10_000 });
+    expect((await store.claim('A', { leaseMs: 10_000 })).status).toBe('acquired');
+    expect((await store.claim('D', { leaseMs: 10_000 })).status).toBe('in_progress');
+  });
+
+  it('gives exactly one of 100 concurrent claims the lease', async () => {
+    const store = createMemoryStore();
+    const results = await Promise.all(Array.from({ length: 100 }, () => store.claim('A', { leaseMs: 1000 })));
+    expect(results.filter((result) => result.status === 'acquired')).toHaveLength(1);
+  });
+});
