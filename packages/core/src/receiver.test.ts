@@ -91,7 +91,7 @@ describe.each<[string, PlatformCrypto]>([
     const envelope = testEvents.dataRequestRefused();
     expect((await deliver(envelope)).status).toBe(200);
     const again = await deliver(envelope, { attempt: 2 });
-    expect(again).toMatchObject({ status: 200, code: 'duplicate', body: { received: true, duplicate: true } });
+    expect(again).toMatchObject({ status: 200, code: 'duplicate', body: { received: true, code: 'duplicate' } });
     expect(handler).toHaveBeenCalledOnce();
   });
 

@@ -58,7 +58,7 @@ export interface ReceiveInput {
 
 /** The JSON body the adapter sends back. */
 export type ResponseBody =
-  | { received: true; duplicate?: true }
+  | { received: true; code?: 'duplicate' }
   | { error: { code: ErrorCode; message: string } };
 
 /** What the adapter writes back: status, extra headers and a JSON body. */
@@ -246,7 +246,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
     if (claim.status === 'completed') {
       safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
-      return { status: 200, code: 'duplicate', headers: {}, body: { received: true, duplicate: true }, event };
+      return { status: 200, code: 'duplicate', headers: {}, body: { received: true, code: 'duplicate' }, event };
     }
     if (claim.status === 'in_progress') return { ...reject('in_progress', envelope), event };
 

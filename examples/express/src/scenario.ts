@@ -1,0 +1,76 @@
+import { createTestSender, testEvents, type TestEnvelope, type TestSigner } from '@kyb-webhooks/testing';
+import type { Activity } from './handlers.js';
+
+/** One line of the demo's table. */
+export interface ScenarioRow {
+  step: string;
+  event: string;
+  status: number | null;
+  code: string;
+  handler: string;
+}
+
+/**
+ * Plays the demo scenario against a running webhook endpoint, delivering like the service does (signed,
+ * retried, in order), plus the forged and relabelled deliveries an attacker would try.
+ */
+export async function runDemoScenario(options: { url: string; signer: TestSigner; activity: Activity }): Promise<ScenarioRow[]> {
+  const { url, signer, activity } = options;
+  const sender = createTestSender({ url, signer, retry: { maxAttempts: 3, baseDelayMs: 50 } });
+  const rows: ScenarioRow[] = [];
+  const record = (step: string, envelope: TestEnvelope, status: number | null, code: string | undefined) => {
+    rows.push({ step, event: envelope.event.replace(/^kyb\./, ''), status, code: code ?? '—', handler: activity.get(envelope.event_id) ?? '—' });
+    activity.delete(envelope.event_id); // a later row for the same id shows only what that delivery did
+  };
+  const last = async (envelope: TestEnvelope) => {
+    const delivery = await sender.send(envelope);
+    const attempt = delivery.attempts.at(-1)!;
+    return { status: attempt.status, code: attempt.code };
+  };
+
+  const stream = 'dr_demo_acme_' + Date.now().toString(36);
+  const pending = testEvents.dataRequestPendingApproval({ stream_id: stream, seq: 0 });
+  let result = await last(pending);
+  record('data request pending approval', pending, result.status, result.code);
+
+  // The service keeps the same attestation across retries; sign once and reuse the carried envelope.
+  const released = await signer.withAttestation(testEvents.dataRequestReleased({ stream_id: stream, seq: 1 }));
+  result = await last(released);
+  record('released with attestation (two directors)', released, result.status, result.code);
+
+  let attempt = await sender.deliverOnce(released, { attempt: 2 });
+  record('same release redelivered', released, attempt.status, attempt.code);
+
+  const refusedForged = testEvents.dataRequestRefused();
+  attempt = await sender.deliverOnce(refusedForged, { secret: 'whsec_guessed_by_attacker' });
+  record('forged HMAC', refusedForged, attempt.status, attempt.code);
+
+  const relabelled = { ...released, event_id: testEvents.dataRequestReleased().event_id };
+  attempt = await sender.deliverOnce(relabelled);
+  record('release relabelled to another event_id', relabelled, attempt.status, attempt.code);
+
+  const unknown: TestEnvelope = { ...testEvents.dataRequestRefused(), event: 'kyb.business.risk_flagged', data: { level: 'review' } };
+  const attestedUnknown = await signer.withAttestation(unknown, { attest: true });
+  result = await last(attestedUnknown);
+  record('attested event of an unknown type', attestedUnknown, result.status, result.code);
+
+  const refused = testEvents.dataRequestRefused({ data: { reason: 'threshold_not_met' } });
+  result = await last(refused);
+  record('another data request refused', refused, result.status, result.code);
+
+  const signed = testEvents.signatureRequestSigned();
+  result = await last(signed);
+  record('signature request signed', signed, result.status, result.code);
+
+  return rows;
+}
+
+/** The rows as an aligned text table. */
+export function formatScenarioTable(rows: readonly ScenarioRow[]): string {
+  const header = { step: 'delivery', event: 'event', status: 'status', code: 'code', handler: 'what the handler did' };
+  const all = [header, ...rows.map((row) => ({ ...row, status: String(row.status ?? 'error') }))];
+  const keys = ['step', 'event', 'status', 'code', 'handler'] as const;
+  const widths = keys.map((key) => Math.max(...all.map((row) => String(row[key]).length)));
+  const line = (row: (typeof all)[number]) => keys.map((key, index) => String(row[key]).padEnd(widths[index]!)).join('  ').trimEnd();
+  return [line(all[0]!), widths.map((width) => '-'.repeat(width)).join('  '), ...all.slice(1).map(line)].join('\n');
+}

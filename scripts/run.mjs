@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// The README's commands, runnable on a fresh machine with only Node and npm: finds or fetches pnpm 10, installs the
+// workspace from the lockfile when needed, then runs the task.
+//   node scripts/run.mjs demo [framework]   the demo scenario (default: express)
+//   node scripts/run.mjs test               typecheck, lint, build, package checks, every test
+//   node scripts/run.mjs bench              the benchmarks
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PNPM_VERSION = '10.34.9';
+const [major, minor] = process.versions.node.split('.').map(Number);
+if (major < 20 || (major === 20 && minor < 19)) {
+  console.error(`kyb-webhooks needs Node 20.19 or newer; this is ${process.version}.`);
+  process.exit(1);
+}
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+function pnpmCommand() {
+  const found = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
+  if (found.status === 0 && found.stdout.trim().startsWith('10.')) return ['pnpm', []];
+  // No pnpm 10 on PATH: npx fetches the pinned version from the npm registry (corepack is not needed).
+  return ['npx', ['--yes', `pnpm@${PNPM_VERSION}`]];
+}
+
+const [pnpm, pnpmPrefix] = pnpmCommand();
+const pnpmRun = (...args) => run(pnpm, [...pnpmPrefix, ...args]);
+
+function ensureInstalled() {
+  const marker = join(root, 'node_modules', '.modules.yaml');
+  const lockfile = join(root, 'pnpm-lock.yaml');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lockfile).mtimeMs) return;
+  console.log('› installing the workspace (pnpm install --frozen-lockfile)');
+  const status = pnpmRun('install', '--frozen-lockfile');
+  if (status !== 0) process.exit(status);
+}
+
+function steps(list) {
+  for (const [title, args] of list) {
+    console.log(`\n› ${title}`);
+    const status = pnpmRun(...args);
+    if (status !== 0) {
+      console.error(`\n✗ ${title} failed (exit ${status})`);
+      process.exit(status);
+    }
+  }
+}
+
+const [task = 'test', ...rest] = process.argv.slice(2);
+ensureInstalled();
+switch (task) {
+  case 'demo': {
+    const framework = rest[0] ?? 'express';
+    steps([[`demo (${framework})`, ['--filter', `@kyb-webhooks/example-${framework}`, 'run', 'demo']]]);
+    break;
+  }
+  case 'test':
+    steps([
+      ['typecheck', ['run', 'typecheck']],
+      ['lint', ['run', 'lint']],
+      ['build', ['run', 'build']],
+      ['package checks (publint, arethetypeswrong)', ['run', 'check:packages']],
+      ['tests', ['run', 'test:unit', ...rest]],
+    ]);
+    break;
+  case 'bench':
+    steps([['bench', ['--filter', '@kyb-webhooks/bench', 'run', 'bench', ...rest]]]);
+    break;
+  default:
+    console.error(`unknown task "${task}": use demo, test or bench`);
+    process.exit(2);
+}
