@@ -8,8 +8,8 @@ import { releasedAnswerSchema, type ReleasedAnswer } from './events.js';
  * @example
  * ```ts
  * receiver.on('kyb.data_request.released', async (event, { answers }) => {
- *   for (const answer of answers.byName('director_full_name')) save(answer.subject, answer.value)
- *   const country = answers.get('business', 'registered_country')?.value
+ *   for (const answer of answers.byName('director_name')) await saveDirector(answer.subject, answer.value)
+ *   const name = answers.get(businessAddress, 'company_name')?.value
  * })
  * ```
  */
@@ -69,7 +69,7 @@ const answerListSchema = releasedAnswerSchema.array().min(1);
  * @example
  * ```ts
  * const answers = answersFromClaims(claims)
- * answers.get('did:example:director-1', 'director_full_name')
+ * answers.get('0x9b2e…5e71', 'director_name') // the answer of that director, not of any director
  * ```
  */
 export function answersFromClaims(claims: Record<string, unknown>): ReleasedAnswers {

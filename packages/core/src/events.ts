@@ -10,8 +10,16 @@ import type { Envelope } from './envelope.js';
  * - known refusal reasons are a typed union that still accepts new strings.
  */
 
-/** A point in time as the service may send it inside `data`: Unix seconds/milliseconds or an ISO 8601 string. */
-export const timestampSchema = z.union([z.number().nonnegative(), z.string().min(1)]);
+/**
+ * A point in time as the service may send it inside `data`, whose type the spec does not show: Unix seconds or
+ * milliseconds (a number or a string of digits), or an ISO 8601 date or date-time.
+ */
+export const timestampSchema = z.union([
+  z.number().nonnegative().finite(),
+  z.string().regex(/^\d{1,16}$/),
+  z.iso.datetime({ offset: true, local: true }),
+  z.iso.date(),
+]);
 /** See {@link timestampSchema}. */
 export type Timestamp = z.infer<typeof timestampSchema>;
 

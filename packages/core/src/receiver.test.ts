@@ -396,6 +396,28 @@ describe.each<[string, PlatformCrypto]>([
     });
   });
 
+  it('answers bad input with a 4xx, never a 5xx or a throw (200 random mutations of signed bodies)', async () => {
+    const { receiver } = setup();
+    receiver.onAny(() => {});
+    const base = (await signer.sign(testEvents.dataRequestReleased())).text;
+    let seed = 42;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const statuses = new Set<number>();
+    for (let i = 0; i < 200; i++) {
+      const bytes = new TextEncoder().encode(base);
+      const mutated = bytes.slice(0, random(bytes.length) + 1);
+      for (let j = 0; j < 1 + random(4); j++) mutated[random(mutated.length)] = random(256);
+      const delivery = signer.signBytes(mutated); // a valid HMAC, so parsing and every later stage are reached
+      const result = await receiver.receive({ method: 'POST', headers: delivery.headers, body: delivery.body });
+      statuses.add(result.status);
+      expect(result.status === 200 || (result.status >= 400 && result.status < 500)).toBe(true);
+    }
+    expect(statuses.has(400)).toBe(true);
+  });
+
   it('never throws, and never logs a secret, a token or body content', async () => {
     const { receiver, deliver, logs } = setup({
       logger: (entry) => {
