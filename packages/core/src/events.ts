@@ -159,8 +159,19 @@ export type EventData<T extends KnownEventType> = z.infer<(typeof eventDataSchem
  * ```
  */
 export type KybEvent<T extends KnownEventType = KnownEventType> = T extends KnownEventType
-  ? Omit<Envelope, 'event' | 'data'> & { event: T; data: EventData<T> }
+  ? EnvelopeFields & { event: T; data: EventData<T>; [field: string]: unknown }
   : never;
+
+// Spelled out rather than Omit<Envelope, …>: Omit over the loose object's index signature would turn every
+// known field into `unknown`.
+interface EnvelopeFields {
+  event_id: string;
+  stream_id: string;
+  seq: number;
+  timestamp: number;
+  api_version: string;
+  attestation?: string;
+}
 
 /** A verified event of a type this library version does not know; its data is unchecked. */
 export type UnknownKybEvent = Envelope;

@@ -449,3 +449,18 @@ describe('createReceiver options', () => {
     expect(() => createReceiver({ secrets: { '1': 's' }, toleranceSeconds: Number.NaN })).toThrowError(/toleranceSeconds/);
   });
 });
+
+describe('handler types', () => {
+  it('types envelope fields and data by event name', () => {
+    const receiver = createReceiver({ secrets: { '1': 's' } });
+    receiver.on('kyb.signature_request.signed', (event) => {
+      expectTypeOf(event.event_id).toEqualTypeOf<string>();
+      expectTypeOf(event.seq).toEqualTypeOf<number>();
+      expectTypeOf(event.event).toEqualTypeOf<'kyb.signature_request.signed'>();
+      expectTypeOf(event.data.signature).toEqualTypeOf<string>();
+    });
+    receiver.onAny((event) => {
+      expectTypeOf(event.event_id).toEqualTypeOf<string>();
+    });
+  });
+});

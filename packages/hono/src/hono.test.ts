@@ -1,0 +1,120 @@
+import { createAdaptorServer } from '@hono/node-server';
+import { createReceiver, type Receiver } from '@kyb-webhooks/core';
+import { createTestSigner, testEvents, type TestSigner } from '@kyb-webhooks/testing';
+import { runAdapterConformance, serveOnLoopback } from '@kyb-webhooks/testing/adapter-suite';
+import { Hono } from 'hono';
+import type { Server } from 'node:http';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { kybWebhooks } from './index.js';
+
+function serve(app: Hono) {
+  return serveOnLoopback(createAdaptorServer({ fetch: app.fetch }) as Server);
+}
+
+// Mounted the documented way, for POST only: a GET gets Hono's own 404 (the suite's 'post-only' mode).
+runAdapterConformance(
+  'hono on @hono/node-server',
+  (receiver) => serve(new Hono().post('/webhooks/kyb', kybWebhooks(receiver))),
+  {
+    mountedOn: 'post-only',
+    startAppWithBodyParser: (receiver) =>
+      serve(
+        new Hono()
+          .use('/webhooks/kyb', async (c, next) => {
+            await c.req.json();
+            await next();
+          })
+          .post('/webhooks/kyb', kybWebhooks(receiver)),
+      ),
+  },
+);
+
+describe('hono specifics: the Web-standard path, app.request() without a server', () => {
+  let signer: TestSigner;
+  let receiver: Receiver;
+  let app: Hono;
+  const handled: string[] = [];
+  beforeAll(async () => {
+    signer = await createTestSigner();
+    receiver = createReceiver({ secrets: { ...signer.secrets }, maxBodyBytes: 4096 });
+    receiver.onAny((event) => void handled.push(event.event_id));
+    app = new Hono();
+    app.all('/webhooks/kyb', kybWebhooks(receiver));
+    app.post('/parsed-first', async (c, next) => {
+      await c.req.text();
+      return kybWebhooks(receiver)(c, next);
+    });
+    app.post('/bytes-first', async (c, next) => {
+      await c.req.arrayBuffer(); // cached raw bytes are the signed bytes
+      return kybWebhooks(receiver)(c, next);
+    });
+  });
+
+  it('accepts a delivery, then acknowledges it as a duplicate', async () => {
+    const envelope = testEvents.dataRequestPendingApproval();
+    const { headers, body } = await signer.sign(envelope);
+    const first = await app.request('/webhooks/kyb', { method: 'POST', headers, body });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await first.json()).toEqual({ received: true });
+    const again = await app.request('/webhooks/kyb', { method: 'POST', headers, body });
+    expect(await again.json()).toMatchObject({ received: true, code: 'duplicate' });
+    expect(handled.filter((id) => id === envelope.event_id)).toHaveLength(1);
+  });
+
+  it('answers 405 with Allow: POST when mounted for every method', async () => {
+    const response = await app.request('/webhooks/kyb', { method: 'GET' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('refuses an oversized body from its Content-Length without reading it', async () => {
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1;
+        controller.enqueue(new Uint8Array(1024));
+      },
+    });
+    const request = new Request('http://localhost/webhooks/kyb', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': '100000' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    const response = await app.request(request);
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: { code: 'body_too_large' } });
+    expect(pulled).toBeLessThanOrEqual(1); // at most the chunk the stream pre-pulls on creation
+  });
+
+  it('refuses a streamed body without Content-Length as soon as it passes maxBodyBytes', async () => {
+    let pulled = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1;
+        controller.enqueue(new Uint8Array(1024));
+      },
+    });
+    const request = new Request('http://localhost/webhooks/kyb', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
+    const response = await app.request(request);
+    expect(response.status).toBe(413);
+    expect(pulled).toBeLessThan(10); // an endless body, stopped after about maxBodyBytes
+  });
+
+  it('refuses a body a middleware read as text, accepts one it read as raw bytes', async () => {
+    for (const [path, status] of [
+      ['/parsed-first', 500],
+      ['/bytes-first', 200],
+    ] as const) {
+      const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
+      const response = await app.request(path, { method: 'POST', headers, body });
+      expect(response.status).toBe(status);
+    }
+  });
+});

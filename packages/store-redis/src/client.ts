@@ -1,0 +1,79 @@
+import { KybWebhookError } from '@kyb-webhooks/core';
+import type { Script } from './scripts.js';
+
+/**
+ * The part of an ioredis client (`Redis` or `Cluster`) the store uses.
+ *
+ * @example
+ * ```ts
+ * const client: IoRedisLike = new Redis(process.env.REDIS_URL!)
+ * ```
+ */
+export interface IoRedisLike {
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...keysAndArgs: string[]): Promise<unknown>;
+}
+
+/**
+ * The part of a node-redis v5 client (`createClient` or `createCluster`) the store uses.
+ *
+ * @example
+ * ```ts
+ * const client: NodeRedisLike = await createClient({ url: process.env.REDIS_URL }).connect()
+ * ```
+ */
+export interface NodeRedisLike {
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+/**
+ * A connected ioredis or node-redis client; the store only borrows it and never connects or closes it.
+ *
+ * @example
+ * ```ts
+ * const client: RedisClientLike = process.env.USE_IOREDIS ? new Redis(url) : await createClient({ url }).connect()
+ * ```
+ */
+export type RedisClientLike = IoRedisLike | NodeRedisLike;
+
+/** Runs a script in ONE round trip once Redis has it cached. */
+export type ScriptRunner = (script: Script, key: string, args: string[]) => Promise<unknown>;
+
+/**
+ * EVALSHA first, EVAL only when this server has not seen the script yet (NOSCRIPT): after a restart, a failover or
+ * on a new cluster node. EVAL also caches the script, so the fallback happens once per server.
+ */
+export function scriptRunner(client: RedisClientLike): ScriptRunner {
+  const candidate = client as Partial<IoRedisLike & NodeRedisLike> | null | undefined;
+  if (typeof candidate?.evalSha === 'function' && typeof candidate.eval === 'function') {
+    const nodeRedis = client as NodeRedisLike;
+    return (script, key, args) =>
+      withFallback(
+        () => nodeRedis.evalSha(script.sha, { keys: [key], arguments: args }),
+        () => nodeRedis.eval(script.source, { keys: [key], arguments: args }),
+      );
+  }
+  if (typeof candidate?.evalsha === 'function' && typeof candidate.eval === 'function') {
+    const ioredis = client as IoRedisLike;
+    return (script, key, args) =>
+      withFallback(
+        () => ioredis.evalsha(script.sha, 1, key, ...args),
+        () => ioredis.eval(script.source, 1, key, ...args),
+      );
+  }
+  throw new KybWebhookError(
+    'config_invalid',
+    'createRedisStore: `client` must be an ioredis client (new Redis() / new Cluster()) or a node-redis client ' +
+      '(createClient() / createCluster()).',
+  );
+}
+
+async function withFallback(evalsha: () => Promise<unknown>, evaluate: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return await evalsha();
+  } catch (error) {
+    if (String((error as Error)?.message).startsWith('NOSCRIPT')) return evaluate();
+    throw error;
+  }
+}

@@ -1,0 +1,106 @@
+import { KybWebhookError } from '@kyb-webhooks/core';
+import { ulid } from '@kyb-webhooks/testing';
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testService } from '../../../scripts/services/env.js';
+import { createRedisStore, DEFAULT_REDIS_PREFIX } from './index.js';
+
+const redis = testService('redis');
+
+describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, () => {
+  let client: Redis;
+  const prefix = `kyb:test:${crypto.randomUUID()}:`;
+  beforeAll(() => {
+    client = new Redis(redis.url!);
+  });
+  afterAll(async () => {
+    const keys = await client.keys(`${prefix}*`);
+    if (keys.length > 0) await client.del(...keys);
+    client.disconnect();
+  });
+
+  /** Counts the commands the store sends, to pin down round trips. */
+  function counted(): { store: ReturnType<typeof createRedisStore>; calls: string[] } {
+    const calls: string[] = [];
+    const spy = {
+      evalsha: (...args: Parameters<Redis['evalsha']>) => (calls.push('evalsha'), client.evalsha(...args)),
+      eval: (...args: Parameters<Redis['eval']>) => (calls.push('eval'), client.eval(...args)),
+    };
+    return { store: createRedisStore({ client: spy as unknown as Redis, prefix }), calls };
+  }
+
+  it('keeps one key per event, hash-tagged for Redis Cluster, with a server-side TTL', async () => {
+    const id = ulid();
+    const store = createRedisStore({ client, prefix });
+    await store.claim(id, { leaseMs: 5_000 });
+    const key = `${prefix}{${id}}`;
+    expect(await client.keys(`${prefix}*${id}*`)).toEqual([key]);
+    expect(await client.pttl(key)).toBeGreaterThan(4_000);
+    expect(DEFAULT_REDIS_PREFIX).toBe('kyb:dedupe:');
+  });
+
+  it('uses exactly one round trip per claim and per complete once the scripts are cached', async () => {
+    const { store, calls } = counted();
+    const warm = await store.claim(ulid(), { leaseMs: 5_000 });
+    if (warm.status === 'acquired') await store.complete(ulid(), warm.token, { retainMs: 5_000 });
+    calls.length = 0;
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    expect(calls).toEqual(['evalsha']);
+    expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 5_000 }))).toBe(true);
+    expect(calls).toEqual(['evalsha', 'evalsha']);
+  });
+
+  it('falls back to EVAL when the server lost its script cache (restart, failover)', async () => {
+    const { store, calls } = counted();
+    await client.script('FLUSH');
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    expect(claim.status).toBe('acquired');
+    expect(calls).toEqual(['evalsha', 'eval']);
+    expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' });
+    expect(calls).toEqual(['evalsha', 'eval', 'evalsha']);
+  });
+
+  it('sees the same records through ioredis and node-redis, and never closes the client it was given', async () => {
+    const nodeClient = createClient({ url: redis.url! });
+    await nodeClient.connect();
+    try {
+      const id = ulid();
+      const viaIoredis = createRedisStore({ client, prefix });
+      const viaNodeRedis = createRedisStore({ client: nodeClient, prefix });
+      const claim = await viaIoredis.claim(id, { leaseMs: 5_000 });
+      expect(await viaNodeRedis.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' });
+      expect(claim.status === 'acquired' && (await viaNodeRedis.complete(id, claim.token, { retainMs: 5_000 }))).toBe(
+        true,
+      );
+      expect(await viaIoredis.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
+      expect(nodeClient.isOpen).toBe(true);
+      expect(client.status).toBe('ready');
+    } finally {
+      await nodeClient.close();
+    }
+  });
+
+  it('propagates Redis errors as thrown errors (the receiver answers 503 store_unavailable)', async () => {
+    const key = `${prefix}{wrong-type}`;
+    await client.lpush(key, 'x');
+    await expect(createRedisStore({ client, prefix }).claim('wrong-type', { leaseMs: 1_000 })).rejects.toThrow(
+      /WRONGTYPE/,
+    );
+  });
+
+  it('rejects a lease or retention that is not a positive number of milliseconds', async () => {
+    const store = createRedisStore({ client, prefix });
+    await expect(store.claim(ulid(), { leaseMs: 0 })).rejects.toThrow(RangeError);
+    await expect(store.complete(ulid(), 'x', { retainMs: Number.NaN })).rejects.toThrow(RangeError);
+  });
+});
+
+describe('createRedisStore configuration', () => {
+  it('rejects something that is not a Redis client with config_invalid', () => {
+    expect(() => createRedisStore({ client: {} as never })).toThrow(KybWebhookError);
+    expect(() => createRedisStore({ client: {} as never })).toThrow(/ioredis client .* or a node-redis client/);
+  });
+});

@@ -1,0 +1,77 @@
+import { createLeaseToken, type ClaimResult, type DedupeStore } from '@kyb-webhooks/core';
+import { scriptRunner, type RedisClientLike } from './client.js';
+import { CLAIM, COMPLETE, RELEASE } from './scripts.js';
+
+/**
+ * Options of {@link createRedisStore}.
+ *
+ * @example
+ * ```ts
+ * const options: RedisStoreOptions = { client: new Redis(process.env.REDIS_URL!), prefix: 'shop:kyb:' }
+ * ```
+ */
+export interface RedisStoreOptions {
+  /** A connected ioredis or node-redis v5 client (or cluster). The store never connects, quits or closes it. */
+  client: RedisClientLike;
+  /** Prepended to every key. Default `'kyb:dedupe:'`. */
+  prefix?: string;
+}
+
+/**
+ * The default key prefix of {@link createRedisStore}: event `01J…` is kept under `kyb:dedupe:{01J…}`.
+ *
+ * @example
+ * ```ts
+ * await redis.del(`${DEFAULT_REDIS_PREFIX}{${eventId}}`) // forget one event by hand
+ * ```
+ */
+export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
+
+/**
+ * A dedupe store in Redis (standalone, Sentinel or Cluster; Valkey too), for receivers running in several processes.
+ * Claim, complete and release are each one Lua script, so one round trip each once Redis has cached the scripts.
+ * Redis's clock decides when a lease or a retention ends (key TTLs). Errors, such as a lost connection, are thrown,
+ * and the receiver answers 503 `store_unavailable` so the service retries.
+ *
+ * Each event is one key, `<prefix>{<eventId>}`: the braces are a Cluster hash tag, so whatever the store keeps about
+ * one event lives in one slot and a script never spans nodes.
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis' // or: import { createClient } from 'redis'
+ * import { createRedisStore } from '@kyb-webhooks/store-redis'
+ *
+ * const store = createRedisStore({ client: new Redis(process.env.REDIS_URL!) })
+ * const receiver = createReceiver({ secrets, attestation, store })
+ * ```
+ */
+export function createRedisStore(options: RedisStoreOptions): DedupeStore {
+  const run = scriptRunner(options.client);
+  const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
+  const key = (eventId: string): string => `${prefix}{${eventId}}`;
+  const held = (token: string): string => `p:${token}`;
+
+  return {
+    async claim(eventId, { leaseMs }): Promise<ClaimResult> {
+      const token = createLeaseToken();
+      const status = String(await run(CLAIM, key(eventId), [held(token), milliseconds('leaseMs', leaseMs)]));
+      if (status === 'acquired') return { status, token };
+      if (status === 'in_progress' || status === 'completed') return { status };
+      throw new Error(`Unexpected reply from the Redis claim script: ${status.slice(0, 40)}`);
+    },
+    async complete(eventId, token, { retainMs }): Promise<boolean> {
+      return Number(await run(COMPLETE, key(eventId), [held(token), milliseconds('retainMs', retainMs)])) === 1;
+    },
+    async release(eventId, token): Promise<boolean> {
+      return Number(await run(RELEASE, key(eventId), [held(token)])) === 1;
+    },
+  };
+}
+
+/** PX takes whole milliseconds, at least 1; a fraction is rounded up so a lease is never shorter than asked. */
+function milliseconds(name: string, value: number): string {
+  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
+    throw new RangeError(`${name} must be a positive number of milliseconds.`);
+  }
+  return String(Math.ceil(value));
+}

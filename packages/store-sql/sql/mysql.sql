@@ -1,0 +1,12 @@
+-- @kyb-webhooks/store-sql: dedupe table for MySQL 8 and MariaDB 10.5+.
+-- createMySqlStore(...).ensureSchema() runs this same statement; apply this file instead when you migrate by hand.
+-- To use another table name, replace kyb_webhook_events everywhere and pass { table } to createMySqlStore.
+CREATE TABLE IF NOT EXISTS `kyb_webhook_events` (
+  event_id   VARBINARY(1020) NOT NULL,
+  state      VARCHAR(16) CHARACTER SET ascii NOT NULL CHECK (state IN ('in_progress', 'completed')),
+  token      VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (event_id),
+  KEY `kyb_webhook_events_expires_at_idx` (expires_at)
+) ENGINE = InnoDB;

@@ -1,0 +1,11 @@
+-- @kyb-webhooks/store-sql: dedupe table for SQLite (3.24+).
+-- createSqliteStore(...).ensureSchema() runs these same statements; apply this file instead when you migrate by hand.
+-- To use another table name, replace kyb_webhook_events everywhere and pass { table } to createSqliteStore.
+CREATE TABLE IF NOT EXISTS "kyb_webhook_events" (
+  event_id   TEXT    NOT NULL PRIMARY KEY,
+  state      TEXT    NOT NULL CHECK (state IN ('in_progress', 'completed')),
+  token      TEXT    NOT NULL,
+  expires_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS "kyb_webhook_events_expires_at_idx" ON "kyb_webhook_events" (expires_at);

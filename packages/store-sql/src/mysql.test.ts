@@ -1,0 +1,198 @@
+import { readFileSync } from 'node:fs';
+import { ulid } from '@kyb-webhooks/testing';
+import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
+import mysql from 'mysql2/promise';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testService } from '../../../scripts/services/env.js';
+import { createMySqlStore, mysqlSchema, mysqlSchemaFile } from './mysql.js';
+import { countQueries, sleep, testTable, withSkewedAppClock } from './test-helpers.js';
+
+const mysqlServer = testService('mysql');
+
+runStoreConformance(
+  'mysql store (MariaDB)',
+  async () => {
+    const pool = mysql.createPool({ uri: mysqlServer.url!, connectionLimit: 10 });
+    const table = testTable();
+    const store = createMySqlStore({ pool, table });
+    await store.ensureSchema();
+    return {
+      store,
+      async cleanup() {
+        await pool.query(`DROP TABLE IF EXISTS \`${table}\``);
+        await pool.end();
+      },
+    };
+  },
+  { skip: mysqlServer.skipReason },
+);
+
+describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReason ?? ''}`, () => {
+  let pool: mysql.Pool;
+  const table = testTable();
+  const databases: string[] = [];
+  beforeAll(async () => {
+    pool = mysql.createPool({ uri: mysqlServer.url!, connectionLimit: 10 });
+  });
+  afterAll(async () => {
+    await pool.query(`DROP TABLE IF EXISTS \`${table}\``);
+    for (const database of databases) await pool.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    await pool.end();
+  });
+
+  it('creates the schema idempotently', async () => {
+    const store = createMySqlStore({ pool, table });
+    await Promise.all([store.ensureSchema(), store.ensureSchema()]);
+    await store.ensureSchema();
+    expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
+  });
+
+  it('ships sql/mysql.sql, which creates the same table as ensureSchema', async () => {
+    const file = readFileSync(new URL('../sql/mysql.sql', import.meta.url), 'utf8');
+    expect(file).toBe(mysqlSchemaFile());
+    const [byFile, byEnsure] = [testTable(), testTable()];
+    databases.push(byFile, byEnsure);
+    await pool.query(`CREATE DATABASE \`${byFile}\``);
+    await pool.query(`CREATE DATABASE \`${byEnsure}\``);
+    const connection = await pool.getConnection();
+    try {
+      await connection.query(`USE \`${byFile}\``);
+      await connection.query(file);
+    } finally {
+      connection.destroy(); // it has another default database now: do not hand it back to the pool
+    }
+    await createMySqlStore({ pool, table: `${byEnsure}.kyb_webhook_events` }).ensureSchema();
+    const show = async (database: string) =>
+      ((await pool.query(`SHOW CREATE TABLE \`${database}\`.kyb_webhook_events`)) as [Record<string, string>[], unknown])[0][0]![
+        'Create Table'
+      ];
+    expect(await show(byFile)).toBe(await show(byEnsure));
+    expect(await show(byFile)).toMatch(/`event_id` varbinary\(1020\) NOT NULL/);
+    const store = createMySqlStore({ pool, table: `${byFile}.kyb_webhook_events` });
+    expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
+  });
+
+  it('uses exactly two round trips per event on the happy path (claim, complete), one per duplicate', async () => {
+    const { db, count } = countQueries(pool);
+    const store = createMySqlStore({ pool: db, table });
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 5_000 }))).toBe(true);
+    expect(count()).toBe(2);
+    expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
+    const open = ulid();
+    await store.claim(open, { leaseMs: 300 });
+    expect(await store.claim(open, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' });
+    await sleep(400);
+    expect((await store.claim(open, { leaseMs: 5_000 })).status).toBe('acquired'); // taking over an expired lease
+    expect(count()).toBe(6);
+  });
+
+  it('reports a fresh insert correctly on a connection whose previous statement set LAST_INSERT_ID', async () => {
+    const connection = await pool.getConnection();
+    try {
+      const store = createMySqlStore({ pool: connection, table });
+      const id = ulid();
+      await store.claim(id, { leaseMs: 5_000 });
+      expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' }); // sets LAST_INSERT_ID(2)
+      expect((await store.claim(ulid(), { leaseMs: 5_000 })).status).toBe('acquired');
+    } finally {
+      connection.release();
+    }
+  });
+
+  it('falls back to comparing tokens when the OK packet carries no code (e.g. a proxy drops insertId)', async () => {
+    const stripped = {
+      async query(sql: string, values?: unknown[]) {
+        const result = (await pool.query(sql, values)) as [unknown, unknown];
+        if (sql.startsWith('INSERT')) (result[0] as { insertId: number }).insertId = 99;
+        return result;
+      },
+    };
+    const store = createMySqlStore({ pool: stripped, table });
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    expect(claim.status).toBe('acquired');
+    expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' });
+    expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 5_000 }))).toBe(true);
+    expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
+  });
+
+  it('lets the database clock decide the lease, whatever the application clock says', async () => {
+    const store = createMySqlStore({ pool, table });
+    for (const skew of [86_400_000, -86_400_000]) {
+      const id = ulid();
+      await withSkewedAppClock(skew, async () => {
+        expect((await store.claim(id, { leaseMs: 400 })).status).toBe('acquired');
+        expect(await store.claim(id, { leaseMs: 400 })).toEqual({ status: 'in_progress' });
+        const [rows] = (await pool.query(
+          `SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), expires_at) / 1000 AS ms FROM \`${table}\` WHERE event_id = ?`,
+          [Buffer.from(id)],
+        )) as [{ ms: string }[], unknown];
+        expect(Number(rows[0]!.ms)).toBeGreaterThan(0);
+        expect(Number(rows[0]!.ms)).toBeLessThanOrEqual(400);
+        await sleep(550);
+        expect((await store.claim(id, { leaseMs: 400 })).status).toBe('acquired');
+      });
+    }
+  });
+
+  it('ignores the session time zone, which may differ between the connections of a pool', async () => {
+    const connection = await pool.getConnection();
+    try {
+      await connection.query(`SET time_zone = '+13:00'`);
+      const store = createMySqlStore({ pool: connection, table });
+      const id = ulid();
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      await connection.query(`SET time_zone = '-11:00'`);
+      expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' });
+      expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 5_000 }))).toBe(true);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('purges completed records past their retention, and with olderThanMs those completed longer ago', async () => {
+    const purgeTable = testTable();
+    const store = createMySqlStore({ pool, table: purgeTable });
+    await store.ensureSchema();
+    try {
+      const [short, long, open] = [ulid(), ulid(), ulid()];
+      for (const [id, retainMs] of [
+        [short, 200],
+        [long, 60_000],
+      ] as const) {
+        const claim = await store.claim(id, { leaseMs: 5_000 });
+        if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs });
+      }
+      await store.claim(open, { leaseMs: 60_000 });
+      await sleep(300);
+      expect(await store.purgeCompleted()).toBe(1);
+      expect(await store.purgeCompleted()).toBe(0);
+      const ids = async () =>
+        ((await pool.query(`SELECT CAST(event_id AS CHAR) AS id FROM \`${purgeTable}\` ORDER BY 1`)) as [{ id: string }[], unknown])[0].map(
+          (r) => r.id,
+        );
+      expect(await ids()).toEqual([long, open].sort());
+      expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(1);
+      expect(await ids()).toEqual([open]);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\``);
+    }
+  });
+
+  it('refuses an event id longer than the key instead of truncating it into another event', async () => {
+    const store = createMySqlStore({ pool, table });
+    await expect(store.claim('x'.repeat(256), { leaseMs: 1_000 })).rejects.toThrow(RangeError);
+  });
+
+  it('propagates database errors as thrown errors (the receiver answers 503 store_unavailable)', async () => {
+    const store = createMySqlStore({ pool, table: 'kyb_no_such_table' });
+    await expect(store.claim(ulid(), { leaseMs: 1_000 })).rejects.toThrow(/kyb_no_such_table/);
+  });
+
+  it('quotes a validated table name into its SQL', () => {
+    expect(mysqlSchema('audit.events')).toContain('CREATE TABLE IF NOT EXISTS `audit`.`events`');
+    expect(() => createMySqlStore({ pool, table: 'events`; DROP TABLE users; --' })).toThrow(/identifier/);
+  });
+});

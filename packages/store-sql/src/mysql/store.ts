@@ -1,0 +1,164 @@
+import { createLeaseToken, type ClaimResult } from '@kyb-webhooks/core';
+import { checkEventId, milliseconds } from '../limits.js';
+import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
+import { parseTableName } from '../table-name.js';
+import { backquoted, mysqlSchema } from './schema.js';
+
+/**
+ * What the store needs from mysql2: the promise API's `query(sql, values)`. A `mysql2/promise` pool (or connection)
+ * fits; the store never ends it. `query`, not `execute`: one round trip, no server-side statement per connection.
+ *
+ * @example
+ * ```ts
+ * const db: MySqlQueryable = mysql.createPool(process.env.DATABASE_URL!)
+ * ```
+ */
+export interface MySqlQueryable {
+  query(sql: string, values?: unknown[]): Promise<[unknown, unknown]>;
+}
+
+/**
+ * Options of {@link createMySqlStore}.
+ *
+ * @example
+ * ```ts
+ * const options: MySqlStoreOptions = { pool: mysql.createPool(url), table: 'kyb_webhook_events' }
+ * ```
+ */
+export interface MySqlStoreOptions {
+  /** A `mysql2/promise` pool: `mysql.createPool(url)`. */
+  pool: MySqlQueryable;
+  /** Table name, optionally database-qualified. Default `kyb_webhook_events`. */
+  table?: string;
+}
+
+interface OkPacket {
+  affectedRows: number;
+  insertId: number | string | bigint;
+}
+
+// UTC_TIMESTAMP(3) is the database's clock and, unlike NOW(), ignores the session time zone, which may differ
+// between the connections of a pool. MySQL evaluates it once per statement.
+const NOW = 'UTC_TIMESTAMP(3)';
+
+/** What the claim statement reports through LAST_INSERT_ID(expr) when the event already had a record. */
+const TAKEN_OVER = 1;
+const FOUND_IN_PROGRESS = 2;
+const FOUND_COMPLETED = 3;
+
+const ER_LOCK_DEADLOCK = 1213;
+const MAX_CLAIM_ATTEMPTS = 10;
+
+/**
+ * A dedupe store in MySQL 8 or MariaDB 10.5+ through mysql2. Claiming is ONE statement: INSERT … ON DUPLICATE KEY
+ * UPDATE that takes over only an expired record, so the happy path is exactly two round trips per event (claim,
+ * complete). Lease and retention are decided by the database's clock. Errors are thrown (the receiver answers 503
+ * `store_unavailable`).
+ *
+ * @example
+ * ```ts
+ * import mysql from 'mysql2/promise'
+ * import { createMySqlStore } from '@kyb-webhooks/store-sql/mysql'
+ *
+ * const store = createMySqlStore({ pool: mysql.createPool(process.env.DATABASE_URL!) })
+ * await store.ensureSchema()
+ * const receiver = createReceiver({ secrets, attestation, store })
+ * ```
+ */
+export function createMySqlStore(options: MySqlStoreOptions): SqlDedupeStore {
+  const pool = options.pool;
+  if (typeof pool?.query !== 'function') {
+    throw new TypeError('createMySqlStore needs { pool }: a pool from mysql.createPool() of "mysql2/promise".');
+  }
+  const table = options.table ?? 'kyb_webhook_events';
+  const t = backquoted(parseTableName(table));
+  const expired = `expires_at <= ${NOW}`;
+
+  // mysql2's affectedRows cannot tell a fresh insert from a duplicate left alone (both are 1 with CLIENT_FOUND_ROWS),
+  // so on a duplicate the statement reports what it found through LAST_INSERT_ID(expr), which the server returns
+  // as the OK packet's insertId; a fresh insert returns insertId 0 (the table has no AUTO_INCREMENT column). The
+  // code is computed first, from the record as it was; expires_at is assigned last because the other assignments
+  // test it (MySQL assigns left to right).
+  const found = `IF(${expired}, ${TAKEN_OVER}, IF(state = 'completed', ${FOUND_COMPLETED}, ${FOUND_IN_PROGRESS}))`;
+  const claimSql = `INSERT INTO ${t} (event_id, state, token, expires_at, updated_at)
+VALUES (?, 'in_progress', ?, ${NOW} + INTERVAL ? MICROSECOND, ${NOW})
+ON DUPLICATE KEY UPDATE
+  token = IF(LAST_INSERT_ID(${found}) = ${TAKEN_OVER}, ?, token),
+  state = IF(${expired}, 'in_progress', state),
+  updated_at = IF(${expired}, ${NOW}, updated_at),
+  expires_at = IF(${expired}, ${NOW} + INTERVAL ? MICROSECOND, expires_at)`;
+
+  // Only when the insertId is not one of the codes above (a proxy that drops it, a table someone altered): read the
+  // record and compare tokens, which tells who won just as surely, for one more round trip.
+  const whoWonSql = `SELECT token, state, expires_at > ${NOW} AS live FROM ${t} WHERE event_id = ?`;
+
+  const completeSql = `UPDATE ${t}
+SET state = 'completed', updated_at = ${NOW}, expires_at = ${NOW} + INTERVAL ? MICROSECOND
+WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW}`;
+
+  const releaseSql = `DELETE FROM ${t}
+WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW}`;
+
+  async function claimOnce(id: Buffer, token: string, leaseUs: number): Promise<ClaimResult | undefined> {
+    const [ok] = (await pool.query(claimSql, [id, token, leaseUs, token, leaseUs])) as [OkPacket, unknown];
+    const code = Number(ok.insertId);
+    if (code === 0 && ok.affectedRows === 1) return { status: 'acquired', token };
+    if (code === TAKEN_OVER && ok.affectedRows === 2) return { status: 'acquired', token };
+    if (code === FOUND_IN_PROGRESS) return { status: 'in_progress' };
+    if (code === FOUND_COMPLETED) return { status: 'completed' };
+    const [rows] = (await pool.query(whoWonSql, [id])) as [{ token: string; state: string; live: number }[], unknown];
+    const record = rows[0];
+    if (!record || !Number(record.live)) return undefined; // released or expired meanwhile: claim again
+    if (record.token === token && record.state === 'in_progress') return { status: 'acquired', token };
+    return { status: record.state === 'completed' ? 'completed' : 'in_progress' };
+  }
+
+  return {
+    table,
+    async claim(eventId, { leaseMs }): Promise<ClaimResult> {
+      checkEventId(eventId);
+      const leaseUs = milliseconds('leaseMs', leaseMs) * 1000;
+      const token = createLeaseToken();
+      // Bytes, not a string: they reach the VARBINARY key as X'…' whatever the connection's character set.
+      const id = Buffer.from(eventId, 'utf8');
+      for (let attempt = 1; attempt <= MAX_CLAIM_ATTEMPTS; attempt++) {
+        try {
+          const result = await claimOnce(id, token, leaseUs);
+          if (result) return result;
+        } catch (error) {
+          // InnoDB may pick a claim as a deadlock victim when many race for one new key; the statement was rolled
+          // back as a whole, so running it again is safe.
+          if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK || attempt === MAX_CLAIM_ATTEMPTS) throw error;
+        }
+      }
+      throw new Error(`Could not claim the event after ${MAX_CLAIM_ATTEMPTS} attempts under contention.`);
+    },
+    async complete(eventId, token, { retainMs }): Promise<boolean> {
+      checkEventId(eventId);
+      const retainUs = milliseconds('retainMs', retainMs) * 1000;
+      const values = [retainUs, Buffer.from(eventId, 'utf8'), token];
+      const [ok] = (await pool.query(completeSql, values)) as [OkPacket, unknown];
+      return ok.affectedRows === 1;
+    },
+    async release(eventId, token): Promise<boolean> {
+      checkEventId(eventId);
+      const [ok] = (await pool.query(releaseSql, [Buffer.from(eventId, 'utf8'), token])) as [OkPacket, unknown];
+      return ok.affectedRows === 1;
+    },
+    async ensureSchema(): Promise<void> {
+      await pool.query(mysqlSchema(table));
+    },
+    async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
+      const [ok] = (
+        purge.olderThanMs === undefined
+          ? await pool.query(`DELETE FROM ${t} WHERE ${expired}`)
+          : await pool.query(
+              `DELETE FROM ${t} WHERE ${expired}
+  OR (state = 'completed' AND updated_at <= ${NOW} - INTERVAL ? MICROSECOND)`,
+              [milliseconds('olderThanMs', purge.olderThanMs) * 1000],
+            )
+      ) as [OkPacket, unknown];
+      return ok.affectedRows;
+    },
+  };
+}

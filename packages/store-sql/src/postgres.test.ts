@@ -1,0 +1,166 @@
+import { readFileSync } from 'node:fs';
+import { ulid } from '@kyb-webhooks/testing';
+import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testService } from '../../../scripts/services/env.js';
+import { createPostgresStore, postgresSchema, postgresSchemaFile } from './postgres.js';
+import { countQueries, sleep, testTable, withSkewedAppClock } from './test-helpers.js';
+
+const postgres = testService('postgres');
+
+runStoreConformance(
+  'postgres store',
+  async () => {
+    const pool = new pg.Pool({ connectionString: postgres.url!, max: 10 });
+    const table = testTable();
+    const store = createPostgresStore({ pool, table });
+    await store.ensureSchema();
+    return {
+      store,
+      async cleanup() {
+        await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+        await pool.end();
+      },
+    };
+  },
+  { skip: postgres.skipReason },
+);
+
+describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?? ''}`, () => {
+  let pool: pg.Pool;
+  const table = testTable();
+  const schemas: string[] = [];
+  beforeAll(async () => {
+    pool = new pg.Pool({ connectionString: postgres.url!, max: 10 });
+  });
+  afterAll(async () => {
+    await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+    for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await pool.end();
+  });
+
+  it('creates the schema idempotently, also when several processes do it at once', async () => {
+    const store = createPostgresStore({ pool, table });
+    await Promise.all([store.ensureSchema(), store.ensureSchema(), store.ensureSchema()]);
+    await store.ensureSchema();
+    expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
+  });
+
+  it('ships sql/postgres.sql, which creates the same table as ensureSchema', async () => {
+    const file = readFileSync(new URL('../sql/postgres.sql', import.meta.url), 'utf8');
+    expect(file).toBe(postgresSchemaFile());
+    const [byFile, byEnsure] = [testTable(), testTable()];
+    schemas.push(byFile, byEnsure);
+    const client = await pool.connect();
+    try {
+      await client.query(`CREATE SCHEMA "${byFile}"; CREATE SCHEMA "${byEnsure}"; SET search_path TO "${byFile}"`);
+      await client.query(file);
+      await client.query('RESET search_path');
+    } finally {
+      client.release();
+    }
+    await createPostgresStore({ pool, table: `${byEnsure}.kyb_webhook_events` }).ensureSchema();
+    const shape = async (schema: string) => ({
+      columns: (
+        await pool.query(
+          `SELECT column_name, data_type, character_maximum_length, is_nullable FROM information_schema.columns
+           WHERE table_schema = $1 AND table_name = 'kyb_webhook_events' ORDER BY ordinal_position`,
+          [schema],
+        )
+      ).rows,
+      indexes: (
+        await pool.query(`SELECT indexname, replace(indexdef, $1, 'S') AS def FROM pg_indexes WHERE schemaname = $1 ORDER BY 1`, [
+          schema,
+        ])
+      ).rows,
+    });
+    const [a, b] = [await shape(byFile), await shape(byEnsure)];
+    expect(a.columns).toHaveLength(5);
+    expect(a.indexes).toHaveLength(2);
+    expect(a).toEqual(b);
+    const store = createPostgresStore({ pool, table: `${byFile}.kyb_webhook_events` });
+    expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
+  });
+
+  it('uses exactly two round trips per event on the happy path (claim, complete), one per duplicate', async () => {
+    const { db, count } = countQueries(pool);
+    const store = createPostgresStore({ pool: db, table });
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 5_000 }))).toBe(true);
+    expect(count()).toBe(2);
+    expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
+    expect(count()).toBe(3);
+  });
+
+  it('works on a single pg.Client as well as a pool', async () => {
+    const client = new pg.Client({ connectionString: postgres.url! });
+    await client.connect();
+    try {
+      const store = createPostgresStore({ client, table });
+      const id = ulid();
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' });
+      expect(claim.status === 'acquired' && (await store.release(id, claim.token))).toBe(true);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('lets the database clock decide the lease, whatever the application clock says', async () => {
+    const store = createPostgresStore({ pool, table });
+    for (const skew of [86_400_000, -86_400_000]) {
+      const id = ulid();
+      await withSkewedAppClock(skew, async () => {
+        expect((await store.claim(id, { leaseMs: 400 })).status).toBe('acquired');
+        expect(await store.claim(id, { leaseMs: 400 })).toEqual({ status: 'in_progress' });
+        const { rows } = await pool.query(
+          `SELECT extract(epoch FROM expires_at - statement_timestamp()) * 1000 AS ms FROM "${table}" WHERE event_id = $1`,
+          [id],
+        );
+        expect(Number(rows[0].ms)).toBeGreaterThan(0);
+        expect(Number(rows[0].ms)).toBeLessThanOrEqual(400);
+        await sleep(550);
+        expect((await store.claim(id, { leaseMs: 400 })).status).toBe('acquired');
+      });
+    }
+  });
+
+  it('purges completed records past their retention, and with olderThanMs those completed longer ago', async () => {
+    const purgeTable = testTable();
+    const store = createPostgresStore({ pool, table: `public.${purgeTable}` });
+    await store.ensureSchema();
+    try {
+      const [short, long, open] = [ulid(), ulid(), ulid()];
+      for (const [id, retainMs] of [
+        [short, 200],
+        [long, 60_000],
+      ] as const) {
+        const claim = await store.claim(id, { leaseMs: 5_000 });
+        if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs });
+      }
+      await store.claim(open, { leaseMs: 60_000 });
+      await sleep(300);
+      expect(await store.purgeCompleted()).toBe(1);
+      expect(await store.purgeCompleted()).toBe(0);
+      const ids = async () => (await pool.query(`SELECT event_id FROM "${purgeTable}" ORDER BY 1`)).rows.map((r) => r.event_id);
+      expect(await ids()).toEqual([long, open].sort());
+      expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(1);
+      expect(await ids()).toEqual([open]);
+      expect(await store.claim(long, { leaseMs: 1_000 })).toMatchObject({ status: 'acquired' });
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS "${purgeTable}"`);
+    }
+  });
+
+  it('propagates database errors as thrown errors (the receiver answers 503 store_unavailable)', async () => {
+    const store = createPostgresStore({ pool, table: 'kyb_no_such_table' });
+    await expect(store.claim(ulid(), { leaseMs: 1_000 })).rejects.toThrow(/kyb_no_such_table/);
+  });
+
+  it('quotes a validated table name into its SQL', () => {
+    expect(postgresSchema('audit.events')).toContain('CREATE TABLE IF NOT EXISTS "audit"."events"');
+    expect(() => createPostgresStore({ pool, table: 'events"; DROP TABLE users; --' })).toThrow(/identifier/);
+  });
+});

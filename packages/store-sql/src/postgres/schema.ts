@@ -1,0 +1,38 @@
+import { DEFAULT_TABLE, doubleQuoted, indexName, parseTableName } from '../table-name.js';
+
+/**
+ * The Postgres schema: timestamptz so that the lease arithmetic never depends on a session time zone, and an index on
+ * expires_at for purgeCompleted. The same text ships as sql/postgres.sql (see `postgresSchemaFile`).
+ *
+ * @example
+ * ```ts
+ * await knex.raw(postgresSchema('audit.kyb_webhook_events')) // inside your own migration
+ * ```
+ */
+export function postgresSchema(table: string = DEFAULT_TABLE): string {
+  const name = parseTableName(table);
+  return `CREATE TABLE IF NOT EXISTS ${doubleQuoted(name)} (
+  event_id   varchar(255) PRIMARY KEY,
+  state      varchar(16)  NOT NULL CHECK (state IN ('in_progress', 'completed')),
+  token      varchar(64)  NOT NULL,
+  expires_at timestamptz  NOT NULL,
+  updated_at timestamptz  NOT NULL
+);
+CREATE INDEX IF NOT EXISTS "${indexName(name)}" ON ${doubleQuoted(name)} (expires_at);
+`;
+}
+
+/**
+ * The content of sql/postgres.sql: the default table's schema with a header for people who migrate by hand.
+ *
+ * @example
+ * ```ts
+ * writeFileSync('migrations/001_kyb_webhook_events.sql', postgresSchemaFile())
+ * ```
+ */
+export function postgresSchemaFile(): string {
+  return `-- @kyb-webhooks/store-sql: dedupe table for PostgreSQL (11+).
+-- createPostgresStore(...).ensureSchema() runs these same statements; apply this file instead when you migrate by hand.
+-- To use another table name, replace ${DEFAULT_TABLE} everywhere and pass { table } to createPostgresStore.
+${postgresSchema()}`;
+}

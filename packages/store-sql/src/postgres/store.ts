@@ -1,0 +1,137 @@
+import { createLeaseToken, type ClaimResult } from '@kyb-webhooks/core';
+import { checkEventId, milliseconds } from '../limits.js';
+import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
+import { doubleQuoted, parseTableName } from '../table-name.js';
+import { postgresSchema } from './schema.js';
+
+/**
+ * What the store needs from node-postgres: `query(text, values)`. A `pg.Pool`, a `pg.Client` or a checked-out
+ * `PoolClient` all fit; the store never connects, releases or ends it.
+ *
+ * @example
+ * ```ts
+ * const db: PgQueryable = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ * ```
+ */
+export interface PgQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
+
+/**
+ * Options of {@link createPostgresStore}: a `pool` or a `client`, and the table.
+ *
+ * @example
+ * ```ts
+ * const options: PostgresStoreOptions = { pool, table: 'webhooks.kyb_webhook_events' }
+ * ```
+ */
+export type PostgresStoreOptions = ({ pool: PgQueryable; client?: never } | { client: PgQueryable; pool?: never }) & {
+  /** Table name, optionally schema-qualified. Default `kyb_webhook_events`. */
+  table?: string;
+};
+
+// statement_timestamp(), not now(): now() stays frozen for a whole transaction, and a caller may run the store on a
+// client inside one. Either way the database's clock decides, never the application's.
+const NOW = 'statement_timestamp()';
+
+/** A claim that raced with a concurrent change is retried; this bounds a pathological loop. */
+const MAX_CLAIM_ATTEMPTS = 10;
+
+/**
+ * A dedupe store in PostgreSQL (11+) through node-postgres. Claiming is ONE statement: an INSERT … ON CONFLICT that
+ * takes over only an expired record, whose CTE also reports what it found, so the happy path is exactly two round
+ * trips per event (claim, complete). Lease and retention are decided by the database's clock. Errors are thrown
+ * (the receiver answers 503 `store_unavailable`).
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg'
+ * import { createPostgresStore } from '@kyb-webhooks/store-sql/postgres'
+ *
+ * const store = createPostgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) })
+ * await store.ensureSchema()
+ * const receiver = createReceiver({ secrets, attestation, store })
+ * ```
+ */
+export function createPostgresStore(options: PostgresStoreOptions): SqlDedupeStore {
+  const db = options.pool ?? options.client;
+  if (typeof db?.query !== 'function') {
+    throw new TypeError('createPostgresStore needs { pool } (pg.Pool) or { client } (pg.Client).');
+  }
+  const table = options.table ?? 'kyb_webhook_events';
+  const t = doubleQuoted(parseTableName(table));
+
+  // The CTE's INSERT returns a row only when this claim wrote the record (new, or taking over an expired one). Else
+  // the outer SELECT reads the live record it conflicted with, from the statement's snapshot. When a concurrent
+  // claim committed between that snapshot and the insert, the snapshot shows no live record and no row comes back:
+  // the statement is simply run again, with a fresh snapshot.
+  const claimSql = `WITH claimed AS (
+  INSERT INTO ${t} AS r (event_id, state, token, expires_at, updated_at)
+  VALUES ($1, 'in_progress', $2, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW})
+  ON CONFLICT (event_id) DO UPDATE
+    SET state = 'in_progress', token = excluded.token, expires_at = excluded.expires_at,
+      updated_at = excluded.updated_at
+    WHERE r.expires_at <= ${NOW}
+  RETURNING 1
+)
+SELECT 'acquired'::text AS status FROM claimed
+UNION ALL
+SELECT state::text FROM ${t} WHERE event_id = $1 AND expires_at > ${NOW} AND NOT EXISTS (SELECT 1 FROM claimed)`;
+
+  const completeSql = `UPDATE ${t}
+SET state = 'completed', updated_at = ${NOW}, expires_at = ${NOW} + $3::double precision * interval '1 millisecond'
+WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}`;
+
+  const releaseSql = `DELETE FROM ${t}
+WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}`;
+
+  return {
+    table,
+    async claim(eventId, { leaseMs }): Promise<ClaimResult> {
+      checkEventId(eventId);
+      const lease = milliseconds('leaseMs', leaseMs);
+      const token = createLeaseToken();
+      for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+        const { rows } = await db.query(claimSql, [eventId, token, lease]);
+        const status = (rows[0] as { status?: string } | undefined)?.status;
+        if (status === 'acquired') return { status, token };
+        if (status === 'in_progress' || status === 'completed') return { status };
+      }
+      throw new Error(`Could not claim the event after ${MAX_CLAIM_ATTEMPTS} attempts under contention.`);
+    },
+    async complete(eventId, token, { retainMs }): Promise<boolean> {
+      checkEventId(eventId);
+      const { rowCount } = await db.query(completeSql, [eventId, token, milliseconds('retainMs', retainMs)]);
+      return rowCount === 1;
+    },
+    async release(eventId, token): Promise<boolean> {
+      checkEventId(eventId);
+      const { rowCount } = await db.query(releaseSql, [eventId, token]);
+      return rowCount === 1;
+    },
+    async ensureSchema(): Promise<void> {
+      const sql = postgresSchema(table);
+      try {
+        await db.query(sql);
+      } catch (error) {
+        // Two processes creating the table at once: one of them loses on a catalog unique index. Creating it
+        // again then finds it there.
+        const code = (error as { code?: string }).code;
+        if (code !== '23505' && code !== '42P07') throw error;
+        await db.query(sql);
+      }
+    },
+    async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
+      const expired = `expires_at <= ${NOW}`;
+      const { rowCount } =
+        purge.olderThanMs === undefined
+          ? await db.query(`DELETE FROM ${t} WHERE ${expired}`)
+          : await db.query(
+              `DELETE FROM ${t} WHERE ${expired}
+  OR (state = 'completed' AND updated_at <= ${NOW} - $1::double precision * interval '1 millisecond')`,
+              [milliseconds('olderThanMs', purge.olderThanMs)],
+            );
+      return rowCount ?? 0;
+    },
+  };
+}

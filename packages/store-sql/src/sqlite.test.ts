@@ -1,0 +1,132 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ulid } from '@kyb-webhooks/testing';
+import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createSqliteStore, sqliteSchema, sqliteSchemaFile } from './sqlite.js';
+import { sleep, withSkewedAppClock } from './test-helpers.js';
+
+// SQLite needs no server: every store gets a file in a temporary directory.
+const dir = mkdtempSync(join(tmpdir(), 'kyb-sqlite-'));
+let files = 0;
+const tempFile = (): string => join(dir, `store-${++files}.sqlite`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+runStoreConformance('sqlite store (filename)', async () => {
+  const store = createSqliteStore({ filename: tempFile() });
+  await store.ensureSchema();
+  return { store, cleanup: () => store.close() };
+});
+
+runStoreConformance('sqlite store (database)', async () => {
+  const database = new Database(tempFile());
+  const store = createSqliteStore({ database, table: 'main.kyb_events' });
+  await store.ensureSchema();
+  return { store, cleanup: () => void database.close() };
+});
+
+describe('sqlite store specifics', () => {
+  it('creates the schema idempotently', async () => {
+    const store = createSqliteStore({ filename: tempFile() });
+    await store.ensureSchema();
+    await store.ensureSchema();
+    expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
+    await store.close();
+  });
+
+  it('ships sql/sqlite.sql, which creates the same table as ensureSchema', async () => {
+    const file = readFileSync(new URL('../sql/sqlite.sql', import.meta.url), 'utf8');
+    expect(file).toBe(sqliteSchemaFile());
+    const [byFile, byEnsure] = [new Database(tempFile()), new Database(tempFile())];
+    byFile.exec(file);
+    await createSqliteStore({ database: byEnsure }).ensureSchema();
+    const shape = (db: Database.Database) => db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all();
+    expect(shape(byFile)).toHaveLength(2);
+    expect(shape(byFile)).toEqual(shape(byEnsure));
+    expect((await createSqliteStore({ database: byFile }).claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
+    byFile.close();
+    byEnsure.close();
+  });
+
+  it('shares one file between stores (processes) without double claims', async () => {
+    const filename = tempFile();
+    const stores = [createSqliteStore({ filename }), createSqliteStore({ filename })];
+    await stores[0]!.ensureSchema();
+    const id = ulid();
+    const claims = await Promise.all([...stores, ...stores].map((store) => store.claim(id, { leaseMs: 5_000 })));
+    expect(claims.filter((c) => c.status === 'acquired')).toHaveLength(1);
+    await Promise.all(stores.map((store) => store.close()));
+  });
+
+  it('lets the database clock decide the lease, whatever the application clock says', async () => {
+    const database = new Database(tempFile());
+    const store = createSqliteStore({ database });
+    await store.ensureSchema();
+    for (const skew of [86_400_000, -86_400_000]) {
+      const id = ulid();
+      await withSkewedAppClock(skew, async () => {
+        expect((await store.claim(id, { leaseMs: 400 })).status).toBe('acquired');
+        expect(await store.claim(id, { leaseMs: 400 })).toEqual({ status: 'in_progress' });
+        const { ms } = database
+          .prepare(
+            `SELECT expires_at - CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) AS ms FROM kyb_webhook_events WHERE event_id = ?`,
+          )
+          .get(id) as { ms: number };
+        expect(ms).toBeGreaterThan(0);
+        expect(ms).toBeLessThanOrEqual(400);
+        await sleep(550);
+        expect((await store.claim(id, { leaseMs: 400 })).status).toBe('acquired');
+      });
+    }
+    database.close();
+  });
+
+  it('purges completed records past their retention, and with olderThanMs those completed longer ago', async () => {
+    const database = new Database(tempFile());
+    const store = createSqliteStore({ database });
+    await store.ensureSchema();
+    const [short, long, open] = [ulid(), ulid(), ulid()];
+    for (const [id, retainMs] of [
+      [short, 200],
+      [long, 60_000],
+    ] as const) {
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs });
+    }
+    await store.claim(open, { leaseMs: 60_000 });
+    await sleep(300);
+    expect(await store.purgeCompleted()).toBe(1);
+    expect(await store.purgeCompleted()).toBe(0);
+    const ids = () => database.prepare('SELECT event_id FROM kyb_webhook_events ORDER BY 1').pluck().all();
+    expect(ids()).toEqual([long, open].sort());
+    expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(1);
+    expect(ids()).toEqual([open]);
+    database.close();
+  });
+
+  it('does not close a database it was given, and closes one it opened', async () => {
+    const database = new Database(tempFile());
+    await createSqliteStore({ database }).close();
+    expect(database.open).toBe(true);
+    database.close();
+    const owned = createSqliteStore({ filename: tempFile() });
+    await owned.ensureSchema();
+    await owned.close();
+    await expect(owned.ensureSchema()).rejects.toThrow(/not open/);
+  });
+
+  it('throws until the schema exists, then works without being recreated', async () => {
+    const store = createSqliteStore({ filename: tempFile() });
+    await expect(store.claim(ulid(), { leaseMs: 1_000 })).rejects.toThrow(/no such table/);
+    await store.ensureSchema();
+    expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
+    await store.close();
+  });
+
+  it('quotes a validated table name into its SQL', () => {
+    expect(sqliteSchema('aux.events')).toContain('CREATE TABLE IF NOT EXISTS "aux"."events"');
+    expect(() => createSqliteStore({ filename: tempFile(), table: 'events"; DROP TABLE users; --' })).toThrow(/identifier/);
+  });
+});

@@ -1,0 +1,188 @@
+import { createLeaseToken, type ClaimResult } from '@kyb-webhooks/core';
+import { checkEventId, milliseconds } from '../limits.js';
+import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
+import { doubleQuoted, parseTableName } from '../table-name.js';
+import { sqliteSchema } from './schema.js';
+
+/**
+ * The part of a better-sqlite3 statement the store uses.
+ *
+ * @example
+ * ```ts
+ * const statement: SqliteStatementLike = db.prepare('SELECT 1')
+ * ```
+ */
+export interface SqliteStatementLike {
+  run(...params: unknown[]): { changes: number };
+  get(...params: unknown[]): unknown;
+}
+
+/**
+ * The part of a better-sqlite3 `Database` the store uses.
+ *
+ * @example
+ * ```ts
+ * const database: SqliteDatabaseLike = new Database('./kyb-webhooks.sqlite')
+ * ```
+ */
+export interface SqliteDatabaseLike {
+  prepare(sql: string): SqliteStatementLike;
+  exec(sql: string): unknown;
+  transaction(fn: (...args: never[]) => unknown): { immediate(...args: unknown[]): unknown };
+  close(): unknown;
+}
+
+/**
+ * Options of {@link createSqliteStore}: an open better-sqlite3 `database`, or a `filename` for the store to open.
+ *
+ * @example
+ * ```ts
+ * const options: SqliteStoreOptions = { filename: './kyb-webhooks.sqlite', table: 'kyb_webhook_events' }
+ * ```
+ */
+export type SqliteStoreOptions = (
+  | { database: SqliteDatabaseLike; filename?: never }
+  | { filename: string; database?: never }
+) & {
+  /** Table name, optionally qualified by an attached database. Default `kyb_webhook_events`. */
+  table?: string;
+};
+
+/**
+ * A SQLite dedupe store; `close()` closes the database only when the store opened it from a `filename`.
+ *
+ * @example
+ * ```ts
+ * const store: SqliteDedupeStore = createSqliteStore({ filename: './kyb-webhooks.sqlite' })
+ * process.on('SIGTERM', () => void store.close())
+ * ```
+ */
+export interface SqliteDedupeStore extends SqlDedupeStore {
+  close(): Promise<void>;
+}
+
+/** SQLite's clock in Unix milliseconds: julianday works on every SQLite version, unixepoch('subsec') only on 3.42+. */
+const NOW_MS = `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`;
+
+/**
+ * A dedupe store in a SQLite file through better-sqlite3, for a single host (several processes may share the file).
+ * A claim runs in a BEGIN IMMEDIATE transaction, which takes the database's write lock, so concurrent claims from
+ * any process are serialised. Lease and retention are decided by SQLite's clock. better-sqlite3 is loaded only when
+ * the store opens a `filename`, and is never needed when you pass a `database`.
+ *
+ * @example
+ * ```ts
+ * import { createSqliteStore } from '@kyb-webhooks/store-sql/sqlite'
+ *
+ * const store = createSqliteStore({ filename: './kyb-webhooks.sqlite' })
+ * await store.ensureSchema()
+ * const receiver = createReceiver({ secrets, attestation, store })
+ * ```
+ */
+export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStore {
+  const table = options.table ?? 'kyb_webhook_events';
+  const t = doubleQuoted(parseTableName(table));
+  const owned = options.database === undefined;
+  if (owned && typeof options.filename !== 'string') {
+    throw new TypeError('createSqliteStore needs { database } (a better-sqlite3 Database) or { filename }.');
+  }
+  let opened: Promise<SqliteDatabaseLike> | undefined;
+  let prepared: Promise<Statements> | undefined;
+
+  interface Statements {
+    claim: (eventId: string, token: string, leaseMs: number) => ClaimResult['status'];
+    complete: SqliteStatementLike;
+    release: SqliteStatementLike;
+  }
+
+  /** The database, opened once even when the first calls come concurrently; a failed open is retried next call. */
+  function db(): Promise<SqliteDatabaseLike> {
+    if (!opened) {
+      opened = options.database ? Promise.resolve(options.database) : openDatabase(options.filename!);
+      opened.catch(() => (opened = undefined));
+    }
+    return opened;
+  }
+
+  // Prepared on first use, because preparing fails until ensureSchema (or a migration) made the table; a failure is
+  // not remembered, so the call after ensureSchema succeeds.
+  function statements(): Promise<Statements> {
+    if (!prepared) {
+      prepared = db().then(prepare);
+      prepared.catch(() => (prepared = undefined));
+    }
+    return prepared;
+  }
+
+  function prepare(database: SqliteDatabaseLike): Statements {
+    const take = database.prepare(`INSERT INTO ${t} (event_id, state, token, expires_at, updated_at)
+VALUES (?, 'in_progress', ?, ${NOW_MS} + ?, ${NOW_MS})
+ON CONFLICT (event_id) DO UPDATE
+  SET state = 'in_progress', token = excluded.token, expires_at = excluded.expires_at, updated_at = excluded.updated_at
+  WHERE expires_at <= ${NOW_MS}`);
+    const find = database.prepare(`SELECT state FROM ${t} WHERE event_id = ?`);
+    // Upsert and read in one IMMEDIATE transaction: it holds the write lock throughout, so what is read is what the
+    // upsert left alone, even with other processes on the same file.
+    const claim = database.transaction((eventId: string, token: string, leaseMs: number): ClaimResult['status'] => {
+      if (take.run(eventId, token, leaseMs).changes === 1) return 'acquired';
+      return (find.get(eventId) as { state: 'in_progress' | 'completed' }).state;
+    });
+    return {
+      claim: (eventId, token, leaseMs) => claim.immediate(eventId, token, leaseMs) as ClaimResult['status'],
+      complete: database.prepare(`UPDATE ${t}
+SET state = 'completed', updated_at = ${NOW_MS}, expires_at = ${NOW_MS} + ?
+WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW_MS}`),
+      release: database.prepare(
+        `DELETE FROM ${t} WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW_MS}`,
+      ),
+    };
+  }
+
+  return {
+    table,
+    async claim(eventId, { leaseMs }): Promise<ClaimResult> {
+      checkEventId(eventId);
+      const lease = milliseconds('leaseMs', leaseMs);
+      const token = createLeaseToken();
+      const status = (await statements()).claim(eventId, token, lease);
+      return status === 'acquired' ? { status, token } : { status };
+    },
+    async complete(eventId, token, { retainMs }): Promise<boolean> {
+      checkEventId(eventId);
+      return (await statements()).complete.run(milliseconds('retainMs', retainMs), eventId, token).changes === 1;
+    },
+    async release(eventId, token): Promise<boolean> {
+      checkEventId(eventId);
+      return (await statements()).release.run(eventId, token).changes === 1;
+    },
+    async ensureSchema(): Promise<void> {
+      (await db()).exec(sqliteSchema(table));
+    },
+    async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
+      const expired = `expires_at <= ${NOW_MS}`;
+      const database = await db();
+      return purge.olderThanMs === undefined
+        ? database.prepare(`DELETE FROM ${t} WHERE ${expired}`).run().changes
+        : database
+            .prepare(`DELETE FROM ${t} WHERE ${expired} OR (state = 'completed' AND updated_at <= ${NOW_MS} - ?)`)
+            .run(milliseconds('olderThanMs', purge.olderThanMs)).changes;
+    },
+    async close(): Promise<void> {
+      if (owned && opened) (await opened).close();
+    },
+  };
+}
+
+/**
+ * Open a file with better-sqlite3, loaded only now so that the other stores never need it installed. WAL lets
+ * readers and the one writer proceed together; better-sqlite3 already waits up to 5 s for a busy database.
+ */
+async function openDatabase(filename: string): Promise<SqliteDatabaseLike> {
+  const module = (await import('better-sqlite3')) as unknown as {
+    default?: new (filename: string) => SqliteDatabaseLike;
+  };
+  const Database = module.default ?? (module as unknown as new (filename: string) => SqliteDatabaseLike);
+  const db = new Database(filename);
+  db.exec('PRAGMA journal_mode = WAL');
+  return db;
+}

@@ -1,0 +1,498 @@
+/**
+ * The framework adapter conformance suite (design §1, §6): one set of cases, run over real HTTP on 127.0.0.1,
+ * that every adapter (Express, Fastify, Koa, Hono, …) must pass with the same status, error code and handler
+ * calls. Like inngest-js's `testFramework`, an adapter is done when this suite passes; what differs between
+ * frameworks is only how an app is started, which the adapter's test file supplies.
+ */
+import { request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ERRORS, createReceiver, type Receiver, type ReceiverOptions } from '@kyb-webhooks/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEvent, testEvents, type TestEnvelope } from '../fixtures.js';
+import { startJwksServer, type JwksServer } from '../jwks-server.js';
+import { createTestSender } from '../sender.js';
+import { TEST_SUBJECTS } from '../fixtures.js';
+import { createTestSigner, type SignOptions, type TestSigner } from '../signer.js';
+
+/**
+ * A running app with the adapter mounted, as a start function returns it.
+ *
+ * @example
+ * ```ts
+ * const app: AdapterApp = { url: 'http://127.0.0.1:53211/webhooks/kyb', close: async () => server.close() }
+ * ```
+ */
+export interface AdapterApp {
+  /** The full URL deliveries are POSTed to, e.g. `http://127.0.0.1:53211/webhooks/kyb`. */
+  url: string;
+  /** Stop the server, closing kept-alive connections too. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts an app (on 127.0.0.1, any free port) whose webhook route hands deliveries to `receiver` through the
+ * adapter under test. The suite calls it once per receiver configuration it needs.
+ *
+ * @example
+ * ```ts
+ * const startApp: StartAdapterApp = async (receiver) => {
+ *   const app = express()
+ *   app.all('/webhooks/kyb', kybWebhooks(receiver))
+ *   return serveOnLoopback(createServer(app))
+ * }
+ * ```
+ */
+export type StartAdapterApp = (receiver: Receiver) => Promise<AdapterApp>;
+
+/**
+ * Options of {@link runAdapterConformance}.
+ *
+ * @example
+ * ```ts
+ * const options: AdapterConformanceOptions = { mountedOn: 'post-only', startAppWithBodyParser }
+ * ```
+ */
+export interface AdapterConformanceOptions {
+  /**
+   * Starts an app where a JSON body parser runs before the adapter and keeps no exact bytes (`express.json()`, a
+   * Fastify route in a context with the default JSON parser, a Hono middleware calling `c.req.json()`, …). The
+   * adapter must answer 500 `body_already_parsed`. Without it that case is registered as skipped.
+   */
+  startAppWithBodyParser?: StartAdapterApp;
+  /**
+   * How the start functions mount the adapter. `'all-methods'` (default): a GET to the webhook URL reaches the
+   * adapter, which must answer 405 `method_not_allowed` with `Allow: POST`. `'post-only'` (e.g. Hono's
+   * `app.post(path, handler)`): the GET never reaches the adapter, so the framework's own 404 or 405 is accepted;
+   * the suite then checks only that status and that no handler ran.
+   */
+  mountedOn?: 'all-methods' | 'post-only';
+  /** When set, the suite is registered as skipped under this message. */
+  skip?: string | undefined;
+}
+
+/**
+ * Serves a Node `http.Server` (not yet listening) on 127.0.0.1 at a free port, for start functions of
+ * frameworks that hand out a request listener: Express, Koa, `@hono/node-server`'s `createAdaptorServer`.
+ *
+ * @example
+ * ```ts
+ * const startApp: StartAdapterApp = async (receiver) => {
+ *   const app = new Koa().use(kybWebhooks(receiver, { path: '/webhooks/kyb' }))
+ *   return serveOnLoopback(createServer(app.callback()))
+ * }
+ * ```
+ */
+export async function serveOnLoopback(server: Server, path = '/webhooks/kyb'): Promise<AdapterApp> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${path}`,
+    close() {
+      server.closeAllConnections();
+      return new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}
+
+/** A small limit for the oversized-body cases; every regular fixture fits in it, the padded one does not. */
+const SMALL_MAX_BODY_BYTES = 2048;
+
+/** One run of the handler the suite registers: which event, and whether it succeeded. */
+interface HandlerCall {
+  eventId: string;
+  type: string;
+  ok: boolean;
+}
+
+/** What the suite wants the handler to do for one event id. */
+interface HandlerPlan {
+  /** Throw this many times before succeeding. */
+  failures?: number;
+  /** Wait before finishing, so concurrent deliveries overlap. */
+  delayMs?: number;
+}
+
+/** A receiver plus the record of what its handlers were called with. */
+interface Harness {
+  receiver: Receiver;
+  calls: HandlerCall[];
+  unknownCalls: string[];
+  /** The released answers each release handler saw, by event id. */
+  answers: Map<string, { subject: string; name: string; value: unknown }[]>;
+  plans: Map<string, HandlerPlan>;
+  callsFor(eventId: string): HandlerCall[];
+}
+
+function createHarness(options: ReceiverOptions): Harness {
+  const receiver = createReceiver(options);
+  const calls: HandlerCall[] = [];
+  const unknownCalls: string[] = [];
+  const answers = new Map<string, { subject: string; name: string; value: unknown }[]>();
+  const plans = new Map<string, HandlerPlan>();
+  receiver.onAny(async (event) => {
+    const eventId = event.event_id;
+    const call: HandlerCall = { eventId, type: event.event, ok: false };
+    calls.push(call);
+    const plan = plans.get(eventId);
+    if (plan?.delayMs) await sleep(plan.delayMs);
+    if (plan?.failures) {
+      plan.failures -= 1;
+      throw new Error('planned handler failure');
+    }
+    call.ok = true;
+  });
+  receiver.on('kyb.data_request.released', (event, { answers: released }) => {
+    answers.set(
+      event.event_id,
+      [...released].map(({ subject, name, value }) => ({ subject, name, value })),
+    );
+  });
+  receiver.onUnknown((event) => {
+    unknownCalls.push(event.event_id);
+  });
+  return {
+    receiver,
+    calls,
+    unknownCalls,
+    answers,
+    plans,
+    callsFor: (eventId) => calls.filter((call) => call.eventId === eventId),
+  };
+}
+
+/** An HTTP answer as the suite inspects it. */
+interface Answer {
+  status: number;
+  /** `error.code` of the JSON body, or its `code` (`'duplicate'` for an acknowledged duplicate). */
+  code: string | undefined;
+  contentType: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+function toAnswer(status: number, headers: Record<string, string>, text: string): Answer {
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // frameworks' own 404 pages are not JSON
+  }
+  const parsed = body as { error?: { code?: string }; code?: string } | null;
+  const code = typeof parsed === 'object' && parsed !== null ? (parsed.error?.code ?? parsed.code) : undefined;
+  return { status, code, contentType: headers['content-type'] ?? '', headers, body };
+}
+
+async function post(url: string, init: { headers: Record<string, string>; body?: Uint8Array<ArrayBuffer>; method?: string }): Promise<Answer> {
+  const response = await fetch(url, { method: init.method ?? 'POST', headers: init.headers, body: init.body ?? null, redirect: 'manual' });
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return toAnswer(response.status, headers, await response.text());
+}
+
+/**
+ * POSTs with `Transfer-Encoding: chunked` and no Content-Length, writing each chunk after a pause, so the adapter
+ * must read a streamed body. Resolves with the answer even when the server closes before the last chunk (413).
+ */
+function postChunked(url: string, headers: Record<string, string>, chunks: Uint8Array[], pauseMs = 5): Promise<Answer> {
+  const { 'content-length': _dropped, ...rest } = headers;
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const request = httpRequest(url, { method: 'POST', headers: { ...rest, 'transfer-encoding': 'chunked' } }, (response) => {
+      const parts: Buffer[] = [];
+      response.on('data', (part: Buffer) => parts.push(part));
+      response.on('end', () => {
+        answered = true;
+        const flat: Record<string, string> = {};
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        resolve(toAnswer(response.statusCode ?? 0, flat, Buffer.concat(parts).toString('utf8')));
+      });
+    });
+    // After an early 413 the server closes the connection; a write error then is expected, not a failure.
+    request.on('error', (error) => {
+      if (!answered) setTimeout(() => (answered ? undefined : reject(error)), 1000);
+    });
+    void (async () => {
+      for (const chunk of chunks) {
+        if (request.destroyed) return;
+        request.write(chunk);
+        await sleep(pauseMs);
+      }
+      if (!request.destroyed) request.end();
+    })();
+  });
+}
+
+function splitBytes(bytes: Uint8Array, parts: number): Uint8Array[] {
+  const size = Math.ceil(bytes.byteLength / parts);
+  const chunks: Uint8Array[] = [];
+  for (let offset = 0; offset < bytes.byteLength; offset += size) chunks.push(bytes.subarray(offset, offset + size));
+  return chunks;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function expectAnswer(answer: Answer, status: number, code?: string): void {
+  expect({ status: answer.status, code: answer.code }).toEqual({ status, code });
+  // Every answer of the adapter is the receiver's JSON, whatever the status.
+  expect(answer.contentType).toMatch(/^application\/json\b/);
+}
+
+/**
+ * Registers the adapter conformance cases with vitest. `startApp` is called once for the regular receiver and once
+ * for one with a small `maxBodyBytes`; `options.startAppWithBodyParser` once more for the body-parser case. Each
+ * case uses fresh event ids, so the cases share servers without interfering.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http'
+ * import express from 'express'
+ * import { kybWebhooks } from '@kyb-webhooks/express'
+ * import { runAdapterConformance, serveOnLoopback } from '@kyb-webhooks/testing/adapter-suite'
+ *
+ * runAdapterConformance('express', async (receiver) => {
+ *   const app = express()
+ *   app.all('/webhooks/kyb', kybWebhooks(receiver))
+ *   return serveOnLoopback(createServer(app))
+ * }, {
+ *   startAppWithBodyParser: async (receiver) => {
+ *     const app = express().use(express.json())
+ *     app.all('/webhooks/kyb', kybWebhooks(receiver))
+ *     return serveOnLoopback(createServer(app))
+ *   },
+ * })
+ * ```
+ */
+export function runAdapterConformance(name: string, startApp: StartAdapterApp, options: AdapterConformanceOptions = {}): void {
+  if (options.skip) {
+    describe.skip(`${name}: adapter conformance`, () => {
+      it(options.skip!, () => {});
+    });
+    return;
+  }
+  const mountedOn = options.mountedOn ?? 'all-methods';
+
+  describe(`${name}: adapter conformance`, () => {
+    let signer: TestSigner;
+    let jwksServer: JwksServer;
+    let main: Harness;
+    let small: Harness;
+    const apps: AdapterApp[] = [];
+    let app: AdapterApp;
+    let smallApp: AdapterApp;
+    let parsedApp: AdapterApp | undefined;
+
+    beforeAll(async () => {
+      signer = await createTestSigner();
+      jwksServer = await startJwksServer(signer.jwks);
+      const receiverOptions: ReceiverOptions = {
+        secrets: { ...signer.secrets },
+        attestation: { issuer: signer.issuer, audience: signer.audience, jwksUrl: jwksServer.url },
+      };
+      main = createHarness(receiverOptions);
+      small = createHarness({ ...receiverOptions, maxBodyBytes: SMALL_MAX_BODY_BYTES });
+      app = await startApp(main.receiver);
+      apps.push(app);
+      smallApp = await startApp(small.receiver);
+      apps.push(smallApp);
+      if (options.startAppWithBodyParser) {
+        parsedApp = await options.startAppWithBodyParser(main.receiver);
+        apps.push(parsedApp);
+      }
+    });
+    afterAll(async () => {
+      await Promise.all(apps.map((started) => started.close()));
+      await jwksServer?.close();
+    });
+
+    async function deliver(envelope: TestEnvelope, signOptions?: SignOptions, url = app.url): Promise<Answer> {
+      const { headers, body } = await signer.sign(envelope, signOptions);
+      return post(url, { headers, body });
+    }
+
+    it('accepts a valid HMAC-only event and runs its handler once', async () => {
+      const envelope = testEvents.dataRequestPendingApproval();
+      const answer = await deliver(envelope);
+      expectAnswer(answer, 200);
+      expect(answer.body).toEqual({ received: true });
+      expect(main.callsFor(envelope.event_id)).toEqual([{ eventId: envelope.event_id, type: envelope.event, ok: true }]);
+    });
+
+    it("accepts a valid attested release and hands both directors' answers to the handler", async () => {
+      const envelope = testEvents.dataRequestReleased();
+      expectAnswer(await deliver(envelope), 200);
+      expect(main.callsFor(envelope.event_id)).toHaveLength(1);
+      const directorNames = main.answers.get(envelope.event_id)?.filter((answer) => answer.name === 'director_name');
+      expect(directorNames?.map((answer) => answer.subject).sort()).toEqual(
+        [TEST_SUBJECTS.firstDirector, TEST_SUBJECTS.secondDirector].sort(),
+      );
+    });
+
+    it('acknowledges a duplicate with 200 duplicate and does not run the handler again', async () => {
+      const envelope = testEvents.dataRequestRefused();
+      expectAnswer(await deliver(envelope), 200);
+      const again = await deliver(envelope, { attempt: 2 });
+      expectAnswer(again, 200, 'duplicate');
+      expect(again.body).toMatchObject({ received: true });
+      expect(main.callsFor(envelope.event_id)).toHaveLength(1);
+    });
+
+    it('runs the handler exactly once for 100 concurrent deliveries of one event', async () => {
+      const envelope = testEvents.signatureRequestSigned();
+      main.plans.set(envelope.event_id, { delayMs: 150 });
+      const { headers, body } = await signer.sign(envelope);
+      const answers = await Promise.all(Array.from({ length: 100 }, () => post(app.url, { headers, body })));
+      for (const answer of answers) {
+        expect([
+          [200, undefined],
+          [200, 'duplicate'],
+          [409, 'in_progress'],
+        ]).toContainEqual([answer.status, answer.code]);
+      }
+      expect(answers.filter((answer) => answer.status === 200 && answer.code === undefined)).toHaveLength(1);
+      expect(main.callsFor(envelope.event_id)).toHaveLength(1);
+      expectAnswer(await deliver(envelope, { attempt: 2 }), 200, 'duplicate');
+      expect(main.callsFor(envelope.event_id)).toHaveLength(1);
+    });
+
+    it('answers a handler failure with 500 handler_failed and runs the handler again on the retry', async () => {
+      const envelope = testEvents.signatureRequestRefused();
+      main.plans.set(envelope.event_id, { failures: 1 });
+      expectAnswer(await deliver(envelope), 500, 'handler_failed');
+      expectAnswer(await deliver(envelope, { attempt: 2 }), 200);
+      expect(main.callsFor(envelope.event_id).map((call) => call.ok)).toEqual([false, true]);
+    });
+
+    it.each<[string, () => SignOptions, number, string]>([
+      ['a forged signature', () => ({ secret: 'whsec_forged' }), 401, 'signature_mismatch'],
+      ['a stale timestamp', () => ({ timestamp: Math.floor(Date.now() / 1000) - 600 }), 401, 'signature_expired'],
+      ['a future timestamp', () => ({ timestamp: Math.floor(Date.now() / 1000) + 600 }), 401, 'signature_future'],
+      ['an unknown kv', () => ({ version: '99' }), 401, 'signature_unknown_version'],
+    ])('rejects %s', async (_case, signOptions, status, code) => {
+      const envelope = testEvents.dataRequestPendingApproval();
+      expectAnswer(await deliver(envelope, signOptions()), status, code);
+      expect(main.callsFor(envelope.event_id)).toHaveLength(0);
+    });
+
+    it('rejects a relabelled attestation with 401 attestation_relabelled', async () => {
+      const envelope = testEvents.dataRequestReleased();
+      expectAnswer(await deliver(envelope, { claims: { seq: envelope.seq + 1 } }), 401, 'attestation_relabelled');
+      expect(main.callsFor(envelope.event_id)).toHaveLength(0);
+    });
+
+    it('rejects a login token carried as the attestation with 401 attestation_invalid_typ', async () => {
+      const envelope = testEvents.businessWalletAddressChanged();
+      expectAnswer(await deliver(envelope, { attestation: await signer.loginToken() }), 401, 'attestation_invalid_typ');
+      expect(main.callsFor(envelope.event_id)).toHaveLength(0);
+    });
+
+    it('accepts a body within a small maxBodyBytes and refuses one over it with 413 body_too_large', async () => {
+      const fits = testEvents.dataRequestRefused();
+      expectAnswer(await deliver(fits, {}, smallApp.url), 200);
+      const oversized = testEvents.dataRequestRefused({ data: { note: 'x'.repeat(SMALL_MAX_BODY_BYTES * 2) } });
+      expectAnswer(await deliver(oversized, {}, smallApp.url), 413, 'body_too_large');
+      expect(small.callsFor(oversized.event_id)).toHaveLength(0);
+    });
+
+    it('refuses an oversized chunked body (no Content-Length) with 413 body_too_large', async () => {
+      const oversized = testEvents.dataRequestRefused({ data: { note: 'x'.repeat(SMALL_MAX_BODY_BYTES * 2) } });
+      const { headers, body } = await signer.sign(oversized);
+      expectAnswer(await postChunked(smallApp.url, headers, splitBytes(body, 4), 0), 413, 'body_too_large');
+      expect(small.callsFor(oversized.event_id)).toHaveLength(0);
+    });
+
+    it('answers a wrong content type with 415 unsupported_media_type', async () => {
+      const envelope = testEvents.dataRequestPendingApproval();
+      const { headers, body } = signer.signBytes(JSON.stringify(envelope), { eventId: envelope.event_id, contentType: 'text/plain' });
+      expectAnswer(await post(app.url, { headers, body }), 415, 'unsupported_media_type');
+      expect(main.callsFor(envelope.event_id)).toHaveLength(0);
+    });
+
+    it(
+      mountedOn === 'all-methods'
+        ? 'answers a GET with 405 method_not_allowed and Allow: POST'
+        : "leaves a GET to the framework (404 or 405; the adapter is mounted for POST only)",
+      async () => {
+        const before = main.calls.length;
+        const answer = await post(app.url, { method: 'GET', headers: {} });
+        if (mountedOn === 'all-methods') {
+          expectAnswer(answer, 405, 'method_not_allowed');
+          expect(answer.headers['allow']).toBe('POST');
+        } else {
+          expect([404, 405]).toContain(answer.status);
+        }
+        expect(main.calls.length).toBe(before);
+      },
+    );
+
+    it.each<[string, () => Uint8Array, number, string]>([
+      ['invalid JSON', () => new TextEncoder().encode('{"event": "kyb.data_request.refused",'), 400, 'body_not_json'],
+      [
+        'bytes that are not UTF-8 (correctly signed)',
+        () => Uint8Array.from([...new TextEncoder().encode('{"event":"'), 0xff, 0xfe, 0xc3, ...new TextEncoder().encode('"}')]),
+        400,
+        'body_not_json',
+      ],
+      ['JSON that is not an envelope', () => new TextEncoder().encode(JSON.stringify({ event: 'kyb.data_request.refused', data: {} })), 400, 'envelope_invalid'],
+    ])('rejects %s', async (_case, bytes, status, code) => {
+      const before = main.calls.length;
+      const { headers, body } = signer.signBytes(bytes());
+      expectAnswer(await post(app.url, { headers, body }), status, code);
+      expect(main.calls.length).toBe(before);
+    });
+
+    it('verifies an attested event of an unknown type, acknowledges it and calls onUnknown', async () => {
+      const envelope = createTestEvent('kyb.data_request.refused', { data: { level: 'high' } });
+      const unknown: TestEnvelope = { ...envelope, event: 'kyb.business.sanctions_flagged' };
+      expectAnswer(await deliver(unknown, { attest: true }), 200);
+      expect(main.unknownCalls.filter((id) => id === unknown.event_id)).toHaveLength(1);
+      expect(main.callsFor(unknown.event_id)).toEqual([{ eventId: unknown.event_id, type: unknown.event, ok: true }]);
+    });
+
+    it.skipIf(!options.startAppWithBodyParser)(
+      'answers 500 body_already_parsed, with the fix in the message, when a JSON body parser ran first',
+      async () => {
+        const envelope = testEvents.dataRequestPendingApproval();
+        const answer = await deliver(envelope, {}, parsedApp!.url);
+        expectAnswer(answer, 500, 'body_already_parsed');
+        expect(answer.body).toEqual({ error: { code: 'body_already_parsed', message: ERRORS.body_already_parsed.message } });
+        expect(main.callsFor(envelope.event_id)).toHaveLength(0);
+      },
+    );
+
+    it('processes a chunked request (Transfer-Encoding: chunked, no Content-Length)', async () => {
+      const envelope = testEvents.dataRequestReleased();
+      const { headers, body } = await signer.sign(envelope);
+      expectAnswer(await postChunked(app.url, headers, splitBytes(body, 5)), 200);
+      expect(main.callsFor(envelope.event_id)).toEqual([{ eventId: envelope.event_id, type: envelope.event, ok: true }]);
+    });
+
+    it("follows the test sender's retry schedule against a handler that fails twice", async () => {
+      const sender = createTestSender({ url: app.url, signer, retry: { maxAttempts: 5, baseDelayMs: 20 } });
+      const envelope = testEvents.dataRequestRefused();
+      main.plans.set(envelope.event_id, { failures: 2 });
+      const record = await sender.send(envelope);
+      expect(record.delivered).toBe(true);
+      expect(record.attempts.map((attempt) => [attempt.attempt, attempt.status, attempt.code])).toEqual([
+        [1, 500, 'handler_failed'],
+        [2, 500, 'handler_failed'],
+        [3, 200, undefined],
+      ]);
+      for (const n of [2, 3]) {
+        const gap = record.attempts[n - 1]!.startedAt - record.attempts[n - 2]!.startedAt;
+        expect(gap).toBeGreaterThanOrEqual(sender.delayBefore(n) - 2);
+      }
+      const calls = main.callsFor(envelope.event_id);
+      expect(calls).toHaveLength(3);
+      expect(calls.filter((call) => call.ok)).toHaveLength(1);
+    });
+  });
+}
