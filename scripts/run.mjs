@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The README's commands, runnable on a fresh machine with only Node and npm: finds or fetches pnpm 10, installs the
 // workspace from the lockfile when needed, then runs the task.
-//   node scripts/run.mjs demo [framework]   the demo scenario (default: express)
+//   node scripts/run.mjs demo [framework] [sqlite]   the demo scenario (default: express, memory store)
 //   node scripts/run.mjs test               typecheck, lint, build, package checks, every test
 //   node scripts/run.mjs bench              the benchmarks
 import { spawnSync } from 'node:child_process';
@@ -57,8 +57,8 @@ const [task = 'test', ...rest] = process.argv.slice(2);
 ensureInstalled();
 switch (task) {
   case 'demo': {
-    const framework = rest[0] ?? 'express';
-    steps([[`demo (${framework})`, ['--filter', `@kyb-webhooks/example-${framework}`, 'run', 'demo']]]);
+    const [framework = 'express', ...demoArgs] = rest;
+    steps([[`demo (${framework})`, ['--filter', `@kyb-webhooks/example-${framework}`, 'run', 'demo', ...demoArgs]]]);
     break;
   }
   case 'test':

@@ -10,13 +10,21 @@ export interface ScenarioRow {
   handler: string;
 }
 
+/** The example app as the scenario sees it: where to deliver, and what its handlers did. */
+export interface DemoApp {
+  url: string;
+  activity: Activity;
+}
+
 /**
  * Plays the demo scenario against a running webhook endpoint, delivering like the service does (signed,
- * retried, in order), plus the forged and relabelled deliveries an attacker would try.
+ * retried, in order), plus the forged and relabelled deliveries an attacker would try, and finally a redelivery
+ * after `restart()` restarted the app.
  */
-export async function runDemoScenario(options: { url: string; signer: TestSigner; activity: Activity }): Promise<ScenarioRow[]> {
-  const { url, signer, activity } = options;
-  const sender = createTestSender({ url, signer, retry: { maxAttempts: 3, baseDelayMs: 50 } });
+export async function runDemoScenario(options: { app: DemoApp; signer: TestSigner; restart: () => Promise<DemoApp> }): Promise<ScenarioRow[]> {
+  const { signer } = options;
+  let { url, activity } = options.app;
+  let sender = createTestSender({ url, signer, retry: { maxAttempts: 3, baseDelayMs: 50 } });
   const rows: ScenarioRow[] = [];
   const record = (step: string, envelope: TestEnvelope, status: number | null, code: string | undefined) => {
     rows.push({ step, event: envelope.event.replace(/^kyb\./, ''), status, code: code ?? '—', handler: activity.get(envelope.event_id) ?? '—' });
@@ -61,6 +69,11 @@ export async function runDemoScenario(options: { url: string; signer: TestSigner
   const signed = testEvents.signatureRequestSigned();
   result = await last(signed);
   record('signature request signed', signed, result.status, result.code);
+
+  ({ url, activity } = await options.restart());
+  sender = createTestSender({ url, signer, retry: { maxAttempts: 3, baseDelayMs: 50 } });
+  attempt = await sender.deliverOnce(released, { attempt: 3 });
+  record('same release after an app restart', released, attempt.status, attempt.code);
 
   return rows;
 }
