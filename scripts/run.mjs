@@ -5,7 +5,7 @@
 //   node scripts/run.mjs test               typecheck, lint, build, package checks, every test
 //   node scripts/run.mjs bench              the benchmarks
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -53,6 +53,15 @@ function steps(list) {
   }
 }
 
+const RESULTS = join(root, '.tmp', 'vitest-results.json');
+
+/** One plain closing line, readable by any CI: "tests: N passed, N failed, N skipped". */
+function printTotals() {
+  const results = JSON.parse(readFileSync(RESULTS, 'utf8'));
+  const skipped = results.numPendingTests + results.numTodoTests;
+  console.log(`\ntests: ${results.numPassedTests} passed, ${results.numFailedTests} failed, ${skipped} skipped`);
+}
+
 const [task = 'test', ...rest] = process.argv.slice(2);
 ensureInstalled();
 switch (task) {
@@ -67,8 +76,9 @@ switch (task) {
       ['lint', ['run', 'lint']],
       ['build', ['run', 'build']],
       ['package checks (publint, arethetypeswrong)', ['run', 'check:packages']],
-      ['tests', ['run', 'test:unit', ...rest]],
+      ['tests', ['run', 'test:unit', '--reporter=default', '--reporter=json', `--outputFile.json=${RESULTS}`, ...rest]],
     ]);
+    printTotals();
     break;
   case 'bench':
     steps([['bench', ['--filter', '@kyb-webhooks/bench', 'run', 'bench', ...rest]]]);
