@@ -1,10 +1,7 @@
 import {
-  base64url,
   createLocalJWKSet,
   createRemoteJWKSet,
   customFetch,
-  decodeJwt,
-  decodeProtectedHeader,
   errors as joseErrors,
   jwtVerify,
   type JSONWebKeySet,
@@ -97,17 +94,24 @@ export function createAttestationVerifier(
     throw new KybWebhookError('config_invalid', "attestation.audience is required (the merchant's client domain UUID).");
   }
   const resolveKey = createKeyResolver(options);
+  const headers = new Map<string, ProtectedHeaderParameters>();
 
   return async (token, envelope) => {
     const parts = token.split('.');
     if (parts.length !== 3) throw rejection('attestation_invalid', 'not a compact JWS');
     const [encodedHeader, encodedPayload, encodedSignature] = parts as [string, string, string];
 
-    let header: ProtectedHeaderParameters;
-    try {
-      header = decodeProtectedHeader(token);
-    } catch (cause) {
-      throw rejection('attestation_invalid', 'header is not base64url JSON', cause);
+    // The service signs every attestation with the same few headers (one per kid), so decoded headers are
+    // remembered by their encoded text; a handful of entries, never more.
+    let header = headers.get(encodedHeader);
+    if (!header) {
+      try {
+        header = Object.freeze(decodeJsonObject(crypto, encodedHeader)) as ProtectedHeaderParameters;
+      } catch (cause) {
+        throw rejection('attestation_invalid', 'header is not base64url JSON', cause);
+      }
+      if (headers.size >= 16) headers.delete(headers.keys().next().value as string);
+      headers.set(encodedHeader, header);
     }
     // 1. typ first: a token of another kind (a login ID token) is rejected before any key is fetched.
     if (typeof header.typ !== 'string' || normalizeTyp(header.typ) !== ATTESTATION_TYP) {
@@ -126,14 +130,13 @@ export function createAttestationVerifier(
     if (crypto.verifyRs256) {
       let signature: Uint8Array;
       try {
-        signature = base64url.decode(encodedSignature);
+        signature = crypto.decodeBase64url(encodedSignature);
       } catch (cause) {
         throw rejection('attestation_invalid', 'signature is not base64url', cause);
       }
-      const signingInput = new TextEncoder().encode(`${encodedHeader}.${encodedPayload}`);
-      if (!crypto.verifyRs256(key, signingInput, signature)) throw rejection('attestation_invalid', 'bad signature');
+      if (!crypto.verifyRs256(key, `${encodedHeader}.${encodedPayload}`, signature)) throw rejection('attestation_invalid', 'bad signature');
       try {
-        claims = decodeJwt(token);
+        claims = decodeJsonObject(crypto, encodedPayload) as JWTPayload;
       } catch (cause) {
         throw rejection('attestation_invalid', 'claims are not a JSON object', cause);
       }
@@ -159,6 +162,13 @@ export function createAttestationVerifier(
     checkEnvelopeMatches(claims as AttestationClaims, envelope);
     return claims as AttestationClaims;
   };
+}
+
+/** A JOSE header or claims set: base64url of a UTF-8 JSON object. */
+function decodeJsonObject(crypto: PlatformCrypto, encoded: string): Record<string, unknown> {
+  const value: unknown = JSON.parse(crypto.decodeBase64urlText(encoded));
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('not a JSON object');
+  return value as Record<string, unknown>;
 }
 
 function normalizeTyp(typ: string): string {

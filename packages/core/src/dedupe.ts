@@ -48,16 +48,13 @@ export const DEFAULT_RETAIN_MS = 30 * 24 * 60 * 60 * 1000;
 export const DEFAULT_LEASE_MS = 60 * 1000;
 
 /**
- * A random lease token: 128 bits from the platform CSPRNG, hex encoded.
+ * A random lease token: a v4 UUID (122 random bits) from the platform CSPRNG.
  *
  * @example
  * ```ts
- * const token = createLeaseToken() // '9f86d081884c7d659a2feaa0c55ad015'
+ * const token = createLeaseToken() // '3b241101-e2bb-4255-8caf-4136c566a962'
  * ```
  */
 export function createLeaseToken(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(16));
-  let hex = '';
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
-  return hex;
+  return crypto.randomUUID();
 }

@@ -65,6 +65,15 @@ export class HandlerRegistry {
     const handlers: AnyEventHandler[] = [...(this.byType.get(event.event) ?? []), ...this.any];
     if (!known) handlers.push(...(this.unknown as AnyEventHandler[]));
     if (handlers.length === 0) return;
+    if (handlers.length === 1) {
+      // The common case needs no allSettled bookkeeping.
+      try {
+        await handlers[0]!(event as UnknownKybEvent, context);
+      } catch (error) {
+        throw new HandlerError(event.event, event.event_id, [error]);
+      }
+      return;
+    }
     const outcomes = await Promise.allSettled(handlers.map(async (handler) => handler(event as UnknownKybEvent, context)));
     const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
     if (failures.length > 0) throw new HandlerError(event.event, event.event_id, failures);

@@ -38,16 +38,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
     return record;
   }
 
+  let claimsSinceSweep = 0;
+
+  // Amortised upkeep: a full sweep of expired records every few thousand claims, and on overflow the oldest
+  // records go first (a Map iterates in insertion order), so no single claim ever walks the whole store.
   function trim(): void {
-    if (records.size <= maxEntries) return;
-    const time = now();
-    for (const [key, record] of records) {
-      if (record.expiresAt <= time) records.delete(key);
+    if (++claimsSinceSweep >= 4096) {
+      claimsSinceSweep = 0;
+      const time = now();
+      for (const [key, record] of records) if (record.expiresAt <= time) records.delete(key);
     }
-    for (const key of records.keys()) {
-      if (records.size <= maxEntries) break;
-      records.delete(key);
-    }
+    while (records.size > maxEntries) records.delete(records.keys().next().value as string);
   }
 
   return {

@@ -31,7 +31,14 @@ export const platformCrypto: PlatformCrypto = {
     const mac = createHmac('sha256', (secret as NodeHmacSecret).key).update(prefix, 'latin1').update(body).digest();
     return mac.length === expected.length && timingSafeEqual(mac, expected);
   },
+  decodeBase64url(text) {
+    return Buffer.from(text, 'base64url');
+  },
+  decodeBase64urlText(text) {
+    return Buffer.from(text, 'base64url').toString('utf8');
+  },
   verifyRs256(key, signingInput, signature) {
-    return verify('RSA-SHA256', signingInput, keyObjectOf(key), signature);
+    // The signing input is base64url text, so latin1 is its exact bytes and the native encoder is the fastest.
+    return verify('RSA-SHA256', Buffer.from(signingInput, 'latin1'), keyObjectOf(key), signature);
   },
 };

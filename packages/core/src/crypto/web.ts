@@ -1,4 +1,7 @@
+import { base64url } from 'jose';
 import type { HmacSecret, PlatformCrypto } from './types.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 interface WebHmacSecret extends HmacSecret {
   readonly key: CryptoKey;
@@ -20,6 +23,12 @@ export const platformCrypto: PlatformCrypto = {
     message.set(prefixBytes, 0);
     message.set(body, prefixBytes.length);
     return crypto.subtle.verify('HMAC', (secret as WebHmacSecret).key, expected as Uint8Array<ArrayBuffer>, message);
+  },
+  decodeBase64url(text) {
+    return base64url.decode(text);
+  },
+  decodeBase64urlText(text) {
+    return utf8.decode(base64url.decode(text));
   },
   verifyRs256: undefined,
 };
