@@ -24,6 +24,7 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
   function counted(): { store: ReturnType<typeof createRedisStore>; calls: string[] } {
     const calls: string[] = [];
     const spy = {
+      set: (...args: [string, string, 'PX', number, 'NX', 'GET']) => (calls.push('set'), client.set(...args)),
       evalsha: (...args: Parameters<Redis['evalsha']>) => (calls.push('evalsha'), client.evalsha(...args)),
       eval: (...args: Parameters<Redis['eval']>) => (calls.push('eval'), client.eval(...args)),
     };
@@ -40,27 +41,45 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     expect(DEFAULT_REDIS_PREFIX).toBe('kyb:dedupe:');
   });
 
-  it('uses exactly one round trip per claim and per complete once the scripts are cached', async () => {
+  it('uses exactly one round trip per claim (a native SET NX GET) and per complete once the scripts are cached', async () => {
     const { store, calls } = counted();
     const warm = await store.claim(ulid(), { leaseMs: 5_000 });
     if (warm.status === 'acquired') await store.complete(ulid(), warm.token, { retainMs: 5_000 });
     calls.length = 0;
     const id = ulid();
     const claim = await store.claim(id, { leaseMs: 5_000 });
-    expect(calls).toEqual(['evalsha']);
+    expect(calls).toEqual(['set']);
     expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 5_000 }))).toBe(true);
-    expect(calls).toEqual(['evalsha', 'evalsha']);
+    expect(calls).toEqual(['set', 'evalsha']);
+    expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
   });
 
   it('falls back to EVAL when the server lost its script cache (restart, failover)', async () => {
     const { store, calls } = counted();
-    await client.script('FLUSH');
     const id = ulid();
     const claim = await store.claim(id, { leaseMs: 5_000 });
-    expect(claim.status).toBe('acquired');
+    await client.script('FLUSH');
+    calls.length = 0;
+    expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 5_000 }))).toBe(true);
     expect(calls).toEqual(['evalsha', 'eval']);
+    expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
+  });
+
+  it('claims through the script on servers that reject SET with both NX and GET (Redis before 7.0)', async () => {
+    const calls: string[] = [];
+    const oldServer = {
+      set: async () => {
+        calls.push('set');
+        throw new Error('ERR syntax error');
+      },
+      evalsha: (...args: Parameters<Redis['evalsha']>) => (calls.push('evalsha'), client.evalsha(...args)),
+      eval: (...args: Parameters<Redis['eval']>) => (calls.push('eval'), client.eval(...args)),
+    };
+    const store = createRedisStore({ client: oldServer as unknown as Redis, prefix });
+    const id = ulid();
+    expect((await store.claim(id, { leaseMs: 5_000 })).status).toBe('acquired');
     expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' });
-    expect(calls).toEqual(['evalsha', 'eval', 'evalsha']);
+    expect(calls.filter((call) => call === 'set')).toEqual(['set']);
   });
 
   it('sees the same records through ioredis and node-redis, and never closes the client it was given', async () => {

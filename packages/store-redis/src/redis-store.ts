@@ -1,5 +1,5 @@
 import { createLeaseToken, type ClaimResult, type DedupeStore } from '@kyb-webhooks/core';
-import { scriptRunner, type RedisClientLike } from './client.js';
+import { scriptRunner, setNxGet, type RedisClientLike } from './client.js';
 import { CLAIM, COMPLETE, RELEASE } from './scripts.js';
 
 /**
@@ -29,7 +29,8 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
 
 /**
  * A dedupe store in Redis (standalone, Sentinel or Cluster; Valkey too), for receivers running in several processes.
- * Claim, complete and release are each one Lua script, so one round trip each once Redis has cached the scripts.
+ * A claim is one native `SET … NX GET PX` (a Lua script on Redis before 7.0); complete and release are each one
+ * Lua script, run by EVALSHA: one round trip per step.
  * Redis's clock decides when a lease or a retention ends (key TTLs). Errors, such as a lost connection, are thrown,
  * and the receiver answers 503 `store_unavailable` so the service retries.
  *
@@ -47,6 +48,9 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  */
 export function createRedisStore(options: RedisStoreOptions): DedupeStore {
   const run = scriptRunner(options.client);
+  const setIfMissing = setNxGet(options.client);
+  // Redis before 7.0 rejects NX together with GET; then every claim goes through the script instead.
+  let nativeClaim = true;
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const key = (eventId: string): string => `${prefix}{${eventId}}`;
   const held = (token: string): string => `p:${token}`;
@@ -54,7 +58,18 @@ export function createRedisStore(options: RedisStoreOptions): DedupeStore {
   return {
     async claim(eventId, { leaseMs }): Promise<ClaimResult> {
       const token = createLeaseToken();
-      const status = String(await run(CLAIM, key(eventId), [held(token), milliseconds('leaseMs', leaseMs)]));
+      const lease = milliseconds('leaseMs', leaseMs);
+      if (nativeClaim) {
+        try {
+          const previous = await setIfMissing(key(eventId), held(token), Number(lease));
+          if (previous === null) return { status: 'acquired', token };
+          return { status: previous === 'c' ? 'completed' : 'in_progress' };
+        } catch (error) {
+          if (!/syntax error|wrong number of arguments/i.test(String((error as Error)?.message))) throw error;
+          nativeClaim = false;
+        }
+      }
+      const status = String(await run(CLAIM, key(eventId), [held(token), lease]));
       if (status === 'acquired') return { status, token };
       if (status === 'in_progress' || status === 'completed') return { status };
       throw new Error(`Unexpected reply from the Redis claim script: ${status.slice(0, 40)}`);

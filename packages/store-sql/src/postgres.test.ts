@@ -94,6 +94,25 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     expect(count()).toBe(3);
   });
 
+  it('sends named prepared statements by default, and plain ones with preparedStatements: false (PgBouncer)', async () => {
+    const sent: unknown[] = [];
+    const spy = { query: (query: unknown, values?: unknown[]) => (sent.push(query), pool.query(query as string, values)) };
+    for (const preparedStatements of [true, false]) {
+      sent.length = 0;
+      const store = createPostgresStore({ pool: spy as never, table, preparedStatements });
+      const id = ulid();
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 5_000 }))).toBe(true);
+      expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
+      const names = sent.map((query) => (typeof query === 'string' ? undefined : (query as { name?: string }).name));
+      if (preparedStatements) {
+        expect(names).toEqual([expect.stringMatching(/^kyb_claim_[0-9a-f]{8}$/), expect.stringMatching(/^kyb_complete_/), names[0]]);
+      } else {
+        expect(names).toEqual([undefined, undefined, undefined]);
+      }
+    }
+  });
+
   it('works on a single pg.Client as well as a pool', async () => {
     const client = new pg.Client({ connectionString: postgres.url! });
     await client.connect();

@@ -14,7 +14,10 @@ import { postgresSchema } from './schema.js';
  * ```
  */
 export interface PgQueryable {
-  query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  query(
+    textOrConfig: string | { name?: string; text: string; values?: unknown[] },
+    values?: unknown[],
+  ): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
 /**
@@ -28,6 +31,12 @@ export interface PgQueryable {
 export type PostgresStoreOptions = ({ pool: PgQueryable; client?: never } | { client: PgQueryable; pool?: never }) & {
   /** Table name, optionally schema-qualified. Default `kyb_webhook_events`. */
   table?: string;
+  /**
+   * Send claim, complete and release as named prepared statements, planned once per connection instead of on
+   * every call (the claim's plan costs more than its execution). Default `true`; set `false` behind PgBouncer in
+   * transaction mode before 1.21, which cannot keep prepared statements.
+   */
+  preparedStatements?: boolean;
 };
 
 // statement_timestamp(), not now(): now() stays frozen for a whole transaction, and a caller may run the store on a
@@ -85,6 +94,16 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
   const releaseSql = `DELETE FROM ${t}
 WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}`;
 
+  const prepared = options.preparedStatements ?? true;
+  const statement = (purpose: string, text: string) => {
+    // The name carries a hash of the text: one connection may serve stores of several tables.
+    const name = `kyb_${purpose}_${hash(text)}`;
+    return (values: unknown[]) => (prepared ? db.query({ name, text, values }) : db.query(text, values));
+  };
+  const claimQuery = statement('claim', claimSql);
+  const completeQuery = statement('complete', completeSql);
+  const releaseQuery = statement('release', releaseSql);
+
   return {
     table,
     async claim(eventId, { leaseMs }): Promise<ClaimResult> {
@@ -92,7 +111,7 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
       const lease = milliseconds('leaseMs', leaseMs);
       const token = createLeaseToken();
       for (let attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-        const { rows } = await db.query(claimSql, [eventId, token, lease]);
+        const { rows } = await claimQuery([eventId, token, lease]);
         const status = (rows[0] as { status?: string } | undefined)?.status;
         if (status === 'acquired') return { status, token };
         if (status === 'in_progress' || status === 'completed') return { status };
@@ -101,12 +120,12 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
     },
     async complete(eventId, token, { retainMs }): Promise<boolean> {
       checkEventId(eventId);
-      const { rowCount } = await db.query(completeSql, [eventId, token, milliseconds('retainMs', retainMs)]);
+      const { rowCount } = await completeQuery([eventId, token, milliseconds('retainMs', retainMs)]);
       return rowCount === 1;
     },
     async release(eventId, token): Promise<boolean> {
       checkEventId(eventId);
-      const { rowCount } = await db.query(releaseSql, [eventId, token]);
+      const { rowCount } = await releaseQuery([eventId, token]);
       return rowCount === 1;
     },
     async ensureSchema(): Promise<void> {
@@ -134,4 +153,11 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
       return rowCount ?? 0;
     },
   };
+}
+
+/** FNV-1a, 32 bits, as hex: a short, stable name suffix for a statement's text. */
+function hash(text: string): string {
+  let value = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) value = Math.imul(value ^ text.charCodeAt(i), 0x01000193);
+  return (value >>> 0).toString(16).padStart(8, '0');
 }

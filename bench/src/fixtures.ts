@@ -1,0 +1,104 @@
+/**
+ * Deliveries for the benches, signed by the test kit exactly as the service signs them. Every delivery has its own
+ * event_id. Signer and receivers share one fixed clock, so a pool signed at start-up stays inside the 5-minute
+ * signature window and the attestation lifetime however long the run takes.
+ */
+import {
+  createTestSigner,
+  testEvents,
+  type SignedDelivery,
+  type TestEnvelope,
+  type TestSigner,
+} from '@kyb-webhooks/testing';
+
+/**
+ * The one clock of a bench run (whole seconds, like `t`). HTTP server processes get the parent's value through
+ * `KYB_BENCH_NOW_MS`, so the pools the parent signed are fresh for them too.
+ */
+export const BENCH_NOW_MS = Number(process.env['KYB_BENCH_NOW_MS'] ?? Math.floor(Date.now() / 1000) * 1000);
+export const benchNow = (): number => BENCH_NOW_MS;
+
+/** HMAC only (`kyb.data_request.pending_approval`), or HMAC + RS256 attestation (`kyb.data_request.released`). */
+export type EventKind = 'hmac' | 'attested';
+
+export function createBenchSigner(): Promise<TestSigner> {
+  return createTestSigner({ now: BENCH_NOW_MS });
+}
+
+export function benchEvent(kind: EventKind): TestEnvelope {
+  return kind === 'hmac' ? testEvents.dataRequestPendingApproval() : testEvents.dataRequestReleased();
+}
+
+const encoder = new TextEncoder();
+const byteLength = (text: string): number => encoder.encode(text).byteLength;
+
+interface PaddingItem {
+  field: string;
+  value: string;
+  checked_at: string;
+  ok: boolean;
+}
+
+function paddingItem(i: number): PaddingItem {
+  return {
+    field: `note_${String(i).padStart(5, '0')}`,
+    value: 'Registered office confirmed against the register extract',
+    checked_at: '2026-01-01T00:00:00.000Z',
+    ok: i % 3 !== 0,
+  };
+}
+
+/**
+ * The envelope with extra `data` fields (kept by the schemas: the service adds fields without notice) so that it
+ * serializes to exactly `targetBytes`: an array of small records, like a real payload, then a filler string for the
+ * last bytes. An envelope already larger than the target is returned as is.
+ */
+export function padEnvelope(envelope: TestEnvelope, targetBytes: number): TestEnvelope {
+  const withPadding = (items: PaddingItem[], fill: string): TestEnvelope => ({
+    ...envelope,
+    data: { ...envelope.data, bench_padding: items, bench_fill: fill },
+  });
+  let size = byteLength(JSON.stringify(withPadding([], '')));
+  if (size > targetBytes) return envelope;
+  const items: PaddingItem[] = [];
+  for (let i = 0; ; i++) {
+    const item = paddingItem(i);
+    const added = byteLength(JSON.stringify(item)) + (items.length > 0 ? 1 : 0);
+    if (size + added > targetBytes) break;
+    items.push(item);
+    size += added;
+  }
+  const padded = withPadding(items, 'x'.repeat(targetBytes - size));
+  const actual = byteLength(JSON.stringify(padded));
+  if (actual !== targetBytes) throw new Error(`padding produced ${actual} bytes, wanted ${targetBytes}`);
+  return padded;
+}
+
+/**
+ * `count` signed deliveries of one kind, each with a fresh event_id, padded to `targetBytes` when given (the
+ * attestation is made first, so the padding counts it; it covers the ids, not `data`). RS256 signing goes through
+ * Web Crypto's thread pool, so batches run concurrently.
+ */
+export async function signPool(signer: TestSigner, kind: EventKind, count: number, targetBytes?: number): Promise<SignedDelivery[]> {
+  const one = async (): Promise<SignedDelivery> => {
+    const carried = await signer.withAttestation(benchEvent(kind));
+    return signer.sign(targetBytes === undefined ? carried : padEnvelope(carried, targetBytes));
+  };
+  const pool: SignedDelivery[] = [];
+  const batch = kind === 'attested' ? 32 : 256;
+  while (pool.length < count) {
+    const n = Math.min(batch, count - pool.length);
+    pool.push(...(await Promise.all(Array.from({ length: n }, one))));
+  }
+  return pool;
+}
+
+/** Hands out pool entries in order and fails loudly when a bench would reuse one (dedupe would answer it). */
+export function cursor<T>(pool: readonly T[], label: string): () => T {
+  let next = 0;
+  return () => {
+    const item = pool[next++];
+    if (item === undefined) throw new Error(`pool "${label}" exhausted after ${pool.length} items; size it with plannedCalls()`);
+    return item;
+  };
+}

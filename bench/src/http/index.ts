@@ -1,0 +1,180 @@
+/**
+ * Section B: the same endpoint under load in each framework, in a server process of its own: (a) a bare endpoint,
+ * (b) the bare endpoint plus a node:crypto HMAC check, (c) our adapter (HMAC-only and attested events). Requests
+ * per second and server CPU µs per request, medians of interleaved rounds.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { SignedDelivery } from '@kyb-webhooks/testing';
+import type { AutocannonRequest } from 'autocannon';
+import { createBenchSigner, signPool, type EventKind } from '../fixtures.js';
+import { median } from '../harness.js';
+import { int, signedUs, table, us, verdict } from '../report.js';
+import type { BenchOptions, Section } from '../section.js';
+import { startServer, type ServerHandle } from './child.js';
+import { runLoad, toRequests, type LoadOptions, type LoadResult } from './load.js';
+import { probe } from './probe.js';
+import { FRAMEWORKS, VARIANTS, WEBHOOK_PATH, type Framework, type ServerConfig, type Variant } from './protocol.js';
+
+const TARGET_EXTRA_CPU_US = 25;
+const PACKAGES_DIR = fileURLToPath(new URL('../../../packages/', import.meta.url));
+
+type RowId = 'bare' | 'hmac' | 'adapter-hmac' | 'adapter-attested';
+interface Row {
+  id: RowId;
+  variant: Variant;
+  kind: EventKind;
+  label: string;
+}
+const ROWS: readonly Row[] = [
+  { id: 'bare', variant: 'bare', kind: 'hmac', label: '(a) bare: raw body, 200' },
+  { id: 'hmac', variant: 'hmac', kind: 'hmac', label: '(b) bare + node:crypto HMAC' },
+  { id: 'adapter-hmac', variant: 'adapter', kind: 'hmac', label: '(c) kybWebhooks, HMAC-only' },
+  { id: 'adapter-attested', variant: 'adapter', kind: 'attested', label: '(c) kybWebhooks, attested' },
+];
+
+interface Settings extends LoadOptions {
+  rounds: number;
+  warmupS: number;
+  hmacPool: number;
+  attestedPool: number;
+}
+
+function settings(quick: boolean): Settings {
+  // autocannon stops on its 1-second sampling tick, so durations are whole seconds.
+  return quick
+    ? { rounds: 1, durationS: 1, warmupS: 1, connections: 10, hmacPool: 500, attestedPool: 100 }
+    : { rounds: 6, durationS: 2, warmupS: 2, connections: 10, hmacPool: 2000, attestedPool: 400 };
+}
+
+interface Target {
+  framework: Framework;
+  servers: Record<Variant, ServerHandle>;
+}
+
+async function startFramework(framework: Framework, config: ServerConfig, samples: SignedDelivery[]): Promise<Target | string> {
+  if (!existsSync(`${PACKAGES_DIR}${framework}/src/index.ts`)) return `packages/${framework}/src/index.ts does not exist yet`;
+  const started = await Promise.allSettled(VARIANTS.map((variant) => startServer(framework, variant, config)));
+  const servers = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+  const failed = started.flatMap((outcome) => (outcome.status === 'rejected' ? [String((outcome.reason as Error).message ?? outcome.reason)] : []));
+  const problems = [...failed];
+  for (const server of servers) {
+    for (const problem of await probe(server, config.path, samples)) problems.push(`${server.variant}: ${problem}`);
+  }
+  if (problems.length > 0) {
+    await Promise.all(servers.map((server) => server.close()));
+    return problems.join('; ').split('\n')[0]!;
+  }
+  const byVariant = Object.fromEntries(servers.map((server) => [server.variant, server])) as Record<Variant, ServerHandle>;
+  return { framework, servers: byVariant };
+}
+
+export const httpSection: Section = {
+  name: 'http',
+  title: 'B. HTTP (server per framework and endpoint, autocannon)',
+  async run(bench: BenchOptions): Promise<string> {
+    const s = settings(bench.quick);
+    const signer = await createBenchSigner();
+    bench.progress('http: signing the request pools');
+    const pools: Record<EventKind, SignedDelivery[]> = {
+      hmac: await signPool(signer, 'hmac', s.hmacPool),
+      attested: await signPool(signer, 'attested', s.attestedPool),
+    };
+    const requests: Record<EventKind, AutocannonRequest[]> = {
+      hmac: toRequests(pools.hmac, WEBHOOK_PATH),
+      attested: toRequests(pools.attested, WEBHOOK_PATH),
+    };
+    const config: ServerConfig = {
+      secrets: { ...signer.secrets },
+      issuer: signer.issuer,
+      audience: signer.audience,
+      jwks: signer.jwks,
+      path: WEBHOOK_PATH,
+    };
+    const samples = [pools.hmac[0]!, pools.attested[0]!];
+
+    const targets: Target[] = [];
+    const skipped: string[] = [];
+    const results = new Map<string, LoadResult[]>();
+    try {
+      bench.progress(`http: starting ${FRAMEWORKS.length} × ${VARIANTS.length} servers`);
+      const started = await Promise.all(FRAMEWORKS.map((framework) => startFramework(framework, config, samples)));
+      for (const [i, target] of started.entries()) {
+        if (typeof target === 'string') skipped.push(`${FRAMEWORKS[i]}: ${target}`);
+        else targets.push(target);
+      }
+      const runOne = async (target: Target, row: Row, options: LoadOptions): Promise<LoadResult> =>
+        runLoad(target.servers[row.variant], requests[row.kind], options);
+
+      for (const target of targets) {
+        bench.progress(`http: warming up ${target.framework}`);
+        for (const row of ROWS) await runOne(target, row, { ...s, durationS: s.warmupS });
+      }
+      for (let round = 0; round < s.rounds; round++) {
+        bench.progress(`http: round ${round + 1}/${s.rounds}`);
+        for (const [t, target] of targets.entries()) {
+          for (let k = 0; k < ROWS.length; k++) {
+            // Rotated so that no endpoint always runs first (or right after the same neighbour).
+            const row = ROWS[(k + round + t) % ROWS.length]!;
+            const key = `${target.framework}:${row.id}`;
+            const result = await runOne(target, row, s);
+            results.set(key, [...(results.get(key) ?? []), result]);
+            bench.progress(`http:   ${target.framework} ${row.label}: ${int(result.requestsPerSecond)} req/s, ${us(result.cpuMicrosPerRequest)} µs/req`);
+          }
+        }
+      }
+    } finally {
+      await Promise.all(targets.flatMap((target) => Object.values(target.servers).map((server) => server.close())));
+    }
+
+    const series = (framework: Framework, id: RowId, pick: (result: LoadResult) => number): number[] =>
+      (results.get(`${framework}:${id}`) ?? []).map(pick);
+    const cpuPerRequest = (result: LoadResult): number => result.cpuMicrosPerRequest;
+    // Δ against (b) per round, then the median: (b) and (c) of one round ran a few seconds apart, so load from
+    // other processes on this machine cancels out better than in a difference of two medians.
+    const deltas = (framework: Framework, id: RowId): number[] => {
+      const base = series(framework, 'hmac', cpuPerRequest);
+      return series(framework, id, cpuPerRequest).map((value, round) => value - base[round]!);
+    };
+    const spread = (values: number[]): string => `${signedUs(Math.min(...values))} … ${signedUs(Math.max(...values))}`;
+    const rows: string[][] = [];
+    const verdicts: string[] = [];
+    for (const { framework } of targets) {
+      for (const row of ROWS) {
+        const delta = row.id === 'hmac' ? undefined : deltas(framework, row.id);
+        rows.push([
+          row === ROWS[0] ? framework : '',
+          row.label,
+          int(median(series(framework, row.id, (result) => result.requestsPerSecond))),
+          us(median(series(framework, row.id, cpuPerRequest))),
+          delta ? signedUs(median(delta)) : '',
+          delta && delta.length > 1 ? spread(delta) : '',
+        ]);
+      }
+      const extra = deltas(framework, 'adapter-hmac');
+      verdicts.push(
+        verdict(
+          median(extra) <= TARGET_EXTRA_CPU_US,
+          `B ${framework}: (c) HMAC-only costs ${signedUs(median(extra))} µs server CPU/request over (b)` +
+            `${extra.length > 1 ? ` (median of ${extra.length} rounds, ${spread(extra)})` : ''}; target ≤ +${TARGET_EXTRA_CPU_US}`,
+        ),
+      );
+    }
+    for (const reason of skipped) verdicts.push(verdict('skipped', `B ${reason}`));
+
+    const title =
+      `HTTP · ${s.connections} connections · ${s.durationS} s per run · median of ${s.rounds} interleaved round${s.rounds > 1 ? 's' : ''} · ` +
+      `bodies ${int(pools.hmac[0]!.body.byteLength)} B (HMAC-only) / ${int(pools.attested[0]!.body.byteLength)} B (attested)`;
+    const notes = [
+      'Notes',
+      '  server CPU = process.cpuUsage() delta of the server process over the run ÷ requests completed (autocannon runs',
+      '  in the bench process, sharing the 2 cores, so req/s is bounded by both; CPU µs/request is the figure to compare).',
+      `  (c) cycles through ${int(s.hmacPool)} HMAC-only / ${int(s.attestedPool)} attested pre-signed deliveries (distinct event_ids, signed at`,
+      '  the pinned clock the server also uses); the memory store claims every request under its own key (event_id#n), so',
+      '  each request does the full claim/complete work instead of being answered as a duplicate (dedupe itself: see A3).',
+      '  Servers run the workspace sources through tsx (--conditions=@kyb-webhooks/source), like the rest of the bench.',
+      '  Other processes on the machine move single runs by ±30%; the Δ column pairs (b) and (c) of the same round.',
+    ];
+    return [table(title, ['framework', 'endpoint', 'req/s', 'CPU µs/req', 'Δ CPU vs (b)', 'Δ per round'], rows), notes.join('\n'), ['Verdicts (HTTP)', ...verdicts].join('\n')].join('\n\n');
+  },
+};

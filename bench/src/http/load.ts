@@ -1,0 +1,51 @@
+/** One load run against one server: autocannon in this process, server CPU from the server's own counters. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { SignedDelivery } from '@kyb-webhooks/testing';
+import autocannon, { type AutocannonRequest } from 'autocannon';
+import type { ServerHandle } from './child.js';
+
+export interface LoadOptions {
+  durationS: number;
+  connections: number;
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  /** Server CPU (user + system) over the run divided by the requests completed. */
+  cpuMicrosPerRequest: number;
+  completed: number;
+}
+
+/** Pre-built requests cycled by every connection (autocannon builds each one once). */
+export function toRequests(pool: readonly SignedDelivery[], path: string): AutocannonRequest[] {
+  return pool.map((delivery) => ({
+    method: 'POST',
+    path,
+    headers: delivery.headers,
+    body: Buffer.from(delivery.body.buffer, delivery.body.byteOffset, delivery.body.byteLength),
+  }));
+}
+
+export async function runLoad(server: ServerHandle, requests: AutocannonRequest[], options: LoadOptions): Promise<LoadResult> {
+  const before = await server.cpuMicros();
+  const result = await autocannon({
+    url: `http://127.0.0.1:${server.port}`,
+    connections: options.connections,
+    duration: options.durationS,
+    requests,
+  });
+  // Let the requests still in flight when autocannon stopped finish, so their CPU is not left out... or counted
+  // for the next run.
+  await sleep(50);
+  const after = await server.cpuMicros();
+  const completed = result.requests.total;
+  if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0 || completed === 0) {
+    const codes = Object.entries(result.statusCodeStats).map(([code, { count }]) => `${code}×${count}`).join(', ');
+    throw new Error(`${server.framework} ${server.variant}: ${completed} completed, ${result.errors} errors, ${result.timeouts} timeouts, status ${codes}`);
+  }
+  return {
+    requestsPerSecond: completed / result.duration,
+    cpuMicrosPerRequest: (after - before) / completed,
+    completed,
+  };
+}

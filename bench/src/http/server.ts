@@ -1,0 +1,44 @@
+/**
+ * One HTTP server of the bench, run as a child process by the HTTP section:
+ *   node --conditions=@kyb-webhooks/source --import tsx bench/src/http/server.ts <framework> <variant>
+ * Configuration (secrets, JWKS, issuer, audience, path) comes in `KYB_BENCH_SERVER`, the clock in
+ * `KYB_BENCH_NOW_MS`. It listens on a free 127.0.0.1 port, reports it over IPC, answers `cpu` messages with its
+ * process.cpuUsage(), and exits when the parent disconnects.
+ */
+import { createBenchReceiver } from '../receiver.js';
+import { apps } from './apps/index.js';
+import { createHmacCheck, perRequestKeyStore } from './baseline.js';
+import { FRAMEWORKS, VARIANTS, type Framework, type ParentMessage, type ServerConfig, type ServerMessage, type Variant } from './protocol.js';
+
+const send = (message: ServerMessage): void => {
+  process.send?.(message);
+};
+
+async function main(): Promise<void> {
+  const [framework, variant] = process.argv.slice(2) as [Framework, Variant];
+  if (!FRAMEWORKS.includes(framework) || !VARIANTS.includes(variant)) {
+    throw new Error(`usage: server.ts <${FRAMEWORKS.join('|')}> <${VARIANTS.join('|')}>`);
+  }
+  const raw = process.env['KYB_BENCH_SERVER'];
+  if (!raw) throw new Error('KYB_BENCH_SERVER is not set; the HTTP section starts this process');
+  const config = JSON.parse(raw) as ServerConfig;
+  const secrets = Object.fromEntries(Object.entries(config.secrets).map(([version, secret]) => [version, String(secret)]));
+  const start = await apps[framework]();
+  const port = await start({
+    variant,
+    path: config.path,
+    checkHmac: createHmacCheck(secrets),
+    receiver: () => createBenchReceiver(config, perRequestKeyStore()),
+  });
+  process.on('message', (message: ParentMessage) => {
+    if (message.type === 'cpu') send({ type: 'cpu', id: message.id, ...process.cpuUsage() });
+  });
+  process.on('disconnect', () => process.exit(0));
+  send({ type: 'ready', port });
+}
+
+main().catch((error: unknown) => {
+  send({ type: 'error', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+  process.exitCode = 1;
+  process.disconnect?.();
+});

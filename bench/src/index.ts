@@ -1,0 +1,41 @@
+/**
+ * The benchmarks: `pnpm bench` from the root, or `pnpm --filter @kyb-webhooks/bench run bench [-- flags]`.
+ *   --only <section>   run one section: micro | http | stores
+ *   --quick            a short smoke run (rough figures, under a minute)
+ * Speed is reported as ratios against baselines measured in the same run; these are not tests and CI does not run
+ * them. The report goes to stdout, progress to stderr.
+ */
+import { parseArgs } from 'node:util';
+import { httpSection } from './http/index.js';
+import { microSection } from './micro/index.js';
+import type { BenchOptions, Section } from './section.js';
+import { storeSection } from './stores/index.js';
+
+// A later store section (bench/src/stores/index.ts exporting a `Section`) is added here.
+const sections: Section[] = [microSection, httpSection, storeSection];
+
+const { values } = parseArgs({
+  args: process.argv.slice(2).filter((arg) => arg !== '--'),
+  options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } },
+});
+const selected = values.only === undefined ? sections : sections.filter((section) => section.name === values.only);
+if (selected.length === 0) {
+  console.error(`--only ${values.only}: no such section (${sections.map((section) => section.name).join(', ')})`);
+  process.exit(2);
+}
+
+const started = Date.now();
+const options: BenchOptions = {
+  quick: values.quick ?? false,
+  progress: (line) => process.stderr.write(`  · ${line} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`),
+};
+console.log(
+  `kyb-webhooks bench${options.quick ? ' --quick (smoke run: rough figures)' : ''} · Node ${process.version} · ` +
+    `${(await import('node:os')).availableParallelism()} CPUs · ${new Date().toISOString()}`,
+);
+for (const section of selected) {
+  process.stderr.write(`› ${section.title}\n`);
+  const report = await section.run(options);
+  console.log(`\n${report}`);
+}
+console.log(`\ndone in ${((Date.now() - started) / 1000).toFixed(0)} s`);

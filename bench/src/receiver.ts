@@ -1,0 +1,22 @@
+/** The receiver every bench uses: both checks configured, fixed clock, a no-op handler per bench event type. */
+import { createReceiver, type DedupeStore, type Receiver, type SecretKeyring } from '@kyb-webhooks/core';
+import type { JSONWebKeySet } from 'jose';
+import { benchNow } from './fixtures.js';
+
+export interface ReceiverConfig {
+  secrets: SecretKeyring;
+  issuer: string;
+  audience: string;
+  jwks: JSONWebKeySet;
+}
+
+export function createBenchReceiver(config: ReceiverConfig, store?: DedupeStore): Receiver {
+  const receiver = createReceiver({
+    secrets: config.secrets,
+    attestation: { issuer: config.issuer, audience: config.audience, jwks: config.jwks },
+    now: benchNow,
+    ...(store ? { store } : {}),
+  });
+  const noop = async (): Promise<void> => {};
+  return receiver.on('kyb.data_request.pending_approval', noop).on('kyb.data_request.released', noop);
+}

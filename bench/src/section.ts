@@ -1,0 +1,19 @@
+/**
+ * What every bench section plugs into. `index.ts` runs the sections in order; a section measures, then returns its
+ * report (tables and one verdict line per target) as text. A store section (bench/src/stores/, added later) is one
+ * more `Section` in the list of `index.ts`.
+ */
+export interface BenchOptions {
+  /** A short smoke run: fewer rounds and iterations, shorter HTTP runs. The figures are rough. */
+  quick: boolean;
+  /** Progress lines (stderr), so the report on stdout stays clean. */
+  progress: (line: string) => void;
+}
+
+export interface Section {
+  /** Used by `--only <name>`. */
+  name: string;
+  /** One line for the progress output. */
+  title: string;
+  run(options: BenchOptions): Promise<string>;
+}
