@@ -20,7 +20,8 @@ export interface ServerHandle {
 export async function startServer(framework: Framework, variant: Variant, config: ServerConfig): Promise<ServerHandle> {
   const child: ChildProcess = fork(SERVER_FILE, [framework, variant], {
     cwd: BENCH_DIR,
-    execArgv: ['--conditions=@kyb-webhooks/source', '--import', 'tsx'],
+    // KYB_BENCH_SERVER_NODE_ARGS adds Node flags to the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+    execArgv: ['--conditions=@kyb-webhooks/source', '--import', 'tsx', ...(process.env.KYB_BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)],
     env: { ...process.env, KYB_BENCH_SERVER: JSON.stringify(config), KYB_BENCH_NOW_MS: String(BENCH_NOW_MS) },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
