@@ -64,8 +64,38 @@ export function readBodyStream(
   });
 }
 
+/**
+ * Reads a Web `ReadableStream` body (Hono, Workers, Deno, Bun) with the same limit, buffering at most
+ * `maxBytes` plus one chunk.
+ *
+ * @example
+ * ```ts
+ * const read = await readWebBodyStream(request.body, { maxBytes: receiver.maxBodyBytes })
+ * if (!read.ok) return respond(receiver.reject(read.code))
+ * ```
+ */
+export async function readWebBodyStream(stream: ReadableStream<Uint8Array>, options: { maxBytes: number }): Promise<BodyReadResult> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    length += value.byteLength;
+    if (length > options.maxBytes) {
+      // Not cancel(): on @hono/node-server that destroys the socket before the 413 is written; the server
+      // drains or closes the rest itself once the answer is out.
+      reader.releaseLock();
+      return { ok: false, code: 'body_too_large' };
+    }
+    chunks.push(value);
+  }
+  return { ok: true, body: concatBytes(chunks, length) };
+}
+
 function concatBytes(chunks: Uint8Array[], length: number): Uint8Array {
   if (chunks.length === 1) return chunks[0]!;
+  if (chunks.length === 0) return new Uint8Array(0);
   const out = new Uint8Array(length);
   let offset = 0;
   for (const chunk of chunks) {

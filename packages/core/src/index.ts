@@ -49,7 +49,7 @@ export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './
 export { ERRORS, KybWebhookError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { readHeader } from './headers.js';
-export { readBodyStream } from './body.js';
+export { readBodyStream, readWebBodyStream } from './body.js';
 export type { ByteStream, BodyReadResult } from './body.js';
 export type { HeadersInput } from './headers.js';
 export type { Logger, LogEntry } from './logger.js';

@@ -1,4 +1,4 @@
-import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
+import { readWebBodyStream, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
 import type { Context, Handler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
@@ -60,34 +60,8 @@ async function receive(receiver: Receiver, c: Context): Promise<ReceiveResult> {
   }
   if (Number.isNaN(declaredLength) && cached.length === 0 && req.raw.body) {
     // No Content-Length (chunked): read the stream with the limit, never buffering more than maxBodyBytes + 1 chunk.
-    const body = await readLimited(req.raw.body, receiver.maxBodyBytes);
-    if (!body) return receiver.reject('body_too_large');
-    return receiver.receive({ method: req.method, headers: req.raw.headers, body });
+    const read = await readWebBodyStream(req.raw.body, { maxBytes: receiver.maxBodyBytes });
+    return read.ok ? receiver.receive({ method: req.method, headers: req.raw.headers, body: read.body }) : receiver.reject(read.code);
   }
   return receiver.receive({ method: req.method, headers: req.raw.headers, body: await req.arrayBuffer() });
-}
-
-async function readLimited(stream: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | undefined> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    length += value.byteLength;
-    if (length > maxBytes) {
-      // Not cancel(): on @hono/node-server that destroys the socket before the 413 is written; the server
-      // drains or closes the rest itself once the answer is out.
-      reader.releaseLock();
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(length);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
 }

@@ -5,7 +5,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createMySqlStore, mysqlSchema, mysqlSchemaFile } from './mysql.js';
-import { countQueries, sleep, testTable, withSkewedAppClock } from './test-helpers.js';
+import { countQueries, sleep, testTable, withSkewedAppClock, expectPurgeCompleted } from './test-helpers.js';
 
 const mysqlServer = testService('mysql');
 
@@ -157,25 +157,11 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     const store = createMySqlStore({ pool, table: purgeTable });
     await store.ensureSchema();
     try {
-      const [short, long, open] = [ulid(), ulid(), ulid()];
-      for (const [id, retainMs] of [
-        [short, 200],
-        [long, 60_000],
-      ] as const) {
-        const claim = await store.claim(id, { leaseMs: 5_000 });
-        if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs });
-      }
-      await store.claim(open, { leaseMs: 60_000 });
-      await sleep(300);
-      expect(await store.purgeCompleted()).toBe(1);
-      expect(await store.purgeCompleted()).toBe(0);
       const ids = async () =>
         ((await pool.query(`SELECT CAST(event_id AS CHAR) AS id FROM \`${purgeTable}\` ORDER BY 1`)) as [{ id: string }[], unknown])[0].map(
           (r) => r.id,
         );
-      expect(await ids()).toEqual([long, open].sort());
-      expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(1);
-      expect(await ids()).toEqual([open]);
+      await expectPurgeCompleted(store, ids);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\``);
     }

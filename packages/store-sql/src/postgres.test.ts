@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createPostgresStore, postgresSchema, postgresSchemaFile } from './postgres.js';
-import { countQueries, sleep, testTable, withSkewedAppClock } from './test-helpers.js';
+import { countQueries, sleep, testTable, withSkewedAppClock, expectPurgeCompleted } from './test-helpers.js';
 
 const postgres = testService('postgres');
 
@@ -151,23 +151,8 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     const store = createPostgresStore({ pool, table: `public.${purgeTable}` });
     await store.ensureSchema();
     try {
-      const [short, long, open] = [ulid(), ulid(), ulid()];
-      for (const [id, retainMs] of [
-        [short, 200],
-        [long, 60_000],
-      ] as const) {
-        const claim = await store.claim(id, { leaseMs: 5_000 });
-        if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs });
-      }
-      await store.claim(open, { leaseMs: 60_000 });
-      await sleep(300);
-      expect(await store.purgeCompleted()).toBe(1);
-      expect(await store.purgeCompleted()).toBe(0);
       const ids = async () => (await pool.query(`SELECT event_id FROM "${purgeTable}" ORDER BY 1`)).rows.map((r) => r.event_id);
-      expect(await ids()).toEqual([long, open].sort());
-      expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(1);
-      expect(await ids()).toEqual([open]);
-      expect(await store.claim(long, { leaseMs: 1_000 })).toMatchObject({ status: 'acquired' });
+      await expectPurgeCompleted(store, ids);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS "${purgeTable}"`);
     }

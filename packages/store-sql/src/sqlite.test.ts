@@ -6,7 +6,7 @@ import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, sqliteSchema, sqliteSchemaFile } from './sqlite.js';
-import { sleep, withSkewedAppClock } from './test-helpers.js';
+import { sleep, withSkewedAppClock, expectPurgeCompleted } from './test-helpers.js';
 
 // SQLite needs no server: every store gets a file in a temporary directory.
 const dir = mkdtempSync(join(tmpdir(), 'kyb-sqlite-'));
@@ -87,22 +87,8 @@ describe('sqlite store specifics', () => {
     const database = new Database(tempFile());
     const store = createSqliteStore({ database });
     await store.ensureSchema();
-    const [short, long, open] = [ulid(), ulid(), ulid()];
-    for (const [id, retainMs] of [
-      [short, 200],
-      [long, 60_000],
-    ] as const) {
-      const claim = await store.claim(id, { leaseMs: 5_000 });
-      if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs });
-    }
-    await store.claim(open, { leaseMs: 60_000 });
-    await sleep(300);
-    expect(await store.purgeCompleted()).toBe(1);
-    expect(await store.purgeCompleted()).toBe(0);
-    const ids = () => database.prepare('SELECT event_id FROM kyb_webhook_events ORDER BY 1').pluck().all();
-    expect(ids()).toEqual([long, open].sort());
-    expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(1);
-    expect(ids()).toEqual([open]);
+    const ids = () => database.prepare('SELECT event_id FROM kyb_webhook_events ORDER BY 1').pluck().all() as string[];
+    await expectPurgeCompleted(store, ids);
     database.close();
   });
 

@@ -1,5 +1,7 @@
 // Test-only helpers shared by the store-sql tests; package.json "files" leaves this file out of the package.
-import { vi } from 'vitest';
+import { ulid } from '@kyb-webhooks/testing';
+import { expect, vi } from 'vitest';
+import type { SqlDedupeStore } from './sql-store.js';
 
 /** A table name of its own for each test file, so files running in parallel never share records. */
 export function testTable(): string {
@@ -33,3 +35,27 @@ export async function withSkewedAppClock<R>(offsetMs: number, fn: () => Promise<
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The purge scenario every SQL store must pass: a record completed with a short retention is purged once it
+ * elapsed, a long one and an open lease are kept; with `olderThanMs` the long completed one goes too, and the
+ * lease stays. `ids` lists the table's event ids.
+ */
+export async function expectPurgeCompleted(store: SqlDedupeStore, ids: () => Promise<string[]> | string[]): Promise<void> {
+  const [short, long, open] = [ulid(), ulid(), ulid()];
+  for (const [id, retainMs] of [
+    [short, 200],
+    [long, 60_000],
+  ] as const) {
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs });
+  }
+  await store.claim(open, { leaseMs: 60_000 });
+  await sleep(300);
+  expect(await store.purgeCompleted()).toBe(1);
+  expect(await store.purgeCompleted()).toBe(0);
+  expect(await ids()).toEqual([long, open].sort());
+  expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(1);
+  expect(await ids()).toEqual([open]);
+  expect(await store.claim(long, { leaseMs: 1_000 })).toMatchObject({ status: 'acquired' });
+}

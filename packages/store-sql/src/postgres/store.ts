@@ -129,16 +129,11 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
       return rowCount === 1;
     },
     async ensureSchema(): Promise<void> {
-      const sql = postgresSchema(table);
-      try {
-        await db.query(sql);
-      } catch (error) {
-        // Two processes creating the table at once: one of them loses on a catalog unique index. Creating it
-        // again then finds it there.
-        const code = (error as { code?: string }).code;
-        if (code !== '23505' && code !== '42P07') throw error;
-        await db.query(sql);
-      }
+      // CREATE … IF NOT EXISTS is not safe against itself: two processes creating the table at once can both pass
+      // the check and one fails on the catalog ("type … already exists"). A transaction-scoped advisory lock on the
+      // table's name serialises them; the statements of one simple query run as one implicit transaction. The name
+      // passed parseTableName (letters, digits, underscores, a dot), so it is safe inside the literal.
+      await db.query(`SELECT pg_advisory_xact_lock(hashtext('kyb-webhooks:${table}'));\n${postgresSchema(table)}`);
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
       const expired = `expires_at <= ${NOW}`;
