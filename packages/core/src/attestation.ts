@@ -16,6 +16,7 @@ import { KybWebhookError, rejection } from './errors.js';
 export const ATTESTATION_TYP = 'kyb-attestation+jwt';
 /** Fixed by the verifier, never read from the token (spec 5.5.2). */
 const ALG = 'RS256';
+const KEY_MEMORY_MS = 5_000;
 const REQUIRED_CLAIMS = ['iss', 'aud', 'exp', 'iat', 'event_id', 'stream_id', 'seq', 'request_id'] as const;
 
 /** Options of the attestation check: where the KYB keys are and what the claims must say. */
@@ -95,6 +96,9 @@ export function createAttestationVerifier(
   }
   const resolveKey = createKeyResolver(options);
   const headers = new Map<string, ProtectedHeaderParameters>();
+  // The key a header resolved to, for a few seconds: skips jose's asynchronous JWKS lookup on the hot path while
+  // keeping key removals from the JWKS effective within KEY_MEMORY_MS of jose noticing them.
+  const keys = new Map<string, { key: CryptoKey; until: number }>();
 
   return async (token, envelope) => {
     const parts = token.split('.');
@@ -122,7 +126,16 @@ export function createAttestationVerifier(
     if (header.crit !== undefined) throw rejection('attestation_invalid', 'crit header parameters are not supported');
 
     // 3. the key named by kid.
-    const key = await resolveKey(header, { payload: encodedPayload, signature: encodedSignature });
+    const time = Date.now();
+    const remembered = keys.get(encodedHeader);
+    let key: CryptoKey;
+    if (remembered && remembered.until > time) {
+      key = remembered.key;
+    } else {
+      key = await resolveKey(header, { payload: encodedPayload, signature: encodedSignature });
+      if (keys.size >= 16) keys.delete(keys.keys().next().value as string);
+      keys.set(encodedHeader, { key, until: time + KEY_MEMORY_MS });
+    }
 
     // 3–4. signature, then the registered claims.
     const currentDate = new Date(now());

@@ -7,15 +7,15 @@ export interface ByteStream {
   on(event: 'end', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   removeListener(event: string, listener: (...args: never[]) => void): unknown;
-  pause?(): unknown;
+  resume?(): unknown;
 }
 
 /** The outcome of {@link readBodyStream}. */
 export type BodyReadResult = { ok: true; body: Uint8Array } | { ok: false; code: 'body_too_large' };
 
 /**
- * Reads a request stream into one `Uint8Array`, exactly as sent, and stops as soon as it exceeds `maxBytes` (or
- * at once when the declared Content-Length already does), so an oversized body is never buffered whole.
+ * Reads a request stream into one `Uint8Array`, exactly as sent, and stops keeping it as soon as it exceeds
+ * `maxBytes` (or at once when the declared Content-Length already does), so an oversized body is never buffered whole.
  * Used by the Node adapters (Express, Koa); rejects when the stream errors (client gone).
  *
  * @example
@@ -43,8 +43,11 @@ export function readBodyStream(
       const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
       length += bytes.byteLength;
       if (length > options.maxBytes) {
+        // Keep the stream flowing with nobody listening: the rest is discarded, never buffered. Pausing (or closing
+        // the connection) instead would leave the sender's upload blocked until the socket is torn down, and a
+        // reset socket can swallow the 413 before the sender reads it.
         cleanup();
-        stream.pause?.();
+        stream.resume?.();
         resolve({ ok: false, code: 'body_too_large' });
         return;
       }

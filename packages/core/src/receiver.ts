@@ -98,8 +98,6 @@ export interface Receiver {
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const RESPONSE_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
   method_not_allowed: { allow: 'POST' },
-  // The rest of an oversized body was not read; closing the connection is the only clean way out.
-  body_too_large: { connection: 'close' },
 };
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
