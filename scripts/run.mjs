@@ -81,7 +81,11 @@ switch (task) {
     printTotals();
     break;
   case 'bench':
-    steps([['bench', ['--filter', '@kyb-webhooks/bench', 'run', 'bench', ...rest]]]);
+    // The HTTP servers measure the built packages, as users install them.
+    steps([
+      ['build', ['run', 'build']],
+      ['bench', ['--filter', '@kyb-webhooks/bench', 'run', 'bench', ...rest]],
+    ]);
     break;
   default:
     console.error(`unknown task "${task}": use demo, test or bench`);

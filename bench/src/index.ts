@@ -6,6 +6,7 @@
  * them. The report goes to stdout, progress to stderr.
  */
 import { parseArgs } from 'node:util';
+import { staleBuilds } from './dist.js';
 import { httpSection } from './http/index.js';
 import { microSection } from './micro/index.js';
 import type { BenchOptions, Section } from './section.js';
@@ -21,6 +22,13 @@ const { values } = parseArgs({
 const selected = values.only === undefined ? sections : sections.filter((section) => section.name === values.only);
 if (selected.length === 0) {
   console.error(`--only ${values.only}: no such section (${sections.map((section) => section.name).join(', ')})`);
+  process.exit(2);
+}
+
+// Every section imports the built packages (dist), the code users install; a stale build would measure old code.
+const stale = staleBuilds(['core', 'testing', 'express', 'fastify', 'koa', 'hono', 'store-redis', 'store-sql']);
+if (stale.length > 0) {
+  console.error(`${stale.join('; ')}: run \`pnpm build\` first (\`npm run bench\` builds before it measures).`);
   process.exit(2);
 }
 

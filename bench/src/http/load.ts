@@ -1,6 +1,6 @@
 /** One load run against one server: autocannon in this process, server CPU from the server's own counters. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { SignedDelivery } from '@kyb-webhooks/testing';
+import { ulid, type SignedDelivery, type TestSigner } from '@kyb-webhooks/testing';
 import autocannon, { type AutocannonRequest } from 'autocannon';
 import type { ServerHandle } from './child.js';
 
@@ -24,6 +24,31 @@ export function toRequests(pool: readonly SignedDelivery[], path: string): Autoc
     headers: delivery.headers,
     body: Buffer.from(delivery.body.buffer, delivery.body.byteOffset, delivery.body.byteLength),
   }));
+}
+
+/**
+ * One request template whose every use is a new event: autocannon's `setupRequest` puts a fresh ULID in
+ * `event_id` (body and Service-Event-Id) and signs the new bytes with the test kit, so a server with a real dedupe
+ * store does the whole claim-and-complete on every request, as in production. Costs the load generator a few µs
+ * per request, not the server.
+ */
+export function freshHmacRequests(template: SignedDelivery, signer: TestSigner, path: string, nowMs: number): AutocannonRequest[] {
+  const eventId = template.envelope.event_id;
+  const parts = template.text.split(eventId);
+  if (parts.length !== 2) throw new Error(`the template must carry its event_id exactly once, found ${parts.length - 1}`);
+  const [before, after] = parts as [string, string];
+  return [
+    {
+      method: 'POST',
+      path,
+      headers: template.headers,
+      setupRequest(request) {
+        const id = ulid(nowMs);
+        const body = before + id + after;
+        return { ...request, body, headers: { ...template.headers, 'service-event-id': id, 'service-kyb-signature': signer.hmacHeader(body) } };
+      },
+    },
+  ];
 }
 
 export async function runLoad(server: ServerHandle, requests: AutocannonRequest[], options: LoadOptions): Promise<LoadResult> {

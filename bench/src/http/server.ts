@@ -1,6 +1,6 @@
 /**
  * One HTTP server of the bench, run as a child process by the HTTP section:
- *   node --conditions=@kyb-webhooks/source --import tsx bench/src/http/server.ts <framework> <variant>
+ *   node --import tsx bench/src/http/server.ts <framework> <variant>   (imports the built packages)
  * Configuration (secrets, JWKS, issuer, audience, path) comes in `KYB_BENCH_SERVER`, the clock in
  * `KYB_BENCH_NOW_MS`. It listens on a free 127.0.0.1 port, reports it over IPC, answers `cpu` messages with its
  * process.cpuUsage(), and exits when the parent disconnects.
@@ -28,7 +28,9 @@ async function main(): Promise<void> {
     variant,
     path: config.path,
     checkHmac: createHmacCheck(secrets),
-    receiver: () => createBenchReceiver(config, perRequestKeyStore()),
+    // HMAC-only events arrive fresh on every request, so that server runs the receiver exactly as a user creates it;
+    // attested events come from a pre-signed pool (an RS256 signature per request would swamp the load generator).
+    receiver: () => createBenchReceiver(config, variant === 'adapter-attested' ? perRequestKeyStore() : undefined),
   });
   process.on('message', (message: ParentMessage) => {
     if (message.type === 'cpu') send({ type: 'cpu', id: message.id, ...process.cpuUsage() });

@@ -5,6 +5,8 @@ declare module 'autocannon' {
     path?: string;
     headers?: Record<string, string>;
     body?: string | Buffer;
+    /** Called before every use of the request; returns the request to send. */
+    setupRequest?: (request: AutocannonRequest, context: Record<string, unknown>) => AutocannonRequest;
   }
   interface AutocannonOptions {
     url: string;

@@ -46,34 +46,53 @@ export class HandlerError extends Error {
 
 /** The handler registry of a receiver. */
 export class HandlerRegistry {
-  readonly byType = new Map<string, AnyEventHandler[]>();
-  readonly any: AnyEventHandler[] = [];
-  readonly unknown: UnknownEventHandler[] = [];
+  private readonly byType = new Map<string, AnyEventHandler[]>();
+  private readonly any: AnyEventHandler[] = [];
+  private readonly unknown: UnknownEventHandler[] = [];
   readonly error: ((error: HandlerError) => unknown)[] = [];
+  /** The handlers each event type runs, worked out once per type instead of once per delivery. */
+  private readonly resolved = new Map<string, readonly AnyEventHandler[]>();
 
   add(type: string, handler: AnyEventHandler): void {
     const list = this.byType.get(type);
     if (list) list.push(handler);
     else this.byType.set(type, [handler]);
+    this.resolved.clear();
+  }
+
+  addAny(handler: AnyEventHandler): void {
+    this.any.push(handler);
+    this.resolved.clear();
+  }
+
+  addUnknown(handler: UnknownEventHandler): void {
+    this.unknown.push(handler);
+    this.resolved.clear();
+  }
+
+  private handlersFor(type: string, known: boolean): readonly AnyEventHandler[] {
+    let handlers = this.resolved.get(type);
+    if (!handlers) {
+      handlers = [...(this.byType.get(type) ?? []), ...this.any, ...(known ? [] : (this.unknown as AnyEventHandler[]))];
+      this.resolved.set(type, handlers);
+    }
+    return handlers;
   }
 
   /**
-   * Runs every handler for the event at once and waits for all of them, so one failing handler does not leave
-   * another half-done without the receiver knowing. Throws a {@link HandlerError} listing every failure.
+   * Runs every handler for the event at once. With one handler (the common case) its own result is returned as
+   * is, so a synchronous handler costs no promise; the caller awaits a thenable and wraps a failure in a
+   * {@link HandlerError}. With several, waits for all of them, so one failing handler does not leave another
+   * half-done without the receiver knowing, and rejects with a {@link HandlerError} listing every failure.
    */
-  async run(event: Envelope, context: HandlerContext, known: boolean): Promise<void> {
-    const handlers: AnyEventHandler[] = [...(this.byType.get(event.event) ?? []), ...this.any];
-    if (!known) handlers.push(...(this.unknown as AnyEventHandler[]));
-    if (handlers.length === 0) return;
-    if (handlers.length === 1) {
-      // The common case needs no allSettled bookkeeping.
-      try {
-        await handlers[0]!(event as UnknownKybEvent, context);
-      } catch (error) {
-        throw new HandlerError(event.event, event.event_id, [error]);
-      }
-      return;
-    }
+  run(event: Envelope, context: HandlerContext, known: boolean): unknown {
+    const handlers = this.handlersFor(event.event, known);
+    if (handlers.length === 0) return undefined;
+    if (handlers.length === 1) return handlers[0]!(event as UnknownKybEvent, context);
+    return this.runAll(handlers, event, context);
+  }
+
+  private async runAll(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): Promise<void> {
     const outcomes = await Promise.allSettled(handlers.map(async (handler) => handler(event as UnknownKybEvent, context)));
     const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
     if (failures.length > 0) throw new HandlerError(event.event, event.event_id, failures);

@@ -47,6 +47,18 @@ describe('memory store', () => {
     expect((await store.claim('D', { leaseMs: 10_000 })).status).toBe('in_progress');
   });
 
+  it('at a large cap, evicts the oldest 1% at once and keeps every newer record', async () => {
+    const store = createMemoryStore({ maxEntries: 1000 });
+    const settle = async (id: string) => {
+      const claim = await store.claim(id, { leaseMs: 10_000 });
+      if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs: 60_000 });
+    };
+    for (let i = 0; i < 1001; i++) await settle(`E${i}`);
+    // 1001 > 1000: the overflow plus a batch of 10 went, E0 … E10; E11 onwards are still known.
+    for (const id of ['E0', 'E10']) expect((await store.claim(id, { leaseMs: 10_000 })).status).toBe('acquired');
+    for (const id of ['E11', 'E500', 'E1000']) expect((await store.claim(id, { leaseMs: 10_000 })).status).toBe('completed');
+  });
+
   it('gives exactly one of 100 concurrent claims the lease', async () => {
     const store = createMemoryStore();
     const results = await Promise.all(Array.from({ length: 100 }, () => store.claim('A', { leaseMs: 1000 })));

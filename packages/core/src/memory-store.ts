@@ -10,7 +10,10 @@ interface MemoryRecord {
 export interface MemoryStoreOptions {
   /** Clock in milliseconds; defaults to `Date.now`. */
   now?: () => number;
-  /** Most records kept; the oldest are dropped first once exceeded. Default 100,000. */
+  /**
+   * Most records kept. Once exceeded, the oldest are dropped first, 1% of the cap at a time so that eviction stays
+   * cheap. Default 100,000.
+   */
   maxEntries?: number;
 }
 
@@ -26,52 +29,70 @@ export interface MemoryStoreOptions {
 export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore {
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 100_000;
-  // A Map keeps insertion order, so the first keys are the oldest when trimming.
+  // 1% of the cap (1,000 by default) beyond the overflow is evicted at once.
+  const evictionBatch = Math.floor(maxEntries / 100);
+  // A Map keeps insertion order, so the first keys are the oldest when trimming. A record keeps the position of
+  // its claim when it completes (a lease is short next to the retention), which spares a delete and re-insert.
   const records = new Map<string, MemoryRecord>();
+  let claimsSinceSweep = 0;
 
-  function live(eventId: string): MemoryRecord | undefined {
+  /** The record of `eventId` unless it expired, which is dropped on the way. */
+  function live(eventId: string, time: number): MemoryRecord | undefined {
     const record = records.get(eventId);
-    if (record && record.expiresAt <= now()) {
+    if (record !== undefined && record.expiresAt <= time) {
       records.delete(eventId);
       return undefined;
     }
     return record;
   }
 
-  let claimsSinceSweep = 0;
-
   // Amortised upkeep: a full sweep of expired records every few thousand claims, and on overflow the oldest
   // records go first (a Map iterates in insertion order), so no single claim ever walks the whole store.
-  function trim(): void {
+  // Overflow evicts a batch, not one record per claim: a deleted Map entry stays a hole that every new iterator
+  // skips until the table is rebuilt, so taking `keys().next()` on each claim at the cap grew to ~100 µs a claim.
+  function trim(time: number): void {
     if (++claimsSinceSweep >= 4096) {
       claimsSinceSweep = 0;
-      const time = now();
       for (const [key, record] of records) if (record.expiresAt <= time) records.delete(key);
     }
-    while (records.size > maxEntries) records.delete(records.keys().next().value as string);
+    if (records.size > maxEntries) {
+      let excess = records.size - maxEntries + evictionBatch;
+      for (const key of records.keys()) {
+        if (excess-- <= 0) break;
+        records.delete(key);
+      }
+    }
+  }
+
+  function holds(record: MemoryRecord | undefined, token: string): record is MemoryRecord {
+    return record !== undefined && record.state === 'in_progress' && record.token === token;
   }
 
   return {
     async claim(eventId: string, { leaseMs }: ClaimOptions): Promise<ClaimResult> {
-      const existing = live(eventId);
-      if (existing) return { status: existing.state };
+      const time = now();
+      const existing = live(eventId, time);
+      if (existing) return existing.state === 'completed' ? COMPLETED : IN_PROGRESS;
       const token = createLeaseToken();
-      records.set(eventId, { state: 'in_progress', token, expiresAt: now() + leaseMs });
-      trim();
+      records.set(eventId, { state: 'in_progress', token, expiresAt: time + leaseMs });
+      trim(time);
       return { status: 'acquired', token };
     },
     async complete(eventId: string, token: string, { retainMs }: CompleteOptions): Promise<boolean> {
-      const existing = live(eventId);
-      if (!existing || existing.state !== 'in_progress' || existing.token !== token) return false;
-      records.delete(eventId); // re-insert so retention order follows completion time
-      records.set(eventId, { state: 'completed', token, expiresAt: now() + retainMs });
+      const time = now();
+      const existing = live(eventId, time);
+      if (!holds(existing, token)) return false;
+      existing.state = 'completed';
+      existing.expiresAt = time + retainMs;
       return true;
     },
     async release(eventId: string, token: string): Promise<boolean> {
-      const existing = live(eventId);
-      if (!existing || existing.state !== 'in_progress' || existing.token !== token) return false;
+      if (!holds(live(eventId, now()), token)) return false;
       records.delete(eventId);
       return true;
     },
   };
 }
+
+const COMPLETED: ClaimResult = Object.freeze({ status: 'completed' });
+const IN_PROGRESS: ClaimResult = Object.freeze({ status: 'in_progress' });

@@ -12,12 +12,13 @@ import {
   type UnknownEventHandler,
 } from './dispatch.js';
 import { envelopeSchema, type Envelope } from './envelope.js';
+import { createValidator, type ValidationResult } from './schema-guard.js';
 import { ERRORS, KybWebhookError, rejection, type ErrorCode } from './errors.js';
-import { ATTESTED_EVENT_TYPES, eventDataSchemas, isKnownEventType, type KnownEventType, type KybEvent, type UnknownKybEvent } from './events.js';
+import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KnownEventType, type KybEvent, type UnknownKybEvent } from './events.js';
 import { readHeader, type HeadersInput } from './headers.js';
 import { safeLog, type Logger } from './logger.js';
 import { createMemoryStore } from './memory-store.js';
-import { createSignatureVerifier, type SecretKeyring } from './signature.js';
+import { createSignatureCheck, type SecretKeyring, type VerifiedSignature } from './signature.js';
 
 /** Options of {@link createReceiver}. At least one of `secrets` and `attestation` is required. */
 export interface ReceiverOptions {
@@ -100,6 +101,10 @@ const RESPONSE_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
   method_not_allowed: { allow: 'POST' },
 };
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+const validateEnvelope = createValidator(envelopeSchema);
+const dataValidators = new Map<string, (value: unknown) => ValidationResult<unknown>>(
+  Object.entries(eventDataSchemas).map(([type, schema]) => [type, createValidator<unknown>(schema)]),
+);
 const encoder = new TextEncoder();
 
 /**
@@ -137,13 +142,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   for (const [name, value] of Object.entries({ maxBodyBytes, toleranceSeconds, leaseMs, retainMs })) {
     if (!(Number.isFinite(value) && value > 0)) throw new KybWebhookError('config_invalid', `${name} must be a positive number.`);
   }
-  const verifySignature = hasSecrets
-    ? createSignatureVerifier({ secrets: options.secrets!, toleranceSeconds, now, crypto: options.crypto })
+  const checkSignature = hasSecrets
+    ? createSignatureCheck({ secrets: options.secrets!, toleranceSeconds, now, crypto: options.crypto })
     : undefined;
   const verifyAttestation = options.attestation
     ? createAttestationVerifier(options.attestation, now, options.crypto)
     : undefined;
   const store = options.store ?? createMemoryStore({ now });
+  // Frozen once: the store only reads them, and a delivery need not allocate them again.
+  const claimOptions = Object.freeze({ leaseMs });
+  const completeOptions = Object.freeze({ retainMs });
   const logger = options.logger;
   const handlers = new HandlerRegistry();
 
@@ -151,16 +159,18 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const failure = typeof error === 'string' ? rejection(error) : error;
     const code = failure.code as ErrorCode;
     const { status, message } = ERRORS[code];
-    safeLog(logger, {
-      level: status >= 500 ? 'error' : 'warn',
-      message: `delivery rejected: ${code}`,
-      code,
-      status,
-      eventId: envelope?.event_id,
-      eventType: envelope?.event,
-      detail: failure.detail,
-      error: failure.cause,
-    });
+    if (logger) {
+      safeLog(logger, {
+        level: status >= 500 ? 'error' : 'warn',
+        message: `delivery rejected: ${code}`,
+        code,
+        status,
+        eventId: envelope?.event_id,
+        eventType: envelope?.event,
+        detail: failure.detail,
+        error: failure.cause,
+      });
+    }
     return {
       status,
       code,
@@ -169,118 +179,127 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     };
   }
 
+  // Every step below runs once per delivery, so the common path avoids what it can: no microtask for an answer
+  // that is already there (a synchronous HMAC), no copy of a payload the schema guard accepted as it is, no log
+  // entry built for a receiver without a logger.
   async function receive(input: ReceiveInput): Promise<ReceiveResult> {
-    // 1. limits
-    if (input.method !== undefined && input.method.toUpperCase() !== 'POST') return reject('method_not_allowed');
-    const body = toBytes(input.body);
-    if (!body) return reject('body_already_parsed');
-    if (body.byteLength > maxBodyBytes) return reject('body_too_large');
-    if (!isJsonContentType(readHeader(input.headers, 'content-type'))) return reject('unsupported_media_type');
-
-    // 2. signature over the exact bytes
-    let hmac: { version: string } | null = null;
-    if (verifySignature) {
-      try {
-        const verified = await verifySignature(readHeader(input.headers, 'service-kyb-signature'), body);
-        hmac = { version: verified.version };
-      } catch (error) {
-        return reject(asKybError(error));
-      }
-    }
-
-    // 3. parse the verified bytes, never a re-serialization
-    let json: unknown;
     try {
-      json = JSON.parse(utf8.decode(body));
-    } catch {
-      return reject('body_not_json');
-    }
+      // 1. limits
+      const method = input.method;
+      if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST') return reject('method_not_allowed');
+      const body = toBytes(input.body);
+      if (!body) return reject('body_already_parsed');
+      if (body.byteLength > maxBodyBytes) return reject('body_too_large');
+      if (!isJsonContentType(readHeader(input.headers, 'content-type'))) return reject('unsupported_media_type');
 
-    // 4. envelope
-    const parsed = envelopeSchema.safeParse(json);
-    if (!parsed.success) {
-      return reject(rejection('envelope_invalid', describeIssues(parsed.error.issues)));
-    }
-    const envelope = parsed.data;
-
-    // 5. attestation: every event that carries one is verified, known type or not
-    let claims: AttestationClaims | undefined;
-    if (envelope.attestation !== undefined) {
-      if (!verifyAttestation) return reject('attestation_not_configured', envelope);
-      try {
-        claims = await verifyAttestation(envelope.attestation, envelope);
-      } catch (error) {
-        return reject(asKybError(error), envelope);
-      }
-    } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
-      return reject('attestation_missing', envelope);
-    }
-
-    const known = isKnownEventType(envelope.event);
-    let event: KybEvent | UnknownKybEvent = envelope;
-    if (known) {
-      const data = eventDataSchemas[envelope.event as KnownEventType].safeParse(envelope.data);
-      if (!data.success) {
-        return reject(rejection('event_data_invalid', describeIssues(data.error.issues)), envelope);
-      }
-      event = { ...envelope, data: data.data } as KybEvent;
-    }
-    const context: BaseHandlerContext & { answers?: unknown } = {
-      authentication: { hmac, attestation: claims !== undefined },
-      claims,
-      deliveryAttempt: parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
-    };
-    if (envelope.event === 'kyb.data_request.released' && claims) context.answers = answersFromClaims(claims);
-
-    // 6. dedupe, only now: an unverified delivery must never poison the store. Without secrets, an event without
-    // an attestation is unauthenticated: it is deduped under its own key so that a forged one can never mark a
-    // genuine event of the same id as done.
-    const dedupeKey = hmac || claims ? envelope.event_id : `unverified:${envelope.event_id}`;
-    let claim: ClaimResult;
-    try {
-      claim = await store.claim(dedupeKey, { leaseMs });
-    } catch (error) {
-      return reject(rejection('store_unavailable', 'claim failed', error), envelope);
-    }
-    if (claim.status === 'completed') {
-      safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
-      return { status: 200, code: 'duplicate', headers: {}, body: { received: true, code: 'duplicate' }, event };
-    }
-    if (claim.status === 'in_progress') return { ...reject('in_progress', envelope), event };
-
-    // 7. dispatch
-    try {
-      await handlers.run(event as Envelope, context as HandlerContext, known);
-    } catch (error) {
-      // 8. settle a failure: free the claim so the service's retry runs the handlers again
-      const handlerError = error instanceof HandlerError ? error : new HandlerError(envelope.event, envelope.event_id, [error]);
-      for (const onError of handlers.error) {
+      // 2. signature over the exact bytes
+      let hmac: { version: string } | null = null;
+      if (checkSignature) {
+        let verified: VerifiedSignature | Promise<VerifiedSignature>;
         try {
-          await onError(handlerError);
-        } catch {
-          // onError handlers are notifications; their own failures change nothing
+          verified = checkSignature(readHeader(input.headers, 'service-kyb-signature'), body);
+          if (verified instanceof Promise) verified = await verified;
+        } catch (error) {
+          return reject(asKybError(error));
         }
+        hmac = { version: verified.version };
       }
-      try {
-        await store.release(dedupeKey, claim.token);
-      } catch (releaseError) {
-        safeLog(logger, { level: 'error', message: 'release failed; the event stays claimed until its lease expires', eventId: envelope.event_id, eventType: envelope.event, error: releaseError });
-      }
-      return { ...reject(rejection('handler_failed', undefined, handlerError), envelope), event };
-    }
 
-    // 8. settle a success. If recording completion fails the handlers still succeeded: acknowledging is right,
-    // because a 5xx would make the service retry and run them again once the lease expired.
-    try {
-      const completed = await store.complete(dedupeKey, claim.token, { retainMs });
-      if (!completed) {
-        safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', eventId: envelope.event_id, eventType: envelope.event });
+      // 3. parse the verified bytes, never a re-serialization
+      let json: unknown;
+      try {
+        json = JSON.parse(utf8.decode(body));
+      } catch {
+        return reject('body_not_json');
       }
+
+      // 4. envelope
+      const parsed = validateEnvelope(json);
+      if (!parsed.success) return reject(rejection('envelope_invalid', describeIssues(parsed.issues)));
+      const envelope = parsed.data;
+
+      // 5. attestation: every event that carries one is verified, known type or not
+      let claims: AttestationClaims | undefined;
+      if (envelope.attestation !== undefined) {
+        if (!verifyAttestation) return reject('attestation_not_configured', envelope);
+        try {
+          claims = await verifyAttestation(envelope.attestation, envelope);
+        } catch (error) {
+          return reject(asKybError(error), envelope);
+        }
+      } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
+        return reject('attestation_missing', envelope);
+      }
+
+      const validateData = dataValidators.get(envelope.event);
+      let event: KybEvent | UnknownKybEvent = envelope;
+      if (validateData) {
+        const data = validateData(envelope.data);
+        if (!data.success) return reject(rejection('event_data_invalid', describeIssues(data.issues)), envelope);
+        // The guard hands back the very object it accepted; only zod's own output (never expected) is a copy.
+        if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
+      }
+      const context: BaseHandlerContext & { answers?: unknown } = {
+        authentication: { hmac, attestation: claims !== undefined },
+        claims,
+        deliveryAttempt: parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+      };
+      if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
+
+      // 6. dedupe, only now: an unverified delivery must never poison the store. Without secrets, an event without
+      // an attestation is unauthenticated: it is deduped under its own key so that a forged one can never mark a
+      // genuine event of the same id as done.
+      const dedupeKey = hmac || claims ? envelope.event_id : `unverified:${envelope.event_id}`;
+      let claim: ClaimResult;
+      try {
+        claim = await store.claim(dedupeKey, claimOptions);
+      } catch (error) {
+        return reject(rejection('store_unavailable', 'claim failed', error), envelope);
+      }
+      if (claim.status === 'completed') {
+        if (logger) safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+        return { status: 200, code: 'duplicate', headers: {}, body: { received: true, code: 'duplicate' }, event };
+      }
+      if (claim.status === 'in_progress') return { ...reject('in_progress', envelope), event };
+
+      // 7. dispatch
+      try {
+        const outcome = handlers.run(event as Envelope, context as HandlerContext, validateData !== undefined);
+        if (isThenable(outcome)) await outcome;
+      } catch (error) {
+        // 8. settle a failure: free the claim so the service's retry runs the handlers again
+        const handlerError = error instanceof HandlerError ? error : new HandlerError(envelope.event, envelope.event_id, [error]);
+        for (const onError of handlers.error) {
+          try {
+            await onError(handlerError);
+          } catch {
+            // onError handlers are notifications; their own failures change nothing
+          }
+        }
+        try {
+          await store.release(dedupeKey, claim.token);
+        } catch (releaseError) {
+          safeLog(logger, { level: 'error', message: 'release failed; the event stays claimed until its lease expires', eventId: envelope.event_id, eventType: envelope.event, error: releaseError });
+        }
+        return { ...reject(rejection('handler_failed', undefined, handlerError), envelope), event };
+      }
+
+      // 8. settle a success. If recording completion fails the handlers still succeeded: acknowledging is right,
+      // because a 5xx would make the service retry and run them again once the lease expired.
+      try {
+        const completed = await store.complete(dedupeKey, claim.token, completeOptions);
+        if (!completed) {
+          safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', eventId: envelope.event_id, eventType: envelope.event });
+        }
+      } catch (error) {
+        safeLog(logger, { level: 'error', message: 'complete failed after the handlers succeeded', code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+      }
+      if (logger) safeLog(logger, { level: 'debug', message: 'delivery processed', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+      return { status: 200, headers: {}, body: { received: true }, event };
     } catch (error) {
-      safeLog(logger, { level: 'error', message: 'complete failed after the handlers succeeded', code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+      // A bug of ours or a throwing logger: still a clean, retryable answer, never a crash and never a 2xx.
+      return reject(rejection('internal_error', undefined, error));
     }
-    safeLog(logger, { level: 'debug', message: 'delivery processed', status: 200, eventId: envelope.event_id, eventType: envelope.event });
-    return { status: 200, headers: {}, body: { received: true }, event };
   }
 
   const receiver: Receiver = {
@@ -289,31 +308,28 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     onAny(handler) {
-      handlers.any.push(handler);
+      handlers.addAny(handler);
       return receiver;
     },
     onUnknown(handler) {
-      handlers.unknown.push(handler);
+      handlers.addUnknown(handler);
       return receiver;
     },
     onError(handler) {
       handlers.error.push(handler);
       return receiver;
     },
-    async receive(input) {
-      try {
-        return await receive(input);
-      } catch (error) {
-        // A bug of ours or a throwing logger: still a clean, retryable answer, never a crash and never a 2xx.
-        return reject(rejection('internal_error', undefined, error));
-      }
-    },
+    receive,
     reject(code) {
       return reject(code);
     },
     maxBodyBytes,
   };
   return receiver;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
 
 function asKybError(error: unknown): KybWebhookError {
@@ -328,6 +344,7 @@ function toBytes(body: unknown): Uint8Array | undefined {
 }
 
 function isJsonContentType(value: string | undefined): boolean {
+  if (value === 'application/json') return true;
   if (!value) return false;
   const mediaType = value.split(';', 1)[0]!.trim().toLowerCase();
   return mediaType === 'application/json';

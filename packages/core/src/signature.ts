@@ -112,6 +112,12 @@ export interface SignatureVerifierOptions {
   crypto?: PlatformCrypto;
 }
 
+/** What a matching `Service-KYB-Signature` names. */
+export interface VerifiedSignature {
+  version: string;
+  timestamp: number;
+}
+
 /**
  * Builds the `Service-KYB-Signature` check of spec 5.7: strict grammar, `kv` picks exactly one secret, timestamp
  * within the skew both ways against the receiver's own clock, HMAC-SHA256 over `"<t>." + the exact received bytes`,
@@ -125,7 +131,20 @@ export interface SignatureVerifierOptions {
  */
 export function createSignatureVerifier(
   options: SignatureVerifierOptions,
-): (header: string | undefined, body: Uint8Array) => Promise<{ version: string; timestamp: number }> {
+): (header: string | undefined, body: Uint8Array) => Promise<VerifiedSignature> {
+  const check = createSignatureCheck(options);
+  return async (header, body) => check(header, body);
+}
+
+/**
+ * The check behind {@link createSignatureVerifier}, for the receiver's hot path: it answers synchronously whenever
+ * the secret is imported and the platform MAC is synchronous (node:crypto), and only returns a Promise otherwise
+ * (Web Crypto), so a delivery does not pay a microtask for an answer that is already there. Failures throw, or
+ * reject when the answer is a Promise.
+ */
+export function createSignatureCheck(
+  options: SignatureVerifierOptions,
+): (header: string | undefined, body: Uint8Array) => VerifiedSignature | Promise<VerifiedSignature> {
   const platform = options.crypto ?? platformCrypto;
   const versions = new Map<string, PreparedVersion>();
   for (const [version, entry] of Object.entries(options.secrets)) {
@@ -141,13 +160,18 @@ export function createSignatureVerifier(
       ready: undefined,
       notAfterMs: notAfter === undefined ? Number.POSITIVE_INFINITY : new Date(notAfter).getTime(),
     };
-    // A failed import is surfaced on first use; the catch only avoids an unhandled rejection at start-up.
     prepared.secret.then((imported) => (prepared.ready = imported), () => {});
     versions.set(version, prepared);
   }
   const toleranceMs = options.toleranceSeconds * 1000;
 
-  return async (header, body) => {
+  const verifyMac = (secret: HmacSecret, parsed: ParsedSignatureHeader, body: Uint8Array): VerifiedSignature | Promise<VerifiedSignature> => {
+    const matched = platform.verifyHmac(secret, `${parsed.timestampText}.`, body, parsed.mac);
+    if (typeof matched !== 'boolean') return matched.then((ok) => verdict(ok, parsed));
+    return verdict(matched, parsed);
+  };
+
+  return (header, body) => {
     const trimmed = header?.trim();
     if (!trimmed) throw rejection('signature_missing');
     const parsed = parseSignatureHeader(trimmed);
@@ -158,11 +182,12 @@ export function createSignatureVerifier(
     const skew = now - parsed.timestamp * 1000;
     if (skew > toleranceMs) throw rejection('signature_expired', `t is ${Math.round(skew / 1000)} s old`);
     if (-skew > toleranceMs) throw rejection('signature_future', `t is ${Math.round(-skew / 1000)} s ahead`);
-    const secret = version.ready ?? (await version.secret);
-    const matched = platform.verifyHmac(secret, `${parsed.timestampText}.`, body, parsed.mac);
-    // node:crypto answers synchronously; awaiting only a Promise saves a microtask per delivery.
-    const ok = typeof matched === 'boolean' ? matched : await matched;
-    if (!ok) throw rejection('signature_mismatch', `kv=${parsed.version}`);
-    return { version: parsed.version, timestamp: parsed.timestamp };
+    if (version.ready) return verifyMac(version.ready, parsed, body);
+    return version.secret.then((secret) => verifyMac(secret, parsed, body));
   };
+}
+
+function verdict(matched: boolean, parsed: ParsedSignatureHeader): VerifiedSignature {
+  if (!matched) throw rejection('signature_mismatch', `kv=${parsed.version}`);
+  return { version: parsed.version, timestamp: parsed.timestamp };
 }

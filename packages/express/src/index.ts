@@ -52,5 +52,17 @@ async function handle(receiver: Receiver, req: Request, res: Response, options: 
       // metrics hooks never change the answer
     }
   }
-  res.status(result.status).set(result.headers).json(result.body);
+  writeResult(res, result);
+}
+
+/**
+ * Writes the answer with Node's own response methods. Express's `res.json()` would add what a webhook answer never
+ * needs, at a cost measured on every delivery: an ETag (a SHA-1 of the body), freshness checks and charset
+ * negotiation. Headers that earlier middleware set (CORS, security headers) are kept; Node adds Content-Length.
+ */
+function writeResult(res: Response, result: ReceiveResult): void {
+  res.statusCode = result.status;
+  for (const name in result.headers) res.setHeader(name, result.headers[name]!);
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(result.body));
 }

@@ -6,7 +6,7 @@ import { header, OK_BODY, UNAUTHORIZED_BODY, type StartApp } from './types.js';
 
 export const start: StartApp = async ({ variant, path, checkHmac, receiver }) => {
   const app = express();
-  if (variant === 'adapter') {
+  if (variant === 'adapter' || variant === 'adapter-attested') {
     const { kybWebhooks } = await import('@kyb-webhooks/express');
     app.post(path, kybWebhooks(receiver()));
   } else {

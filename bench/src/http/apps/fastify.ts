@@ -4,7 +4,7 @@ import { header, OK_BODY, UNAUTHORIZED_BODY, type StartApp } from './types.js';
 
 export const start: StartApp = async ({ variant, path, checkHmac, receiver }) => {
   const app = Fastify({ logger: false });
-  if (variant === 'adapter') {
+  if (variant === 'adapter' || variant === 'adapter-attested') {
     const { kybWebhooks } = await import('@kyb-webhooks/fastify');
     await app.register(kybWebhooks, { receiver: receiver(), path });
   } else {

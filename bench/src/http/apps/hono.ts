@@ -4,7 +4,7 @@ import { OK_BODY, UNAUTHORIZED_BODY, type StartApp } from './types.js';
 
 export const start: StartApp = async ({ variant, path, checkHmac, receiver }) => {
   const app = new Hono();
-  if (variant === 'adapter') {
+  if (variant === 'adapter' || variant === 'adapter-attested') {
     const { kybWebhooks } = await import('@kyb-webhooks/hono');
     app.post(path, kybWebhooks(receiver()));
   } else {
