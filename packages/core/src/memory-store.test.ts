@@ -59,6 +59,31 @@ describe('memory store', () => {
     for (const id of ['E11', 'E500', 'E1000']) expect((await store.claim(id, { leaseMs: 10_000 })).status).toBe('completed');
   });
 
+  it('settles a lease only for its own event, once, and never after the record left', async () => {
+    let time = 0;
+    const store = createMemoryStore({ now: () => time });
+    const a = await store.claim('A', { leaseMs: 1_000 });
+    const b = await store.claim('B', { leaseMs: 1_000 });
+    if (a.status !== 'acquired' || b.status !== 'acquired') throw new Error('expected two leases');
+    // B's token does not settle A, and trying leaves B's lease intact.
+    expect(await store.complete('A', b.token, { retainMs: 60_000 })).toBe(false);
+    expect(await store.complete('B', b.token, { retainMs: 60_000 })).toBe(true);
+    expect(await store.complete('B', b.token, { retainMs: 60_000 })).toBe(false);
+    expect(await store.release('B', b.token)).toBe(false);
+    expect((await store.claim('B', { leaseMs: 1_000 })).status).toBe('completed');
+    // A released: its token is spent, and the next delivery gets a new lease.
+    expect(await store.release('A', a.token)).toBe(true);
+    expect(await store.complete('A', a.token, { retainMs: 60_000 })).toBe(false);
+    const again = await store.claim('A', { leaseMs: 1_000 });
+    expect(again.status).toBe('acquired');
+    // That lease expires and a third delivery takes over: the old token can no longer complete it.
+    time = 1_000;
+    const third = await store.claim('A', { leaseMs: 1_000 });
+    if (again.status !== 'acquired' || third.status !== 'acquired') throw new Error('expected a new lease');
+    expect(await store.complete('A', again.token, { retainMs: 60_000 })).toBe(false);
+    expect(await store.complete('A', third.token, { retainMs: 60_000 })).toBe(true);
+  });
+
   it('gives exactly one of 100 concurrent claims the lease', async () => {
     const store = createMemoryStore();
     const results = await Promise.all(Array.from({ length: 100 }, () => store.claim('A', { leaseMs: 1000 })));
