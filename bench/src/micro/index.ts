@@ -1,4 +1,4 @@
-/** Section A: signature check, attestation check and receive() in-process, on 1 KB and 64 KB bodies. */
+/** Section A: signature check, attestation check, receive() and schema validation in-process, on 1 KB and 64 KB bodies. */
 import type { TestSigner } from '@kyb-webhooks/testing';
 import { createBenchSigner, padEnvelope, benchEvent } from '../fixtures.js';
 import { measure, type HarnessOptions, type Measurement } from '../harness.js';
@@ -7,6 +7,7 @@ import type { BenchOptions, Section } from '../section.js';
 import { ATTESTATION_NAMES, attestationCandidates } from './attestation.js';
 import { fullMemoryStore, MEMORY_STORE_CAP, receiveCandidate } from './receive.js';
 import { checkCandidates, SIGNATURE_NAMES, signatureCandidates } from './signature.js';
+import { VALIDATION_NAMES, validationCandidates } from './validation.js';
 
 const BODY_SIZES = [1024, 64 * 1024] as const;
 const TARGET_SIGNATURE_RATIO = 1.2;
@@ -53,6 +54,8 @@ async function bodySizeTable(signer: TestSigner, size: number, options: HarnessO
     receiveLabels.push(`HMAC-only, memory store at its ${int(MEMORY_STORE_CAP)}-entry cap (info)`);
   }
   const receiveResults = await measure(receive, options);
+  bench.progress(`micro ${bytes(size)}: envelope + data validation`);
+  const validationResults = size === BODY_SIZES[0] ? await measure(await validationCandidates(signer), options) : [];
 
   const text = table(
     `Micro · ${bytes(size)} body (${int(size)} B) · median of ${options.rounds} interleaved rounds`,
@@ -60,6 +63,7 @@ async function bodySizeTable(signer: TestSigner, size: number, options: HarnessO
     [
       ...groupRows('A1 HMAC header check + JSON parse (ratio to the baseline)', signatureResults),
       ...groupRows('A3 receiver.receive(), memory store, no-op handler, µs per event (ratio to the first row)', receiveResults, receiveLabels),
+      ...(validationResults.length > 0 ? groupRows('A4 envelope + event data validation, one pending_approval event (ratio to zod)', validationResults) : []),
     ],
   );
 
@@ -73,6 +77,11 @@ async function bodySizeTable(signer: TestSigner, size: number, options: HarnessO
     verdict(ours < stripe, `${label}: ours ${us(ours)} µs vs stripe constructEvent ${us(stripe)} µs (${ratio(ours / stripe)}); target: faster than stripe`),
     verdict('info', `${label}: Web Crypto path ${us(web)} µs = ${ratio(web / ours)} the node:crypto path`),
   ];
+  if (validationResults.length > 0) {
+    const zod = find(validationResults, VALIDATION_NAMES.zod).medianUs;
+    const guard = find(validationResults, VALIDATION_NAMES.guard).medianUs;
+    verdicts.push(verdict('info', `A4: schema guard ${us(guard)} µs vs zod safeParse ${us(zod)} µs (${ratio(guard / zod)})`));
+  }
   return { text, verdicts };
 }
 
