@@ -42,6 +42,7 @@ export function readBodyStream(
         // reset socket can swallow the 413 before the sender reads it.
         stream.removeListener('data', onData);
         stream.resume?.();
+        chunks.length = 0; // nothing to keep; the later 'end' then builds no body
         resolve(TOO_LARGE);
         return;
       }

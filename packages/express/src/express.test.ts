@@ -34,3 +34,25 @@ it('express: accepts a delivery when express.raw() ran first (its Buffer holds t
     await app.close();
   }
 });
+
+it('express: answers JSON without an ETag and keeps headers earlier middleware set', async () => {
+  const signer = await createTestSigner();
+  const receiver = createReceiver({ secrets: { ...signer.secrets } });
+  const app = await start(receiver, (_req, res, next) => {
+    res.setHeader('x-request-id', 'abc-123');
+    next();
+  });
+  try {
+    const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
+    const response = await fetch(app.url, { method: 'POST', headers, body });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.headers.get('etag')).toBeNull();
+    expect(response.headers.get('x-request-id')).toBe('abc-123');
+    const text = await response.text();
+    expect(response.headers.get('content-length')).toBe(String(new TextEncoder().encode(text).byteLength));
+    expect(JSON.parse(text)).toEqual({ received: true });
+  } finally {
+    await app.close();
+  }
+});
