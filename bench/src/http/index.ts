@@ -43,7 +43,7 @@ function settings(quick: boolean): Settings {
   // autocannon stops on its 1-second sampling tick, so durations are whole seconds.
   return quick
     ? { rounds: 1, durationS: 1, warmupS: 1, connections: 10, attestedPool: 100 }
-    : { rounds: 6, durationS: 2, warmupS: 2, connections: 10, attestedPool: 400 };
+    : { rounds: 10, durationS: 2, warmupS: 2, connections: 10, attestedPool: 400 };
 }
 
 interface Target {

@@ -51,6 +51,24 @@ describe.each<[string, PlatformCrypto]>([
     return { receiver, deliver, logs };
   }
 
+  it('answers with frozen shared objects, so a hook that edits one answer cannot change the next one', async () => {
+    const { receiver, deliver } = setup();
+    const first = await deliver(testEvents.dataRequestPendingApproval());
+    expect(() => {
+      (first.body as { received: boolean }).received = false;
+    }).toThrow(TypeError);
+    expect(() => {
+      first.headers['x-extra'] = '1';
+    }).toThrow(TypeError);
+    const second = await deliver(testEvents.dataRequestPendingApproval());
+    expect(second).toMatchObject({ status: 200, headers: {}, body: { received: true } });
+    const refused = await receiver.receive({ method: 'GET', headers: {}, body: '' });
+    expect(() => {
+      refused.headers['allow'] = 'GET';
+    }).toThrow(TypeError);
+    expect((await receiver.receive({ method: 'GET', headers: {}, body: '' })).headers).toEqual({ allow: 'POST' });
+  });
+
   it('accepts an HMAC-only event, types it, and tells the handler how it was authenticated', async () => {
     const { receiver, deliver } = setup();
     const handler = vi.fn();

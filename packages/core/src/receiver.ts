@@ -97,8 +97,12 @@ export interface Receiver {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+// Answers shared by every delivery, frozen so that no adapter or onResult hook can change another delivery's.
+const NO_HEADERS: Record<string, string> = Object.freeze({});
+const RECEIVED_BODY: ResponseBody = Object.freeze({ received: true });
+const DUPLICATE_BODY: ResponseBody = Object.freeze({ received: true, code: 'duplicate' });
 const RESPONSE_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
-  method_not_allowed: { allow: 'POST' },
+  method_not_allowed: Object.freeze({ allow: 'POST' }),
 };
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const validateEnvelope = createValidator(envelopeSchema);
@@ -174,7 +178,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     return {
       status,
       code,
-      headers: RESPONSE_HEADERS[code] ?? {},
+      headers: RESPONSE_HEADERS[code] ?? NO_HEADERS,
       body: { error: { code, message } },
     };
   }
@@ -258,7 +262,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       }
       if (claim.status === 'completed') {
         if (logger) safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
-        return { status: 200, code: 'duplicate', headers: {}, body: { received: true, code: 'duplicate' }, event };
+        return { status: 200, code: 'duplicate', headers: NO_HEADERS, body: DUPLICATE_BODY, event };
       }
       if (claim.status === 'in_progress') return { ...reject('in_progress', envelope), event };
 
@@ -295,7 +299,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         safeLog(logger, { level: 'error', message: 'complete failed after the handlers succeeded', code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
       }
       if (logger) safeLog(logger, { level: 'debug', message: 'delivery processed', status: 200, eventId: envelope.event_id, eventType: envelope.event });
-      return { status: 200, headers: {}, body: { received: true }, event };
+      return { status: 200, headers: NO_HEADERS, body: RECEIVED_BODY, event };
     } catch (error) {
       // A bug of ours or a throwing logger: still a clean, retryable answer, never a crash and never a 2xx.
       return reject(rejection('internal_error', undefined, error));
