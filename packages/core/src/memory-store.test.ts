@@ -84,6 +84,23 @@ describe('memory store', () => {
     expect(await store.complete('A', third.token, { retainMs: 60_000 })).toBe(true);
   });
 
+  it('gives every lease its own token, unlike those of any other store', async () => {
+    const first = createMemoryStore();
+    const second = createMemoryStore();
+    const tokens = [];
+    for (const store of [first, second]) {
+      for (const id of ['A', 'B']) {
+        const claim = await store.claim(id, { leaseMs: 1_000 });
+        if (claim.status !== 'acquired') throw new Error('expected a lease');
+        tokens.push(claim.token);
+      }
+    }
+    expect(new Set(tokens).size).toBe(4);
+    // The other store's token for the same event id settles nothing here.
+    expect(await first.complete('A', tokens[2]!, { retainMs: 1_000 })).toBe(false);
+    expect(await first.complete('A', tokens[0]!, { retainMs: 1_000 })).toBe(true);
+  });
+
   it('gives exactly one of 100 concurrent claims the lease', async () => {
     const store = createMemoryStore();
     const results = await Promise.all(Array.from({ length: 100 }, () => store.claim('A', { leaseMs: 1000 })));

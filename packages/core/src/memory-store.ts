@@ -1,4 +1,4 @@
-import type { ClaimOptions, ClaimResult, CompleteOptions, DedupeStore } from './dedupe.js';
+import { createLeaseToken, type ClaimOptions, type ClaimResult, type CompleteOptions, type DedupeStore } from './dedupe.js';
 
 interface MemoryRecord {
   state: 'in_progress' | 'completed';
@@ -38,8 +38,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
   // A Map keeps insertion order, so the first keys are the oldest when trimming. A record keeps the position of
   // its claim when it completes (a lease is short next to the retention), which spares a delete and re-insert.
   const records = new Map<string, MemoryRecord>();
-  // Lease tokens only have to be unique within this store and never leave the process, so a counter does. A random
-  // UUID cost several µs per delivery under HTTP load (the bench's HTTP section).
+  // A lease token is this store's random prefix plus a counter: as unguessable and unique as a random UUID per
+  // claim (no two stores share a prefix), which cost several µs per delivery under HTTP load (the bench's HTTP section).
+  const tokenPrefix = createLeaseToken();
   let leaseCount = 0;
   let nextSweepAt = 0;
 
@@ -85,7 +86,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
       const time = now();
       const existing = live(eventId, time);
       if (existing) return existing.state === 'completed' ? COMPLETED : IN_PROGRESS;
-      const token = `lease-${++leaseCount}`;
+      const token = `${tokenPrefix}.${++leaseCount}`;
       records.set(eventId, { state: 'in_progress', token, expiresAt: time + leaseMs });
       trim(time);
       return { status: 'acquired', token };
