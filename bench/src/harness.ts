@@ -104,4 +104,31 @@ export async function measure(candidates: readonly Candidate[], options: Harness
   }));
 }
 
+/**
+ * A distribution-free confidence interval for the median of `values`: with probability at least `confidence`, the
+ * true median lies in [low, high]. It takes the k-th smallest and k-th largest value, k from the binomial(n, ½)
+ * law of how many values fall below the median, so it assumes nothing of the noise's shape (a noisy machine's
+ * runs have long tails). Undefined when there are too few values for that confidence (fewer than 6 at 95%).
+ *
+ * @example
+ * ```ts
+ * medianInterval([3, 1, 4, 1, 5, 9, 2, 6, 5, 3]) // { low: 1, high: 6 }: the 2nd smallest and 2nd largest
+ * ```
+ */
+export function medianInterval(values: readonly number[], confidence = 0.95): { low: number; high: number } | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  const tail = (1 - confidence) / 2;
+  let k = 0;
+  let below = 0; // P(X ≤ j) for X ~ binomial(n, ½)
+  let ways = 1; // n choose j
+  for (let j = 0; j < n; j++) {
+    below += ways * 0.5 ** n;
+    if (below > tail) break;
+    k = j + 1;
+    ways = (ways * (n - j)) / (j + 1);
+  }
+  return k === 0 ? undefined : { low: sorted[k - 1]!, high: sorted[n - k]! };
+}
+
 export { median };

@@ -40,8 +40,12 @@ export function bytes(value: number): string {
   return value >= 1024 ? `${(value / 1024).toFixed(value % 1024 === 0 ? 0 : 1)} KB` : `${value} B`;
 }
 
-/** One verdict line: `met` / `missed`, or `info` for figures without a target. */
-export function verdict(outcome: boolean | 'info' | 'skipped', text: string): string {
-  const label = outcome === 'info' ? 'info  ' : outcome === 'skipped' ? 'skipped' : outcome ? 'met   ' : 'MISSED';
+/**
+ * One verdict line: `met` / `missed`; `unsure` when the figure's confidence interval holds the target, so this
+ * run cannot tell; `info` for figures without a target.
+ */
+export function verdict(outcome: boolean | 'unsure' | 'info' | 'skipped', text: string): string {
+  const label =
+    outcome === 'info' ? 'info  ' : outcome === 'skipped' ? 'skipped' : outcome === 'unsure' ? 'unsure' : outcome ? 'met   ' : 'MISSED';
   return `  ${label}  ${text}`;
 }
