@@ -113,13 +113,20 @@ function copiesUnchanged(value: object): boolean {
   return Object.getPrototypeOf(value) === Object.prototype && !Object.hasOwn(value, '__proto__');
 }
 
-function stringNode(checks: readonly z.core.$ZodCheck<never>[]): Node | undefined {
-  const tests: Test<string>[] = [];
+/** One test per zod check, or undefined as soon as one check has no plain equivalent (zod then stays in charge). */
+function compileTests<T>(checks: readonly z.core.$ZodCheck<never>[], testOf: (check: z.core.$ZodCheck<never>) => Test<T> | undefined): Test<T>[] | undefined {
+  const tests: Test<T>[] = [];
   for (const check of checks) {
-    const test = stringTest(check);
+    const test = testOf(check);
     if (!test) return undefined;
     tests.push(test);
   }
+  return tests;
+}
+
+function stringNode(checks: readonly z.core.$ZodCheck<never>[]): Node | undefined {
+  const tests = compileTests(checks, stringTest);
+  if (!tests) return undefined;
   return (value) => {
     if (typeof value !== 'string') return REJECT;
     for (let i = 0; i < tests.length; i++) if (!tests[i]!(value)) return REJECT;
@@ -161,12 +168,8 @@ function stringTest(check: z.core.$ZodCheck<never>): Test<string> | undefined {
 }
 
 function numberNode(checks: readonly z.core.$ZodCheck<never>[]): Node | undefined {
-  const tests: Test<number>[] = [];
-  for (const check of checks) {
-    const test = numberTest(check);
-    if (!test) return undefined;
-    tests.push(test);
-  }
+  const tests = compileTests(checks, numberTest);
+  if (!tests) return undefined;
   return (value) => {
     // z.number() itself rejects NaN and ±Infinity; `.finite()` adds no check.
     if (typeof value !== 'number' || !Number.isFinite(value)) return REJECT;

@@ -160,6 +160,7 @@ export function createSignatureCheck(
       ready: undefined,
       notAfterMs: notAfter === undefined ? Number.POSITIVE_INFINITY : new Date(notAfter).getTime(),
     };
+    // A failed import is surfaced on first use; the catch only avoids an unhandled rejection at start-up.
     prepared.secret.then((imported) => (prepared.ready = imported), () => {});
     versions.set(version, prepared);
   }
