@@ -4,6 +4,7 @@
 //   node scripts/run.mjs demo [framework] [sqlite]   the demo scenario (default: express, memory store)
 //   node scripts/run.mjs test               typecheck, lint, build, package checks, every test
 //   node scripts/run.mjs bench              the benchmarks
+//   node scripts/run.mjs mutate [core|adapters|all] [stryker options]   mutation testing (not in CI; default core)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -55,6 +56,26 @@ function steps(list) {
 
 const RESULTS = join(root, '.tmp', 'vitest-results.json');
 
+/**
+ * StrykerJS 10 needs Node 22 or newer, while the workspace supports Node 20.19. On an older Node, the mutation task
+ * runs on the Node 22 binary that the runtimes step pins in tests/runtimes (an npm package, installed there with
+ * `npm ci` as that step does), so nothing is downloaded from outside the registry.
+ */
+function nodeForStryker() {
+  if (major >= 22) return process.execPath;
+  const project = join(root, 'tests', 'runtimes');
+  const pinned = join(project, 'node_modules', 'node22', 'bin', 'node');
+  if (!existsSync(pinned) && existsSync(join(project, 'package-lock.json'))) {
+    console.log(`› StrykerJS needs Node 22+ (this is ${process.version}): installing the pinned runtimes (npm ci in tests/runtimes)`);
+    spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: project, stdio: 'inherit' });
+  }
+  if (!existsSync(pinned)) {
+    console.error(`Mutation testing needs Node 22 or newer (StrykerJS 10); this is ${process.version}. Run \`npm run mutate\` with Node 22+.`);
+    process.exit(1);
+  }
+  return pinned;
+}
+
 /** One plain closing line, readable by any CI: "tests: N passed, N failed, N skipped". */
 function printTotals() {
   const results = JSON.parse(readFileSync(RESULTS, 'utf8'));
@@ -87,7 +108,26 @@ switch (task) {
       ['bench', ['--filter', '@kyb-webhooks/bench', 'run', 'bench', ...rest]],
     ]);
     break;
+  case 'mutate': {
+    // Mutation testing with StrykerJS (stryker.config.mjs): minutes of CPU per target and a score for people to read,
+    // so it is a command of its own and not a step of `test`.
+    const [which, ...strykerArgs] = rest[0] === undefined || rest[0].startsWith('-') ? ['core', ...rest] : rest;
+    const targets = which === 'all' ? ['core', 'adapters'] : [which];
+    for (const target of targets) {
+      if (target !== 'core' && target !== 'adapters') {
+        console.error(`unknown mutation target "${target}": use core, adapters or all`);
+        process.exit(2);
+      }
+      console.log(`\n› mutation testing (${target}); report in .tmp/mutation/${target}.html`);
+      const stryker = join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js');
+      const status = run(nodeForStryker(), [stryker, 'run', 'stryker.config.mjs', ...strykerArgs], {
+        env: { ...process.env, KYB_MUTATE_TARGET: target },
+      });
+      if (status !== 0) process.exit(status);
+    }
+    break;
+  }
   default:
-    console.error(`unknown task "${task}": use demo, test or bench`);
+    console.error(`unknown task "${task}": use demo, test, bench or mutate`);
     process.exit(2);
 }

@@ -19,6 +19,8 @@ import type { AttestationClaims } from './attestation.js';
 import type { ReleasedAnswers } from './answers.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+/** Spec 3: the refusal reasons of a data request. */
+const REFUSAL_REASONS = ['declined', 'threshold_not_met', 'expired', 'business_not_verified', 'business_wallet_rotated', 'cancelled_by_merchant', 'unavailable'];
 let signer: TestSigner;
 let stranger: TestSigner;
 beforeAll(async () => {
@@ -51,22 +53,43 @@ describe.each<[string, PlatformCrypto]>([
     return { receiver, deliver, logs };
   }
 
-  it('answers with frozen shared objects, so a hook that edits one answer cannot change the next one', async () => {
-    const { receiver, deliver } = setup();
-    const first = await deliver(testEvents.dataRequestPendingApproval());
-    expect(() => {
-      (first.body as { received: boolean }).received = false;
-    }).toThrow(TypeError);
-    expect(() => {
-      first.headers['x-extra'] = '1';
-    }).toThrow(TypeError);
-    const second = await deliver(testEvents.dataRequestPendingApproval());
-    expect(second).toMatchObject({ status: 200, headers: {}, body: { received: true } });
-    const refused = await receiver.receive({ method: 'GET', headers: {}, body: '' });
-    expect(() => {
-      refused.headers['allow'] = 'GET';
-    }).toThrow(TypeError);
-    expect((await receiver.receive({ method: 'GET', headers: {}, body: '' })).headers).toEqual({ allow: 'POST' });
+  describe('answers are frozen shared objects, so a hook that edits one answer cannot change the next one', () => {
+    it('refuses an edit of a success body', async () => {
+      const { deliver } = setup();
+      const first = await deliver(testEvents.dataRequestPendingApproval());
+      expect(() => {
+        (first.body as { received: boolean }).received = false;
+      }).toThrow(TypeError);
+    });
+
+    it('refuses an edit of success headers', async () => {
+      const { deliver } = setup();
+      const first = await deliver(testEvents.dataRequestPendingApproval());
+      expect(() => {
+        first.headers['x-extra'] = '1';
+      }).toThrow(TypeError);
+    });
+
+    it('answers the next success unchanged after a hook tried to edit the first', async () => {
+      const { deliver } = setup();
+      const first = await deliver(testEvents.dataRequestPendingApproval());
+      try {
+        (first.body as { received: boolean }).received = false;
+        first.headers['x-extra'] = '1';
+      } catch {
+        // the edit is refused; what matters is the next answer
+      }
+      expect(await deliver(testEvents.dataRequestPendingApproval())).toMatchObject({ status: 200, headers: {}, body: { received: true } });
+    });
+
+    it('refuses an edit of a rejection header (405 Allow) and keeps it for the next rejection', async () => {
+      const { receiver } = setup();
+      const refused = await receiver.receive({ method: 'GET', headers: {}, body: '' });
+      expect(() => {
+        refused.headers['allow'] = 'GET';
+      }).toThrow(TypeError);
+      expect((await receiver.receive({ method: 'GET', headers: {}, body: '' })).headers).toEqual({ allow: 'POST' });
+    });
   });
 
   it('accepts an HMAC-only event, types it, and tells the handler how it was authenticated', async () => {
@@ -201,55 +224,88 @@ describe.each<[string, PlatformCrypto]>([
       expect(handler).toHaveBeenCalledOnce();
     });
 
-    it('accepts both versions during the overlap and refuses the old one after it', async () => {
+    it('accepts the old secret version during the overlap', async () => {
       const { deliver } = setup();
       expect((await deliver(testEvents.dataRequestPendingApproval(), { version: '2' })).status).toBe(200);
+    });
+
+    it('refuses the old secret version after its notAfter', async () => {
       const later = setup({ now: () => NOW + 3600_001 });
       const old = await signer.sign(testEvents.dataRequestPendingApproval(), { version: '2', timestamp: Math.floor((NOW + 3600_001) / 1000) });
       expect(await later.receiver.receive({ headers: old.headers, body: old.body })).toMatchObject({ status: 401, code: 'signature_version_expired' });
     });
 
-    it('rejects a tampered body, a missing and a malformed header', async () => {
+    it.each<[string, (signed: { headers: Record<string, string>; body: Uint8Array; text: string }) => { headers: Record<string, string>; body: Uint8Array }, number, string]>([
+      ['a tampered body', (signed) => ({ headers: signed.headers, body: new TextEncoder().encode(signed.text.replace('"EUR"', '"USD"')) }), 401, 'signature_mismatch'],
+      [
+        'a missing header',
+        (signed) => {
+          const { 'service-kyb-signature': _removed, ...unsigned } = signed.headers;
+          return { headers: unsigned, body: signed.body };
+        },
+        401,
+        'signature_missing',
+      ],
+      ['a malformed header', (signed) => ({ headers: { ...signed.headers, 'service-kyb-signature': 't=abc,v1=00,kv=3' }, body: signed.body }), 400, 'signature_malformed'],
+    ])('rejects %s with %i %s', async (_case, change, status, code) => {
       const { receiver } = setup();
       const signed = await signer.sign(testEvents.dataRequestPendingApproval());
-      const tampered = new TextEncoder().encode(signed.text.replace('"EUR"', '"USD"'));
-      expect((await receiver.receive({ headers: signed.headers, body: tampered })).code).toBe('signature_mismatch');
-      const { 'service-kyb-signature': _removed, ...unsigned } = signed.headers;
-      expect(await receiver.receive({ headers: unsigned, body: signed.body })).toMatchObject({ status: 401, code: 'signature_missing' });
-      const malformed = { ...signed.headers, 'service-kyb-signature': 't=abc,v1=00,kv=3' };
-      expect(await receiver.receive({ headers: malformed, body: signed.body })).toMatchObject({ status: 400, code: 'signature_malformed' });
+      expect(await receiver.receive(change(signed))).toMatchObject({ status, code });
     });
 
-    it('reads headers from a Web Headers object and from mixed-case records', async () => {
+    it('reads headers from a Web Headers object', async () => {
       const { receiver } = setup();
       const signed = await signer.sign(testEvents.dataRequestPendingApproval());
       expect((await receiver.receive({ headers: new Headers(signed.headers), body: signed.body })).status).toBe(200);
-      const mixed = Object.fromEntries(Object.entries(signed.headers).map(([key, value]) => [key.toUpperCase(), value]));
-      const again = await signer.sign(testEvents.dataRequestPendingApproval());
-      expect((await receiver.receive({ headers: { ...mixed, 'SERVICE-KYB-SIGNATURE': again.headers['service-kyb-signature'] }, body: again.body })).status).toBe(200);
+    });
+
+    it('reads headers from a record with upper-case names', async () => {
+      const { receiver } = setup();
+      const signed = await signer.sign(testEvents.dataRequestPendingApproval());
+      const upper = Object.fromEntries(Object.entries(signed.headers).map(([key, value]) => [key.toUpperCase(), value]));
+      expect((await receiver.receive({ headers: upper, body: signed.body })).status).toBe(200);
     });
   });
 
   describe('limits, body and envelope', () => {
-    it('answers 405, 413 and 415 with stable codes', async () => {
-      const { receiver } = setup({ maxBodyBytes: 2048 });
+    it('answers 405 method_not_allowed with Allow: POST', async () => {
+      const { receiver } = setup();
       const signed = await signer.sign(testEvents.dataRequestPendingApproval());
       expect(await receiver.receive({ method: 'GET', headers: signed.headers, body: signed.body })).toMatchObject({ status: 405, code: 'method_not_allowed', headers: { allow: 'POST' } });
+    });
+
+    it('answers 413 body_too_large above maxBodyBytes', async () => {
+      const { receiver } = setup({ maxBodyBytes: 2048 });
       const big = signer.signBytes(JSON.stringify({ pad: 'x'.repeat(4096) }));
       expect(await receiver.receive({ headers: big.headers, body: big.body })).toMatchObject({ status: 413, code: 'body_too_large' });
+    });
+
+    it('answers 415 unsupported_media_type for text/plain', async () => {
+      const { receiver } = setup();
+      const signed = await signer.sign(testEvents.dataRequestPendingApproval());
       const text = signer.signBytes(signed.text, { contentType: 'text/plain' });
       expect(await receiver.receive({ headers: text.headers, body: text.body })).toMatchObject({ status: 415, code: 'unsupported_media_type' });
+    });
+
+    it('accepts application/json in any case and with a charset', async () => {
+      const { receiver } = setup();
+      const signed = await signer.sign(testEvents.dataRequestPendingApproval());
       const charset = signer.signBytes(signed.text, { contentType: 'Application/JSON; charset=utf-8' });
       expect((await receiver.receive({ headers: charset.headers, body: charset.body })).status).toBe(200);
     });
 
-    it('answers 400 body_not_json for invalid JSON and for non-UTF-8 bytes after checking their HMAC', async () => {
+    it.each<[string, string | Uint8Array]>([
+      ['invalid JSON', '{"event":'],
+      ['non-UTF-8 bytes', new Uint8Array([0x7b, 0x22, 0xe9, 0x22, 0x3a, 0x31, 0x7d])],
+    ])('answers 400 body_not_json for %s with a valid HMAC', async (_case, bytes) => {
       const { receiver } = setup();
-      const invalid = signer.signBytes('{"event":');
-      expect(await receiver.receive({ headers: invalid.headers, body: invalid.body })).toMatchObject({ status: 400, code: 'body_not_json' });
+      const signed = signer.signBytes(bytes);
+      expect(await receiver.receive({ headers: signed.headers, body: signed.body })).toMatchObject({ status: 400, code: 'body_not_json' });
+    });
+
+    it('answers signature_mismatch, not body_not_json, for bytes that are not JSON under a bad MAC', async () => {
+      const { receiver } = setup();
       const latin1 = signer.signBytes(new Uint8Array([0x7b, 0x22, 0xe9, 0x22, 0x3a, 0x31, 0x7d]));
-      expect(await receiver.receive({ headers: latin1.headers, body: latin1.body })).toMatchObject({ status: 400, code: 'body_not_json' });
-      // The same bytes with a bad MAC are an authentication failure first.
       const forged = { ...latin1.headers, 'service-kyb-signature': signer.hmacHeader(latin1.body, { secret: 'forged' }) };
       expect((await receiver.receive({ headers: forged, body: latin1.body })).code).toBe('signature_mismatch');
     });
@@ -296,15 +352,21 @@ describe.each<[string, PlatformCrypto]>([
       expect(logs.find((entry) => entry.code === 'event_data_invalid')?.detail).toBe('field_count: invalid_type');
     });
 
-    it('delivers every refusal reason, and a reason this version does not know', async () => {
+    it('has a refused fixture for each of the seven refusal reasons of spec 3', () => {
+      expect(refusedForEveryReason().map((envelope) => envelope.data.reason)).toEqual(REFUSAL_REASONS);
+    });
+
+    it.each<[string, string]>([
+      ...REFUSAL_REASONS.map((reason): [string, string] => [reason, reason]),
+      ['sanctions_hit, a reason this version does not know', 'sanctions_hit'],
+    ])('delivers the refusal reason %s to the handler', async (_label, reason) => {
       const { receiver, deliver } = setup();
       const reasons: string[] = [];
       receiver.on('kyb.data_request.refused', (event) => {
         reasons.push(event.data.reason);
       });
-      for (const envelope of refusedForEveryReason()) expect((await deliver(envelope)).status).toBe(200);
-      expect((await deliver(testEvents.dataRequestRefused({ data: { reason: 'sanctions_hit' } }))).status).toBe(200);
-      expect(reasons).toEqual(['declined', 'threshold_not_met', 'expired', 'business_not_verified', 'business_wallet_rotated', 'cancelled_by_merchant', 'unavailable', 'sanctions_hit']);
+      expect((await deliver(testEvents.dataRequestRefused({ data: { reason } }))).status).toBe(200);
+      expect(reasons).toEqual([reason]);
     });
   });
 
@@ -336,47 +398,69 @@ describe.each<[string, PlatformCrypto]>([
       expect(await deliver(relabelled)).toMatchObject({ status: 401, code: 'attestation_relabelled' });
     });
 
-    it('verifies an attested event of a type it does not know and hands it to onUnknown', async () => {
-      const { receiver, deliver } = setup();
-      const unknown = vi.fn();
-      const any = vi.fn();
-      receiver.onUnknown(unknown).onAny(any);
-      const envelope: TestEnvelope = { ...testEvents.dataRequestRefused(), event: 'kyb.business.sanctions_flagged', data: { level: 'high' } };
-      expect((await deliver(envelope, { attest: true })).status).toBe(200);
-      expect(unknown).toHaveBeenCalledOnce();
-      expect(any).toHaveBeenCalledOnce();
-      expect(unknown.mock.calls[0]![1]).toMatchObject({ authentication: { attestation: true }, claims: { event_id: envelope.event_id } });
-      const relabelled = { ...envelope, event_id: testEvents.dataRequestRefused().event_id };
-      const token = await signer.attest(envelope);
-      expect(await deliver({ ...relabelled, attestation: token })).toMatchObject({ status: 401, code: 'attestation_relabelled' });
-      expect((await deliver({ ...envelope, event_id: testEvents.dataRequestRefused().event_id }, { attestation: 'x.y.z' })).code).toBe('attestation_invalid');
+    describe('an attested event of a type this version does not know (spec 5.6, 9.2)', () => {
+      const unknownType = (): TestEnvelope => ({ ...testEvents.dataRequestRefused(), event: 'kyb.business.sanctions_flagged', data: { level: 'high' } });
+
+      it('verifies it and hands it to onUnknown and onAny with its claims', async () => {
+        const { receiver, deliver } = setup();
+        const unknown = vi.fn();
+        const any = vi.fn();
+        receiver.onUnknown(unknown).onAny(any);
+        const envelope = unknownType();
+        expect((await deliver(envelope, { attest: true })).status).toBe(200);
+        expect(unknown).toHaveBeenCalledOnce();
+        expect(any).toHaveBeenCalledOnce();
+        expect(unknown.mock.calls[0]![1]).toMatchObject({ authentication: { attestation: true }, claims: { event_id: envelope.event_id } });
+      });
+
+      it('rejects it relabelled to another event_id', async () => {
+        const { deliver } = setup();
+        const envelope = unknownType();
+        const token = await signer.attest(envelope);
+        expect(await deliver({ ...envelope, event_id: testEvents.dataRequestRefused().event_id, attestation: token })).toMatchObject({ status: 401, code: 'attestation_relabelled' });
+      });
+
+      it('rejects it with a token that is not a JWS', async () => {
+        const { deliver } = setup();
+        expect((await deliver(unknownType(), { attestation: 'x.y.z' })).code).toBe('attestation_invalid');
+      });
     });
 
-    it('verifies an attestation on a type the spec does not mark attested', async () => {
+    it('rejects an attestation from an unknown key on a type the spec does not mark attested', async () => {
       const { deliver } = setup();
       const envelope = testEvents.signatureRequestSigned();
       expect((await deliver(envelope, { attestation: await stranger.attest(envelope) })).code).toBe('attestation_invalid');
-      expect((await deliver(envelope, { attest: true })).status).toBe(200);
     });
 
     it('answers 500 attestation_not_configured rather than skip an attestation it cannot check', async () => {
       const { deliver } = setup({ attestation: undefined });
       expect(await deliver(testEvents.dataRequestReleased())).toMatchObject({ status: 500, code: 'attestation_not_configured' });
+    });
+
+    it('accepts unattested events on a receiver without attestation configured', async () => {
+      const { deliver } = setup({ attestation: undefined });
       expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
     });
 
-    it('without secrets, flags events without attestation as unauthenticated and never lets them shadow a verified event', async () => {
+    it('without secrets, hands events without attestation only to onUnauthenticated and never lets them shadow a verified event', async () => {
       const { receiver, deliver } = setup({ secrets: undefined });
-      const contexts: unknown[] = [];
+      const verified: unknown[] = [];
+      const unauthenticated: unknown[] = [];
       receiver.onAny((_event, context) => {
-        contexts.push(context.authentication);
+        verified.push(context.authentication);
+      });
+      receiver.onUnauthenticated((_event, context) => {
+        unauthenticated.push(context.authentication);
       });
       const released = testEvents.dataRequestReleased();
       // A forger reuses the event_id of a coming release on an unattested event.
       const forged = { ...testEvents.dataRequestPendingApproval(), event_id: released.event_id };
-      expect((await deliver(forged)).status).toBe(200);
+      const forgedResult = await deliver(forged);
+      expect(forgedResult.status).toBe(200);
+      expect(forgedResult.code).toBe('unauthenticated');
       expect((await deliver(released)).status).toBe(200);
-      expect(contexts).toEqual([{ hmac: null, attestation: false }, { hmac: null, attestation: true }]);
+      expect(unauthenticated).toEqual([{ hmac: null, attestation: false }]);
+      expect(verified).toEqual([{ hmac: null, attestation: true }]);
     });
   });
 
@@ -436,49 +520,82 @@ describe.each<[string, PlatformCrypto]>([
     expect(statuses.has(400)).toBe(true);
   });
 
-  it('never throws, and never logs a secret, a token or body content', async () => {
-    const { receiver, deliver, logs } = setup({
-      logger: (entry) => {
-        logs.push(entry);
-        throw new Error('logger broken');
-      },
-    });
+  describe('never throws, and never logs a secret, a token or body content', () => {
     const marker = 'PII-Ada-Lovelace-4242';
-    const envelope = testEvents.dataRequestReleased({ data: { note: marker } });
-    const token = await signer.attest(envelope);
-    const bad: SignOptions[] = [{ secret: 'forged' }, { claims: { seq: 99 } }, { attestation: await signer.loginToken() }, { header: { typ: 'JWT' } }, {}];
-    for (const options of bad) await deliver(envelope, options);
-    await receiver.receive({ headers: {}, body: marker });
-    await receiver.receive({ headers: null as never, body: marker });
-    const logged = JSON.stringify(logs, (_key, value) => (value instanceof Error ? { name: value.name, message: value.message } : value));
-    expect(logs.length).toBeGreaterThan(5);
-    for (const secret of ['old-secret-v2', 'new-secret-v3', marker, token.split('.')[2]!, 'Ada Lovelace']) expect(logged).not.toContain(secret);
+    let token = '';
+    let logged = '';
+    let entries = 0;
+    beforeAll(async () => {
+      const { receiver, deliver, logs } = setup({
+        logger: (entry) => {
+          logs.push(entry);
+          throw new Error('logger broken');
+        },
+      });
+      const envelope = testEvents.dataRequestReleased({ data: { note: marker } });
+      token = await signer.attest(envelope);
+      const bad: SignOptions[] = [{ secret: 'forged' }, { claims: { seq: 99 } }, { attestation: await signer.loginToken() }, { header: { typ: 'JWT' } }, {}];
+      for (const options of bad) await deliver(envelope, options);
+      await receiver.receive({ headers: {}, body: marker });
+      await receiver.receive({ headers: null as never, body: marker });
+      logged = JSON.stringify(logs, (_key, value) => (value instanceof Error ? { name: value.name, message: value.message } : value));
+      entries = logs.length;
+    });
+
+    it('answers every delivery although the logger throws, and logs each', () => {
+      expect(entries).toBeGreaterThan(5);
+    });
+
+    it.each<[string, () => string]>([
+      ['the old secret', () => 'old-secret-v2'],
+      ['the current secret', () => 'new-secret-v3'],
+      ['a body marker', () => marker],
+      ["the attestation's signature", () => token.split('.')[2]!],
+      ['an answer value from the attestation', () => 'Ada Lovelace'],
+    ])('never logs %s', (_case, secret) => {
+      expect(logged).not.toContain(secret());
+    });
   });
 });
 
 describe('createReceiver options', () => {
-  it('refuses to start with neither secrets nor attestation', () => {
+  it('refuses to start with neither secrets nor attestation, naming both', () => {
     expect(() => createReceiver({})).toThrowError(/secrets.*attestation/);
+  });
+
+  it('refuses an empty secrets keyring without attestation as config_invalid', () => {
     expect(() => createReceiver({ secrets: {} })).toThrowError(expect.objectContaining({ code: 'config_invalid' }));
   });
 
-  it('refuses nonsense limits', () => {
-    expect(() => createReceiver({ secrets: { '1': 's' }, maxBodyBytes: 0 })).toThrowError(/maxBodyBytes/);
-    expect(() => createReceiver({ secrets: { '1': 's' }, toleranceSeconds: Number.NaN })).toThrowError(/toleranceSeconds/);
+  it.each<[string, Partial<ReceiverOptions>, RegExp]>([
+    ['maxBodyBytes: 0', { maxBodyBytes: 0 }, /maxBodyBytes/],
+    ['toleranceSeconds: NaN', { toleranceSeconds: Number.NaN }, /toleranceSeconds/],
+  ])('refuses the nonsense limit %s, naming it', (_case, limits, message) => {
+    expect(() => createReceiver({ secrets: { '1': 's' }, ...limits })).toThrowError(message);
   });
 });
 
 describe('handler types', () => {
-  it('types envelope fields and data by event name', () => {
-    const receiver = createReceiver({ secrets: { '1': 's' } });
+  it('types envelope fields and data by event name, and hands the handler exactly those values', async () => {
+    const receiver = createReceiver({ secrets: { '3': 'new-secret-v3' }, now: () => NOW });
+    const seen: unknown[] = [];
     receiver.on('kyb.signature_request.signed', (event) => {
       expectTypeOf(event.event_id).toEqualTypeOf<string>();
       expectTypeOf(event.seq).toEqualTypeOf<number>();
       expectTypeOf(event.event).toEqualTypeOf<'kyb.signature_request.signed'>();
       expectTypeOf(event.data.signature).toEqualTypeOf<string>();
+      seen.push({ event_id: event.event_id, seq: event.seq, event: event.event, signature: event.data.signature });
     });
     receiver.onAny((event) => {
       expectTypeOf(event.event_id).toEqualTypeOf<string>();
+      seen.push(event.event_id);
     });
+    const envelope = testEvents.signatureRequestSigned({ seq: 3 });
+    const { headers, body } = await signer.sign(envelope);
+    expect((await receiver.receive({ method: 'POST', headers, body })).status).toBe(200);
+    expect(seen).toEqual([
+      { event_id: envelope.event_id, seq: 3, event: 'kyb.signature_request.signed', signature: envelope.data['signature'] },
+      envelope.event_id,
+    ]);
   });
 });

@@ -36,13 +36,16 @@ describe.each([
     await expect(verifier({ '3': 's3cret' })(header('s3cret', T, '3'), body)).resolves.toEqual({ version: '3', timestamp: T });
   });
 
-  it('rejects a tampered body, a re-serialization and a wrong secret as signature_mismatch', async () => {
-    const verify = verifier({ '3': 's3cret' });
-    const tampered = new TextEncoder().encode('{"event":"kyb.test","emoji":"x"}');
-    const reserialized = new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder().decode(body)), null, 1));
-    expect(await codeOf(verify(header('s3cret', T, '3'), tampered))).toBe('signature_mismatch');
-    expect(await codeOf(verify(header('s3cret', T, '3'), reserialized))).toBe('signature_mismatch');
-    expect(await codeOf(verify(header('other', T, '3'), body))).toBe('signature_mismatch');
+  it.each<[string, () => [string, Uint8Array]]>([
+    ['a tampered body', () => [header('s3cret', T, '3'), new TextEncoder().encode('{"event":"kyb.test","emoji":"x"}')]],
+    [
+      'a re-serialization of the signed JSON',
+      () => [header('s3cret', T, '3'), new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder().decode(body)), null, 1))],
+    ],
+    ['a MAC made with another secret', () => [header('other', T, '3'), body]],
+  ])('rejects %s as signature_mismatch', async (_case, delivery) => {
+    const [sent, bytes] = delivery();
+    expect(await codeOf(verifier({ '3': 's3cret' })(sent, bytes))).toBe('signature_mismatch');
   });
 
   it('rejects a MAC computed with another timestamp than the one sent', async () => {
@@ -51,43 +54,56 @@ describe.each([
   });
 
   it('checks the MAC over t exactly as sent, leading zeros included', async () => {
-    const verify = verifier({ '3': 's3cret' });
-    expect(await codeOf(verify(header('s3cret', `0${T}`, '3'), body))).toBe('ok');
+    expect(await codeOf(verifier({ '3': 's3cret' })(header('s3cret', `0${T}`, '3'), body))).toBe('ok');
+  });
+
+  it('rejects a leading zero added to t after the MAC was computed', async () => {
     const mismatched = header('s3cret', T, '3').replace(`t=${T}`, `t=0${T}`);
-    expect(await codeOf(verify(mismatched, body))).toBe('signature_mismatch');
+    expect(await codeOf(verifier({ '3': 's3cret' })(mismatched, body))).toBe('signature_mismatch');
   });
 
-  it('allows 5 minutes of skew both ways and no more', async () => {
-    const verify = verifier({ '3': 's3cret' });
-    expect(await codeOf(verify(header('s3cret', T - 300, '3'), body))).toBe('ok');
-    expect(await codeOf(verify(header('s3cret', T + 300, '3'), body))).toBe('ok');
-    expect(await codeOf(verify(header('s3cret', T - 301, '3'), body))).toBe('signature_expired');
-    expect(await codeOf(verify(header('s3cret', T + 301, '3'), body))).toBe('signature_future');
+  // Spec 5.7 / 8: 5 minutes of skew both ways, and no more.
+  it.each<[string, number, string]>([
+    ['t 300 s in the past', T - 300, 'ok'],
+    ['t 300 s in the future', T + 300, 'ok'],
+    ['t 301 s in the past', T - 301, 'signature_expired'],
+    ['t 301 s in the future', T + 301, 'signature_future'],
+  ])('answers %s with %s', async (_case, t, code) => {
+    expect(await codeOf(verifier({ '3': 's3cret' })(header('s3cret', t, '3'), body))).toBe(code);
   });
 
-  it('uses the secret named by kv, and only that one', async () => {
-    const verify = verifier({ '2': 'old', '3': 'new' });
-    expect(await codeOf(verify(header('old', T, '2'), body))).toBe('ok');
-    expect(await codeOf(verify(header('new', T, '3'), body))).toBe('ok');
-    expect(await codeOf(verify(header('old', T, '3'), body))).toBe('signature_mismatch');
-    expect(await codeOf(verify(header('new', T, '4'), body))).toBe('signature_unknown_version');
+  it.each<[string, string, string, string]>([
+    ['the old secret under kv=2', 'old', '2', 'ok'],
+    ['the new secret under kv=3', 'new', '3', 'ok'],
+    ['the old secret under kv=3', 'old', '3', 'signature_mismatch'],
+    ['an unknown kv=4', 'new', '4', 'signature_unknown_version'],
+  ])('uses the secret named by kv, and only that one: %s gives %s', async (_case, secret, kv, code) => {
+    expect(await codeOf(verifier({ '2': 'old', '3': 'new' })(header(secret, T, kv), body))).toBe(code);
   });
 
-  it('accepts both versions during the rotation overlap and refuses the old one after notAfter', async () => {
+  describe('rotation overlap (spec 5.7, 8: 24 hours)', () => {
     const notAfter = NOW + 24 * 3600_000;
     const secrets = { '2': { secret: 'old', notAfter }, '3': 'new' };
-    expect(await codeOf(verifier(secrets, NOW)(header('old', T, '2'), body))).toBe('ok');
-    expect(await codeOf(verifier(secrets, notAfter)(header('old', T + 86400, '2'), body))).toBe('ok');
-    expect(await codeOf(verifier(secrets, notAfter + 1)(header('old', T + 86400, '2'), body))).toBe('signature_version_expired');
-    expect(await codeOf(verifier(secrets, notAfter + 1)(header('new', T + 86400, '3'), body))).toBe('ok');
-    expect(await codeOf(verifier({ '2': { secret: 'old', notAfter: new Date(NOW - 1) } })(header('old', T, '2'), body))).toBe(
-      'signature_version_expired',
-    );
+    it.each<[string, number, string, string, number, string]>([
+      ['the old version during the overlap', NOW, 'old', '2', T, 'ok'],
+      ['the old version at notAfter', notAfter, 'old', '2', T + 86400, 'ok'],
+      ['the old version 1 ms after notAfter', notAfter + 1, 'old', '2', T + 86400, 'signature_version_expired'],
+      ['the new version after notAfter', notAfter + 1, 'new', '3', T + 86400, 'ok'],
+    ])('answers %s with %s', async (_case, now, secret, kv, t, code) => {
+      expect(await codeOf(verifier(secrets, now)(header(secret, t, kv), body))).toBe(code);
+    });
+
+    it('takes a Date as notAfter', async () => {
+      const dated = { '2': { secret: 'old', notAfter: new Date(NOW - 1) } };
+      expect(await codeOf(verifier(dated)(header('old', T, '2'), body))).toBe('signature_version_expired');
+    });
   });
 
-  it('rejects a missing header as signature_missing', async () => {
-    expect(await codeOf(verifier({ '3': 's3cret' })(undefined, body))).toBe('signature_missing');
-    expect(await codeOf(verifier({ '3': 's3cret' })('  ', body))).toBe('signature_missing');
+  it.each<[string, string | undefined]>([
+    ['an absent header', undefined],
+    ['a blank header', '  '],
+  ])('rejects %s as signature_missing', async (_case, value) => {
+    expect(await codeOf(verifier({ '3': 's3cret' })(value, body))).toBe('signature_missing');
   });
 });
 
@@ -116,10 +132,11 @@ describe('signature header grammar', () => {
     expect(parseSignatureHeader(`t=17,v1=${mac},kv=3,v2=xyz`)).toMatchObject({ timestamp: 17, version: '3' });
   });
 
-  it('rejects a bad secret version name or an empty secret at start-up', () => {
-    const options = { toleranceSeconds: 300, now: Date.now };
-    expect(() => createSignatureVerifier({ ...options, secrets: { 'v 1': 'x' } })).toThrowError(/kv/);
-    expect(() => createSignatureVerifier({ ...options, secrets: { '1': '' } })).toThrowError(/empty/);
+  it.each<[string, Record<string, string>, RegExp]>([
+    ['a bad secret version name', { 'v 1': 'x' }, /kv/],
+    ['an empty secret', { '1': '' }, /empty/],
+  ])('rejects %s at start-up', (_case, secrets, message) => {
+    expect(() => createSignatureVerifier({ toleranceSeconds: 300, now: Date.now, secrets })).toThrowError(message);
   });
 
   it('never puts the secret or the MAC into an error', async () => {

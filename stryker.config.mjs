@@ -1,0 +1,45 @@
+// Mutation testing (StrykerJS with the vitest runner), not part of CI: `npm run mutate` (core), `npm run mutate --
+// adapters`, or `npm run mutate -- all`. Each target gets its own run, sandbox and report in .tmp/mutation/.
+//
+// Why the settings below:
+// - vitest runs through vitest.mutation.config.ts: the root config (so the "@kyb-webhooks/source" condition resolves
+//   workspace packages to their TypeScript sources, and the core's "#crypto" imports map picks crypto/node.ts) with
+//   only the mutated packages' tests and no database globalSetup.
+// - The sandbox is a copy under .tmp/ (ignored by git and eslint). Stryker links every node_modules folder of the
+//   workspace into it, so pnpm's per-package dependencies resolve; packages/core/package.json (the "#crypto" map)
+//   is copied with the sources, so the mutated copy resolves "#crypto" inside the sandbox.
+// - Never in place: other work may be editing the sources while a run is going.
+// - crypto/types.ts holds only types; mutating it yields nothing but equivalent mutants.
+// - concurrency 2 by default (the machine is shared); KYB_MUTATE_CONCURRENCY overrides it.
+
+import { fileURLToPath } from 'node:url';
+
+const target = process.env.KYB_MUTATE_TARGET ?? 'core';
+const ADAPTERS = ['express', 'fastify', 'koa', 'hono'];
+const MUTATE = {
+  core: ['packages/core/src/**/*.ts', '!packages/core/src/**/*.test.ts', '!packages/core/src/crypto/types.ts'],
+  adapters: ADAPTERS.flatMap((name) => [`packages/${name}/src/**/*.ts`, `!packages/${name}/src/**/*.test.ts`]),
+};
+if (!MUTATE[target]) throw new Error(`KYB_MUTATE_TARGET must be one of ${Object.keys(MUTATE).join(', ')}; got "${target}".`);
+process.env.KYB_MUTATE_TARGET = target;
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  // Resolved from here: under pnpm, Stryker's default plugin glob looks only beside its own (nested) install.
+  plugins: [fileURLToPath(import.meta.resolve('@stryker-mutator/vitest-runner'))],
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutation.config.ts', related: true },
+  mutate: MUTATE[target],
+  // Only what the selected tests need is copied into the sandbox.
+  ignorePatterns: ['.tmp', 'bench', 'examples', 'tests', 'coverage', '**/dist', 'reports'],
+  tempDirName: '.tmp',
+  cleanTempDir: true,
+  concurrency: Number(process.env.KYB_MUTATE_CONCURRENCY ?? 2),
+  coverageAnalysis: 'perTest',
+  timeoutMS: 10_000,
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  htmlReporter: { fileName: `.tmp/mutation/${target}.html` },
+  jsonReporter: { fileName: `.tmp/mutation/${target}.json` },
+  clearTextReporter: { allowColor: false, logTests: false, reportMutants: true, reportScoreTable: true },
+  thresholds: { high: 90, low: 80, break: null },
+};
