@@ -59,12 +59,33 @@ export class ReleasedAnswers implements Iterable<ReleasedAnswer> {
   }
 }
 
-const answerListSchema = releasedAnswerSchema.array().min(1);
+const answerListSchema = releasedAnswerSchema.array();
 
 /**
  * Finds the released answers among verified attestation claims. The spec does not show the claim that carries
- * them (2.8), so this takes the top-level claim whose value is a non-empty list of answer entries (name,
- * subject_type, subject, value) — `answers` in the service's current tokens.
+ * them (2.8), so this takes `answers` (the service's current tokens) when it is a list of answer entries (name,
+ * subject_type, subject, value), and otherwise the first other top-level claim that is a non-empty such list.
+ * Undefined when the claims carry no released payload.
+ *
+ * @example
+ * ```ts
+ * findReleasedAnswerList({ answers: [{ name: 'company_name', subject_type: 'business', subject: '0x9b2e…', value: 'Acme' }] })
+ * ```
+ */
+export function findReleasedAnswerList(claims: Record<string, unknown>): ReleasedAnswer[] | undefined {
+  const preferred = answerListSchema.safeParse(claims['answers']);
+  if (preferred.success) return preferred.data;
+  for (const value of Object.values(claims)) {
+    if (!Array.isArray(value) || value.length === 0) continue;
+    const parsed = answerListSchema.safeParse(value);
+    if (parsed.success) return parsed.data;
+  }
+  return undefined;
+}
+
+/**
+ * The released answers among verified attestation claims (see {@link findReleasedAnswerList}), keyed by subject and
+ * name; empty when the claims carry none.
  *
  * @example
  * ```ts
@@ -73,12 +94,5 @@ const answerListSchema = releasedAnswerSchema.array().min(1);
  * ```
  */
 export function answersFromClaims(claims: Record<string, unknown>): ReleasedAnswers {
-  const preferred = answerListSchema.safeParse(claims['answers']);
-  if (preferred.success) return new ReleasedAnswers(preferred.data);
-  for (const value of Object.values(claims)) {
-    if (!Array.isArray(value)) continue;
-    const parsed = answerListSchema.safeParse(value);
-    if (parsed.success) return new ReleasedAnswers(parsed.data);
-  }
-  return new ReleasedAnswers([]);
+  return new ReleasedAnswers(findReleasedAnswerList(claims) ?? []);
 }

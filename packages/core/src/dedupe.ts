@@ -42,6 +42,29 @@ export type ClaimResult =
   | { status: 'in_progress' }
   | { status: 'completed' };
 
+/**
+ * The answer of a store's `claim`, checked: anything but one of the three documented shapes (an `acquired` needs a
+ * non-empty string token) throws, so a custom store that answers `{ status: 'duplicate' }`, `{}` or `true` makes the
+ * delivery fail with 503 `store_unavailable` instead of silently turning dedupe off.
+ *
+ * @example
+ * ```ts
+ * const claim = checkClaimResult(await store.claim(eventId, { leaseMs })) // throws a TypeError on a bad answer
+ * ```
+ */
+export function checkClaimResult(answer: unknown): ClaimResult {
+  const status = typeof answer === 'object' && answer !== null ? (answer as { status?: unknown }).status : undefined;
+  if (status === 'completed' || status === 'in_progress') return answer as ClaimResult;
+  if (status === 'acquired') {
+    const token = (answer as { token?: unknown }).token;
+    if (typeof token === 'string' && token.length > 0) return answer as ClaimResult;
+    throw new TypeError('the store answered claim() with status "acquired" but no token; it must return a non-empty string token');
+  }
+  throw new TypeError(
+    'the store answered claim() with something other than { status: "acquired", token } | { status: "in_progress" } | { status: "completed" }',
+  );
+}
+
 /** 30 days: redeliveries can be requested at any time (spec 6, rule 5). */
 export const DEFAULT_RETAIN_MS = 30 * 24 * 60 * 60 * 1000;
 /** 60 s: long enough for a typical handler, short enough that a crashed receiver's events are retried soon. */

@@ -3,6 +3,9 @@ import { z } from 'zod';
 /** A 26-character ULID in Crockford base32 (first character 0–7: the 48-bit time fits). */
 export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;
 
+/** An event type: 1 to 200 printable ASCII characters, no spaces (e.g. `kyb.data_request.released`). */
+export const EVENT_TYPE_PATTERN = /^[\x21-\x7e]{1,200}$/;
+
 /**
  * The webhook envelope of spec 2.3. Unknown top-level fields are kept: the service may add fields without notice.
  *
@@ -13,7 +16,9 @@ export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;
  * ```
  */
 export const envelopeSchema = z.looseObject({
-  event: z.string().min(1).max(200),
+  // Printable ASCII without spaces: a type that differs from a known one only by case is still a different type,
+  // but NUL, whitespace, control characters and Unicode look-alikes are never part of one.
+  event: z.string().regex(EVENT_TYPE_PATTERN, 'printable ASCII without spaces, at most 200 characters'),
   event_id: z.string().regex(ULID_PATTERN, 'a 26-character ULID'),
   stream_id: z.string().min(1).max(500),
   seq: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),

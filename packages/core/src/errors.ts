@@ -30,6 +30,10 @@ export const ERRORS = {
   in_progress: { status: 409, message: 'This event is being processed by another delivery; retry later.' },
   // receiver-side failures: always non-2xx so the service retries and nothing is lost
   handler_failed: { status: 500, message: 'The event handler failed; the delivery will be retried.' },
+  handler_timeout: {
+    status: 503,
+    message: 'The event handler did not finish within handlerTimeoutMs; the delivery will be retried.',
+  },
   body_already_parsed: {
     status: 500,
     message:
@@ -42,7 +46,7 @@ export const ERRORS = {
   },
   internal_error: { status: 500, message: 'The receiver failed unexpectedly; the delivery will be retried.' },
   jwks_unavailable: { status: 503, message: 'The attestation keys could not be fetched; retry later.' },
-  store_unavailable: { status: 503, message: 'The dedupe store is unavailable; retry later.' },
+  store_unavailable: { status: 503, message: 'The dedupe store is unavailable or answered unexpectedly; retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /** A stable rejection code, e.g. `'signature_mismatch'`. */

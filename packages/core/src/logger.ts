@@ -1,4 +1,24 @@
-/** One structured log entry. It never holds a secret, a token or body content. */
+/**
+ * An error as a log entry carries it: plain data, so that JSON loggers (pino, console.log of JSON) show it instead
+ * of `{}`. Message and stack are truncated and stripped of control characters.
+ */
+export interface SerializedError {
+  name: string;
+  message: string;
+  /** The error's `code` when it has a string one (e.g. `'ECONNREFUSED'`, `'ERR_JWKS_TIMEOUT'`). */
+  code?: string;
+  stack?: string;
+  /** The `cause` chain, a few levels deep. */
+  cause?: SerializedError;
+  /** The errors an aggregate carries (a `HandlerError` with several failed handlers, an `AggregateError`). */
+  errors?: SerializedError[];
+}
+
+/**
+ * One structured log entry. It never holds a secret, a token or body content. Values that come from the request
+ * (event id and type, claim names, header parameters in `detail`) are cut to a few hundred characters and their
+ * control characters escaped, so a sender can neither flood a log line nor forge one.
+ */
 export interface LogEntry {
   level: 'debug' | 'info' | 'warn' | 'error';
   /** What happened, in words. */
@@ -11,8 +31,8 @@ export interface LogEntry {
   eventType?: string;
   /** Why, for operators: which check failed (claim names, key versions), never values of the body. */
   detail?: string;
-  /** A thrown error (handler or store failure). */
-  error?: unknown;
+  /** A thrown error (handler, store or JWKS failure), serialised. */
+  error?: SerializedError;
 }
 
 /**
@@ -25,9 +45,91 @@ export interface LogEntry {
  */
 export type Logger = (entry: LogEntry) => void;
 
-export function safeLog(logger: Logger | undefined, entry: LogEntry): void {
+/** What the receiver hands to {@link safeLog}: an entry whose error is still the thrown value. */
+export type LogInput = Omit<LogEntry, 'error'> & { error?: unknown };
+
+/** Longest text kept from a value a sender controls. */
+const MAX_TEXT = 300;
+const MAX_MESSAGE = 1_000;
+const MAX_STACK = 4_000;
+const MAX_DEPTH = 4;
+const MAX_AGGREGATED = 5;
+// C0 and C1 controls, DEL, line and paragraph separators, and the bidirectional overrides and isolates that can make
+// a log line read differently from what it holds.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// The same without newline and tab, for stacks, which are multi-line by nature and never come from the sender.
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+function escapeControl(character: string): string {
+  return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * Cuts `text` to `max` characters (saying how many were dropped) and escapes control characters as `\uXXXX`.
+ *
+ * @example
+ * ```ts
+ * sanitizeLogText('kyb.x\n[fake] admin logged in', 300) // 'kyb.x\\u000a[fake] admin logged in'
+ * ```
+ */
+export function sanitizeLogText(text: string, max = MAX_TEXT, control: RegExp = CONTROL): string {
+  let kept = text.length > max ? text.slice(0, max) : text;
+  // Never end on half a surrogate pair.
+  if (kept.length < text.length && /[\ud800-\udbff]$/.test(kept)) kept = kept.slice(0, -1);
+  const escaped = kept.replace(control, escapeControl);
+  return kept.length < text.length ? `${escaped}…[${text.length - kept.length} more characters]` : escaped;
+}
+
+/**
+ * Turns a thrown value into plain data for a log entry: name, message, code, stack, and the cause chain and
+ * aggregated errors a few levels deep.
+ *
+ * @example
+ * ```ts
+ * JSON.stringify(serializeError(new Error('boom', { cause: new TypeError('fetch failed') })))
+ * // {"name":"Error","message":"boom","stack":"…","cause":{"name":"TypeError","message":"fetch failed",…}}
+ * ```
+ */
+export function serializeError(error: unknown, depth = 0): SerializedError {
+  if (!(error instanceof Error)) {
+    // A thrown string or object: its type only, since its text could be anything (a body, a token).
+    return { name: typeof error, message: `a non-Error value was thrown (${error === null ? 'null' : typeof error})` };
+  }
+  const serialized: SerializedError = {
+    name: sanitizeLogText(String(error.name), MAX_TEXT),
+    message: sanitizeLogText(String(error.message), MAX_MESSAGE),
+  };
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') serialized.code = sanitizeLogText(code, MAX_TEXT);
+  if (typeof error.stack === 'string') serialized.stack = sanitizeLogText(error.stack, MAX_STACK, CONTROL_BUT_LINES);
+  if (depth < MAX_DEPTH) {
+    if (error.cause !== undefined) serialized.cause = serializeError(error.cause, depth + 1);
+    const errors = (error as { errors?: unknown }).errors;
+    if (Array.isArray(errors) && errors.length > 0) {
+      serialized.errors = errors.slice(0, MAX_AGGREGATED).map((item) => serializeError(item, depth + 1));
+    }
+  }
+  return serialized;
+}
+
+/**
+ * Calls the logger with a sanitised entry; a logger that throws changes nothing.
+ *
+ * @example
+ * ```ts
+ * safeLog(logger, { level: 'warn', message: 'delivery rejected: signature_mismatch', eventType: envelope.event })
+ * ```
+ */
+export function safeLog(logger: Logger | undefined, input: LogInput): void {
   if (!logger) return;
   try {
+    const entry: LogEntry = { level: input.level, message: sanitizeLogText(input.message, MAX_MESSAGE) };
+    if (input.code !== undefined) entry.code = sanitizeLogText(input.code);
+    if (input.status !== undefined) entry.status = input.status;
+    if (input.eventId !== undefined) entry.eventId = sanitizeLogText(input.eventId);
+    if (input.eventType !== undefined) entry.eventType = sanitizeLogText(input.eventType);
+    if (input.detail !== undefined) entry.detail = sanitizeLogText(input.detail);
+    if (input.error !== undefined) entry.error = serializeError(input.error);
     logger(entry);
   } catch {
     // A broken logger must not turn a processed delivery into a failure.

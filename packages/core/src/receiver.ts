@@ -1,14 +1,18 @@
 import { answersFromClaims } from './answers.js';
 import { createAttestationVerifier, type AttestationClaims, type AttestationOptions } from './attestation.js';
 import type { PlatformCrypto } from './crypto/types.js';
-import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, type ClaimResult, type DedupeStore } from './dedupe.js';
+import { typeBindingOf } from './attestation-binding.js';
+import { checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, type ClaimResult, type DedupeStore } from './dedupe.js';
+import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import {
+  DeliveryContext,
   HandlerError,
   HandlerRegistry,
   type AnyEventHandler,
-  type BaseHandlerContext,
   type EventHandler,
   type HandlerContext,
+  type UnauthenticatedContext,
+  type UnauthenticatedEventHandler,
   type UnknownEventHandler,
 } from './dispatch.js';
 import { envelopeSchema, type Envelope } from './envelope.js';
@@ -17,7 +21,7 @@ import { ERRORS, KybWebhookError, rejection, type ErrorCode } from './errors.js'
 import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KnownEventType, type KybEvent, type UnknownKybEvent } from './events.js';
 import { readHeader, type HeadersInput } from './headers.js';
 import { safeLog, type Logger } from './logger.js';
-import { createMemoryStore } from './memory-store.js';
+import { createMemoryStore, settlesPromptly } from './memory-store.js';
 import { createSignatureCheck, type SecretKeyring, type VerifiedSignature } from './signature.js';
 
 /** Options of {@link createReceiver}. At least one of `secrets` and `attestation` is required. */
@@ -40,6 +44,15 @@ export interface ReceiverOptions {
   leaseMs?: number;
   /** How long processed event ids are remembered. Default 30 days. */
   retainMs?: number;
+  /**
+   * How long handlers may run before the delivery is answered 503 `handler_timeout` (and retried). Default 30 s.
+   * Past it the context's `signal` is aborted; a handler that ignores it keeps the event claimed until it ends or the
+   * lease expires, and its late outcome still settles the claim. Must leave room in the lease:
+   * `handlerTimeoutMs + 2 × storeTimeoutMs < leaseMs`.
+   */
+  handlerTimeoutMs?: number;
+  /** How long one store call (claim, complete, release) may take before it counts as failed. Default 5 s. */
+  storeTimeoutMs?: number;
   /** Clock in milliseconds. Default `Date.now`. */
   now?: () => number;
   /** Structured log hook; no secret, token or body content is ever passed to it. */
@@ -57,19 +70,22 @@ export interface ReceiveInput {
   body: Uint8Array | ArrayBuffer | string;
 }
 
-/** The JSON body the adapter sends back. */
+/**
+ * The JSON body the adapter sends back. `code: 'unauthenticated'` acknowledges a delivery that nothing could
+ * authenticate (attestation-only receivers, an event without attestation): nothing was stored or processed.
+ */
 export type ResponseBody =
-  | { received: true; code?: 'duplicate' }
+  | { received: true; code?: 'duplicate' | 'unauthenticated' }
   | { error: { code: ErrorCode; message: string } };
 
 /** What the adapter writes back: status, extra headers and a JSON body. */
 export interface ReceiveResult {
   status: number;
-  /** `'duplicate'` or a rejection code; absent for a first, successful delivery. */
-  code?: ErrorCode | 'duplicate';
+  /** `'duplicate'`, `'unauthenticated'` or a rejection code; absent for a first, successful delivery. */
+  code?: ErrorCode | 'duplicate' | 'unauthenticated';
   headers: Record<string, string>;
   body: ResponseBody;
-  /** The verified event, once it got that far. */
+  /** The verified event, once it got that far; never set for an unauthenticated delivery. */
   event?: KybEvent | UnknownKybEvent;
 }
 
@@ -83,7 +99,13 @@ export interface Receiver {
   onAny(handler: AnyEventHandler): Receiver;
   /** Handle verified events of types this library version does not know (new attested types appear unannounced). */
   onUnknown(handler: UnknownEventHandler): Receiver;
-  /** Be told about handler failures (the delivery also gets a 500 and is retried). */
+  /**
+   * Handle deliveries that nothing authenticates: on a receiver without `secrets`, events that carry no attestation
+   * (spec 5.4). They may be forged, are never deduped or stored, and never reach `on`, `onAny` or `onUnknown`.
+   * Without such a handler they are acknowledged (200 `unauthenticated`) and dropped.
+   */
+  onUnauthenticated(handler: UnauthenticatedEventHandler): Receiver;
+  /** Be told about handler failures and timeouts (the delivery also gets a 5xx and is retried). Not awaited. */
   onError(handler: (error: HandlerError) => unknown): Receiver;
   /** Verify, dedupe and dispatch one delivery. Never throws; every outcome is a result. */
   receive(input: ReceiveInput): Promise<ReceiveResult>;
@@ -100,6 +122,14 @@ const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 // Answers shared by every delivery, frozen so that no adapter or onResult hook can change another delivery's.
 const NO_HEADERS: Record<string, string> = Object.freeze({});
 const RECEIVED_BODY: ResponseBody = Object.freeze({ received: true });
+const UNAUTHENTICATED_BODY: ResponseBody = Object.freeze({ received: true, code: 'unauthenticated' });
+const UNAUTHENTICATED = Object.freeze({ hmac: null, attestation: false as const });
+const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
+const DEFAULT_STORE_TIMEOUT_MS = 5_000;
+/** Handlers finished (or there were none). */
+const HANDLED = 'handled';
+/** How a handler run ended: finished, failed, or still running past its deadline. */
+type HandlerOutcome = typeof HANDLED | HandlerError | { stillRunning: PromiseLike<unknown> };
 const DUPLICATE_BODY: ResponseBody = Object.freeze({ received: true, code: 'duplicate' });
 const RESPONSE_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
   method_not_allowed: Object.freeze({ allow: 'POST' }),
@@ -143,7 +173,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const toleranceSeconds = options.toleranceSeconds ?? 300;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const retainMs = options.retainMs ?? DEFAULT_RETAIN_MS;
-  for (const [name, value] of Object.entries({ maxBodyBytes, toleranceSeconds, leaseMs, retainMs })) {
+  const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
+  const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+  for (const [name, value] of Object.entries({ maxBodyBytes, toleranceSeconds, leaseMs, retainMs, handlerTimeoutMs, storeTimeoutMs })) {
     if (!(Number.isFinite(value) && value > 0)) throw new KybWebhookError('config_invalid', `${name} must be a positive number.`);
   }
   const checkSignature = hasSecrets
@@ -153,6 +185,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     ? createAttestationVerifier(options.attestation, now, options.crypto)
     : undefined;
   const store = options.store ?? createMemoryStore({ now });
+  // The built-in memory store answers at once; a deadline timer per call would be pure cost on the hot path.
+  const storeSettlesPromptly = settlesPromptly(store);
   // Frozen once: the store only reads them, and a delivery need not allocate them again.
   const claimOptions = Object.freeze({ leaseMs });
   const completeOptions = Object.freeze({ retainMs });
@@ -181,6 +215,113 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       headers: RESPONSE_HEADERS[code] ?? NO_HEADERS,
       body: { error: { code, message } },
     };
+  }
+
+  /** Calls the store within storeTimeoutMs; a synchronous throw, a rejection and a timeout all throw. */
+  async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+    const pending = call();
+    const answer = storeSettlesPromptly ? await pending : await settleWithin(pending, storeTimeoutMs);
+    if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
+    return answer as Awaited<T>;
+  }
+
+  async function claimWithin(dedupeKey: string): Promise<ClaimResult> {
+    try {
+      return checkClaimResult(await callStore('claim', () => store.claim(dedupeKey, claimOptions)));
+    } catch (error) {
+      if (error instanceof StoreTimeoutError) {
+        // A claim that lands after we gave up would hold the event for a whole lease: hand it back.
+        Promise.resolve(error.pending).then(
+          (late) => {
+            const token = (late as { status?: unknown; token?: unknown } | null)?.token;
+            if ((late as { status?: unknown } | null)?.status === 'acquired' && typeof token === 'string') {
+              callStore('release', () => store.release(dedupeKey, token)).catch(() => {});
+            }
+          },
+          () => {},
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same. */
+  async function settleSuccess(dedupeKey: string, token: string, envelope: Envelope, late: boolean): Promise<void> {
+    const where = { eventId: envelope.event_id, eventType: envelope.event };
+    try {
+      const completed = await callStore('complete', () => store.complete(dedupeKey, token, completeOptions));
+      if (completed === false) {
+        safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
+      } else if (completed !== true) {
+        safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
+      } else if (late) {
+        safeLog(logger, { level: 'warn', message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded', ...where });
+      }
+    } catch (error) {
+      safeLog(logger, { level: 'error', message: `complete failed after the handlers succeeded: ${storeFailure('complete', error)}`, code: 'store_unavailable', ...where, error });
+    }
+  }
+
+  /** Frees the claim after a failure, so that the service's retry runs the handlers again. */
+  async function settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void> {
+    try {
+      const released = await callStore('release', () => store.release(dedupeKey, token));
+      if (typeof released !== 'boolean') throw new TypeError('the store answered release() with something other than a boolean');
+    } catch (error) {
+      safeLog(logger, { level: 'error', message: 'release failed; the event stays claimed until its lease expires', code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+    }
+  }
+
+  function notifyError(error: HandlerError): void {
+    for (const onError of handlers.error) {
+      // Notifications: never awaited (a hanging onError must not hang the delivery), their failures change nothing.
+      try {
+        const pending = onError(error);
+        if (isThenable(pending)) pending.then(undefined, () => {});
+      } catch {
+        // ignored, as above
+      }
+    }
+  }
+
+  /**
+   * Runs handlers within handlerTimeoutMs. A synchronous handler costs no timer. Past the deadline the context's
+   * signal is aborted and the still-running work is handed back, so the caller can settle the claim when it ends.
+   */
+  async function runHandlers(run: () => unknown, context: DeliveryContext, envelope: Envelope): Promise<HandlerOutcome> {
+    let pending: unknown;
+    try {
+      pending = run();
+      if (!isThenable(pending)) return HANDLED;
+      if ((await settleWithin(pending, handlerTimeoutMs)) !== TIMED_OUT) return HANDLED;
+    } catch (error) {
+      const failure = error instanceof HandlerError ? error : new HandlerError(envelope.event, envelope.event_id, [error]);
+      notifyError(failure);
+      return failure;
+    }
+    const reason = new DOMException(`the handler did not finish within handlerTimeoutMs (${handlerTimeoutMs} ms)`, 'TimeoutError');
+    DeliveryContext.abort(context, reason);
+    notifyError(new HandlerError(envelope.event, envelope.event_id, [reason]));
+    return { stillRunning: pending as PromiseLike<unknown> };
+  }
+
+  /**
+   * Attestation-only receivers (no `secrets`) cannot authenticate an event without an attestation. It is answered
+   * 200 `unauthenticated` so that the service neither retries it for hours nor holds the stream behind it, but it
+   * never touches the store, never reaches `on`/`onAny`/`onUnknown`, and runs only `onUnauthenticated` handlers.
+   */
+  async function receiveUnauthenticated(envelope: Envelope, input: ReceiveInput): Promise<ReceiveResult> {
+    if (handlers.unauthenticated.length > 0) {
+      const context = new DeliveryContext(UNAUTHENTICATED, undefined, parseAttempt(readHeader(input.headers, 'service-delivery-attempt')));
+      const outcome = await runHandlers(() => handlers.runUnauthenticated(envelope, context as unknown as UnauthenticatedContext), context, envelope);
+      if (outcome instanceof HandlerError) return reject(rejection('handler_failed', undefined, outcome), envelope);
+      if (outcome !== HANDLED) {
+        outcome.stillRunning.then(undefined, () => {});
+        return reject('handler_timeout', envelope);
+      }
+    }
+    if (logger) safeLog(logger, { level: 'info', message: 'delivery without attestation acknowledged unauthenticated (no secrets configured); only onUnauthenticated handlers ran', code: 'unauthenticated', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+    return { status: 200, code: 'unauthenticated', headers: NO_HEADERS, body: UNAUTHENTICATED_BODY };
   }
 
   // Every step below runs once per delivery, so the common path avoids what it can: no microtask for an answer
@@ -222,7 +363,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (!parsed.success) return reject(rejection('envelope_invalid', describeIssues(parsed.issues)));
       const envelope = parsed.data;
 
-      // 5. attestation: every event that carries one is verified, known type or not
+      // 5. attestation: every event that carries one is verified, known type or not, and bound to this envelope
       let claims: AttestationClaims | undefined;
       if (envelope.attestation !== undefined) {
         if (!verifyAttestation) return reject('attestation_not_configured', envelope);
@@ -233,6 +374,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         }
       } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
         return reject('attestation_missing', envelope);
+      } else if (!hmac) {
+        // No secrets and no attestation: nothing authenticates this delivery (spec 5.4).
+        return receiveUnauthenticated(envelope, input);
       }
 
       const validateData = dataValidators.get(envelope.event);
@@ -243,22 +387,24 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         // The guard hands back the very object it accepted; only zod's own output (never expected) is a copy.
         if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
       }
-      const context: BaseHandlerContext & { answers?: unknown } = {
-        authentication: { hmac, attestation: claims !== undefined },
+      const context = new DeliveryContext(
+        hmac || claims ? { hmac, attestation: claims !== undefined } : UNAUTHENTICATED,
         claims,
-        deliveryAttempt: parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
-      };
+        parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+      );
       if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
 
-      // 6. dedupe, only now: an unverified delivery must never poison the store. Without secrets, an event without
-      // an attestation is unauthenticated: it is deduped under its own key so that a forged one can never mark a
-      // genuine event of the same id as done.
-      const dedupeKey = hmac || claims ? envelope.event_id : `unverified:${envelope.event_id}`;
+      // 6. dedupe, only now: an unverified delivery must never poison the store. The key is the event id, plus the
+      // type when the event is attested but nothing signed fixes its type (no type claim, not a release): the
+      // attestation is the trust boundary (spec 5.4), so a token re-wrapped under another type must never mark the
+      // genuine event as done, whatever else authenticated the envelope.
+      const dedupeKey =
+        claims && typeBindingOf(claims, envelope.event) === 'unbound' ? `${envelope.event_id}:${envelope.event}` : envelope.event_id;
       let claim: ClaimResult;
       try {
-        claim = await store.claim(dedupeKey, claimOptions);
+        claim = await claimWithin(dedupeKey);
       } catch (error) {
-        return reject(rejection('store_unavailable', 'claim failed', error), envelope);
+        return reject(rejection('store_unavailable', storeFailure('claim', error), error), envelope);
       }
       if (claim.status === 'completed') {
         if (logger) safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
@@ -266,38 +412,27 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       }
       if (claim.status === 'in_progress') return { ...reject('in_progress', envelope), event };
 
-      // 7. dispatch
-      try {
-        const outcome = handlers.run(event as Envelope, context as HandlerContext, validateData !== undefined);
-        if (isThenable(outcome)) await outcome;
-      } catch (error) {
+      // 7. dispatch, within handlerTimeoutMs
+      const token = claim.token;
+      const outcome = await runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, validateData !== undefined), context, envelope);
+      if (outcome instanceof HandlerError) {
         // 8. settle a failure: free the claim so the service's retry runs the handlers again
-        const handlerError = error instanceof HandlerError ? error : new HandlerError(envelope.event, envelope.event_id, [error]);
-        for (const onError of handlers.error) {
-          try {
-            await onError(handlerError);
-          } catch {
-            // onError handlers are notifications; their own failures change nothing
-          }
-        }
-        try {
-          await store.release(dedupeKey, claim.token);
-        } catch (releaseError) {
-          safeLog(logger, { level: 'error', message: 'release failed; the event stays claimed until its lease expires', eventId: envelope.event_id, eventType: envelope.event, error: releaseError });
-        }
-        return { ...reject(rejection('handler_failed', undefined, handlerError), envelope), event };
+        await settleFailure(dedupeKey, token, envelope);
+        return { ...reject(rejection('handler_failed', undefined, outcome), envelope), event };
+      }
+      if (outcome !== HANDLED) {
+        // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
+        // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
+        // so the retry is answered duplicate; a late failure frees the claim for the retry).
+        outcome.stillRunning.then(
+          () => settleSuccess(dedupeKey, token, envelope, true),
+          () => settleFailure(dedupeKey, token, envelope),
+        );
+        return { ...reject('handler_timeout', envelope), event };
       }
 
-      // 8. settle a success. If recording completion fails the handlers still succeeded: acknowledging is right,
-      // because a 5xx would make the service retry and run them again once the lease expired.
-      try {
-        const completed = await store.complete(dedupeKey, claim.token, completeOptions);
-        if (!completed) {
-          safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', eventId: envelope.event_id, eventType: envelope.event });
-        }
-      } catch (error) {
-        safeLog(logger, { level: 'error', message: 'complete failed after the handlers succeeded', code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
-      }
+      // 8. settle a success
+      await settleSuccess(dedupeKey, token, envelope, false);
       if (logger) safeLog(logger, { level: 'debug', message: 'delivery processed', status: 200, eventId: envelope.event_id, eventType: envelope.event });
       return { status: 200, headers: NO_HEADERS, body: RECEIVED_BODY, event };
     } catch (error) {
@@ -319,6 +454,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       handlers.addUnknown(handler);
       return receiver;
     },
+    onUnauthenticated(handler) {
+      handlers.unauthenticated.push(handler);
+      return receiver;
+    },
     onError(handler) {
       handlers.error.push(handler);
       return receiver;
@@ -332,8 +471,23 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   return receiver;
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+/** A store call that did not settle within storeTimeoutMs; `pending` is the call, which may still settle. */
+class StoreTimeoutError extends Error {
+  override readonly name = 'StoreTimeoutError';
+  constructor(
+    readonly operation: string,
+    timeoutMs: number,
+    readonly pending: unknown,
+  ) {
+    super(`the store's ${operation}() did not settle within storeTimeoutMs (${timeoutMs} ms)`);
+  }
+}
+
+/** Why a store call failed, for the log: timed out, answered unexpectedly, or threw. */
+function storeFailure(operation: string, error: unknown): string {
+  if (error instanceof StoreTimeoutError) return error.message;
+  if (error instanceof TypeError && /answered/.test(error.message)) return error.message;
+  return `${operation} failed`;
 }
 
 function asKybError(error: unknown): KybWebhookError {
