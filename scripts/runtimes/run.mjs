@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+// Runs the receiver's suites on every runtime we claim besides the Node that runs the rest of the test command:
+// Node 22 and 24, Bun, Deno and workerd, all pinned in tests/runtimes/package.json and installed here from the npm
+// registry with plain npm (that folder is not part of the pnpm workspace, so the root lockfile is untouched).
+//
+//   node scripts/runtimes/run.mjs            every runtime
+//   node scripts/runtimes/run.mjs bun deno   only these (names as in the table)
+//
+// Under CI=true a runtime that cannot start fails the run; elsewhere (e.g. a machine that is not linux-x64, for which
+// the pinned binaries do not exist) it is skipped with a message saying how to enable it.
+// Closes with one line: "runtimes: N passed, N failed" (N counts runtimes; a runtime passes when every suite it ran
+// passed at least one test and failed none).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { arch, platform } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runWorkerd } from './workerd.mjs';
+import { runHonoRemote } from './hono-remote.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const project = join(root, 'tests', 'runtimes');
+const modules = join(project, 'node_modules');
+const out = join(root, '.tmp', 'runtimes');
+const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
+const vitestConfig = join(project, 'vitest.config.ts');
+const ci = /^(1|true|yes)$/i.test(process.env.CI ?? '');
+/** The receiver's suites and the Hono adapter's, as the main test step runs them on this machine's Node. */
+const SUITES = ['packages/core', 'packages/hono'];
+
+const RUNTIMES = [
+  { name: 'node (this machine)', bin: process.execPath, prefix: [], kind: 'node' },
+  { name: 'node 22', bin: join(modules, 'node22', 'bin', 'node'), prefix: [], kind: 'node' },
+  { name: 'node 24', bin: join(modules, 'node24', 'bin', 'node'), prefix: [], kind: 'node' },
+  { name: 'bun', bin: join(modules, '.bin', 'bun'), prefix: [], kind: 'bun' },
+  { name: 'deno', bin: join(modules, '.bin', 'deno'), prefix: ['run', '-A'], kind: 'deno' },
+  { name: 'workerd', bin: join(modules, '.bin', 'workerd'), kind: 'workerd' },
+];
+
+function install() {
+  const lock = join(project, 'package-lock.json');
+  const marker = join(modules, '.package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return true;
+  console.log('› installing the pinned runtimes (npm ci in tests/runtimes)');
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: project, stdio: 'inherit' });
+  return result.status === 0;
+}
+
+function version(runtime) {
+  const result = spawnSync(runtime.bin, ['--version'], { encoding: 'utf8' });
+  if (result.status !== 0) return undefined;
+  const first = result.stdout.trim().split('\n')[0];
+  return first.match(/\d+\.\d+\.\d+/)?.[0] ?? first.replace(/^\w+ /, '');
+}
+
+/** Vitest itself on the runtime, over the suites; the probe file proves the test workers ran there too. */
+function runVitest(runtime) {
+  const json = join(out, `${runtime.name.replace(/\W+/g, '-')}.json`);
+  const probe = `${json}.probe`;
+  rmSync(probe, { force: true });
+  const args = [...runtime.prefix, vitest, 'run', '--config', vitestConfig, '--reporter=dot', '--reporter=json', `--outputFile.json=${json}`, ...SUITES];
+  console.log(`\n› ${runtime.name}: ${[runtime.bin, ...args].map((part) => part.replace(root + '/', '')).join(' ')}`);
+  rmSync(json, { force: true });
+  spawnSync(runtime.bin, args, { cwd: root, stdio: 'inherit', env: { ...process.env, KYB_RUNTIME_PROBE: probe } });
+  if (!existsSync(json)) return { suites: 'core + hono (vitest)', passed: 0, failed: 1, note: 'vitest wrote no results' };
+  const results = JSON.parse(readFileSync(json, 'utf8'));
+  const seen = existsSync(probe) ? [...new Set(readFileSync(probe, 'utf8').trim().split('\n'))] : [];
+  const expected = runtime.kind === 'node' ? `node ${runtime.version}` : `${runtime.kind} ${runtime.version}`;
+  const wrongRuntime = seen.length === 0 || seen.some((line) => line !== expected);
+  return {
+    suites: `core + hono, ${results.numTotalTestSuites} files (vitest)`,
+    passed: results.numPassedTests,
+    // A failed file (e.g. an import error) has no failed test, so it counts as one failure.
+    failed: results.numFailedTests + results.numFailedTestSuites + (wrongRuntime ? 1 : 0),
+    note: wrongRuntime ? `test workers ran on ${seen.join(', ') || 'nothing'}, not ${expected}` : undefined,
+  };
+}
+
+const wanted = process.argv.slice(2);
+const selected = wanted.length ? RUNTIMES.filter((runtime) => wanted.some((name) => runtime.name.startsWith(name))) : RUNTIMES;
+mkdirSync(out, { recursive: true });
+const rows = [];
+const supported = platform() === 'linux' && arch() === 'x64';
+const installed = supported ? install() : false;
+for (const runtime of selected) {
+  runtime.version = existsSync(runtime.bin) ? version(runtime) : undefined;
+  if (!runtime.version) {
+    const why = !supported
+      ? `the pinned binaries are for linux-x64 and this is ${platform()}-${arch()}: run on linux-x64 (as CI does) to enable it`
+      : !installed
+        ? 'npm ci in tests/runtimes failed (see above): fix the install and rerun'
+        : `${runtime.bin} does not start: delete tests/runtimes/node_modules and rerun to reinstall it`;
+    rows.push({ runtime, version: '-', suites: '-', passed: 0, failed: ci ? 1 : 0, note: `${ci ? 'FAILED' : 'skipped'}: ${why}`, skipped: !ci });
+    continue;
+  }
+  const results = [];
+  if (runtime.kind === 'workerd') {
+    results.push(await runWorkerd({ root, bin: runtime.bin, out }));
+  } else {
+    results.push(runVitest(runtime));
+  }
+  if (['bun', 'deno', 'workerd'].includes(runtime.kind)) {
+    results.push(await runHonoRemote({ root, runtime: runtime.kind, bin: runtime.bin, out, vitest, project }));
+  }
+  for (const result of results) rows.push({ runtime, version: runtime.version, ...result });
+}
+
+const table = [['runtime', 'version', 'suites', 'passed', 'failed'], ...rows.map((row) => [row.runtime.name, row.version, row.suites, String(row.passed), String(row.failed)])];
+const widths = table[0].map((_, column) => Math.max(...table.map((line) => line[column].length)));
+console.log('\n' + table.map((line) => line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()).join('\n'));
+for (const row of rows) if (row.note) console.log(`  ${row.runtime.name}: ${row.note}`);
+const byRuntime = new Map();
+for (const row of rows) {
+  const ok = row.skipped || (row.failed === 0 && row.passed > 0);
+  byRuntime.set(row.runtime.name, (byRuntime.get(row.runtime.name) ?? true) && ok);
+}
+const skipped = new Set(rows.filter((row) => row.skipped).map((row) => row.runtime.name));
+const passed = [...byRuntime].filter(([name, ok]) => ok && !skipped.has(name)).length;
+const failed = [...byRuntime].filter(([, ok]) => !ok).length;
+console.log(`\nruntimes: ${passed} passed, ${failed} failed${skipped.size ? `, ${skipped.size} skipped` : ''}`);
+process.exit(failed > 0 ? 1 : 0);
