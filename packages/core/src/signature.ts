@@ -155,10 +155,15 @@ export function createSignatureCheck(
     if (typeof secret !== 'string' || secret.length === 0) {
       throw new KybWebhookError('config_invalid', `The secret of version "${version}" is empty; set it from the dashboard.`);
     }
+    // An end that does not parse ('24h', NaN, an Invalid Date) would otherwise keep the old secret valid forever.
+    const notAfterMs = notAfter === undefined ? Number.POSITIVE_INFINITY : notAfter instanceof Date || typeof notAfter === 'number' ? new Date(notAfter).getTime() : Number.NaN;
+    if (Number.isNaN(notAfterMs)) {
+      throw new KybWebhookError('config_invalid', `The notAfter of secret version "${version}" must be a valid Date or Unix milliseconds.`);
+    }
     const prepared: PreparedVersion = {
       secret: platform.importHmacSecret(secret),
       ready: undefined,
-      notAfterMs: notAfter === undefined ? Number.POSITIVE_INFINITY : new Date(notAfter).getTime(),
+      notAfterMs,
     };
     // A failed import is surfaced on first use; the catch only avoids an unhandled rejection at start-up.
     prepared.secret.then((imported) => (prepared.ready = imported), () => {});

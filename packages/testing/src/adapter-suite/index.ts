@@ -99,6 +99,8 @@ export async function serveOnLoopback(server: Server, path = '/webhooks/kyb'): P
 
 /** A small limit for the oversized-body cases; every regular fixture fits in it, the padded one does not. */
 const SMALL_MAX_BODY_BYTES = 2048;
+/** The handler deadline of the small-limits receiver: short, so a stuck handler's answer comes quickly. */
+const SMALL_HANDLER_TIMEOUT_MS = 300;
 
 /** One run of the handler the suite registers: which event, and whether it succeeded. */
 interface HandlerCall {
@@ -113,6 +115,8 @@ interface HandlerPlan {
   failures?: number;
   /** Wait before finishing, so concurrent deliveries overlap. */
   delayMs?: number;
+  /** Never finish: a stuck handler (a database call without a timeout). */
+  hang?: boolean;
 }
 
 /** A receiver plus the record of what its handlers were called with. */
@@ -138,6 +142,7 @@ function createHarness(options: ReceiverOptions): Harness {
     calls.push(call);
     const plan = plans.get(eventId);
     if (plan?.delayMs) await sleep(plan.delayMs);
+    if (plan?.hang) await new Promise(() => {});
     if (plan?.failures) {
       plan.failures -= 1;
       throw new Error('planned handler failure');
@@ -298,7 +303,7 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp, o
         attestation: { issuer: signer.issuer, audience: signer.audience, jwksUrl: jwksServer.url },
       };
       main = createHarness(receiverOptions);
-      small = createHarness({ ...receiverOptions, maxBodyBytes: SMALL_MAX_BODY_BYTES });
+      small = createHarness({ ...receiverOptions, maxBodyBytes: SMALL_MAX_BODY_BYTES, handlerTimeoutMs: SMALL_HANDLER_TIMEOUT_MS });
       app = await startApp(main.receiver);
       apps.push(app);
       smallApp = await startApp(small.receiver);
@@ -380,6 +385,14 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp, o
       const envelope = testEvents.dataRequestPendingApproval();
       expectAnswer(await deliver(envelope, signOptions()), status, code);
       expect(main.callsFor(envelope.event_id)).toHaveLength(0);
+    });
+
+    it('answers a handler that never settles with 503 handler_timeout, and keeps the event claimed', async () => {
+      const envelope = testEvents.dataRequestRefused();
+      small.plans.set(envelope.event_id, { hang: true });
+      expectAnswer(await deliver(envelope, {}, smallApp.url), 503, 'handler_timeout');
+      expectAnswer(await deliver(envelope, { attempt: 2 }, smallApp.url), 409, 'in_progress');
+      expect(small.callsFor(envelope.event_id)).toHaveLength(1);
     });
 
     it('rejects a relabelled attestation with 401 attestation_relabelled', async () => {
