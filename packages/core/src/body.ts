@@ -6,9 +6,33 @@ export interface ByteStream {
   on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
   on(event: 'end', listener: () => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
   removeListener(event: string, listener: (...args: never[]) => void): unknown;
   resume?(): unknown;
+  /** True once the stream emitted 'end' (Node streams have it); nothing is left to drain then. */
+  readonly readableEnded?: boolean;
 }
+
+/**
+ * How much of an oversized body is read and thrown away before the 413 is answered: at most this many bytes past
+ * `maxBytes` (a body declared larger than `maxBytes + maxBytesPastLimit` is not read at all), and at most this long.
+ *
+ * Why read it at all: a server that answers and closes while the sender is still uploading leaves unread bytes in
+ * its receive buffer, so the kernel turns the close into a TCP reset, which can destroy the 413 before the sender
+ * reads it (then it sees EPIPE or ECONNRESET and learns nothing). Reading the rest first lets the connection close
+ * cleanly, and the sender always reads the 413. The bounds keep that cheap: nothing drained is kept, and a sender
+ * that declares a huge body or trickles one gets its answer (and possibly a reset) after them, as before.
+ *
+ * @example
+ * ```ts
+ * // a default receiver (maxBodyBytes 1 MiB) reads up to 5 MiB of an oversized body, for up to 5 s, then answers 413
+ * const cleanlyAnswered = receiver.maxBodyBytes + OVERSIZED_BODY_DRAIN.maxBytesPastLimit
+ * ```
+ */
+export const OVERSIZED_BODY_DRAIN: Readonly<{ maxBytesPastLimit: number; maxMs: number }> = Object.freeze({
+  maxBytesPastLimit: 4 * 1024 * 1024,
+  maxMs: 5_000,
+});
 
 /** The outcome of {@link readBodyStream}. */
 export type BodyReadResult = { ok: true; body: Uint8Array } | { ok: false; code: 'body_too_large' };
@@ -16,7 +40,9 @@ export type BodyReadResult = { ok: true; body: Uint8Array } | { ok: false; code:
 /**
  * Reads a request stream into one `Uint8Array`, exactly as sent, and stops keeping it as soon as it exceeds
  * `maxBytes` (or at once when the declared Content-Length already does), so an oversized body is never buffered whole.
- * Used by the Node adapters (Express, Koa); rejects when the stream errors (client gone).
+ * An oversized body is then read and discarded within {@link OVERSIZED_BODY_DRAIN} before the result comes back, so
+ * the 413 written after it reaches the sender instead of a connection reset.
+ * Used by the Node adapters (Express, Koa); rejects when the stream errors (client gone) before a decision.
  *
  * @example
  * ```ts
@@ -29,21 +55,21 @@ export function readBodyStream(
   options: { maxBytes: number; declaredLength?: string | number | undefined },
 ): Promise<BodyReadResult> {
   const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
-  if (declared > options.maxBytes) return Promise.resolve(TOO_LARGE);
+  if (declared > options.maxBytes) return discardBodyStream(stream, options).then(() => TOO_LARGE);
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let length = 0;
+    let tooLarge = false;
     const onData = (chunk: Uint8Array | string): void => {
       const bytes = typeof chunk === 'string' ? textEncoder.encode(chunk) : chunk;
       length += bytes.byteLength;
       if (length > options.maxBytes) {
-        // Keep the stream flowing with nobody listening: the rest is discarded, never buffered. Pausing (or closing
-        // the connection) instead would leave the sender's upload blocked until the socket is torn down, and a
-        // reset socket can swallow the 413 before the sender reads it.
+        // The rest is discarded, never buffered, and the answer waits until it is read (see OVERSIZED_BODY_DRAIN).
+        // Pausing instead would leave the sender's upload blocked until the socket is torn down.
         stream.removeListener('data', onData);
-        stream.resume?.();
-        chunks.length = 0; // nothing to keep; the later 'end' then builds no body
-        resolve(TOO_LARGE);
+        chunks.length = 0; // nothing to keep
+        tooLarge = true; // the 'end' of the drained rest is not a body
+        void discardBodyStream(stream, { maxBytes: 0 }).then(() => resolve(TOO_LARGE));
         return;
       }
       chunks.push(bytes);
@@ -51,14 +77,61 @@ export function readBodyStream(
     // The 'end' and 'error' listeners stay: after the promise settled they are no-ops, and an 'error' listener
     // keeps a late socket error from becoming an uncaught exception. Removing them would cost more per request.
     stream.on('data', onData);
-    stream.on('end', () => resolve({ ok: true, body: concatBytes(chunks, length) }));
-    stream.on('error', reject);
+    stream.on('end', () => tooLarge || resolve({ ok: true, body: concatBytes(chunks, length) }));
+    stream.on('error', (error) => tooLarge || reject(error));
+  });
+}
+
+/**
+ * Reads what is left of a refused request body and throws it away, so the connection can close cleanly after the
+ * 413 (see {@link OVERSIZED_BODY_DRAIN} for why and for the bounds). `maxBytes` is the limit the body broke (0 when
+ * the part read so far already did). Resolves when the body ended, the sender went away, or a bound was reached: at
+ * once when `declaredLength` is over `maxBytes + maxBytesPastLimit`, otherwise after that many bytes or `maxMs`.
+ * Never rejects. For adapters whose framework refused the body itself
+ * (Fastify); {@link readBodyStream} does it on its own.
+ *
+ * @example
+ * ```ts
+ * // in a framework's "body too large" error handler, before answering
+ * await discardBodyStream(request.raw, { maxBytes: bodyLimit, declaredLength: request.headers['content-length'] })
+ * reply.code(413).send(receiver.reject('body_too_large').body)
+ * ```
+ */
+export function discardBodyStream(
+  stream: ByteStream,
+  options: { maxBytes: number; declaredLength?: string | number | undefined },
+): Promise<void> {
+  const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
+  const budget = Math.max(0, options.maxBytes) + OVERSIZED_BODY_DRAIN.maxBytesPastLimit;
+  if (declared > budget || stream.readableEnded) return Promise.resolve();
+  return new Promise((resolve) => {
+    let drained = 0;
+    const finish = (): void => {
+      clearTimeout(timer);
+      stream.removeListener('data', onData);
+      stream.removeListener('end', finish);
+      stream.removeListener('close', finish);
+      // The 'error' listener stays (finish is idempotent): a late socket error must not become an uncaught exception.
+      resolve();
+    };
+    const onData = (chunk: Uint8Array | string): void => {
+      drained += typeof chunk === 'string' ? chunk.length : chunk.byteLength;
+      if (drained > budget) finish();
+    };
+    const timer = setTimeout(finish, OVERSIZED_BODY_DRAIN.maxMs);
+    stream.on('data', onData);
+    stream.on('end', finish);
+    stream.on('close', finish);
+    stream.on('error', finish);
+    // Flowing: what arrives after finish() is dropped by the stream itself, never buffered.
+    stream.resume?.();
   });
 }
 
 /**
  * Reads a Web `ReadableStream` body (Hono, Workers, Deno, Bun) with the same limit, buffering at most
- * `maxBytes` plus one chunk.
+ * `maxBytes` plus one chunk. Like {@link readBodyStream}, an oversized body (also one refused from `declaredLength`)
+ * is read and discarded within {@link OVERSIZED_BODY_DRAIN} before the result comes back.
  *
  * @example
  * ```ts
@@ -66,8 +139,17 @@ export function readBodyStream(
  * if (!read.ok) return respond(receiver.reject(read.code))
  * ```
  */
-export async function readWebBodyStream(stream: ReadableStream<Uint8Array>, options: { maxBytes: number }): Promise<BodyReadResult> {
+export async function readWebBodyStream(
+  stream: ReadableStream<Uint8Array>,
+  options: { maxBytes: number; declaredLength?: string | number | undefined },
+): Promise<BodyReadResult> {
   const reader = stream.getReader();
+  const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
+  if (declared > options.maxBytes) {
+    if (declared <= options.maxBytes + OVERSIZED_BODY_DRAIN.maxBytesPastLimit) await discardWeb(reader, declared);
+    reader.releaseLock();
+    return TOO_LARGE;
+  }
   const chunks: Uint8Array[] = [];
   let length = 0;
   for (;;) {
@@ -75,14 +157,35 @@ export async function readWebBodyStream(stream: ReadableStream<Uint8Array>, opti
     if (done) break;
     length += value.byteLength;
     if (length > options.maxBytes) {
-      // Not cancel(): on @hono/node-server that destroys the socket before the 413 is written; the server
-      // drains or closes the rest itself once the answer is out.
+      await discardWeb(reader, OVERSIZED_BODY_DRAIN.maxBytesPastLimit);
+      // Not cancel(): on @hono/node-server that destroys the socket before the 413 is written.
       reader.releaseLock();
       return TOO_LARGE;
     }
     chunks.push(value);
   }
   return { ok: true, body: concatBytes(chunks, length) };
+}
+
+/** Reads and drops up to `budget` bytes, for at most OVERSIZED_BODY_DRAIN.maxMs; never throws. */
+async function discardWeb(reader: ReadableStreamDefaultReader<Uint8Array>, budget: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), OVERSIZED_BODY_DRAIN.maxMs);
+  });
+  try {
+    let drained = 0;
+    while (drained < budget) {
+      // A read still pending at the deadline is rejected by releaseLock() later; race() has handled it by then.
+      const next = await Promise.race([reader.read(), timedOut]);
+      if (next === 'timeout' || next.done) return;
+      drained += next.value.byteLength;
+    }
+  } catch {
+    // the sender went away: nothing left to drain
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const textEncoder = new TextEncoder();

@@ -1,6 +1,7 @@
 import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
+import { readBodyStream } from '@kyb-webhooks/core';
 
 /**
  * Options of {@link kybWebhooksRoute} (and of the plugin, which passes them on).
@@ -60,8 +61,17 @@ export function kybWebhooksRoute(receiver: Receiver, options: KybFastifyRouteOpt
     bodyLimit: receiver.maxBodyBytes,
     // Fastify refuses an oversized body itself (while reading, or at once from Content-Length); answer it like
     // every other rejection, and leave any other error to the app's own error handler.
-    errorHandler(error: FastifyError, request, reply) {
+    async errorHandler(error: FastifyError, request, reply) {
       if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
+      // Fastify answers without reading the rest, and closing over unread bytes resets the connection, which can
+      // destroy the 413 before the sender reads it. The core's reader drains the rest first, within the core's
+      // bounds (OVERSIZED_BODY_DRAIN), keeping none of it: either the declared length broke the limit (nothing was
+      // read), or what Fastify read did (then the limit left is 0).
+      const { raw } = request;
+      if (!raw.readableEnded) {
+        const drain = raw.readableDidRead ? { maxBytes: 0 } : { maxBytes: request.routeOptions.bodyLimit ?? 0, declaredLength: raw.headers['content-length'] };
+        await readBodyStream(raw, drain).catch(() => undefined);
+      }
       return send(request, reply, receiver.reject('body_too_large'));
     },
     async handler(request, reply) {

@@ -17,7 +17,7 @@ export interface KybHonoOptions {
 
 /**
  * A Hono handler that verifies, dedupes and dispatches KYB webhook deliveries through `receiver`. It reads the
- * body as raw bytes (`c.req.arrayBuffer()`), refuses an oversized one from its Content-Length before reading,
+ * body as raw bytes (`c.req.arrayBuffer()`), refuses an oversized one from its Content-Length without keeping it,
  * and uses only Web-standard APIs, so it runs on Node (`@hono/node-server`), Bun, Deno and Workers. A body that a
  * middleware already read as JSON or text gets 500 `body_already_parsed`.
  *
@@ -51,7 +51,14 @@ export function kybWebhooks(receiver: Receiver, options: KybHonoOptions = {}): H
 async function receive(receiver: Receiver, c: Context): Promise<ReceiveResult> {
   const { req } = c;
   const declaredLength = Number(req.header('content-length'));
-  if (declaredLength > receiver.maxBodyBytes) return receiver.reject('body_too_large');
+  if (declaredLength > receiver.maxBodyBytes) {
+    // Read (and drop) the rest before answering: closing over unread bytes resets the connection, which can destroy
+    // the 413 before the sender reads it. The core bounds how much and how long.
+    if (req.raw.body && !req.raw.bodyUsed) {
+      await readWebBodyStream(req.raw.body, { maxBytes: receiver.maxBodyBytes, declaredLength }).catch(() => undefined);
+    }
+    return receiver.reject('body_too_large');
+  }
   // Hono caches what a middleware read; only cached raw bytes are the signed ones. Bytes rebuilt from cached
   // text or JSON (what arrayBuffer() would hand us then) are a re-encoding at best, a re-serialization at worst.
   const cached = Object.keys(req.bodyCache);

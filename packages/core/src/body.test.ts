@@ -1,0 +1,122 @@
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { discardBodyStream, OVERSIZED_BODY_DRAIN, readBodyStream, readWebBodyStream } from './body.js';
+
+const MiB = 1024 * 1024;
+const TOO_LARGE = { ok: false, code: 'body_too_large' };
+
+/** Whether `promise` has settled after pending I/O callbacks ran. */
+async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+/** A Web stream that yields nothing until `push` is called, and counts its bytes read. */
+function manualWebStream() {
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  const stream = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) }, { highWaterMark: 0 });
+  return { stream, push: (bytes: number) => controller.enqueue(new Uint8Array(bytes)), close: () => controller.close() };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('oversized bodies are drained before the 413, within bounds (Node streams)', () => {
+  it('readBodyStream answers a declared-oversized body only once the rest of it was read', async () => {
+    const stream = new PassThrough();
+    const read = readBodyStream(stream, { maxBytes: 100, declaredLength: 300 });
+    stream.write(new Uint8Array(200));
+    expect(await isSettled(read)).toBe(false);
+    stream.end(new Uint8Array(100));
+    expect(await read).toEqual(TOO_LARGE);
+  });
+
+  it('readBodyStream answers a body that passes maxBytes while streaming only once the rest of it was read', async () => {
+    const stream = new PassThrough();
+    const read = readBodyStream(stream, { maxBytes: 100 });
+    stream.write(new Uint8Array(150));
+    expect(await isSettled(read)).toBe(false);
+    stream.end(new Uint8Array(100));
+    expect(await read).toEqual(TOO_LARGE);
+  });
+
+  it('readBodyStream keeps answering 413 when the sender goes away during the drain', async () => {
+    const stream = new PassThrough();
+    const read = readBodyStream(stream, { maxBytes: 100 });
+    stream.write(new Uint8Array(150));
+    await isSettled(read);
+    stream.destroy(new Error('aborted'));
+    expect(await read).toEqual(TOO_LARGE);
+  });
+
+  it('discardBodyStream does not read a body declared over maxBytes + maxBytesPastLimit', async () => {
+    const stream = new PassThrough();
+    await discardBodyStream(stream, { maxBytes: MiB, declaredLength: MiB + OVERSIZED_BODY_DRAIN.maxBytesPastLimit + 1 });
+    expect(stream.readableFlowing).toBeNull(); // never switched to reading
+  });
+
+  it('discardBodyStream stops after maxBytes + maxBytesPastLimit bytes of a body that goes on', async () => {
+    const stream = new PassThrough();
+    const drained = discardBodyStream(stream, { maxBytes: 100 });
+    stream.write(new Uint8Array(OVERSIZED_BODY_DRAIN.maxBytesPastLimit));
+    expect(await isSettled(drained)).toBe(false);
+    stream.write(new Uint8Array(101));
+    expect(await isSettled(drained)).toBe(true);
+  });
+
+  it('discardBodyStream gives up after maxMs on a sender that stops sending', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stream = new PassThrough();
+    const drained = discardBodyStream(stream, { maxBytes: 100 });
+    vi.advanceTimersByTime(OVERSIZED_BODY_DRAIN.maxMs - 1);
+    expect(await isSettled(drained)).toBe(false);
+    vi.advanceTimersByTime(1);
+    expect(await isSettled(drained)).toBe(true);
+  });
+
+  it('documents its bounds: 4 MiB past the limit, 5 s', () => {
+    expect(OVERSIZED_BODY_DRAIN).toEqual({ maxBytesPastLimit: 4 * MiB, maxMs: 5_000 });
+  });
+});
+
+describe('oversized bodies are drained before the 413, within bounds (Web streams)', () => {
+  it('readWebBodyStream answers a declared-oversized body only once the declared length was read', async () => {
+    const { stream, push } = manualWebStream();
+    const read = readWebBodyStream(stream, { maxBytes: 100, declaredLength: 300 });
+    push(200);
+    expect(await isSettled(read)).toBe(false);
+    push(100);
+    expect(await read).toEqual(TOO_LARGE);
+  });
+
+  it('readWebBodyStream does not read a body declared over maxBytes + maxBytesPastLimit', async () => {
+    const { stream } = manualWebStream();
+    expect(await readWebBodyStream(stream, { maxBytes: 100, declaredLength: 100 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit + 1 })).toEqual(TOO_LARGE);
+  });
+
+  it('readWebBodyStream answers a body that passes maxBytes while streaming only once the rest of it was read', async () => {
+    const { stream, push, close } = manualWebStream();
+    const read = readWebBodyStream(stream, { maxBytes: 100 });
+    push(150);
+    expect(await isSettled(read)).toBe(false);
+    push(100);
+    close();
+    expect(await read).toEqual(TOO_LARGE);
+  });
+
+  it('readWebBodyStream gives up draining after maxMs on a sender that stops sending', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { stream, push } = manualWebStream();
+    const read = readWebBodyStream(stream, { maxBytes: 100 });
+    push(150);
+    expect(await isSettled(read)).toBe(false);
+    vi.advanceTimersByTime(OVERSIZED_BODY_DRAIN.maxMs);
+    expect(await read).toEqual(TOO_LARGE);
+  });
+});

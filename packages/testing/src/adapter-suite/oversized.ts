@@ -1,0 +1,204 @@
+/**
+ * Oversized-body cases for the adapter conformance suite (issue 11, point 8): a sender that declares or streams a
+ * body over `maxBodyBytes` must read the receiver's 413 `body_too_large` every time, over real HTTP, also when it
+ * asked for `Connection: close`, and a kept-alive connection must stay usable for the next delivery.
+ *
+ * Why a real sender is needed: a server that answers and closes while the sender is still uploading leaves unread
+ * bytes in its receive buffer, so the kernel answers the close with a TCP reset, which can destroy the 413 before
+ * the sender reads it. Only a body really written while the answer arrives shows that.
+ */
+import { Agent, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { createReceiver, type Receiver } from '@kyb-webhooks/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testEvents } from '../fixtures.js';
+import { createTestSigner, type TestSigner } from '../signer.js';
+import type { AdapterApp, StartAdapterApp } from './index.js';
+
+/** The limit of these cases: big enough that a body of twice it cannot sit whole in the socket buffers. */
+const OVERSIZED_MAX_BODY_BYTES = 1024 * 1024;
+/** Requests per case: one lucky answer proves nothing, 20 in a row do (before the fix each adapter lost 4 to 11 of 20 to a reset). */
+const ROUNDS = 20;
+
+/** How one oversized request ended, as a sender sees it: `'413 body_too_large'`, `'error ECONNRESET'`, … */
+type Outcome = string;
+
+interface OversizedRequest {
+  url: string;
+  bytes: number;
+  framing: 'content-length' | 'chunked';
+}
+
+/**
+ * Sends `bytes` of body with `Connection: close` over a raw socket, as fast as the socket takes them and reading
+ * while it writes, as a streaming sender does. The outcome is the answer when a whole one arrived (even if a socket
+ * error followed it: the sender has read it), else the socket error or the close that came first.
+ */
+function sendOversized({ url, bytes, framing }: OversizedRequest): Promise<Outcome> {
+  const target = new URL(url);
+  return new Promise((resolve) => {
+    const received: Buffer[] = [];
+    let settled = false;
+    const settle = (fallback: Outcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(parseAnswer(Buffer.concat(received)) ?? fallback);
+    };
+    const socket = connect(Number(target.port), target.hostname);
+    const timer = setTimeout(() => settle('timeout'), 15_000);
+    socket.on('data', (part: Buffer) => {
+      received.push(part);
+      if (parseAnswer(Buffer.concat(received)) !== undefined) settle('unreachable');
+    });
+    socket.on('error', (error: NodeJS.ErrnoException) => settle(`error ${error.code ?? error.message}`));
+    socket.on('close', () => settle('closed without an answer'));
+    const framingHeader = framing === 'content-length' ? `content-length: ${bytes}` : 'transfer-encoding: chunked';
+    socket.write(`POST ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\n${framingHeader}\r\nconnection: close\r\n\r\n`);
+    const chunk = Buffer.alloc(16 * 1024, 0x20); // JSON whitespace: harmless if it were ever parsed
+    let sent = 0;
+    const write = (): void => {
+      while (sent < bytes && !socket.destroyed) {
+        const size = Math.min(chunk.byteLength, bytes - sent);
+        sent += size;
+        const part = chunk.subarray(0, size);
+        const flushed = framing === 'content-length' ? socket.write(part) : socket.write(Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), part, Buffer.from('\r\n')]));
+        if (!flushed) {
+          socket.once('drain', write);
+          return;
+        }
+      }
+      if (!socket.destroyed) socket.write(framing === 'chunked' ? '0\r\n\r\n' : '');
+    };
+    // The body follows the head a moment later, as from a sender that streams it: the server has then seen the
+    // head (and may already answer) while the body is still coming.
+    setTimeout(write, 0);
+  });
+}
+
+/** `'<status> <error.code>'` once `raw` holds a whole HTTP/1.1 answer (Content-Length or chunked), else undefined. */
+function parseAnswer(raw: Buffer): Outcome | undefined {
+  const headEnd = raw.indexOf('\r\n\r\n');
+  if (headEnd < 0) return undefined;
+  const [statusLine = '', ...headerLines] = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
+  const headers = new Map(headerLines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  let rest = raw.subarray(headEnd + 4);
+  let body: Buffer;
+  if (headers.has('content-length')) {
+    const length = Number(headers.get('content-length'));
+    if (rest.byteLength < length) return undefined;
+    body = rest.subarray(0, length);
+  } else {
+    const parts: Buffer[] = [];
+    for (;;) {
+      const lineEnd = rest.indexOf('\r\n');
+      if (lineEnd < 0) return undefined;
+      const size = Number.parseInt(rest.subarray(0, lineEnd).toString('latin1'), 16);
+      if (size === 0) break;
+      if (rest.byteLength < lineEnd + 2 + size + 2) return undefined;
+      parts.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
+      rest = rest.subarray(lineEnd + 2 + size + 2);
+    }
+    body = Buffer.concat(parts);
+  }
+  let code: unknown;
+  try {
+    code = (JSON.parse(body.toString('utf8')) as { error?: { code?: unknown } }).error?.code;
+  } catch {
+    code = 'not-json';
+  }
+  return `${statusLine.split(' ')[1]} ${String(code)}`;
+}
+
+/**
+ * Sends one request through a kept-alive `agent` (node:http), body written while the answer may arrive, and
+ * reports the status and error code, or the error that came first.
+ */
+function sendThroughAgent(url: string, agent: Agent, headers: Record<string, string>, body: Uint8Array): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const request = httpRequest(url, { method: 'POST', headers, agent }, (response) => {
+      const parts: Buffer[] = [];
+      response.on('data', (part: Buffer) => parts.push(part));
+      response.on('error', (error: NodeJS.ErrnoException) => resolve(`error ${error.code ?? error.message}`));
+      response.on('end', () => {
+        let code: unknown;
+        try {
+          code = (JSON.parse(Buffer.concat(parts).toString('utf8')) as { error?: { code?: unknown } }).error?.code;
+        } catch {
+          code = 'not-json';
+        }
+        resolve(`${response.statusCode} ${String(code)}`);
+      });
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => resolve(`error ${error.code ?? error.message}`));
+    request.end(body);
+  });
+}
+
+/**
+ * Registers the oversized-body cases for one adapter. `startApp` is called once, with a receiver whose
+ * `maxBodyBytes` is 1 MiB; the cases send bodies of twice that.
+ *
+ * @example
+ * ```ts
+ * import { runOversizedBodyCases } from '@kyb-webhooks/testing/adapter-suite'
+ *
+ * runOversizedBodyCases('express', (receiver) => start(receiver))
+ * ```
+ */
+export function runOversizedBodyCases(name: string, startApp: StartAdapterApp): void {
+  describe(`${name}: oversized bodies reach the sender as 413`, () => {
+    let signer: TestSigner;
+    let receiver: Receiver;
+    let app: AdapterApp;
+    const handled: string[] = [];
+    beforeAll(async () => {
+      signer = await createTestSigner();
+      receiver = createReceiver({ secrets: { ...signer.secrets }, maxBodyBytes: OVERSIZED_MAX_BODY_BYTES });
+      receiver.onAny((event) => void handled.push(event.event_id));
+      app = await startApp(receiver);
+    });
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    const expected = Array.from({ length: ROUNDS }, () => '413 body_too_large');
+
+    it(`answers 413 body_too_large to each of ${ROUNDS} requests declaring 2 × maxBodyBytes with Connection: close`, async () => {
+      const outcomes: Outcome[] = [];
+      for (let round = 0; round < ROUNDS; round += 1) {
+        outcomes.push(await sendOversized({ url: app.url, bytes: 2 * OVERSIZED_MAX_BODY_BYTES, framing: 'content-length' }));
+      }
+      expect(outcomes).toEqual(expected);
+    });
+
+    it(`answers 413 body_too_large to each of ${ROUNDS} chunked bodies of 2 × maxBodyBytes with Connection: close`, async () => {
+      const outcomes: Outcome[] = [];
+      for (let round = 0; round < ROUNDS; round += 1) {
+        outcomes.push(await sendOversized({ url: app.url, bytes: 2 * OVERSIZED_MAX_BODY_BYTES, framing: 'chunked' }));
+      }
+      expect(outcomes).toEqual(expected);
+    });
+
+    it(`answers 413 body_too_large to each of ${ROUNDS} oversized requests on a kept-alive agent, then accepts a delivery on it`, async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const outcomes: Outcome[] = [];
+        const padding = new Uint8Array(2 * OVERSIZED_MAX_BODY_BYTES).fill(0x20);
+        for (let round = 0; round < ROUNDS; round += 1) {
+          // node:http sends a Uint8Array body with Content-Length; half the rounds stream it chunked instead.
+          const framing: Record<string, string> = round % 2 === 0 ? { 'content-length': String(padding.byteLength) } : { 'transfer-encoding': 'chunked' };
+          outcomes.push(await sendThroughAgent(app.url, agent, { 'content-type': 'application/json', ...framing }, padding));
+        }
+        expect(outcomes).toEqual(expected);
+        const envelope = testEvents.dataRequestRefused();
+        const { headers, body } = await signer.sign(envelope);
+        expect(await sendThroughAgent(app.url, agent, headers, body)).toBe('200 undefined');
+        expect(handled).toEqual([envelope.event_id]);
+      } finally {
+        agent.destroy();
+      }
+    });
+  });
+}
