@@ -32,7 +32,7 @@ export type {
   Approval,
   DataRequestRefusalReason,
 } from './events.js';
-export { ReleasedAnswers, answersFromClaims } from './answers.js';
+export { ReleasedAnswers, answersFromClaims, findReleasedAnswerList } from './answers.js';
 export { HandlerError } from './dispatch.js';
 export type {
   HandlerContext,
@@ -41,15 +41,31 @@ export type {
   EventHandler,
   AnyEventHandler,
   UnknownEventHandler,
+  UnauthenticatedEventHandler,
+  UnauthenticatedContext,
 } from './dispatch.js';
+export { checkAttestationBinding } from './attestation-binding.js';
+export type { AttestedEnvelope } from './attestation-binding.js';
 export { createMemoryStore } from './memory-store.js';
 export type { MemoryStoreOptions } from './memory-store.js';
-export { createLeaseToken, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './dedupe.js';
+export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './dedupe.js';
 export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './dedupe.js';
 export { ERRORS, KybWebhookError } from './errors.js';
+export {
+  validateOptions,
+  validateArgument,
+  validateReceiverOptions,
+  optionRules,
+  suggestOption,
+  describeValue,
+  DEFAULT_HANDLER_TIMEOUT_MS,
+  DEFAULT_STORE_TIMEOUT_MS,
+} from './config.js';
+export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './config.js';
 export type { ErrorCode } from './errors.js';
 export { readHeader } from './headers.js';
 export { readBodyStream, readWebBodyStream } from './body.js';
 export type { ByteStream, BodyReadResult } from './body.js';
 export type { HeadersInput } from './headers.js';
-export type { Logger, LogEntry } from './logger.js';
+export { serializeError } from './logger.js';
+export type { Logger, LogEntry, SerializedError } from './logger.js';

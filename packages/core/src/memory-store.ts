@@ -1,3 +1,4 @@
+import { optionRules, validateOptions, type OptionsSpec } from './config.js';
 import { createLeaseToken, type ClaimOptions, type ClaimResult, type CompleteOptions, type DedupeStore } from './dedupe.js';
 
 interface MemoryRecord {
@@ -9,6 +10,13 @@ interface MemoryRecord {
 
 /** Expired records are dropped on lookup anyway; the sweep only returns their memory, so once a minute is plenty. */
 const SWEEP_INTERVAL_MS = 60_000;
+
+const MEMORY_STORE_SPEC: OptionsSpec = {
+  owner: 'createMemoryStore',
+  example: 'createMemoryStore({ maxEntries: 100_000 })',
+  options: { now: optionRules.func('a clock in milliseconds, like Date.now'), maxEntries: optionRules.positiveInteger() },
+  aliases: { max: 'maxEntries', maxSize: 'maxEntries', capacity: 'maxEntries', limit: 'maxEntries', maxKeys: 'maxEntries', clock: 'now' },
+};
 
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
@@ -31,6 +39,7 @@ export interface MemoryStoreOptions {
  * ```
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore {
+  validateOptions(options, MEMORY_STORE_SPEC);
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 100_000;
   // 1% of the cap (1,000 by default) beyond the overflow is evicted at once.
@@ -81,7 +90,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
     return record !== undefined && record.state === 'in_progress' && record.token === token ? record : undefined;
   }
 
-  return {
+  const store: DedupeStore = {
     async claim(eventId: string, { leaseMs }: ClaimOptions): Promise<ClaimResult> {
       const time = now();
       const existing = live(eventId, time);
@@ -105,6 +114,16 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
       return true;
     },
   };
+  promptStores.add(store);
+  return store;
+}
+
+/** Stores whose calls settle at once (no I/O), so the receiver spares them a deadline timer per call. */
+const promptStores = new WeakSet<DedupeStore>();
+
+/** Whether `store` is a built-in memory store, whose calls never wait on anything. */
+export function settlesPromptly(store: DedupeStore): boolean {
+  return promptStores.has(store);
 }
 
 const COMPLETED: ClaimResult = Object.freeze({ status: 'completed' });

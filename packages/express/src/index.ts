@@ -1,4 +1,4 @@
-import { readBodyStream, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { optionRules, readBodyStream, validateArgument, validateOptions, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
 import type { Request, RequestHandler, Response } from 'express';
 
 /** Options of {@link kybWebhooks}. */
@@ -6,6 +6,14 @@ export interface KybExpressOptions {
   /** Called with the result of every delivery, e.g. for metrics. Errors it throws are ignored. */
   onResult?: (result: ReceiveResult, request: Request) => void;
 }
+
+const OWNER = 'kybWebhooks (@kyb-webhooks/express)';
+const OPTIONS_SPEC = {
+  owner: OWNER,
+  example: 'kybWebhooks(receiver, { onResult: (result) => metrics.increment(result.status) })',
+  options: { onResult: optionRules.func('called with the result of every delivery') },
+  aliases: { onResponse: 'onResult', onDelivery: 'onResult' },
+};
 
 /**
  * An Express handler that verifies, dedupes and dispatches KYB webhook deliveries through `receiver`.
@@ -27,6 +35,8 @@ export interface KybExpressOptions {
  * ```
  */
 export function kybWebhooks(receiver: Receiver, options: KybExpressOptions = {}): RequestHandler {
+  validateArgument(OWNER, 'receiver', receiver, optionRules.receiver());
+  validateOptions(options, OPTIONS_SPEC);
   return (req, res, next) => {
     handle(receiver, req, res, options).catch(next);
   };

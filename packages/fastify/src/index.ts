@@ -1,4 +1,4 @@
-import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
+import { optionRules, validateArgument, validateOptions, type OptionsSpec, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 import { readBodyStream } from '@kyb-webhooks/core';
@@ -31,6 +31,28 @@ export interface KybFastifyOptions extends KybFastifyRouteOptions {
   path?: string;
 }
 
+const ON_RESULT = optionRules.func('called with the result of every delivery');
+const ROUTE_OWNER = 'kybWebhooksRoute (@kyb-webhooks/fastify)';
+const ROUTE_SPEC: OptionsSpec = {
+  owner: ROUTE_OWNER,
+  example: 'kybWebhooksRoute(receiver, { onResult: (result) => metrics.increment(result.status) })',
+  options: { onResult: ON_RESULT },
+  aliases: { onResponse: 'onResult', onDelivery: 'onResult' },
+};
+const PLUGIN_SPEC: OptionsSpec = {
+  owner: 'kybWebhooks (@kyb-webhooks/fastify)',
+  example: "app.register(kybWebhooks, { receiver: createReceiver({ ... }), path: '/webhooks/kyb' })",
+  options: {
+    receiver: optionRules.required(optionRules.receiver(), 'pass the receiver that createReceiver({ secrets, attestation }) returns.'),
+    path: optionRules.urlPath(),
+    onResult: ON_RESULT,
+    // Register options that Fastify itself reads; they are not the plugin's business.
+    logLevel: optionRules.internal(),
+    logSerializers: optionRules.internal(),
+  },
+  aliases: { route: 'path', url: 'path', prefix: 'path', onResponse: 'onResult', onDelivery: 'onResult' },
+};
+
 /**
  * Route options (handler, error handler, body limit) for a webhook route you declare yourself. The route must
  * see the raw body as a Buffer: declare it in a context whose content-type parsers use `parseAs: 'buffer'`, or use
@@ -47,6 +69,8 @@ export interface KybFastifyOptions extends KybFastifyRouteOptions {
  * ```
  */
 export function kybWebhooksRoute(receiver: Receiver, options: KybFastifyRouteOptions = {}): RouteShorthandOptionsWithHandler {
+  validateArgument(ROUTE_OWNER, 'receiver', receiver, optionRules.receiver());
+  validateOptions(options, ROUTE_SPEC);
   const send = (request: FastifyRequest, reply: FastifyReply, result: ReceiveResult) => {
     if (options.onResult) {
       try {
@@ -86,7 +110,12 @@ export function kybWebhooksRoute(receiver: Receiver, options: KybFastifyRouteOpt
   };
 }
 
-const plugin: FastifyPluginAsync<KybFastifyOptions> = async (fastify, { receiver, path = '/webhooks/kyb', ...options }) => {
+const plugin: FastifyPluginAsync<KybFastifyOptions> = async (fastify, pluginOptions) => {
+  // At register time, before any route exists: a mistake fails `register`/`ready` instead of the first delivery.
+  validateOptions(pluginOptions, PLUGIN_SPEC);
+  // Only the route's own options go on: Fastify's register options (logLevel, …) are not the route's.
+  const { receiver, path = '/webhooks/kyb', onResult } = pluginOptions;
+  const options: KybFastifyRouteOptions = onResult ? { onResult } : {};
   // fastify-plugin lifts this plugin out of encapsulation (for its name and version check), so the raw-body
   // parsers live one level down: the rest of the app keeps parsing JSON as usual.
   await fastify.register(async (webhook) => {

@@ -1,4 +1,4 @@
-import { readWebBodyStream, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { optionRules, readWebBodyStream, validateArgument, validateOptions, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
 import type { Context, Handler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
@@ -14,6 +14,14 @@ export interface KybHonoOptions {
   /** Called with the result of every delivery, e.g. for metrics. Errors it throws are ignored. */
   onResult?: (result: ReceiveResult, c: Context) => void;
 }
+
+const OWNER = 'kybWebhooks (@kyb-webhooks/hono)';
+const OPTIONS_SPEC = {
+  owner: OWNER,
+  example: 'kybWebhooks(receiver, { onResult: (result, c) => console.log(c.req.path, result.status) })',
+  options: { onResult: optionRules.func('called with the result of every delivery') },
+  aliases: { onResponse: 'onResult', onDelivery: 'onResult' },
+};
 
 /**
  * A Hono handler that verifies, dedupes and dispatches KYB webhook deliveries through `receiver`. It reads the
@@ -35,6 +43,8 @@ export interface KybHonoOptions {
  * ```
  */
 export function kybWebhooks(receiver: Receiver, options: KybHonoOptions = {}): Handler {
+  validateArgument(OWNER, 'receiver', receiver, optionRules.receiver());
+  validateOptions(options, OPTIONS_SPEC);
   return async (c) => {
     const result = await receive(receiver, c);
     if (options.onResult) {

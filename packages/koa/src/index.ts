@@ -1,4 +1,4 @@
-import { readBodyStream, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { optionRules, readBodyStream, validateArgument, validateOptions, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
 import type { Context, Middleware } from 'koa';
 
 /**
@@ -18,6 +18,14 @@ export interface KybKoaOptions {
   /** Called with the result of every delivery, e.g. for metrics. Errors it throws are ignored. */
   onResult?: (result: ReceiveResult, ctx: Context) => void;
 }
+
+const OWNER = 'kybWebhooks (@kyb-webhooks/koa)';
+const OPTIONS_SPEC = {
+  owner: OWNER,
+  example: "kybWebhooks(receiver, { path: '/webhooks/kyb' })",
+  options: { path: optionRules.urlPath(), onResult: optionRules.func('called with the result of every delivery') },
+  aliases: { route: 'path', url: 'path', prefix: 'path', mountPath: 'path', onResponse: 'onResult', onDelivery: 'onResult' },
+};
 
 /**
  * Koa middleware (Koa 2 and 3) that verifies, dedupes and dispatches KYB webhook deliveries through `receiver`.
@@ -41,6 +49,9 @@ export interface KybKoaOptions {
  * ```
  */
 export function kybWebhooks(receiver: Receiver, options: KybKoaOptions = {}): Middleware {
+  // A typo here must not go unnoticed: without a valid `path` the middleware would answer every route of the app.
+  validateArgument(OWNER, 'receiver', receiver, optionRules.receiver());
+  validateOptions(options, OPTIONS_SPEC);
   return async (ctx, next) => {
     if (options.path !== undefined && ctx.path !== options.path) return next();
     const { req } = ctx;

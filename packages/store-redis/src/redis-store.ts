@@ -1,4 +1,4 @@
-import { createLeaseToken, type ClaimResult, type DedupeStore } from '@kyb-webhooks/core';
+import { createLeaseToken, describeValue, optionRules, validateOptions, type ClaimResult, type DedupeStore, type OptionRule, type OptionsSpec } from '@kyb-webhooks/core';
 import { scriptRunner, setNxGet, type RedisClientLike } from './client.js';
 import { CLAIM, COMPLETE, RELEASE } from './scripts.js';
 
@@ -47,6 +47,7 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  * ```
  */
 export function createRedisStore(options: RedisStoreOptions): DedupeStore {
+  validateOptions(options, OPTIONS_SPEC);
   const run = scriptRunner(options.client);
   const setIfMissing = setNxGet(options.client);
   // Redis before 7.0 rejects NX together with GET; then every claim goes through the script instead.
@@ -82,6 +83,37 @@ export function createRedisStore(options: RedisStoreOptions): DedupeStore {
     },
   };
 }
+
+const CLIENT_FIX =
+  'pass a connected ioredis client (new Redis(url) / new Cluster(nodes)) or a node-redis client, v5 (await createClient({ url }).connect())';
+
+/** ioredis names the script command evalsha, node-redis evalSha; either way set and eval are needed too. */
+const clientRule: OptionRule = (value) => {
+  if (typeof value !== 'object' || value === null || typeof (value as { then?: unknown }).then === 'function') {
+    return `must be a Redis client: ${CLIENT_FIX}; got ${describeValue(value)}.`;
+  }
+  const has = (name: string): boolean => typeof (value as Record<string, unknown>)[name] === 'function';
+  const script = has('evalSha') ? 'evalSha' : has('evalsha') ? 'evalsha' : undefined;
+  if (script === undefined) return `is not a Redis client (it has neither evalsha nor evalSha): ${CLIENT_FIX}.`;
+  const missing = ['set', 'eval'].filter((name) => !has(name));
+  return missing.length === 0 ? undefined : `has no ${missing.join(' or ')} method: ${CLIENT_FIX}.`;
+};
+
+const OPTIONS_SPEC: OptionsSpec = {
+  owner: 'createRedisStore',
+  example: 'createRedisStore({ client: new Redis(process.env.REDIS_URL) })',
+  options: {
+    client: optionRules.required(clientRule, `${CLIENT_FIX}.`),
+    prefix: (value) => {
+      if (typeof value !== 'string' || value === '') {
+        return `must be a non-empty string, so the keys cannot collide with other data, e.g. '${DEFAULT_REDIS_PREFIX}'; got ${describeValue(value)}.`;
+      }
+      // The store puts the event id in braces, the Cluster hash tag; a brace in the prefix would become the tag.
+      return /[{}]/.test(value) ? `must not contain '{' or '}': the store wraps each event id in braces (the Redis Cluster hash tag).` : undefined;
+    },
+  },
+  aliases: { redis: 'client', connection: 'client', ioredis: 'client', keyPrefix: 'prefix', namespace: 'prefix' },
+};
 
 /** PX takes whole milliseconds, at least 1; a fraction is rounded up so a lease is never shorter than asked. */
 function milliseconds(name: string, value: number): string {

@@ -1,4 +1,4 @@
-import { createLeaseToken, type ClaimResult } from '@kyb-webhooks/core';
+import { createLeaseToken, optionRules, validateOptions, type ClaimResult, type OptionRule, type OptionsSpec } from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
 import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
 import { parseTableName } from '../table-name.js';
@@ -37,6 +37,28 @@ interface OkPacket {
   insertId: number | string | bigint;
 }
 
+const POOL_FIX = "pass a pool from mysql.createPool(url) of 'mysql2/promise'";
+const hasQuery = optionRules.methods(['query'], POOL_FIX);
+const poolRule: OptionRule = (value, path, report) => {
+  const problem = hasQuery(value, path, report);
+  if (problem !== undefined) return problem;
+  // Only mysql2's callback API has promise(); its query() returns no promise, which would fail on every claim.
+  if (typeof (value as { promise?: unknown }).promise === 'function') {
+    return "is a callback-style mysql2 pool: pass pool.promise(), or create it with createPool from 'mysql2/promise'.";
+  }
+  return undefined;
+};
+
+const OPTIONS_SPEC: OptionsSpec = {
+  owner: 'createMySqlStore',
+  example: "createMySqlStore({ pool: mysql.createPool(process.env.DATABASE_URL) }) with mysql from 'mysql2/promise'",
+  options: {
+    pool: optionRules.required(poolRule, `${POOL_FIX}.`),
+    table: optionRules.parsedBy(parseTableName),
+  },
+  aliases: { client: 'pool', connection: 'pool', db: 'pool', database: 'pool', tableName: 'table' },
+};
+
 // UTC_TIMESTAMP(3) is the database's clock and, unlike NOW(), ignores the session time zone, which may differ
 // between the connections of a pool. MySQL evaluates it once per statement.
 const NOW = 'UTC_TIMESTAMP(3)';
@@ -66,10 +88,8 @@ const MAX_CLAIM_ATTEMPTS = 10;
  * ```
  */
 export function createMySqlStore(options: MySqlStoreOptions): SqlDedupeStore {
+  validateOptions(options, OPTIONS_SPEC);
   const pool = options.pool;
-  if (typeof pool?.query !== 'function') {
-    throw new TypeError('createMySqlStore needs { pool }: a pool from mysql.createPool() of "mysql2/promise".');
-  }
   const table = options.table ?? 'kyb_webhook_events';
   const t = backquoted(parseTableName(table));
   const expired = `expires_at <= ${NOW}`;

@@ -1,4 +1,4 @@
-import { createLeaseToken, type ClaimResult } from '@kyb-webhooks/core';
+import { createLeaseToken, optionRules, validateOptions, type ClaimResult, type OptionsSpec } from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
 import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
 import { doubleQuoted, parseTableName } from '../table-name.js';
@@ -39,6 +39,33 @@ export type PostgresStoreOptions = ({ pool: PgQueryable; client?: never } | { cl
   preparedStatements?: boolean;
 };
 
+const OPTIONS_SPEC: OptionsSpec = {
+  owner: 'createPostgresStore',
+  example: 'createPostgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) })',
+  options: {
+    pool: optionRules.methods(['query'], 'pass a pg.Pool, e.g. new pg.Pool({ connectionString: process.env.DATABASE_URL })'),
+    client: optionRules.methods(['query'], 'pass a connected pg.Client or a checked-out PoolClient'),
+    table: optionRules.parsedBy(parseTableName),
+    preparedStatements: optionRules.boolean(),
+  },
+  aliases: {
+    db: 'pool',
+    database: 'pool',
+    connection: 'client',
+    connectionString: 'pool',
+    tableName: 'table',
+    prepare: 'preparedStatements',
+    prepared: 'preparedStatements',
+  },
+  refine(values, report) {
+    if (values.pool !== undefined && values.client !== undefined) {
+      report('pool', 'and `client` are both set: pass one of them (the store queries exactly one).');
+    } else if (values.pool === undefined && values.client === undefined) {
+      report('pool', 'is missing: pass { pool } (a pg.Pool) or { client } (a pg.Client).');
+    }
+  },
+};
+
 // statement_timestamp(), not now(): now() stays frozen for a whole transaction, and a caller may run the store on a
 // client inside one. Either way the database's clock decides, never the application's.
 const NOW = 'statement_timestamp()';
@@ -63,10 +90,8 @@ const MAX_CLAIM_ATTEMPTS = 10;
  * ```
  */
 export function createPostgresStore(options: PostgresStoreOptions): SqlDedupeStore {
-  const db = options.pool ?? options.client;
-  if (typeof db?.query !== 'function') {
-    throw new TypeError('createPostgresStore needs { pool } (pg.Pool) or { client } (pg.Client).');
-  }
+  validateOptions(options, OPTIONS_SPEC);
+  const db = (options.pool ?? options.client)!;
   const table = options.table ?? 'kyb_webhook_events';
   const t = doubleQuoted(parseTableName(table));
 

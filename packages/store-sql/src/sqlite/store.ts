@@ -1,4 +1,4 @@
-import { createLeaseToken, type ClaimResult } from '@kyb-webhooks/core';
+import { createLeaseToken, optionRules, validateOptions, type ClaimResult, type OptionsSpec } from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
 import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
 import { doubleQuoted, parseTableName } from '../table-name.js';
@@ -61,6 +61,24 @@ export interface SqliteDedupeStore extends SqlDedupeStore {
   close(): Promise<void>;
 }
 
+const OPTIONS_SPEC: OptionsSpec = {
+  owner: 'createSqliteStore',
+  example: "createSqliteStore({ filename: './kyb-webhooks.sqlite' })",
+  options: {
+    database: optionRules.methods(['prepare', 'exec', 'transaction', 'close'], "pass a better-sqlite3 Database: new Database('./kyb-webhooks.sqlite')"),
+    filename: optionRules.nonEmptyString("a file path, e.g. './kyb-webhooks.sqlite'"),
+    table: optionRules.parsedBy(parseTableName),
+  },
+  aliases: { db: 'database', client: 'database', path: 'filename', file: 'filename', url: 'filename', tableName: 'table' },
+  refine(values, report) {
+    if (values.database !== undefined && values.filename !== undefined) {
+      report('database', 'and `filename` are both set: pass one (an open database, or a file for the store to open).');
+    } else if (values.database === undefined && values.filename === undefined) {
+      report('database', "is missing: pass { database } (a better-sqlite3 Database) or { filename: './kyb-webhooks.sqlite' }.");
+    }
+  },
+};
+
 /** SQLite's clock in Unix milliseconds: julianday works on every SQLite version, unixepoch('subsec') only on 3.42+. */
 const NOW_MS = `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`;
 
@@ -80,12 +98,10 @@ const NOW_MS = `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`;
  * ```
  */
 export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStore {
+  validateOptions(options, OPTIONS_SPEC);
   const table = options.table ?? 'kyb_webhook_events';
   const t = doubleQuoted(parseTableName(table));
   const owned = options.database === undefined;
-  if (owned && typeof options.filename !== 'string') {
-    throw new TypeError('createSqliteStore needs { database } (a better-sqlite3 Database) or { filename }.');
-  }
   let opened: Promise<SqliteDatabaseLike> | undefined;
   let prepared: Promise<Statements> | undefined;
 
