@@ -9,7 +9,18 @@ import type { ReceiverOptions } from './receiver.js';
  * ever shown).
  */
 
-/** Reports a problem found below the checked value, e.g. in one entry of `secrets`. */
+/**
+ * Reports a problem found below the checked value, e.g. in one entry of `secrets`.
+ *
+ * @example
+ * ```ts
+ * const listOfUrls: OptionRule = (value, path, report) => {
+ *   if (!Array.isArray(value)) return `must be an array, got ${describeValue(value)}.`
+ *   value.forEach((item, i) => { if (typeof item !== 'string') report(`${path}[${i}]`, 'must be a URL string.') })
+ *   return undefined
+ * }
+ * ```
+ */
 export type ReportProblem = (path: string, problem: string) => void;
 
 /**
@@ -458,9 +469,23 @@ function listOf(names: readonly string[], last = 'and'): string {
 // ---------------------------------------------------------------------------------------------------------------
 // createReceiver
 
-/** Default of `handlerTimeoutMs`: how long a handler may run before the delivery is answered 5xx. */
+/**
+ * Default of `handlerTimeoutMs`: how long a handler may run before the delivery is answered 5xx.
+ *
+ * @example
+ * ```ts
+ * createReceiver({ secrets, leaseMs: 2 * DEFAULT_HANDLER_TIMEOUT_MS }) // a longer lease, the default handler deadline
+ * ```
+ */
 export const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
-/** Default of `storeTimeoutMs`: how long one dedupe store call may take before it counts as failed. */
+/**
+ * Default of `storeTimeoutMs`: how long one dedupe store call may take before it counts as failed.
+ *
+ * @example
+ * ```ts
+ * const minimumLeaseMs = DEFAULT_HANDLER_TIMEOUT_MS + 2 * DEFAULT_STORE_TIMEOUT_MS + 1 // what leaseMs must exceed
+ * ```
+ */
 export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
 
 /** The kv of the signature header; the same rule as the signature check's. */
