@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createHmac, KeyObject, timingSafeEqual, verify } from 'node:crypto';
 import type { HmacSecret, PlatformCrypto } from './types.js';
 
@@ -5,7 +6,7 @@ interface NodeHmacSecret extends HmacSecret {
   readonly key: KeyObject;
 }
 
-// Converting a CryptoKey to a KeyObject costs more than the verification; keys come from jose's JWKS cache and are
+// Converting a CryptoKey to a KeyObject costs more than the verification; keys come from the JWKS key cache and are
 // the same objects for as long as the cache lives, so a WeakMap keeps one KeyObject per CryptoKey.
 const keyObjects = new WeakMap<CryptoKey, KeyObject>();
 
@@ -34,8 +35,12 @@ export const platformCrypto: PlatformCrypto = {
   decodeBase64url(text) {
     return Buffer.from(text, 'base64url');
   },
-  decodeBase64urlText(text) {
-    return Buffer.from(text, 'base64url').toString('utf8');
+  decodeUtf8(bytes) {
+    // Buffer's decoder would replace bad sequences with U+FFFD; isUtf8 makes it as strict as a fatal TextDecoder
+    // and is faster than one. toString keeps a BOM, as the Web path's TextDecoder (ignoreBOM: true) does.
+    if (!isUtf8(bytes)) throw new TypeError('Not valid UTF-8.');
+    const buffer = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    return buffer.toString('utf8');
   },
   verifyRs256(key, signingInput, signature) {
     // The signing input is base64url text, so latin1 is its exact bytes and the native encoder is the fastest.

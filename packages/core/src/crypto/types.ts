@@ -1,5 +1,5 @@
 /**
- * The two crypto operations on the hot path, implemented twice: `node.ts` with node:crypto (a synchronous call
+ * The crypto operations on the hot path, implemented twice: `node.ts` with node:crypto (a synchronous call
  * on the main thread) and `web.ts` with Web Crypto. On Node, Web Crypto goes through the thread pool and costs
  * about 8× more for HMAC and 2.3× more for RSA verification, so the package's "imports" map picks node.ts under the
  * `node` condition at resolve time. Both pass the same tests (crypto.test.ts, attestation.test.ts).
@@ -14,17 +14,22 @@ export interface PlatformCrypto {
    */
   verifyHmac(secret: HmacSecret, prefix: string, body: Uint8Array, expected: Uint8Array): boolean | Promise<boolean>;
   /**
-   * Decodes base64url (RFC 7515 §2). An attestation needs three decodes per delivery, and on Node the native
-   * decoder is several times faster than a JavaScript one. Decoding may be lenient about stray characters: the
-   * signature covers the encoded text itself, so leniency can never make a forged token verify.
+   * Decodes base64url (RFC 7515 §2) that the caller has already checked with `isBase64url` (base64url.ts), so a
+   * lenient native decoder gives exactly the bytes a strict one would. An attestation needs three decodes per
+   * delivery, and on Node the native decoder is several times faster than a JavaScript one.
    */
   decodeBase64url(text: string): Uint8Array;
-  /** Decodes base64url to UTF-8 text (a JOSE header or claims set). */
-  decodeBase64urlText(text: string): string;
   /**
-   * RS256 check of a JWS signing input (ASCII `header.payload`) with node:crypto, or `undefined` where jose's own (Web Crypto) path is used.
+   * Decodes UTF-8 strictly: invalid UTF-8 throws, and a leading byte order mark is kept as U+FEFF (so `JSON.parse`
+   * refuses it) rather than stripped, the same on every runtime.
    */
-  readonly verifyRs256: ((key: CryptoKey, signingInput: string, signature: Uint8Array) => boolean) | undefined;
+  decodeUtf8(bytes: Uint8Array): string;
+  /**
+   * RS256 (RSASSA-PKCS1-v1_5 with SHA-256) check of a JWS signing input, which is ASCII `header.payload`: with
+   * node:crypto synchronously on Node, with Web Crypto elsewhere. Only the signature: every other rule (key size,
+   * encodings, claims) is applied once, by attestation.ts, for both.
+   */
+  verifyRs256(key: CryptoKey, signingInput: string, signature: Uint8Array): boolean | Promise<boolean>;
 }
 
 /** An opaque prepared secret. */

@@ -1,7 +1,11 @@
-import { base64url } from 'jose';
+import { decodeBase64url } from '../base64url.js';
 import type { HmacSecret, PlatformCrypto } from './types.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a leading U+FEFF in the text (so JSON.parse refuses it) instead of silently dropping it, as
+// Node's Buffer decoder does: both paths see the same text.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const encoder = new TextEncoder();
+const RS256 = { name: 'RSASSA-PKCS1-v1_5' } as const;
 
 interface WebHmacSecret extends HmacSecret {
   readonly key: CryptoKey;
@@ -25,10 +29,12 @@ export const platformCrypto: PlatformCrypto = {
     return crypto.subtle.verify('HMAC', (secret as WebHmacSecret).key, expected as Uint8Array<ArrayBuffer>, message);
   },
   decodeBase64url(text) {
-    return base64url.decode(text);
+    return decodeBase64url(text);
   },
-  decodeBase64urlText(text) {
-    return utf8.decode(base64url.decode(text));
+  decodeUtf8(bytes) {
+    return utf8.decode(bytes);
   },
-  verifyRs256: undefined,
+  verifyRs256(key, signingInput, signature) {
+    return crypto.subtle.verify(RS256, key, signature as Uint8Array<ArrayBuffer>, encoder.encode(signingInput));
+  },
 };

@@ -1,0 +1,300 @@
+import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet } from 'jose';
+import { KybWebhookError, rejection } from './errors.js';
+
+/** Smallest RSA modulus accepted for RS256, in bits (RFC 7518 §3.3; jose refuses smaller keys too). */
+export const MIN_RSA_MODULUS_BITS = 2048;
+
+/** A verification key and the exact length its RS256 signatures must have (RFC 8017 §8.2.2 step 1). */
+export interface AttestationKey {
+  readonly key: CryptoKey;
+  readonly signatureBytes: number;
+}
+
+/**
+ * Where the attestation verifier gets its keys. `peek` answers synchronously from memory (the hot path, no
+ * microtask); `get` may fetch and throws a {@link KybWebhookError}: `attestation_invalid` when the kid names no
+ * usable key, `jwks_unavailable` when the keys cannot be known right now.
+ *
+ * @example
+ * ```ts
+ * const keys = createInlineKeySource(jwks)
+ * const key = keys.peek(kid) ?? (await keys.get(kid))
+ * ```
+ */
+export interface KeySource {
+  peek(kid: string): AttestationKey | undefined;
+  get(kid: string): Promise<AttestationKey>;
+}
+
+/** Options of {@link createRemoteKeySource}; the defaults are applied by the caller. */
+export interface RemoteKeySourceOptions {
+  url: URL;
+  fetch?: typeof fetch | undefined;
+  cooldownMs: number;
+  cacheMaxAgeMs: number;
+  maxStaleMs: number;
+  timeoutMs: number;
+  maxBytes: number;
+}
+
+type Lookup = ReturnType<typeof createLocalJWKSet>;
+
+/** One successfully fetched (or inline) key set and the keys imported from it so far. */
+interface KeySet {
+  readonly lookup: Lookup;
+  // Only keys some delivery asked for and jose found, so at most one entry per key of the set: bounded by the set,
+  // itself bounded by jwksMaxBytes. Replaced with the set, so a key removed from the JWKS goes with the refresh.
+  readonly imported: Map<string, AttestationKey>;
+  readonly fetchedAt: number;
+}
+
+const NOT_FOUND = Symbol('not found');
+// Cloudflare Workers cancel a request's I/O when that request ends, so there a fetch started by one delivery is not
+// awaited by another (jose's remote key set does the same); everywhere else concurrent deliveries share one fetch.
+const SHARE_IN_FLIGHT = !(
+  typeof (globalThis as { WebSocketPair?: unknown }).WebSocketPair !== 'undefined' ||
+  (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
+);
+
+/**
+ * Keys from an inline JWKS (`attestation.jwks`). Key selection is jose's `createLocalJWKSet`: only RSA keys usable
+ * for RS256 signatures (kty RSA, use sig or absent, alg RS256 or absent, key_ops with verify or absent) count.
+ *
+ * @example
+ * ```ts
+ * const keys = createInlineKeySource({ keys: [publicJwk] })
+ * ```
+ */
+export function createInlineKeySource(jwks: JSONWebKeySet): KeySource {
+  let set: KeySet;
+  try {
+    set = newKeySet(jwks, 0);
+  } catch (cause) {
+    throw new KybWebhookError('config_invalid', 'attestation.jwks is not a JSON Web Key Set ({ keys: [ ... ] }).', { cause });
+  }
+  return {
+    peek: (kid) => set.imported.get(kid),
+    async get(kid) {
+      const found = await findKey(set, kid);
+      if (found === NOT_FOUND) throw rejection('attestation_invalid', 'no key for this kid in attestation.jwks');
+      return found;
+    },
+  };
+}
+
+/**
+ * Keys from the KYB JWKS URL, kept usable while the service's JWKS host fails:
+ * - fetched on first use and refreshed when older than `cacheMaxAgeMs`; an unknown kid refetches early;
+ * - after any fetch, successful or not, no other starts for `cooldownMs`, so neither an outage nor a flood of
+ *   unknown kids turns into a flood of fetches; concurrent deliveries share the fetch in flight;
+ * - while refreshes fail, the last good set keeps verifying the kids it has until `maxStaleMs` after the last
+ *   successful fetch; past that, or for a kid it lacks, deliveries get `jwks_unavailable` (503, retried later);
+ * - one fetch times out after `timeoutMs` (AbortSignal), reads at most `maxBytes` of body and follows no redirect.
+ *
+ * `now` is the receiver's clock, so tests can move time.
+ *
+ * @example
+ * ```ts
+ * const keys = createRemoteKeySource({ url, cooldownMs: 30_000, cacheMaxAgeMs: 600_000, maxStaleMs: 43_200_000,
+ *   timeoutMs: 5_000, maxBytes: 262_144 }, Date.now)
+ * ```
+ */
+export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () => number): KeySource {
+  const fetchImpl = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  let set: KeySet | undefined;
+  let inFlight: Promise<void> | undefined;
+  // Fetches are numbered so that, where several can overlap (Workers), an older answer never replaces a newer one.
+  let started = 0;
+  let applied = 0;
+  let nextFetchAt = -Infinity;
+  let lastFetchFailed = false;
+  let lastFailure: unknown;
+
+  /** Starts a fetch, or joins the one in flight. Never rejects: the outcome is in the state. */
+  function refresh(): Promise<void> {
+    if (inFlight !== undefined && SHARE_IN_FLIGHT) return inFlight;
+    const sequence = (started += 1);
+    const current: Promise<void> = downloadKeySet(options, fetchImpl)
+      .then(
+        (lookup) => {
+          if (sequence < applied) return;
+          applied = sequence;
+          set = keySetOf(lookup, now());
+          lastFetchFailed = false;
+          lastFailure = undefined;
+        },
+        (cause: unknown) => {
+          if (sequence < applied) return;
+          lastFetchFailed = true;
+          lastFailure = cause;
+        },
+      )
+      .finally(() => {
+        nextFetchAt = now() + options.cooldownMs;
+        if (inFlight === current) inFlight = undefined;
+      });
+    inFlight = current;
+    return current;
+  }
+
+  /** Waits for a fetch when one is running or allowed; returns whether this call saw a fetch complete. */
+  async function refreshIfAllowed(): Promise<boolean> {
+    if (inFlight === undefined && now() < nextFetchAt) return false;
+    await refresh();
+    return true;
+  }
+
+  function unavailable(why: string): KybWebhookError {
+    const failure = lastFetchFailed ? `; last fetch: ${describeFailure(lastFailure)}` : '';
+    return rejection('jwks_unavailable', `${why}${failure}`, lastFetchFailed ? lastFailure : undefined);
+  }
+
+  return {
+    peek(kid) {
+      if (set === undefined || now() - set.fetchedAt >= options.cacheMaxAgeMs) return undefined;
+      return set.imported.get(kid);
+    },
+
+    async get(kid) {
+      let fetched = false;
+      if (set === undefined || now() - set.fetchedAt >= options.cacheMaxAgeMs) fetched = await refreshIfAllowed();
+      const current = set;
+      if (current === undefined) throw unavailable('no JWKS fetched yet');
+      if (now() - current.fetchedAt > options.maxStaleMs) {
+        throw unavailable('the last JWKS fetched is older than attestation.jwksMaxStaleMs');
+      }
+      const found = await findKey(current, kid);
+      if (found !== NOT_FOUND) return found;
+      // An unknown kid may be a key the service rotated in since the last fetch: look once more, if allowed.
+      if (!fetched && (await refreshIfAllowed()) && set !== current && set !== undefined) {
+        const again = await findKey(set, kid);
+        if (again !== NOT_FOUND) return again;
+      }
+      // Keys we could not refresh may lack this kid: the service should retry rather than give up on it.
+      if (lastFetchFailed) throw unavailable('no key for this kid in the last good JWKS and the refresh failed');
+      throw rejection('attestation_invalid', 'no key for this kid in the KYB JWKS');
+    },
+  };
+}
+
+function newKeySet(jwks: unknown, fetchedAt: number): KeySet {
+  return keySetOf(createLocalJWKSet(jwks as JSONWebKeySet), fetchedAt);
+}
+
+function keySetOf(lookup: Lookup, fetchedAt: number): KeySet {
+  return { lookup, imported: new Map(), fetchedAt };
+}
+
+async function findKey(set: KeySet, kid: string): Promise<AttestationKey | typeof NOT_FOUND> {
+  const known = set.imported.get(kid);
+  if (known) return known;
+  let key: CryptoKey;
+  try {
+    key = await set.lookup({ alg: 'RS256', kid });
+  } catch (cause) {
+    if (cause instanceof joseErrors.JWKSNoMatchingKey) return NOT_FOUND;
+    if (cause instanceof joseErrors.JWKSMultipleMatchingKeys) {
+      throw rejection('attestation_invalid', 'several keys of the KYB JWKS match this kid', cause);
+    }
+    // A published key that cannot be imported is the service's mistake; a retry may find it fixed.
+    throw rejection('jwks_unavailable', 'the KYB JWKS key for this kid cannot be imported', cause);
+  }
+  const { modulusLength } = key.algorithm as RsaHashedKeyAlgorithm;
+  if (!(modulusLength >= MIN_RSA_MODULUS_BITS)) {
+    throw rejection('attestation_invalid', `the KYB JWKS key for this kid has ${modulusLength} bits; RS256 needs at least ${MIN_RSA_MODULUS_BITS}`);
+  }
+  const found: AttestationKey = Object.freeze({ key, signatureBytes: Math.ceil(modulusLength / 8) });
+  set.imported.set(kid, found);
+  return found;
+}
+
+/** One GET of the JWKS: status 200, at most maxBytes of body read, UTF-8 JSON, all within timeoutMs. */
+async function downloadKeySet(options: RemoteKeySourceOptions, fetchImpl: typeof fetch): Promise<Lookup> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const response = await untilAborted(
+    fetchImpl(options.url, {
+      method: 'GET',
+      signal,
+      // A redirect could lead anywhere (plain http, another host): the URL configured is the only source of keys.
+      redirect: 'manual',
+      headers: { accept: 'application/json, application/jwk-set+json' },
+    }),
+    signal,
+  );
+  if (response.status !== 200) {
+    void response.body?.cancel().catch(() => {});
+    throw new Error(`JWKS answered HTTP ${response.status}, expected 200`);
+  }
+  const bytes = await readCapped(response, options.maxBytes, signal);
+  let jwks: unknown;
+  try {
+    jwks = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (cause) {
+    throw new Error('JWKS response is not UTF-8 JSON', { cause });
+  }
+  // Throws for a malformed document, which then counts as a failed fetch and keeps the last good set.
+  return createLocalJWKSet(jwks as JSONWebKeySet);
+}
+
+/** Reads the body as a stream and gives up as soon as it passes maxBytes: an oversized JWKS is never buffered. */
+async function readCapped(response: Response, maxBytes: number, signal: AbortSignal): Promise<Uint8Array> {
+  const declared = response.headers.get('content-length');
+  if (declared !== null && Number(declared) > maxBytes) {
+    void response.body?.cancel().catch(() => {});
+    throw new Error(`JWKS response declares ${declared} bytes, over attestation.jwksMaxBytes (${maxBytes})`);
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const onAbort = () => void reader.cancel().catch(() => {});
+  signal.addEventListener('abort', onAbort, { once: true });
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await untilAborted(reader.read(), signal);
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        void reader.cancel().catch(() => {});
+        throw new Error(`JWKS response is over attestation.jwksMaxBytes (${maxBytes} bytes)`);
+      }
+      chunks.push(value);
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** Settles like `promise`, or rejects when `signal` aborts first: an injected fetch may ignore its signal. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(timeoutError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(timeoutError(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+function timeoutError(signal: AbortSignal): Error {
+  return new Error('JWKS fetch timed out (attestation.jwksTimeoutMs)', { cause: signal.reason });
+}
+
+function describeFailure(cause: unknown): string {
+  return cause instanceof Error ? cause.message : 'unknown error';
+}
