@@ -40,7 +40,9 @@ function record(eventId: string, phase: 'start' | 'done'): void {
 }
 
 const { store } = await openStore();
-const receiver = createReceiver({ secrets: { '1': env.KYB_SECRET! }, store, leaseMs: Number(env.KYB_LEASE_MS ?? 60_000) });
+const leaseMs = Number(env.KYB_LEASE_MS ?? 60_000);
+// The deadlines must fit in the lease (handlerTimeoutMs + 2 × storeTimeoutMs < leaseMs): the crash test uses a short one.
+const receiver = createReceiver({ secrets: { '1': env.KYB_SECRET! }, store, leaseMs, handlerTimeoutMs: leaseMs / 2, storeTimeoutMs: leaseMs / 8 });
 receiver.onAny(async (event) => {
   record(event.event_id, 'start');
   if (hangPrefix && event.event_id.startsWith(hangPrefix)) await new Promise(() => {});

@@ -2,6 +2,7 @@ import { answersFromClaims } from './answers.js';
 import { createAttestationVerifier, type AttestationClaims, type AttestationOptions } from './attestation.js';
 import type { PlatformCrypto } from './crypto/types.js';
 import { typeBindingOf } from './attestation-binding.js';
+import { DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, validateReceiverOptions } from './config.js';
 import { checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, type ClaimResult, type DedupeStore } from './dedupe.js';
 import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import {
@@ -124,8 +125,6 @@ const NO_HEADERS: Record<string, string> = Object.freeze({});
 const RECEIVED_BODY: ResponseBody = Object.freeze({ received: true });
 const UNAUTHENTICATED_BODY: ResponseBody = Object.freeze({ received: true, code: 'unauthenticated' });
 const UNAUTHENTICATED = Object.freeze({ hmac: null, attestation: false as const });
-const DEFAULT_HANDLER_TIMEOUT_MS = 30_000;
-const DEFAULT_STORE_TIMEOUT_MS = 5_000;
 /** Handlers finished (or there were none). */
 const HANDLED = 'handled';
 /** How a handler run ended: finished, failed, or still running past its deadline. */
@@ -160,24 +159,16 @@ const encoder = new TextEncoder();
  * ```
  */
 export function createReceiver(options: ReceiverOptions): Receiver {
+  // Every mistake throws config_invalid here, at creation, naming the option and the fix (config.ts).
+  validateReceiverOptions(options);
   const now = options.now ?? Date.now;
-  const hasSecrets = options.secrets !== undefined && Object.keys(options.secrets).length > 0;
-  if (!hasSecrets && !options.attestation) {
-    throw new KybWebhookError(
-      'config_invalid',
-      'createReceiver needs `secrets` (HMAC keyring by kv version) or `attestation` (issuer, audience, jwksUrl), ' +
-        'or both; a receiver with neither would accept forged deliveries.',
-    );
-  }
+  const hasSecrets = options.secrets !== undefined;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const toleranceSeconds = options.toleranceSeconds ?? 300;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const retainMs = options.retainMs ?? DEFAULT_RETAIN_MS;
   const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
   const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
-  for (const [name, value] of Object.entries({ maxBodyBytes, toleranceSeconds, leaseMs, retainMs, handlerTimeoutMs, storeTimeoutMs })) {
-    if (!(Number.isFinite(value) && value > 0)) throw new KybWebhookError('config_invalid', `${name} must be a positive number.`);
-  }
   const checkSignature = hasSecrets
     ? createSignatureCheck({ secrets: options.secrets!, toleranceSeconds, now, crypto: options.crypto })
     : undefined;
