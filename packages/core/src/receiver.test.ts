@@ -192,7 +192,7 @@ describe.each<[string, PlatformCrypto]>([
   it('lets a later delivery take over an expired lease (a crashed handler)', async () => {
     let now = NOW;
     const store = createMemoryStore({ now: () => now });
-    const { receiver, deliver } = setup({ store, leaseMs: 1000 });
+    const { receiver, deliver } = setup({ store, leaseMs: 1000, handlerTimeoutMs: 500, storeTimeoutMs: 100 });
     let calls = 0;
     receiver.on('kyb.data_request.pending_approval', () => {
       calls++;
