@@ -79,6 +79,32 @@ describe.each<[string, PlatformCrypto]>([
     });
   });
 
+  describe('the signature timestamp comes from the header, never from the body (spec 5.7)', () => {
+    it('accepts a fresh t on a body whose timestamp is a day old', async () => {
+      const { deliver } = setup();
+      expect((await deliver(testEvents.dataRequestPendingApproval({ timestamp: NOW_S - 86_400 }))).status).toBe(200);
+    });
+
+    it('refuses a stale t on a body whose timestamp is now', async () => {
+      const { deliver } = setup();
+      const result = await deliver(testEvents.dataRequestPendingApproval({ timestamp: NOW_S }), { timestamp: NOW_S - 301 });
+      expect(result).toMatchObject({ status: 401, code: 'signature_expired' });
+    });
+  });
+
+  describe('dedupe on event_id only (spec 6)', () => {
+    it('answers a redelivery with another t, timestamp and body bytes as a duplicate, and runs the handler once', async () => {
+      const { receiver, deliver } = setup();
+      const handler = vi.fn();
+      receiver.on('kyb.data_request.pending_approval', handler);
+      const envelope = testEvents.dataRequestPendingApproval({ timestamp: NOW_S - 60 });
+      expect((await deliver(envelope)).status).toBe(200);
+      const redelivery = await deliver({ ...envelope, timestamp: NOW_S }, { timestamp: NOW_S - 10, attempt: 2 });
+      expect(redelivery).toMatchObject({ status: 200, code: 'duplicate' });
+      expect(handler).toHaveBeenCalledOnce();
+    });
+  });
+
   describe('body size limit (receiver)', () => {
     it('accepts a body of exactly maxBodyBytes', async () => {
       const signed = await signer.sign(testEvents.dataRequestPendingApproval());

@@ -379,6 +379,7 @@ describe.each<[string, PlatformCrypto]>([
       ['HS256 with the public key', async (envelope) => ({ attestation: await signer.hs256WithPublicKey(envelope) }), 'attestation_invalid'],
       ['expired', async () => ({ claims: { exp: NOW / 1000 - 120 } }), 'attestation_invalid'],
       ['for another audience', async () => ({ claims: { aud: 'someone-else' } }), 'attestation_invalid'],
+      ['from another issuer', async () => ({ claims: { iss: 'https://kyb.attacker.example' } }), 'attestation_invalid'],
       ['relabelled to another seq', async (envelope) => ({ claims: { seq: envelope.seq + 1 } }), 'attestation_relabelled'],
     ])('rejects a release whose attestation is %s with 401', async (_case, options, code) => {
       const { receiver, deliver } = setup();
