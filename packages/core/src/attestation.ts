@@ -4,7 +4,7 @@ import { isBase64url } from './base64url.js';
 import type { PlatformCrypto } from './crypto/types.js';
 import { checkAttestationBinding, type AttestedEnvelope } from './attestation-binding.js';
 import { KybWebhookError, rejection } from './errors.js';
-import { createInlineKeySource, createRemoteKeySource, type AttestationKey, type KeySource } from './jwks.js';
+import { createInlineKeySource, createRemoteKeySource, type VerificationKey, type KeySource } from './jwks.js';
 
 /** The only `typ` an attestation may carry (spec 5.5.1). */
 export const ATTESTATION_TYP = 'kyb-attestation+jwt';
@@ -157,7 +157,7 @@ export function createAttestationVerifier(
     if (!isBase64url(encodedSignature)) throw rejection('attestation_invalid', 'signature is not canonical base64url');
 
     // 3. the key named by kid, then the signature.
-    const key: AttestationKey = keys.peek(kid) ?? (await keys.get(kid));
+    const key: VerificationKey = keys.peek(kid) ?? (await keys.get(kid));
     const signature = crypto.decodeBase64url(encodedSignature);
     if (signature.length !== key.signatureBytes) throw rejection('attestation_invalid', 'signature length is not the key size');
     // Header and payload passed isBase64url, so the signing input is ASCII and every encoder gives the same bytes.

@@ -152,6 +152,48 @@ describe('the last good keys while refreshes fail', () => {
   });
 });
 
+describe('key selection in a fetched JWKS', () => {
+  it('refuses an RSA key under 2048 bits', async () => {
+    const small = await crypto.subtle.generateKey(
+      { name: 'RSASSA-PKCS1-v1_5', modulusLength: 1024, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+      true,
+      ['sign', 'verify'],
+    );
+    const jwk = { ...(await crypto.subtle.exportKey('jwk', small.publicKey)), kid: signer.kid, alg: 'RS256', use: 'sig' };
+    const fetcher = countingFetch(async () => Response.json({ keys: [jwk] }));
+    const verify = createAttestationVerifier(
+      { issuer: signer.issuer, audience: signer.audience, jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch },
+      () => clock,
+    );
+    // The genuine header and claims, signed by the small key that the JWKS publishes under the genuine kid.
+    const envelope = testEvents.dataRequestReleased();
+    const signingInput = (await signer.attest(envelope)).split('.').slice(0, 2).join('.');
+    const signature = await crypto.subtle.sign('RSASSA-PKCS1-v1_5', small.privateKey, new TextEncoder().encode(signingInput));
+    const token = `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
+    const code = await verify(token, envelope as unknown as EnvelopeIdentity).then(
+      () => 'ok',
+      (error: unknown) => (error instanceof KybWebhookError ? error.code : String(error)),
+    );
+    expect(code).toBe('attestation_invalid');
+  });
+
+  it('refuses a kid that names several keys', async () => {
+    const fetcher = countingFetch(async () => Response.json({ keys: [...signer.jwks.keys, { ...stranger.jwks.keys[0], kid: signer.kid }] }));
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
+    expect(await check()).toBe('attestation_invalid');
+  });
+
+  it.each([
+    ['an encryption key', { use: 'enc' }],
+    ['a key for another algorithm', { alg: 'PS256' }],
+    ['a key without verify in key_ops', { key_ops: ['encrypt'] }],
+  ])('does not verify with %s', async (_name, change) => {
+    const fetcher = countingFetch(async () => Response.json({ keys: [{ ...signer.jwks.keys[0], ...change }] }));
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
+    expect(await check()).toBe('attestation_invalid');
+  });
+});
+
 describe('one JWKS fetch is bounded', () => {
   it('refuses a JWKS over jwksMaxBytes (default 256 KiB) and keeps using the last good keys', async () => {
     const server = await serve();

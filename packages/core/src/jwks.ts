@@ -5,7 +5,7 @@ import { KybWebhookError, rejection } from './errors.js';
 export const MIN_RSA_MODULUS_BITS = 2048;
 
 /** A verification key and the exact length its RS256 signatures must have (RFC 8017 §8.2.2 step 1). */
-export interface AttestationKey {
+export interface VerificationKey {
   readonly key: CryptoKey;
   readonly signatureBytes: number;
 }
@@ -22,8 +22,8 @@ export interface AttestationKey {
  * ```
  */
 export interface KeySource {
-  peek(kid: string): AttestationKey | undefined;
-  get(kid: string): Promise<AttestationKey>;
+  peek(kid: string): VerificationKey | undefined;
+  get(kid: string): Promise<VerificationKey>;
 }
 
 /** Options of {@link createRemoteKeySource}; the defaults are applied by the caller. */
@@ -44,7 +44,7 @@ interface KeySet {
   readonly lookup: Lookup;
   // Only keys some delivery asked for and jose found, so at most one entry per key of the set: bounded by the set,
   // itself bounded by jwksMaxBytes. Replaced with the set, so a key removed from the JWKS goes with the refresh.
-  readonly imported: Map<string, AttestationKey>;
+  readonly imported: Map<string, VerificationKey>;
   readonly fetchedAt: number;
 }
 
@@ -185,7 +185,7 @@ function keySetOf(lookup: Lookup, fetchedAt: number): KeySet {
   return { lookup, imported: new Map(), fetchedAt };
 }
 
-async function findKey(set: KeySet, kid: string): Promise<AttestationKey | typeof NOT_FOUND> {
+async function findKey(set: KeySet, kid: string): Promise<VerificationKey | typeof NOT_FOUND> {
   const known = set.imported.get(kid);
   if (known) return known;
   let key: CryptoKey;
@@ -203,7 +203,7 @@ async function findKey(set: KeySet, kid: string): Promise<AttestationKey | typeo
   if (!(modulusLength >= MIN_RSA_MODULUS_BITS)) {
     throw rejection('attestation_invalid', `the KYB JWKS key for this kid has ${modulusLength} bits; RS256 needs at least ${MIN_RSA_MODULUS_BITS}`);
   }
-  const found: AttestationKey = Object.freeze({ key, signatureBytes: Math.ceil(modulusLength / 8) });
+  const found: VerificationKey = Object.freeze({ key, signatureBytes: Math.ceil(modulusLength / 8) });
   set.imported.set(kid, found);
   return found;
 }
@@ -220,6 +220,8 @@ async function downloadKeySet(options: RemoteKeySourceOptions, fetchImpl: typeof
       headers: { accept: 'application/json, application/jwk-set+json' },
     }),
     signal,
+    // A fetch that ignored the signal and answers after the timeout: its body is never wanted.
+    (late) => void late.body?.cancel().catch(() => {}),
   );
   if (response.status !== 200) {
     void response.body?.cancel().catch(() => {});
@@ -273,7 +275,7 @@ async function readCapped(response: Response, maxBytes: number, signal: AbortSig
 }
 
 /** Settles like `promise`, or rejects when `signal` aborts first: an injected fetch may ignore its signal. */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, discardLate?: (value: T) => void): Promise<T> {
   if (signal.aborted) return Promise.reject(timeoutError(signal));
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(timeoutError(signal));
@@ -281,6 +283,7 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     promise.then(
       (value) => {
         signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) discardLate?.(value);
         resolve(value);
       },
       (error: unknown) => {
