@@ -213,6 +213,15 @@ describe('body size limit (stream readers used by the adapters)', () => {
     expect(read.ok && read.body.byteLength).toBe(100);
   });
 
+  it('readWebBodyStream accepts a declared Content-Length of exactly maxBytes', async () => {
+    const read = await readWebBodyStream(webStream([bytes(100)]), { maxBytes: 100, declaredLength: '100' });
+    expect(read.ok).toBe(true);
+  });
+
+  it('readWebBodyStream refuses a declared Content-Length of maxBytes + 1', async () => {
+    expect(await readWebBodyStream(webStream([bytes(101)]), { maxBytes: 100, declaredLength: '101' })).toEqual({ ok: false, code: 'body_too_large' });
+  });
+
   it('readWebBodyStream refuses a body of maxBytes + 1', async () => {
     expect(await readWebBodyStream(webStream([bytes(60), bytes(41)]), { maxBytes: 100 })).toEqual({ ok: false, code: 'body_too_large' });
   });

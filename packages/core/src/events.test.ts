@@ -53,7 +53,7 @@ describe('price and charge objects (spec 2.5)', () => {
     expect(chargeSchema.safeParse(value).success).toBe(false);
   });
 
-  it.each<[string, typeof priceSchema | typeof chargeSchema, Record<string, unknown>]>([
+  it.each<[string, { safeParse(value: unknown): { success: boolean } }, Record<string, unknown>]>([
     ['a price', priceSchema, price],
     ['a charge', chargeSchema, charge],
     ['a price line', priceLineSchema, line],
