@@ -1,4 +1,3 @@
-import { generateKeyPairSync, KeyObject, sign, type JsonWebKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // The test kit depends on this package, so the core's own tests reach it by path rather than by a cyclic dependency.
 import { createTestSigner, startJwksServer, testEvents, type TestEnvelope, type TestSigner } from '../../testing/src/index.js';
@@ -12,19 +11,22 @@ const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const NOW_S = NOW / 1000;
 const SMALL_KID = 'kyb-test-rsa1024';
 
+// Hostile tokens are built with Web Crypto only, so that the suite runs whole on workerd too (no node:crypto there).
 let signer: TestSigner;
 let stranger: TestSigner;
-let signerKey: KeyObject;
 // An RSA-1024 key published in the JWKS next to the genuine one: what a verifier must refuse for RS256.
-let smallKey: KeyObject;
-let smallJwk: JsonWebKey;
+let smallKey: CryptoKey;
+let smallJwk: JsonWebKey & { kid: string; alg: string; use: string };
 beforeAll(async () => {
   signer = await createTestSigner({ now: NOW });
   stranger = await createTestSigner({ now: NOW });
-  signerKey = KeyObject.from(signer.key.privateKey);
-  const pair = generateKeyPairSync('rsa', { modulusLength: 1024 });
+  const pair = await crypto.subtle.generateKey(
+    { name: 'RSASSA-PKCS1-v1_5', modulusLength: 1024, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+    true,
+    ['sign', 'verify'],
+  );
   smallKey = pair.privateKey;
-  smallJwk = { ...pair.publicKey.export({ format: 'jwk' }), kid: SMALL_KID, alg: 'RS256', use: 'sig' };
+  smallJwk = { ...(await crypto.subtle.exportKey('jwk', pair.publicKey)), kid: SMALL_KID, alg: 'RS256', use: 'sig' };
 });
 
 async function codeOf(promise: Promise<unknown>): Promise<string> {
@@ -43,8 +45,11 @@ const concatBytes = (...parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffe
 const BOM = new Uint8Array([0xef, 0xbb, 0xbf]);
 
 /** A token over exactly these encoded segments, RS256-signed by hand so the signature covers whatever they say. */
-function signRaw(header: string, payload: string, key: KeyObject = signerKey): string {
-  return `${header}.${payload}.${sign('RSA-SHA256', Buffer.from(`${header}.${payload}`), key).toString('base64url')}`;
+async function signRaw(header: string, payload: string, key: CryptoKey = signer.key.privateKey): Promise<string> {
+  // latin1: the segments may hold any character a test puts there, and the signature must cover those exact bytes.
+  const input = Uint8Array.from(`${header}.${payload}`, (char) => char.charCodeAt(0) & 0xff);
+  const signature = new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', key, input));
+  return `${header}.${payload}.${b64(signature)}`;
 }
 
 /** Everything a hostile case builds its token from: a genuine token for `envelope` and its decoded parts. */
@@ -213,29 +218,27 @@ const verifierFor = (crypto: PlatformCrypto, overrides: Partial<AttestationOptio
     crypto,
   );
 
-describe('hostile tokens: the node:crypto and Web Crypto paths give the same, right answer', () => {
+// Both paths run every hostile token and must give it the same code, the one expected: one row per path and token,
+// so a disagreement shows as the one path's row failing (on workerd the node:crypto rows are skipped).
+describe.each<[string, PlatformCrypto]>([
+  ['node:crypto', nodeCrypto],
+  ['Web Crypto', webCrypto],
+])('hostile tokens (%s)', (_path, platform) => {
   it.each(HOSTILE.map((hostile) => [hostile.name, hostile] as const))('%s', async (_name, hostile) => {
     const envelope = (hostile.envelope ?? testEvents.dataRequestReleased)();
     const token = await hostile.token(await partsFor(envelope));
-    const identity = envelope as unknown as EnvelopeIdentity;
-    const answers = {
-      node: await codeOf(verifierFor(nodeCrypto)(token, identity)),
-      web: await codeOf(verifierFor(webCrypto)(token, identity)),
-    };
-    expect(answers).toEqual({ node: hostile.expected, web: hostile.expected });
+    expect(await codeOf(verifierFor(platform)(token, envelope as unknown as EnvelopeIdentity))).toBe(hostile.expected);
   });
 
   it('answers a repeated hostile header the same from its memo as on first sight', async () => {
     // The decoded header is remembered by its text: a second delivery must not skip a check the first one ran.
     const envelope = testEvents.dataRequestReleased();
     const parts = await partsFor(envelope);
-    const kelvin = signRaw(b64(JSON.stringify({ ...parts.headerJson, typ: '\u212Ayb-attestation+jwt' })), parts.payload);
-    for (const crypto of [nodeCrypto, webCrypto]) {
-      const verify = verifierFor(crypto);
-      const identity = envelope as unknown as EnvelopeIdentity;
-      expect([await codeOf(verify(kelvin, identity)), await codeOf(verify(kelvin, identity)), await codeOf(verify(parts.token, identity))])
-        .toEqual(['attestation_invalid_typ', 'attestation_invalid_typ', 'ok']);
-    }
+    const kelvin = await signRaw(b64(JSON.stringify({ ...parts.headerJson, typ: '\u212Ayb-attestation+jwt' })), parts.payload);
+    const verify = verifierFor(platform);
+    const identity = envelope as unknown as EnvelopeIdentity;
+    expect([await codeOf(verify(kelvin, identity)), await codeOf(verify(kelvin, identity)), await codeOf(verify(parts.token, identity))])
+      .toEqual(['attestation_invalid_typ', 'attestation_invalid_typ', 'ok']);
   });
 });
 

@@ -49,12 +49,9 @@ interface KeySet {
 }
 
 const NOT_FOUND = Symbol('not found');
-// Cloudflare Workers cancel a request's I/O when that request ends, so there a fetch started by one delivery is not
-// awaited by another (jose's remote key set does the same); everywhere else concurrent deliveries share one fetch.
-const SHARE_IN_FLIGHT = !(
-  typeof (globalThis as { WebSocketPair?: unknown }).WebSocketPair !== 'undefined' ||
-  (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent === 'Cloudflare-Workers'
-);
+
+/** Whether a call waited for a fetch: none allowed, one that completed, or one it stopped waiting for. */
+type Attempt = 'none' | 'completed' | 'gave-up';
 
 /**
  * Keys from an inline JWKS (`attestation.jwks`). Key selection is jose's `createLocalJWKSet`: only RSA keys usable
@@ -103,45 +100,41 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
   const fetchImpl = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   let set: KeySet | undefined;
   let inFlight: Promise<void> | undefined;
-  // Fetches are numbered so that, where several can overlap (Workers), an older answer never replaces a newer one.
-  let started = 0;
-  let applied = 0;
   let nextFetchAt = -Infinity;
   let lastFetchFailed = false;
   let lastFailure: unknown;
 
   /** Starts a fetch, or joins the one in flight. Never rejects: the outcome is in the state. */
   function refresh(): Promise<void> {
-    if (inFlight !== undefined && SHARE_IN_FLIGHT) return inFlight;
-    const sequence = (started += 1);
-    const current: Promise<void> = downloadKeySet(options, fetchImpl)
+    inFlight ??= downloadKeySet(options, fetchImpl)
       .then(
         (lookup) => {
-          if (sequence < applied) return;
-          applied = sequence;
           set = keySetOf(lookup, now());
           lastFetchFailed = false;
           lastFailure = undefined;
         },
         (cause: unknown) => {
-          if (sequence < applied) return;
           lastFetchFailed = true;
           lastFailure = cause;
         },
       )
       .finally(() => {
         nextFetchAt = now() + options.cooldownMs;
-        if (inFlight === current) inFlight = undefined;
+        inFlight = undefined;
       });
-    inFlight = current;
-    return current;
+    return inFlight;
   }
 
-  /** Waits for a fetch when one is running or allowed; returns whether this call saw a fetch complete. */
-  async function refreshIfAllowed(): Promise<boolean> {
-    if (inFlight === undefined && now() < nextFetchAt) return false;
-    await refresh();
-    return true;
+  /** Waits for a fetch when one is running or allowed to start. */
+  async function refreshIfAllowed(): Promise<Attempt> {
+    if (inFlight === undefined && now() < nextFetchAt) return 'none';
+    if (inFlight === undefined) {
+      await refresh();
+      return 'completed';
+    }
+    // Joining a fetch another delivery started: on Cloudflare Workers that delivery's I/O is cancelled if its request
+    // ends first, so the wait is bounded by a timer of this delivery's own (elsewhere the fetch's timeout comes first).
+    return (await settlesWithin(inFlight, options.timeoutMs)) ? 'completed' : 'gave-up';
   }
 
   function unavailable(why: string): KybWebhookError {
@@ -156,8 +149,8 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
     },
 
     async get(kid) {
-      let fetched = false;
-      if (set === undefined || now() - set.fetchedAt >= options.cacheMaxAgeMs) fetched = await refreshIfAllowed();
+      let attempt: Attempt = 'none';
+      if (set === undefined || now() - set.fetchedAt >= options.cacheMaxAgeMs) attempt = await refreshIfAllowed();
       const current = set;
       if (current === undefined) throw unavailable('no JWKS fetched yet');
       if (now() - current.fetchedAt > options.maxStaleMs) {
@@ -166,12 +159,17 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
       const found = await findKey(current, kid);
       if (found !== NOT_FOUND) return found;
       // An unknown kid may be a key the service rotated in since the last fetch: look once more, if allowed.
-      if (!fetched && (await refreshIfAllowed()) && set !== current && set !== undefined) {
-        const again = await findKey(set, kid);
-        if (again !== NOT_FOUND) return again;
+      if (attempt === 'none') {
+        attempt = await refreshIfAllowed();
+        if (set !== current && set !== undefined) {
+          const again = await findKey(set, kid);
+          if (again !== NOT_FOUND) return again;
+        }
       }
       // Keys we could not refresh may lack this kid: the service should retry rather than give up on it.
-      if (lastFetchFailed) throw unavailable('no key for this kid in the last good JWKS and the refresh failed');
+      if (lastFetchFailed || attempt === 'gave-up') {
+        throw unavailable('no key for this kid in the last good JWKS and no refresh succeeded');
+      }
       throw rejection('attestation_invalid', 'no key for this kid in the KYB JWKS');
     },
   };
@@ -272,6 +270,17 @@ async function readCapped(response: Response, maxBytes: number, signal: AbortSig
     offset += chunk.byteLength;
   }
   return bytes;
+}
+
+/** Whether `promise` (which never rejects) settles within `ms`; the timer is cleared as soon as it does. */
+function settlesWithin(promise: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }
 
 /** Settles like `promise`, or rejects when `signal` aborts first: an injected fetch may ignore its signal. */
