@@ -92,6 +92,16 @@ describe('JWKS fetch failures are cooled down too', () => {
     expect({ code: await check(), fetches: server.requests }).toEqual({ code: 'ok', fetches: 2 });
   });
 
+  it('answers an unknown kid with attestation_invalid again once a fetch succeeds after failures', async () => {
+    const server = await serve();
+    server.setStatus(500);
+    const check = verifierFor({ jwksUrl: server.url });
+    expect(await check(stranger)).toBe('jwks_unavailable');
+    server.setStatus(200);
+    clock += 30_000;
+    expect(await check(stranger)).toBe('attestation_invalid');
+  });
+
   it('answers an unknown kid with attestation_invalid when the keys are fresh, jwks_unavailable when the refresh failed', async () => {
     const server = await serve();
     const check = verifierFor({ jwksUrl: server.url });
@@ -181,6 +191,13 @@ describe('key selection in a fetched JWKS', () => {
     const fetcher = countingFetch(async () => Response.json({ keys: [...signer.jwks.keys, { ...stranger.jwks.keys[0], kid: signer.kid }] }));
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
     expect(await check()).toBe('attestation_invalid');
+  });
+
+  it('answers jwks_unavailable (retry later) for a published key under the kid that cannot be imported', async () => {
+    const { e: _dropped, ...withoutExponent } = signer.jwks.keys[0] as Record<string, unknown>;
+    const fetcher = countingFetch(async () => Response.json({ keys: [withoutExponent] }));
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
+    expect(await check()).toBe('jwks_unavailable');
   });
 
   it.each([
