@@ -2,6 +2,7 @@ import { createLeaseToken, optionRules, validateOptions, type ClaimResult, type 
 import { checkEventId, milliseconds } from '../limits.js';
 import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
 import { doubleQuoted, parseTableName } from '../table-name.js';
+import { retryWhileBusy } from './busy.js';
 import { sqliteSchema } from './schema.js';
 
 /**
@@ -172,7 +173,11 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
       return (await statements()).release.run(eventId, token).changes === 1;
     },
     async ensureSchema(): Promise<void> {
-      (await db()).exec(sqliteSchema(table));
+      const database = await db();
+      // One IMMEDIATE transaction: the write lock is taken up front (waiting through the busy timeout), the table
+      // and its index appear together, and a SQLITE_BUSY that SQLite returns without waiting is retried (./busy.ts).
+      const create = database.transaction(() => database.exec(sqliteSchema(table)));
+      await retryWhileBusy(() => create.immediate());
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
       const expired = `expires_at <= ${NOW_MS}`;
@@ -189,16 +194,28 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
   };
 }
 
+/** How long a statement waits for another process's lock before SQLITE_BUSY (better-sqlite3's default, made explicit). */
+const BUSY_TIMEOUT_MS = 5_000;
+
 /**
  * Open a file with better-sqlite3, loaded only now so that the other stores never need it installed. WAL lets
- * readers and the one writer proceed together; better-sqlite3 already waits up to 5 s for a busy database.
+ * readers and the one writer proceed together. The busy timeout is set by the constructor, before any statement;
+ * the WAL switch does not honour it (see ./busy.ts), so it is retried, and made only by the first process: the
+ * journal mode is stored in the file, and asserting it again would contend for the whole file for nothing.
  */
 async function openDatabase(filename: string): Promise<SqliteDatabaseLike> {
-  const module = (await import('better-sqlite3')) as unknown as {
-    default?: new (filename: string) => SqliteDatabaseLike;
-  };
-  const Database = module.default ?? (module as unknown as new (filename: string) => SqliteDatabaseLike);
-  const db = new Database(filename);
-  db.exec('PRAGMA journal_mode = WAL');
+  type Constructor = new (filename: string, options: { timeout: number }) => SqliteDatabaseLike;
+  const module = (await import('better-sqlite3')) as unknown as { default?: Constructor };
+  const Database = module.default ?? (module as unknown as Constructor);
+  const db = new Database(filename, { timeout: BUSY_TIMEOUT_MS });
+  try {
+    await retryWhileBusy(() => {
+      const { journal_mode: mode } = db.prepare('PRAGMA journal_mode').get() as { journal_mode: string };
+      if (mode.toLowerCase() !== 'wal') db.exec('PRAGMA journal_mode = WAL');
+    });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return db;
 }
