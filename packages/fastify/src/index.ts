@@ -1,7 +1,6 @@
-import { optionRules, validateArgument, validateOptions, type OptionsSpec, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { optionRules, readBodyStream, validateArgument, validateOptions, type OptionsSpec, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
-import { readBodyStream } from '@kyb-webhooks/core';
 
 /**
  * Options of {@link kybWebhooksRoute} (and of the plugin, which passes them on).
