@@ -64,7 +64,7 @@ export {
 export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './config.js';
 export type { ErrorCode } from './errors.js';
 export { readHeader } from './headers.js';
-export { readBodyStream, readWebBodyStream } from './body.js';
+export { readBodyStream, readWebBodyStream, discardBodyStream, OVERSIZED_BODY_DRAIN } from './body.js';
 export type { ByteStream, BodyReadResult } from './body.js';
 export type { HeadersInput } from './headers.js';
 export { serializeError } from './logger.js';
