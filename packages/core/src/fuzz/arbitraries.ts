@@ -6,7 +6,7 @@
  * cases differ from a genuine delivery in one or two places: that is where verification code goes wrong.
  */
 import fc from 'fast-check';
-import type { Mode } from './harness.js';
+import type { ClaimScript, Mode, SettleScript, StoreScript } from './harness.js';
 import { b64url, KIDS, rawObject, UNKNOWN_ATTESTED_TYPE, UNKNOWN_PLAIN_TYPE, type FuzzWorld, type KeyName, type PoolEntry } from './world.js';
 import type { HeadersInput } from '../headers.js';
 
@@ -133,7 +133,14 @@ const anyField = fc.oneof({ weight: 2, arbitrary: tField }, { weight: 2, arbitra
 /** Permutations of three, by index. */
 const PERMUTATIONS = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] as const;
 
-/** See {@link SignatureCase}. */
+/**
+ * Generates {@link SignatureCase} descriptors; {@link buildSignatureCase} makes the delivery.
+ *
+ * @example
+ * ```ts
+ * await fc.assert(fc.asyncProperty(signatureCaseArb(world), async (c) => { await receive(buildSignatureCase(world, c)) }))
+ * ```
+ */
 export function signatureCaseArb(world: FuzzWorld): fc.Arbitrary<SignatureCase> {
   const trio = fc.tuple(tField, v1Field, kvField, fc.nat(5)).map(([t, v1, kv, perm]) => pick(PERMUTATIONS, perm).map((i) => [t, v1, kv][i]!));
   const fields = fc.oneof(
@@ -170,7 +177,14 @@ function tText(world: FuzzWorld, form: TForm, offset: number): string {
   }
 }
 
-/** Builds the delivery of a {@link SignatureCase}: the pool entry's genuine body under the fuzzed header. */
+/**
+ * Builds the delivery of a {@link SignatureCase}: the pool entry's genuine body under the fuzzed header.
+ *
+ * @example
+ * ```ts
+ * const { headers, body } = buildSignatureCase(world, c)
+ * ```
+ */
 export function buildSignatureCase(world: FuzzWorld, c: SignatureCase): BuiltDelivery {
   const entry = pick(world.pool, c.pick);
   const firstT = c.fields.find((field) => field.k === 't') as Extract<SigField, { k: 't' }> | undefined;
@@ -273,7 +287,8 @@ const mutationArb: fc.Arbitrary<BodyMutation> = fc.oneof(
   fc.record({ op: fc.constant('number' as const), field: fc.constantFrom('seq', 'timestamp'), text: fc.constantFrom(...NUMBER_TEXTS) }),
   fc.record({
     op: fc.constant('nest' as const),
-    depth: fc.oneof({ weight: 8, arbitrary: fc.integer({ min: 1, max: 1_000 }) }, { weight: 1, arbitrary: fc.constantFrom(10_000, 100_000, 250_000) }),
+    // Deep enough to overflow any recursive walk of the parsed body, rare because each costs milliseconds.
+    depth: fc.oneof({ weight: 20, arbitrary: fc.integer({ min: 1, max: 1_000 }) }, { weight: 1, arbitrary: fc.constantFrom(10_000, 100_000) }),
     kind: fc.constantFrom('array', 'object'),
   }),
   fc.record({
@@ -284,7 +299,14 @@ const mutationArb: fc.Arbitrary<BodyMutation> = fc.oneof(
   }),
 );
 
-/** See {@link BodyMutationCase}. */
+/**
+ * Generates {@link BodyMutationCase} descriptors; {@link buildBodyMutationCase} makes the delivery.
+ *
+ * @example
+ * ```ts
+ * await fc.assert(fc.asyncProperty(bodyMutationCaseArb(world), async (c) => { await receive(buildBodyMutationCase(world, c)) }))
+ * ```
+ */
 export function bodyMutationCaseArb(world: FuzzWorld): fc.Arbitrary<BodyMutationCase> {
   return fc.record({
     mode: modeArb([2, 2, 2]),
@@ -350,7 +372,14 @@ function applyMutation(body: Buffer, m: BodyMutation): Buffer {
   }
 }
 
-/** Builds the delivery of a {@link BodyMutationCase}. */
+/**
+ * Builds the delivery of a {@link BodyMutationCase}.
+ *
+ * @example
+ * ```ts
+ * const { headers, body } = buildBodyMutationCase(world, c)
+ * ```
+ */
 export function buildBodyMutationCase(world: FuzzWorld, c: BodyMutationCase): BuiltDelivery {
   const entry = pick(world.pool, c.pick);
   let body: Buffer = Buffer.from(entry.body);
@@ -400,7 +429,14 @@ export interface HostileCase {
   borrow: Borrow;
 }
 
-/** See {@link HostileCase}. */
+/**
+ * Generates {@link HostileCase} descriptors; {@link buildHostileCase} makes the delivery.
+ *
+ * @example
+ * ```ts
+ * await fc.assert(fc.asyncProperty(hostileCaseArb(world), async (c) => { await receive(buildHostileCase(world, c)) }))
+ * ```
+ */
 export function hostileCaseArb(world: FuzzWorld): fc.Arbitrary<HostileCase> {
   const raw = (values: readonly string[]) => fc.constantFrom(...values.map((value) => JSON.stringify(value)));
   // null removes the field, a string replaces it with that raw JSON.
@@ -452,12 +488,26 @@ export function hostileCaseArb(world: FuzzWorld): fc.Arbitrary<HostileCase> {
     });
 }
 
-/** The genuine pool event a hostile case borrows from, if any. */
+/**
+ * The genuine pool event a hostile case borrows from, if any.
+ *
+ * @example
+ * ```ts
+ * const genuine = borrowedEntry(world, c) // deliver it after the hostile one: it must still be processed
+ * ```
+ */
 export function borrowedEntry(world: FuzzWorld, c: HostileCase): PoolEntry | undefined {
   return c.borrow.from === 'pool' ? pick(world.attested, c.borrow.index) : undefined;
 }
 
-/** Builds the delivery of a {@link HostileCase}, HMAC-signed over the exact hostile bytes. */
+/**
+ * Builds the delivery of a {@link HostileCase}, HMAC-signed over the exact hostile bytes.
+ *
+ * @example
+ * ```ts
+ * const { headers, body } = buildHostileCase(world, c)
+ * ```
+ */
 export function buildHostileCase(world: FuzzWorld, c: HostileCase): BuiltDelivery {
   const entry = pick(world.pool, c.pick);
   const base: Record<string, unknown> = { ...entry.envelope };
@@ -496,7 +546,14 @@ export interface JwtHeaderCase {
   signWith: 'kid' | KeyName;
 }
 
-/** See {@link JwtHeaderCase}. */
+/**
+ * Generates {@link JwtHeaderCase} descriptors; {@link buildJwtHeaderCase} makes the delivery.
+ *
+ * @example
+ * ```ts
+ * await fc.assert(fc.asyncProperty(jwtHeaderCaseArb(world), async (c) => { await receive(buildJwtHeaderCase(world, c)) }))
+ * ```
+ */
 export function jwtHeaderCaseArb(world: FuzzWorld): fc.Arbitrary<JwtHeaderCase> {
   const s = (value: string) => JSON.stringify(value);
   const member = (name: string, valid: string, variants: fc.Arbitrary<string | null>, weight = 3) =>
@@ -556,7 +613,14 @@ function rewrap(world: FuzzWorld, entry: PoolEntry, token: string, envelopeChang
   return { headers: withBody(world, body, entry.envelope.event_id), body };
 }
 
-/** Builds the delivery of a {@link JwtHeaderCase}; also returns the header's JSON text for the typ-first check. */
+/**
+ * Builds the delivery of a {@link JwtHeaderCase}; also returns the header's JSON text for the typ-first check.
+ *
+ * @example
+ * ```ts
+ * const { headers, body } = buildJwtHeaderCase(world, c)
+ * ```
+ */
 export function buildJwtHeaderCase(world: FuzzWorld, c: JwtHeaderCase): BuiltDelivery & { headerText: string } {
   const entry = pick(world.attested, c.pick);
   const headerText = rawObject(c.header);
@@ -577,7 +641,14 @@ export interface ClaimsCase {
   envelope: 'same' | 'event_id lower case' | 'seq + 1' | 'other stream' | 'data.request_id other' | 'data carries a signed claim' | 'data contradicts a signed claim';
 }
 
-/** See {@link ClaimsCase}. */
+/**
+ * Generates {@link ClaimsCase} descriptors; {@link buildClaimsCase} makes the delivery.
+ *
+ * @example
+ * ```ts
+ * await fc.assert(fc.asyncProperty(claimsCaseArb(world), async (c) => { await receive(buildClaimsCase(world, c)) }))
+ * ```
+ */
 export function claimsCaseArb(world: FuzzWorld): fc.Arbitrary<ClaimsCase> {
   const now = world.nowS;
   const leeway = world.leewaySeconds;
@@ -615,7 +686,14 @@ export function claimsCaseArb(world: FuzzWorld): fc.Arbitrary<ClaimsCase> {
     .map((c): ClaimsCase => c);
 }
 
-/** Builds the delivery of a {@link ClaimsCase}, signed with the main key under a correct header. */
+/**
+ * Builds the delivery of a {@link ClaimsCase}, signed with the main key under a correct header.
+ *
+ * @example
+ * ```ts
+ * const { headers, body } = buildClaimsCase(world, c)
+ * ```
+ */
 export function buildClaimsCase(world: FuzzWorld, c: ClaimsCase): BuiltDelivery {
   const entry = pick(world.attested, c.pick);
   const entries: [string, string][] = [];
@@ -673,7 +751,14 @@ export interface EncodingCase {
 
 const STRAY = [' ', '\n', '\t', '\r', '=', '+', '/', '.', NUL, '%', '\u00ff', '\ufeff', '\u212a', '*', '~', '\\', '"', '-', '_', 'A'];
 
-/** See {@link EncodingCase}. */
+/**
+ * Generates {@link EncodingCase} descriptors; {@link buildEncodingCase} makes the delivery.
+ *
+ * @example
+ * ```ts
+ * await fc.assert(fc.asyncProperty(encodingCaseArb(world), async (c) => { await receive(buildEncodingCase(world, c)) }))
+ * ```
+ */
 export function encodingCaseArb(world: FuzzWorld): fc.Arbitrary<EncodingCase> {
   const seg = fc.nat(2);
   const transform: fc.Arbitrary<EncodingTransform> = fc.oneof(
@@ -742,7 +827,14 @@ function transformSegment(segment: string, transform: EncodingTransform): string
   }
 }
 
-/** Builds the delivery of an {@link EncodingCase} from the pool entry's genuine token. */
+/**
+ * Builds the delivery of an {@link EncodingCase} from the pool entry's genuine token.
+ *
+ * @example
+ * ```ts
+ * const { headers, body } = buildEncodingCase(world, c)
+ * ```
+ */
 export function buildEncodingCase(world: FuzzWorld, c: EncodingCase): BuiltDelivery {
   const entry = pick(world.attested, c.pick);
   const segments = entry.envelope.attestation!.split('.') as [string, string, string];
@@ -783,7 +875,14 @@ const CONTENT_TYPES: (string | string[] | null)[] = [
   'application/x-www-form-urlencoded', 'application/json;', 'application/vnd.api+json', 'application/\u212ason', '',
 ];
 
-/** See {@link ContainerCase}. */
+/**
+ * Generates {@link ContainerCase} descriptors; {@link buildContainerCase} makes the delivery.
+ *
+ * @example
+ * ```ts
+ * await fc.assert(fc.asyncProperty(containerCaseArb(world), async (c) => { await receive(buildContainerCase(world, c)) }))
+ * ```
+ */
 export function containerCaseArb(world: FuzzWorld): fc.Arbitrary<ContainerCase> {
   const name = (lower: string) =>
     fc.oneof(
@@ -804,7 +903,14 @@ export function containerCaseArb(world: FuzzWorld): fc.Arbitrary<ContainerCase> 
   });
 }
 
-/** Builds the delivery of a {@link ContainerCase}. */
+/**
+ * Builds the delivery of a {@link ContainerCase}.
+ *
+ * @example
+ * ```ts
+ * const { headers, body } = buildContainerCase(world, c)
+ * ```
+ */
 export function buildContainerCase(world: FuzzWorld, c: ContainerCase): BuiltDelivery {
   const entry = pick(world.pool, c.pick);
   const valid = world.hmac(entry.body);
@@ -849,4 +955,51 @@ export function buildContainerCase(world: FuzzWorld, c: ContainerCase): BuiltDel
     }
   }
   return { headers: c.shape === 'frozen record' ? Object.freeze(record) : record, body: entry.body };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 8. Store answers: a custom DedupeStore that answers junk, throws or rejects (issue 11 §5)
+
+/** A store-answer case: a genuine delivery to receivers whose store misbehaves as `store` says. */
+export interface StoreCase {
+  mode: Mode;
+  pick: number;
+  store: StoreScript;
+}
+
+const CLAIM_SCRIPTS: ClaimScript[] = [
+  'real', 'completed', 'in_progress', 'status duplicate', 'empty object', 'true', 'null', 'undefined', 'string acquired',
+  'acquired without token', 'acquired with numeric token', 'status in upper case', 'throws', 'rejects',
+];
+
+/**
+ * Generates {@link StoreCase} descriptors; {@link buildStoreCase} makes the delivery.
+ *
+ * @example
+ * ```ts
+ * await fc.assert(fc.asyncProperty(storeCaseArb(world), async (c) => { resetStores(lanes, c.store); await receive(buildStoreCase(world, c)) }))
+ * ```
+ */
+export function storeCaseArb(world: FuzzWorld): fc.Arbitrary<StoreCase> {
+  return fc.record({
+    mode: modeArb([1, 1, 1]),
+    pick: fc.nat(world.pool.length - 1),
+    store: fc.record({
+      claim: fc.constantFrom(...CLAIM_SCRIPTS),
+      complete: mostly<SettleScript>('real', fc.constantFrom<SettleScript>('throws', 'rejects', 'false', 'string', 'undefined'), 2),
+    }),
+  });
+}
+
+/**
+ * Builds the delivery of a {@link StoreCase}: the pool entry exactly as the service sends it.
+ *
+ * @example
+ * ```ts
+ * const { headers, body } = buildStoreCase(world, c)
+ * ```
+ */
+export function buildStoreCase(world: FuzzWorld, c: StoreCase): BuiltDelivery {
+  const entry = pick(world.pool, c.pick);
+  return { headers: world.genuineHeaders(entry.body, entry.envelope.event_id), body: entry.body };
 }

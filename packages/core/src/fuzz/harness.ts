@@ -20,7 +20,6 @@ import type { FuzzWorld } from './world.js';
 
 /** The three ways a merchant can configure a receiver. */
 export type Mode = 'hmac+attestation' | 'attestation-only' | 'hmac-only';
-export const MODES: readonly Mode[] = ['hmac+attestation', 'attestation-only', 'hmac-only'];
 
 /**
  * 5xx codes a receiver may answer: each tells the service to retry something a retry can cure. `internal_error` is
@@ -38,10 +37,26 @@ interface HandlerCall {
   attestation: boolean;
 }
 
-/** A DedupeStore that forwards to a memory store replaced per case, and counts what was asked of it. */
+/**
+ * What a store answers in a case: `real` forwards to the memory store; anything else is a custom store that
+ * misbehaves in that way (issue 11 §5). Valid claim answers are `real`, `completed` and `in_progress`.
+ */
+export interface StoreScript {
+  claim: ClaimScript;
+  complete: SettleScript;
+}
+export type ClaimScript =
+  | 'real' | 'completed' | 'in_progress' | 'status duplicate' | 'empty object' | 'true' | 'null' | 'undefined'
+  | 'string acquired' | 'acquired without token' | 'acquired with numeric token' | 'status in upper case' | 'throws' | 'rejects';
+export type SettleScript = 'real' | 'throws' | 'rejects' | 'false' | 'string' | 'undefined';
+/** Claim answers a store may give; any other must make the delivery `store_unavailable` with no handler run. */
+export const VALID_CLAIM_SCRIPTS: ReadonlySet<ClaimScript> = new Set(['real', 'completed', 'in_progress']);
+const REAL: StoreScript = { claim: 'real', complete: 'real' };
+
+/** A DedupeStore that forwards to a memory store replaced per case, counts what was asked of it, and can misbehave. */
 interface CountingStore extends DedupeStore {
   writes: number;
-  reset(): void;
+  reset(script?: StoreScript): void;
 }
 
 interface Lane {
@@ -76,21 +91,45 @@ export interface ModeLanes {
   lanes: readonly [Lane, Lane];
 }
 
+function scripted(answer: ClaimScript | SettleScript, real: () => Promise<unknown>): Promise<never> {
+  const junk: Record<string, () => unknown> = {
+    completed: () => ({ status: 'completed' }),
+    in_progress: () => ({ status: 'in_progress' }),
+    'status duplicate': () => ({ status: 'duplicate' }),
+    'empty object': () => ({}),
+    true: () => true,
+    null: () => null,
+    undefined: () => undefined,
+    'string acquired': () => 'acquired',
+    'acquired without token': () => ({ status: 'acquired' }),
+    'acquired with numeric token': () => ({ status: 'acquired', token: 42 }),
+    'status in upper case': () => ({ status: 'COMPLETED' }),
+    false: () => false,
+    string: () => 'true',
+  };
+  if (answer === 'real') return real() as Promise<never>;
+  if (answer === 'throws') throw new Error('store down (sync)');
+  if (answer === 'rejects') return Promise.reject(new Error('store down'));
+  return Promise.resolve(junk[answer]!()) as Promise<never>;
+}
+
 function countingStore(now: () => number): CountingStore {
   let inner = createMemoryStore({ now });
+  let script = REAL;
   const store: CountingStore = {
     writes: 0,
-    reset() {
+    reset(next = REAL) {
       inner = createMemoryStore({ now });
+      script = next;
       store.writes = 0;
     },
     claim(eventId: string, options: ClaimOptions) {
       store.writes++;
-      return inner.claim(eventId, options);
+      return scripted(script.claim, () => inner.claim(eventId, options));
     },
     complete(eventId: string, token: string, options: CompleteOptions) {
       store.writes++;
-      return inner.complete(eventId, token, options);
+      return scripted(script.complete, () => inner.complete(eventId, token, options));
     },
     release(eventId: string, token: string) {
       store.writes++;
@@ -152,12 +191,27 @@ export function createModeLanes(world: FuzzWorld): Record<Mode, ModeLanes> {
   return { 'hmac+attestation': build('hmac+attestation'), 'attestation-only': build('attestation-only'), 'hmac-only': build('hmac-only') };
 }
 
-/** Gives both receivers of a mode fresh, empty stores: the start of every case. */
-export function resetStores(modeLanes: ModeLanes): void {
-  for (const lane of modeLanes.lanes) lane.store.reset();
+/**
+ * Gives both receivers of a mode fresh, empty stores (behaving as `script` says): the start of every case.
+ *
+ * @example
+ * ```ts
+ * resetStores(modes['attestation-only'])
+ * resetStores(modes['hmac-only'], { claim: 'status duplicate', complete: 'real' }) // a custom store that lies
+ * ```
+ */
+export function resetStores(modeLanes: ModeLanes, script?: StoreScript): void {
+  for (const lane of modeLanes.lanes) lane.store.reset(script);
 }
 
-/** Runs one delivery through the node:crypto receiver, then the Web Crypto one, and records what each did. */
+/**
+ * Runs one delivery through the node:crypto receiver, then the Web Crypto one, and records what each did.
+ *
+ * @example
+ * ```ts
+ * const [node, web] = await deliverBoth(modes['hmac-only'], { headers, body })
+ * ```
+ */
 export async function deliverBoth(modeLanes: ModeLanes, delivery: Delivery): Promise<[Outcome, Outcome]> {
   const outcomes: Outcome[] = [];
   for (const lane of modeLanes.lanes) {
@@ -186,6 +240,11 @@ export interface Secrets {
 /**
  * The invariants of issue 11 "Proof" for one delivery; throws an Error naming the first one broken, so fast-check
  * reports it with the case and its seed. Returns the judge's verdict for callers that check more.
+ *
+ * @example
+ * ```ts
+ * const verdict = checkInvariants(modes[mode], delivery, await deliverBoth(modes[mode], delivery), secrets)
+ * ```
  */
 export function checkInvariants(
   modeLanes: ModeLanes,
@@ -258,6 +317,7 @@ function checkDispatch(where: string, outcome: Outcome, envelope: Record<string,
 const MAX_FIELD_CHARS = 1_000;
 const MAX_LOG_ENTRY_CHARS = 64 * 1024;
 const LOGGED_TEXT_FIELDS = ['message', 'code', 'eventId', 'eventType', 'detail'] as const;
+// eslint-disable-next-line no-control-regex -- finding raw control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 function checkLogs(where: string, outcome: Outcome, secrets: Secrets, tokenSignatures: readonly string[]): void {

@@ -1,8 +1,8 @@
 /**
  * Property-based fuzzing of the receiver with fast-check (issue 11 "Proof"), part of the normal test command.
  *
- * Seven families of generated deliveries (signature headers, body mutations, hostile signed bodies, JWT headers,
- * claims, encodings, header containers), about 110k cases per run in all, each run through two receivers of one
+ * Eight families of generated deliveries (signature headers, body mutations, hostile signed bodies, JWT headers,
+ * claims, encodings, header containers, and misbehaving store answers), about 116k cases per run in all, each run through two receivers of one
  * mode (HMAC + attestation, attestation only, HMAC only): one on node:crypto and one on Web Crypto. Invariants on
  * every delivery (harness.ts): `receive()` never throws; no 5xx but the retryable codes; handlers only for a 2xx,
  * and then exactly the ones the type selects; a 2xx is accepted by the independent reference check of
@@ -34,6 +34,7 @@ import {
   buildHostileCase,
   buildJwtHeaderCase,
   buildSignatureCase,
+  buildStoreCase,
   bodyMutationCaseArb,
   claimsCaseArb,
   containerCaseArb,
@@ -41,13 +42,23 @@ import {
   hostileCaseArb,
   jwtHeaderCaseArb,
   signatureCaseArb,
+  storeCaseArb,
   type BuiltDelivery,
 } from './arbitraries.js';
-import { checkInvariants, createModeLanes, deliverBoth, resetStores, type Mode, type ModeLanes, type Outcome } from './harness.js';
+import {
+  checkInvariants,
+  createModeLanes,
+  deliverBoth,
+  resetStores,
+  VALID_CLAIM_SCRIPTS,
+  type Mode,
+  type ModeLanes,
+  type Outcome,
+} from './harness.js';
 import { referenceTypProblem, type Verdict } from './reference.js';
 import { createFuzzWorld, type FuzzWorld, type PoolEntry } from './world.js';
 
-/** Default cases per family; about 110k in all. */
+/** Default cases per family; about 116k in all. */
 const PLAN = {
   'signature headers': 18_000,
   'body mutations': 18_000,
@@ -56,6 +67,7 @@ const PLAN = {
   claims: 16_000,
   encodings: 14_000,
   'header containers': 14_000,
+  'store answers': 6_000,
 } as const;
 type Family = keyof typeof PLAN;
 
@@ -248,6 +260,24 @@ describe('receiver fuzzing (fast-check, both crypto paths, three modes)', () => 
   it('header containers: Web Headers and Node records, mixed-case keys, arrays, duplicates, missing values', async () => {
     await runFamily('header containers', containerCaseArb(world), async (c) => {
       await deliver('header containers', c.mode, buildContainerCase(world, c));
+    });
+  }, TIMEOUT);
+
+  it('store answers: a store that answers junk, throws or rejects never lets a delivery run handlers or be acknowledged', async () => {
+    await runFamily('store answers', storeCaseArb(world), async (c) => {
+      resetStores(modes[c.mode], c.store);
+      // A redelivery finds the record as the misbehaving store left it, so the duplicate check applies to a sound store only.
+      const sound = c.store.claim === 'real' && c.store.complete === 'real';
+      const { outcomes } = await deliver('store answers', c.mode, buildStoreCase(world, c), sound);
+      if (VALID_CLAIM_SCRIPTS.has(c.store.claim)) return;
+      for (const outcome of outcomes) {
+        const { status, code } = outcome.result!;
+        // An unauthenticated delivery never reaches the store; only its own hook may run.
+        const verified = outcome.calls.filter((call) => call.kind !== 'unauthenticated').length;
+        if (verified > 0 || (status >= 200 && status < 300 && code !== 'unauthenticated')) {
+          throw new Error(`[${c.mode}, ${outcome.path}] a store claim answer "${c.store.claim}" led to ${status} ${code ?? ''} with ${verified} handler call(s); expected a retryable rejection`);
+        }
+      }
     });
   }, TIMEOUT);
 });

@@ -168,7 +168,7 @@ export function referenceParseJson(bytes: Uint8Array): { ok: true; value: unknow
  *
  * @example
  * ```ts
- * referenceEnvelope({ event: 'kyb.data_request.refused', event_id: '01K…', stream_id: 'dr_1', seq: 0, … }) // undefined
+ * referenceEnvelopeProblem({ event: 'kyb.data_request.refused', event_id: '01K…', stream_id: 'dr_1', seq: 0, … }) // undefined
  * ```
  */
 export function referenceEnvelopeProblem(value: unknown): string | undefined {

@@ -14,7 +14,6 @@ import {
   type TestSigner,
 } from '../../../testing/src/index.js';
 import type { SecretKeyring } from '../signature.js';
-import type { HeadersInput } from '../headers.js';
 import type { ReferenceJwk } from './reference.js';
 
 /** The receivers' fixed clock: 2026-11-22T12:00:00Z. */
@@ -77,12 +76,26 @@ export interface FuzzWorld {
   tokenSignatures: string[];
 }
 
-/** base64url of UTF-8 text or bytes. */
+/**
+ * base64url of UTF-8 text or bytes.
+ *
+ * @example
+ * ```ts
+ * b64url('{"alg":"RS256"}') // 'eyJhbGciOiJSUzI1NiJ9'
+ * ```
+ */
 export function b64url(input: string | Uint8Array): string {
   return Buffer.from(typeof input === 'string' ? Buffer.from(input, 'utf8') : input).toString('base64url');
 }
 
-/** Raw JSON object text from ordered [name, raw JSON value] pairs, so values JSON.stringify cannot write fit. */
+/**
+ * Raw JSON object text from ordered [name, raw JSON value] pairs, so values JSON.stringify cannot write fit.
+ *
+ * @example
+ * ```ts
+ * rawObject([['exp', '1e400'], ['exp', '5']]) // '{"exp":1e400,"exp":5}'
+ * ```
+ */
 export function rawObject(entries: readonly (readonly [string, string])[]): string {
   return `{${entries.map(([name, value]) => `${JSON.stringify(name)}:${value}`).join(',')}}`;
 }
@@ -111,6 +124,12 @@ function rsaKey(bits: number): { privateKey: KeyObject; publicKey: KeyObject } {
 /**
  * Builds the world: a test-kit signer (main key), three more published keys that must never verify (1024-bit,
  * `use: enc`, `alg: RS384`), an unpublished stranger key, the HMAC keyring and the pool of genuine deliveries.
+ *
+ * @example
+ * ```ts
+ * const world = await createFuzzWorld()
+ * const token = world.signJws('{"alg":"RS256","kid":"kyb-fuzz-main","typ":"kyb-attestation+jwt"}', claimsText, 'main')
+ * ```
  */
 export async function createFuzzWorld(): Promise<FuzzWorld> {
   const secretValues = { '1': 'whsec_fuzz_v1_ended', '2': 'whsec_fuzz_v2_overlap', '3': 'whsec_fuzz_v3_current', wrong: 'whsec_fuzz_forged' };
@@ -231,6 +250,3 @@ export async function createFuzzWorld(): Promise<FuzzWorld> {
     tokenSignatures,
   };
 }
-
-/** The headers of a delivery in the shape the core takes (re-exported so cases need not import the core). */
-export type { HeadersInput };
