@@ -99,7 +99,16 @@ switch (task) {
       ['package checks (publint, arethetypeswrong)', ['run', 'check:packages']],
       ['tests', ['run', 'test:unit', '--reporter=default', '--reporter=json', `--outputFile.json=${RESULTS}`, ...rest]],
     ]);
-    printTotals();
+    {
+      // The suites again on every other runtime we claim, installed from npm by the script; it ends with its table
+      // and "runtimes: N passed, N failed". The test totals stay the last line.
+      console.log('\n› runtimes (Node 22 and 24, Bun, Deno, workerd)');
+      const runtimes = run(process.execPath, [join(root, 'scripts', 'runtimes', 'run.mjs')], {
+        env: { ...process.env, KYB_MAIN_TEST_RESULTS: RESULTS },
+      });
+      printTotals();
+      if (runtimes !== 0) process.exit(runtimes);
+    }
     break;
   case 'bench':
     // The HTTP servers measure the built packages, as users install them.

@@ -2,6 +2,10 @@
 // Runs the receiver's suites on every runtime we claim besides the Node that runs the rest of the test command:
 // Node 22 and 24, Bun, Deno and workerd, all pinned in tests/runtimes/package.json and installed here from the npm
 // registry with plain npm (that folder is not part of the pnpm workspace, so the root lockfile is untouched).
+//   - Node 22/24, Bun, Deno: vitest itself on that runtime over packages/core and packages/hono (fuzzing at 0.05x);
+//   - workerd: the receiver's suites bundled for workers, run by vitest's runner inside workerd (./workerd.mjs);
+//   - Bun, Deno, workerd: the Hono adapter's conformance cases against a Hono app they serve (./hono-remote.mjs).
+// This machine's Node gets a row too: from the tests step's report when scripts/run.mjs passes it, else a run.
 //
 //   node scripts/runtimes/run.mjs            every runtime
 //   node scripts/runtimes/run.mjs bun deno   only these (names as in the table)
@@ -15,7 +19,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { arch, platform } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runWorkerd } from './workerd.mjs';
+import { brokenFiles, runWorkerd } from './workerd.mjs';
 import { runHonoRemote } from './hono-remote.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -41,8 +45,10 @@ function install() {
   const lock = join(project, 'package-lock.json');
   const marker = join(modules, '.package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return true;
-  console.log('› installing the pinned runtimes (npm ci in tests/runtimes)');
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: project, stdio: 'inherit' });
+  console.log('› installing the pinned runtimes (npm install in tests/runtimes, from its lockfile)');
+  // Not `npm ci`: it insists that every platform's optional binary package can be fetched, and a registry mirror may
+  // hold only those of the platforms it serves. --no-save leaves the lockfile as committed.
+  const result = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund'], { cwd: project, stdio: 'inherit' });
   return result.status === 0;
 }
 
@@ -53,15 +59,29 @@ function version(runtime) {
   return first.match(/\d+\.\d+\.\d+/)?.[0] ?? first.replace(/^\w+ /, '');
 }
 
+/** The same counts from the JSON report of the test command's own run (this machine's Node), for the same suites. */
+function fromMainRun(file) {
+  const results = JSON.parse(readFileSync(file, 'utf8'));
+  const files = results.testResults.filter((entry) => SUITES.some((suite) => entry.name.startsWith(join(root, suite) + '/')));
+  const tests = files.flatMap((entry) => entry.assertionResults);
+  return {
+    suites: `core + hono, ${files.length} files (the tests step)`,
+    passed: tests.filter((test) => test.status === 'passed').length,
+    failed: tests.filter((test) => test.status === 'failed').length + brokenFiles({ testResults: files }),
+  };
+}
+
 /** Vitest itself on the runtime, over the suites; the probe file proves the test workers ran there too. */
 function runVitest(runtime) {
   const json = join(out, `${runtime.name.replace(/\W+/g, '-')}.json`);
   const probe = `${json}.probe`;
   rmSync(probe, { force: true });
   const args = [...runtime.prefix, vitest, 'run', '--config', vitestConfig, '--reporter=dot', '--reporter=json', `--outputFile.json=${json}`, ...SUITES];
+  // The fuzz properties run here too, at a twentieth of their cases (the full count runs once, in the tests step).
+  const env = { KYB_FUZZ_RUNS: '0.05x', ...process.env, KYB_RUNTIME_PROBE: probe };
   console.log(`\n› ${runtime.name}: ${[runtime.bin, ...args].map((part) => part.replace(root + '/', '')).join(' ')}`);
   rmSync(json, { force: true });
-  spawnSync(runtime.bin, args, { cwd: root, stdio: 'inherit', env: { ...process.env, KYB_RUNTIME_PROBE: probe } });
+  spawnSync(runtime.bin, args, { cwd: root, stdio: 'inherit', env });
   if (!existsSync(json)) return { suites: 'core + hono (vitest)', passed: 0, failed: 1, note: 'vitest wrote no results' };
   const results = JSON.parse(readFileSync(json, 'utf8'));
   const seen = existsSync(probe) ? [...new Set(readFileSync(probe, 'utf8').trim().split('\n'))] : [];
@@ -71,11 +91,13 @@ function runVitest(runtime) {
     suites: `core + hono, ${results.numTotalTestSuites} files (vitest)`,
     passed: results.numPassedTests,
     // A failed file (e.g. an import error) has no failed test, so it counts as one failure.
-    failed: results.numFailedTests + results.numFailedTestSuites + (wrongRuntime ? 1 : 0),
+    failed: results.numFailedTests + brokenFiles(results) + (wrongRuntime ? 1 : 0),
     note: wrongRuntime ? `test workers ran on ${seen.join(', ') || 'nothing'}, not ${expected}` : undefined,
   };
 }
 
+/** Set by scripts/run.mjs: this machine's Node already ran the suites in the tests step, so its row reuses them. */
+const mainResults = process.env.KYB_MAIN_TEST_RESULTS;
 const wanted = process.argv.slice(2);
 const selected = wanted.length ? RUNTIMES.filter((runtime) => wanted.some((name) => runtime.name.startsWith(name))) : RUNTIMES;
 mkdirSync(out, { recursive: true });
@@ -88,7 +110,7 @@ for (const runtime of selected) {
     const why = !supported
       ? `the pinned binaries are for linux-x64 and this is ${platform()}-${arch()}: run on linux-x64 (as CI does) to enable it`
       : !installed
-        ? 'npm ci in tests/runtimes failed (see above): fix the install and rerun'
+        ? 'npm install in tests/runtimes failed (see above): fix the install and rerun'
         : `${runtime.bin} does not start: delete tests/runtimes/node_modules and rerun to reinstall it`;
     rows.push({ runtime, version: '-', suites: '-', passed: 0, failed: ci ? 1 : 0, note: `${ci ? 'FAILED' : 'skipped'}: ${why}`, skipped: !ci });
     continue;
@@ -96,6 +118,8 @@ for (const runtime of selected) {
   const results = [];
   if (runtime.kind === 'workerd') {
     results.push(await runWorkerd({ root, bin: runtime.bin, out }));
+  } else if (runtime.name === 'node (this machine)' && mainResults && existsSync(mainResults)) {
+    results.push(fromMainRun(mainResults));
   } else {
     results.push(runVitest(runtime));
   }
@@ -114,7 +138,7 @@ for (const row of rows) {
   const ok = row.skipped || (row.failed === 0 && row.passed > 0);
   byRuntime.set(row.runtime.name, (byRuntime.get(row.runtime.name) ?? true) && ok);
 }
-const skipped = new Set(rows.filter((row) => row.skipped).map((row) => row.runtime.name));
+const skipped = new Set([...byRuntime.keys()].filter((name) => rows.filter((row) => row.runtime.name === name).every((row) => row.skipped)));
 const passed = [...byRuntime].filter(([name, ok]) => ok && !skipped.has(name)).length;
 const failed = [...byRuntime].filter(([, ok]) => !ok).length;
 console.log(`\nruntimes: ${passed} passed, ${failed} failed${skipped.size ? `, ${skipped.size} skipped` : ''}`);

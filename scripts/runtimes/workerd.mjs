@@ -72,6 +72,27 @@ function workerdPlugin(root) {
   };
 }
 
+/**
+ * Fails the build on any node: import (workerd without nodejs_compat has none), naming the importing file.
+ *
+ * @example
+ * ```js
+ * await build({ ..., plugins: [noNodeModules(root)] })
+ * ```
+ */
+export function noNodeModules(root) {
+  return {
+    name: 'no-node-modules',
+    setup(b) {
+      b.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) =>
+        BUILTINS.has(args.path)
+          ? { errors: [{ text: `${relative(root, args.importer)} imports "${args.path}", which workerd (without nodejs_compat) does not have: the core must run on Web-standard runtimes` }] }
+          : undefined,
+      );
+    },
+  };
+}
+
 /** The folders pnpm keeps vitest's dependencies in, and those of @vitest/expect (chai). */
 function vitestDependencies(root) {
   const vitest = dirname(realpathSync(join(root, 'node_modules', 'vitest')));
@@ -79,7 +100,20 @@ function vitestDependencies(root) {
   return [vitest, expect];
 }
 
-async function freePort() {
+/**
+ * Test files of a vitest JSON report that failed without a failed test (an import or a hook error): each counts as one
+ * failure, so a file that never ran cannot pass as zero failures.
+ *
+ * @example
+ * ```js
+ * const failed = results.numFailedTests + brokenFiles(results)
+ * ```
+ */
+export function brokenFiles(results) {
+  return results.testResults.filter((file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed')).length;
+}
+
+export async function freePort() {
   const server = createServer();
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address();

@@ -1,0 +1,134 @@
+/**
+ * The receiver the adapter conformance suite drives, and the record of what its handlers did, behind one interface
+ * whose reads are asynchronous: so the same cases can observe a receiver in this process or one in another runtime
+ * (Bun, Deno, workerd) through the control endpoint of ./remote.ts. Runtime-neutral: no node: module, no Buffer.
+ */
+import { createReceiver, type ReceiverOptions } from '@kyb-webhooks/core';
+
+/**
+ * One run of the handler the suite registers: which event, and whether it succeeded.
+ *
+ * @example
+ * ```ts
+ * const call: HandlerCall = { eventId: '01JD…', type: 'kyb.data_request.refused', ok: true }
+ * ```
+ */
+export interface HandlerCall {
+  eventId: string;
+  type: string;
+  ok: boolean;
+}
+
+/**
+ * What the suite wants the handler to do for one event id.
+ *
+ * @example
+ * ```ts
+ * const plan: HandlerPlan = { failures: 1, delayMs: 150 } // or { hang: true }
+ * ```
+ */
+export interface HandlerPlan {
+  /** Throw this many times before succeeding. */
+  failures?: number;
+  /** Wait before finishing, so concurrent deliveries overlap. */
+  delayMs?: number;
+  /** Never finish: a stuck handler (a database call without a timeout). */
+  hang?: boolean;
+}
+
+/**
+ * A released answer as the release handler saw it.
+ *
+ * @example
+ * ```ts
+ * const answer: SeenAnswer = { subject: 'svcid:0xabc', name: 'director_name', value: 'Ada' }
+ * ```
+ */
+export interface SeenAnswer {
+  subject: string;
+  name: string;
+  value: unknown;
+}
+
+/**
+ * Everything the handlers of one receiver recorded, as plain JSON.
+ *
+ * @example
+ * ```ts
+ * const log: HandlerLog = { calls: [], unknownCalls: [], answers: {} }
+ * ```
+ */
+export interface HandlerLog {
+  calls: HandlerCall[];
+  /** Event ids onUnknown was called with. */
+  unknownCalls: string[];
+  /** The released answers each release handler saw, by event id. */
+  answers: Record<string, SeenAnswer[]>;
+}
+
+/**
+ * What the conformance cases read and steer, wherever the receiver runs.
+ *
+ * @example
+ * ```ts
+ * await harness.plan(envelope.event_id, { failures: 1 })
+ * expect(await harness.callsFor(envelope.event_id)).toHaveLength(2)
+ * ```
+ */
+export interface Harness {
+  /** Every handler call so far, oldest first. */
+  calls(): Promise<HandlerCall[]>;
+  callsFor(eventId: string): Promise<HandlerCall[]>;
+  /** Event ids onUnknown was called with. */
+  unknownCalls(): Promise<string[]>;
+  answersFor(eventId: string): Promise<SeenAnswer[] | undefined>;
+  /** Set what the handler does for this event id from now on. */
+  plan(eventId: string, plan: HandlerPlan): Promise<void>;
+}
+
+/**
+ * A receiver built from `options` with the suite's handlers registered (onAny follows the plans, the release handler
+ * records the answers, onUnknown records ids), plus its log.
+ *
+ * @example
+ * ```ts
+ * const { receiver, harness, log } = createHarness({ secrets: { '1': 'whsec_…' } })
+ * const app = await startApp(receiver)
+ * ```
+ */
+export function createHarness(options: ReceiverOptions) {
+  const receiver = createReceiver(options);
+  const log: HandlerLog = { calls: [], unknownCalls: [], answers: {} };
+  const plans = new Map<string, HandlerPlan>();
+  receiver.onAny(async (event) => {
+    const eventId = event.event_id;
+    const call: HandlerCall = { eventId, type: event.event, ok: false };
+    log.calls.push(call);
+    const plan = plans.get(eventId);
+    if (plan?.delayMs) await sleep(plan.delayMs);
+    if (plan?.hang) await new Promise(() => {});
+    if (plan?.failures) {
+      plan.failures -= 1;
+      throw new Error('planned handler failure');
+    }
+    call.ok = true;
+  });
+  receiver.on('kyb.data_request.released', (event, { answers: released }) => {
+    log.answers[event.event_id] = [...released].map(({ subject, name, value }) => ({ subject, name, value }));
+  });
+  receiver.onUnknown((event) => {
+    log.unknownCalls.push(event.event_id);
+  });
+  const harness: Harness = {
+    calls: async () => [...log.calls],
+    callsFor: async (eventId) => log.calls.filter((call) => call.eventId === eventId),
+    unknownCalls: async () => [...log.unknownCalls],
+    answersFor: async (eventId) => log.answers[eventId],
+    plan: async (eventId, plan) => void plans.set(eventId, { ...plan }),
+  };
+  return { receiver, harness, log, plans };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
