@@ -187,8 +187,8 @@ export function referenceEnvelopeProblem(value: unknown): string | undefined {
 }
 
 /**
- * Spec 5.5 and issue 11 §2–3, in full: a strict compact JWS (three non-empty base64url segments, no padding, no
- * other character), a JSON object header with typ `kyb-attestation+jwt` (ASCII case-insensitive, optional
+ * Spec 5.5 and issue 11 §2–3, in full: a strict compact JWS (three non-empty canonical base64url segments, no
+ * padding, no other character), a JSON object header with typ `kyb-attestation+jwt` (ASCII case-insensitive, optional
  * `application/`), alg exactly RS256, no crit, kid naming an RSA key of at least 2048 bits in the JWKS (use `sig`
  * and alg RS256 where the key says), the RS256 signature valid, then iss, aud, finite numeric exp / iat (/ nbf)
  * with the leeway, event_id / stream_id / seq equal to the envelope's and request_id equal to its stream_id, and the
@@ -302,8 +302,9 @@ export function referenceVerdict(config: ReferenceConfig, headers: HeaderContain
 }
 
 function isStrictBase64url(segment: string): boolean {
-  // Non-empty, only the URL-safe alphabet, no padding, and a length a real encoding can have.
-  return BASE64URL.test(segment) && segment.length % 4 !== 1;
+  // Non-empty, only the URL-safe alphabet, no padding, and the one canonical encoding of its bytes (zero spare bits
+  // in the last character), so that a token has a single spelling (RFC 4648 §3.5).
+  return BASE64URL.test(segment) && segment.length % 4 !== 1 && Buffer.from(segment, 'base64url').toString('base64url') === segment;
 }
 
 function decodeSegmentJson(segment: string): unknown {
