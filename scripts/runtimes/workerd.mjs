@@ -158,6 +158,23 @@ export async function runWorkerd({ root, bin, out }) {
     console.error(`✗ the workerd bundle does not build:\n  ${messages.join('\n  ')}`);
     return { suites, passed: 0, failed: 1, note: `bundle failed: ${messages[0]}` };
   }
+  // The guards must bite, or a passing run would prove nothing: the core's own Node module has to be refused by the
+  // suites' bundle and by the Hono app's (hono-remote.mjs).
+  for (const plugin of [workerdPlugin(root), noNodeModules(root)]) {
+    const refused = await build({
+      stdin: { contents: `export * from ${JSON.stringify(join(root, 'packages', 'core', 'src', 'crypto', 'node.ts'))};`, resolveDir: root, loader: 'js' },
+      bundle: true,
+      write: false,
+      format: 'esm',
+      platform: 'neutral',
+      plugins: [plugin],
+      logLevel: 'silent',
+    }).then(
+      () => false,
+      (error) => error.errors?.some((entry) => entry.text.includes('workerd (without nodejs_compat) does not have')),
+    );
+    if (!refused) return { suites, passed: 0, failed: 1, note: `the ${plugin.name} guard let packages/core/src/crypto/node.ts into a workerd bundle` };
+  }
   const modules = Object.keys(result.metafile.outputs).map((file) => relative(dir, join(root, file)));
   modules.sort((a, b) => (a === 'entry.js' ? -1 : b === 'entry.js' ? 1 : a.localeCompare(b)));
   const port = await freePort();
