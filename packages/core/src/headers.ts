@@ -1,8 +1,10 @@
 /** Request headers as adapters have them: a Web `Headers` or a Node-style record (lower- or mixed-case keys). */
 export type HeadersInput = Headers | Record<string, string | string[] | undefined>;
 
+const ASCII = /^[\x00-\x7f]*$/;
+
 /**
- * Reads one header case-insensitively. Repeated headers are joined with ", " as HTTP allows, which makes a
+ * Reads one header case-insensitively (ASCII case only). Repeated headers are joined with ", " as HTTP allows, which makes a
  * repeated signature header fail the strict grammar instead of silently picking one.
  */
 export function readHeader(headers: HeadersInput, name: string): string | undefined {
@@ -11,7 +13,8 @@ export function readHeader(headers: HeadersInput, name: string): string | undefi
   let value = record[name];
   if (value === undefined) {
     for (const key of Object.keys(record)) {
-      if (key.toLowerCase() === name) {
+      // ASCII-only case folding, as HTTP field names are ASCII: toLowerCase() alone would map a KELVIN SIGN to "k".
+      if (key.length === name.length && ASCII.test(key) && key.toLowerCase() === name) {
         value = record[key];
         break;
       }
