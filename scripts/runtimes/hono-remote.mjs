@@ -127,11 +127,14 @@ export async function runHonoRemote({ root, runtime, bin, out, vitest }) {
   const results = JSON.parse(readFileSync(json, 'utf8'));
   const skipped = results.numPendingTests + results.numTodoTests;
   const reason = results.testResults.flatMap((file) => file.assertionResults).find((test) => test.status !== 'passed')?.title;
+  const nothingRan = results.numPassedTests === 0 && results.numFailedTests === 0;
+  // In CI a conformance run that ran no case is a failure, never a silent skip.
+  const ci = process.env.CI === 'true';
   return {
     suites,
     passed: results.numPassedTests,
-    failed: results.numFailedTests + brokenFiles(results),
-    skipped: results.numPassedTests === 0 && results.numFailedTests === 0 && skipped > 0,
+    failed: results.numFailedTests + brokenFiles(results) + (ci && nothingRan ? 1 : 0),
+    skipped: !ci && nothingRan && skipped > 0,
     note: skipped ? `${skipped} skipped${reason ? `: ${reason}` : ''}` : undefined,
   };
 }

@@ -4,20 +4,11 @@
  * reports their handler calls through the test kit's control API. Started by scripts/runtimes/hono-remote.mjs, which
  * serves packages/hono/src/hono.runtime.ts there and passes its origin in KYB_REMOTE_ORIGIN.
  */
-import * as adapterSuite from '@kyb-webhooks/testing/adapter-suite';
-import { connectRemoteAdapterApp, type RemoteAdapterApps } from '../../packages/testing/src/adapter-suite/remote.js';
+import { connectRemoteAdapterApp, runAdapterConformance } from '@kyb-webhooks/testing/adapter-suite';
 
 const origin = process.env['KYB_REMOTE_ORIGIN'];
-// The suite's remote mode: runAdapterConformance accepts the remote apps in place of a start function, and the
-// module then also exports connectRemoteAdapterApp. Until it does, say so instead of failing every case.
-const remoteMode = 'connectRemoteAdapterApp' in adapterSuite;
-const run = adapterSuite.runAdapterConformance as unknown as (name: string, apps: RemoteAdapterApps, options: adapterSuite.AdapterConformanceOptions) => void;
 
-run(`hono on ${process.env['KYB_REMOTE_NAME'] ?? 'another runtime'}`, connectRemoteAdapterApp(origin ?? 'http://127.0.0.1:9'), {
+runAdapterConformance(`hono on ${process.env['KYB_REMOTE_NAME'] ?? 'another runtime'}`, connectRemoteAdapterApp(origin ?? 'http://127.0.0.1:9'), {
   mountedOn: 'post-only',
-  skip: !origin
-    ? 'KYB_REMOTE_ORIGIN is not set: run node scripts/runtimes/run.mjs, which serves the app on Bun, Deno and workerd'
-    : !remoteMode
-      ? 'the adapter suite (packages/testing/src/adapter-suite/index.ts) has no remote mode yet'
-      : undefined,
+  skip: origin ? undefined : 'KYB_REMOTE_ORIGIN is not set: run node scripts/runtimes/run.mjs, which serves the app on Bun, Deno and workerd',
 });
