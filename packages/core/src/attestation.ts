@@ -245,7 +245,7 @@ type NumericOption = 'jwksCooldownMs' | 'jwksCacheMaxAgeMs' | 'jwksMaxStaleMs' |
 function duration(options: AttestationOptions, name: NumericOption, fallback: number, min = 0): number {
   const value = options[name];
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+  if (!Number.isSafeInteger(value) || (value as number) < min) {
     throw new KybWebhookError('config_invalid', `attestation.${name} must be a whole number of at least ${min}; leave it out for ${fallback}.`);
   }
   return value;

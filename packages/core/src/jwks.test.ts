@@ -149,6 +149,14 @@ describe('the last good keys while refreshes fail', () => {
     expect(await check()).toBe('jwks_unavailable');
   });
 
+  it('are not refetched before jwksCacheMaxAgeMs, however long ago the cooldown ended', async () => {
+    const server = await serve();
+    const check = verifierFor({ jwksUrl: server.url });
+    expect(await check()).toBe('ok');
+    clock += 10 * MINUTE - 1;
+    expect({ code: await check(), fetches: server.requests }).toEqual({ code: 'ok', fetches: 1 });
+  });
+
   it('are replaced at the normal refresh: one shared fetch for concurrent deliveries, and a removed key stops verifying', async () => {
     const server = await serve();
     const rotated = await createTestSigner({ now: () => clock });
@@ -228,10 +236,49 @@ describe('one JWKS fetch is bounded', () => {
 
   it('accepts a JWKS just under jwksMaxBytes and refuses one just over it', async () => {
     const body = JSON.stringify(signer.jwks);
+    // No declared length: the cap is enforced on the bytes read.
     const respond = () => new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
     const atCap = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: body.length, fetch: countingFetch(async () => respond()).fetch });
     const underCap = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: body.length - 1, fetch: countingFetch(async () => respond()).fetch });
     expect({ atCap: await atCap(), underCap: await underCap() }).toEqual({ atCap: 'ok', underCap: 'jwks_unavailable' });
+  });
+
+  it('accepts a declared Content-Length equal to jwksMaxBytes', async () => {
+    const body = JSON.stringify(signer.jwks);
+    const fetcher = countingFetch(async () => new Response(body, { status: 200, headers: { 'content-length': String(body.length) } }));
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: body.length, fetch: fetcher.fetch });
+    expect(await check()).toBe('ok');
+  });
+
+  it('reads a JWKS that arrives in many small chunks whole', async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify(signer.jwks));
+    const fetcher = countingFetch(async () => {
+      let offset = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (offset >= bytes.length) return controller.close();
+          controller.enqueue(bytes.slice(offset, offset + 37));
+          offset += 37;
+        },
+      });
+      return new Response(stream, { status: 200 });
+    });
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
+    expect(await check()).toBe('ok');
+  });
+
+  it('counts an answer other than 200 as a failed fetch, even one carrying keys', async () => {
+    const fetcher = countingFetch(async () => Response.json(signer.jwks, { status: 203 }));
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
+    expect(await check()).toBe('jwks_unavailable');
+  });
+
+  it('counts a JWKS that is not valid UTF-8 as a failed fetch', async () => {
+    const json = new TextEncoder().encode(JSON.stringify({ ...signer.jwks, note: 'XX' }));
+    json.set([0xc3, 0x28], json.length - 4); // the two X: an invalid UTF-8 sequence inside a string
+    const fetcher = countingFetch(async () => new Response(json, { status: 200 }));
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
+    expect(await check()).toBe('jwks_unavailable');
   });
 
   it('stops reading an oversized body at the cap instead of buffering it whole', async () => {
@@ -296,7 +343,7 @@ describe('one JWKS fetch is bounded', () => {
     expect(code).toBe('jwks_unavailable');
   });
 
-  it('passes the AbortSignal to fetch and follows no redirect', async () => {
+  it('passes the AbortSignal to fetch, asks for JSON and follows no redirect', async () => {
     let seen: RequestInit | undefined;
     const fetcher = countingFetch(async (_url, init) => {
       seen = init;
@@ -304,11 +351,12 @@ describe('one JWKS fetch is bounded', () => {
     });
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
     expect(await check()).toBe('jwks_unavailable');
-    expect({ signal: seen?.signal instanceof AbortSignal, redirect: seen?.redirect, calls: fetcher.calls }).toEqual({
-      signal: true,
-      redirect: 'manual',
-      calls: 1,
-    });
+    expect({
+      signal: seen?.signal instanceof AbortSignal,
+      redirect: seen?.redirect,
+      accept: new Headers(seen?.headers).get('accept'),
+      calls: fetcher.calls,
+    }).toEqual({ signal: true, redirect: 'manual', accept: 'application/json, application/jwk-set+json', calls: 1 });
   });
 
   it('counts a malformed JWKS document as a failed fetch', async () => {
