@@ -30,6 +30,8 @@ async function serve(): Promise<JwksServer> {
 }
 
 let delivery = 0;
+/** The logger detail of the last refusal `check` saw: which step failed, for operators. */
+let lastDetail: string | undefined;
 function verifierFor(options: Partial<AttestationOptions>) {
   const verify = createAttestationVerifier({ issuer: signer.issuer, audience: signer.audience, ...options }, () => clock);
   return async (by: TestSigner = signer): Promise<string> => {
@@ -40,8 +42,9 @@ function verifierFor(options: Partial<AttestationOptions>) {
       await verify(await by.attest(envelope, { header, claims: { iss: signer.issuer, aud: signer.audience } }), envelope as unknown as EnvelopeIdentity);
       return 'ok';
     } catch (error) {
-      if (error instanceof KybWebhookError) return error.code;
-      throw error;
+      if (!(error instanceof KybWebhookError)) throw error;
+      lastDetail = error.detail;
+      return error.code;
     }
   };
 }
@@ -65,6 +68,7 @@ describe('JWKS fetch failures are cooled down too', () => {
     const codes = new Set<string>();
     for (let i = 0; i < 25; i++) codes.add(await check());
     expect({ codes: [...codes], fetches: server.requests }).toEqual({ codes: ['jwks_unavailable'], fetches: 1 });
+    expect(lastDetail).toBe('no JWKS fetched yet; last fetch: JWKS answered HTTP 500, expected 200');
   });
 
   it('fetches once per cooldown while the host fails and a flood of unknown kids arrives', async () => {
@@ -78,6 +82,7 @@ describe('JWKS fetch failures are cooled down too', () => {
     const codes = new Set<string>();
     for (let i = 0; i < 25; i++) codes.add(await check(stranger));
     expect({ codes: [...codes], fetches: server.requests }).toEqual({ codes: ['jwks_unavailable'], fetches: 2 });
+    expect(lastDetail).toBe('no key for this kid in the last good JWKS and no refresh succeeded; last fetch: JWKS answered HTTP 503, expected 200');
   });
 
   it('tries again after the cooldown and recovers when the host does', async () => {
@@ -107,6 +112,7 @@ describe('JWKS fetch failures are cooled down too', () => {
     const check = verifierFor({ jwksUrl: server.url });
     expect(await check()).toBe('ok');
     expect(await check(stranger)).toBe('attestation_invalid');
+    expect(lastDetail).toBe('no key for this kid in the KYB JWKS');
     server.setStatus(500);
     clock += 30_001;
     expect(await check(stranger)).toBe('jwks_unavailable');
@@ -136,6 +142,7 @@ describe('the last good keys while refreshes fail', () => {
     expect(await check()).toBe('ok');
     clock += 1;
     expect(await check()).toBe('jwks_unavailable');
+    expect(lastDetail).toMatch(/^the last JWKS fetched is older than attestation\.jwksMaxStaleMs; last fetch: JWKS answered HTTP 500/);
   });
 
   it('default to 12 hours of staleness', async () => {
@@ -188,24 +195,24 @@ describe('key selection in a fetched JWKS', () => {
     const signingInput = (await signer.attest(envelope)).split('.').slice(0, 2).join('.');
     const signature = await crypto.subtle.sign('RSASSA-PKCS1-v1_5', small.privateKey, new TextEncoder().encode(signingInput));
     const token = `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
-    const code = await verify(token, envelope as unknown as EnvelopeIdentity).then(
-      () => 'ok',
-      (error: unknown) => (error instanceof KybWebhookError ? error.code : String(error)),
+    const answer = await verify(token, envelope as unknown as EnvelopeIdentity).then(
+      () => ({ code: 'ok' }),
+      (error: unknown) => (error instanceof KybWebhookError ? { code: error.code, detail: error.detail } : { code: String(error) }),
     );
-    expect(code).toBe('attestation_invalid');
+    expect(answer).toEqual({ code: 'attestation_invalid', detail: 'the KYB JWKS key for this kid has 1024 bits; RS256 needs at least 2048' });
   });
 
   it('refuses a kid that names several keys', async () => {
     const fetcher = countingFetch(async () => Response.json({ keys: [...signer.jwks.keys, { ...stranger.jwks.keys[0], kid: signer.kid }] }));
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
-    expect(await check()).toBe('attestation_invalid');
+    expect({ code: await check(), detail: lastDetail }).toEqual({ code: 'attestation_invalid', detail: 'several keys of the KYB JWKS match this kid' });
   });
 
   it('answers jwks_unavailable (retry later) for a published key under the kid that cannot be imported', async () => {
     const { e: _dropped, ...withoutExponent } = signer.jwks.keys[0] as Record<string, unknown>;
     const fetcher = countingFetch(async () => Response.json({ keys: [withoutExponent] }));
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
-    expect(await check()).toBe('jwks_unavailable');
+    expect({ code: await check(), detail: lastDetail }).toEqual({ code: 'jwks_unavailable', detail: 'the KYB JWKS key for this kid cannot be imported' });
   });
 
   it.each([
@@ -241,6 +248,7 @@ describe('one JWKS fetch is bounded', () => {
     const atCap = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: body.length, fetch: countingFetch(async () => respond()).fetch });
     const underCap = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: body.length - 1, fetch: countingFetch(async () => respond()).fetch });
     expect({ atCap: await atCap(), underCap: await underCap() }).toEqual({ atCap: 'ok', underCap: 'jwks_unavailable' });
+    expect(lastDetail).toBe(`no JWKS fetched yet; last fetch: JWKS response is over attestation.jwksMaxBytes (${body.length - 1} bytes)`);
   });
 
   it('accepts a declared Content-Length equal to jwksMaxBytes', async () => {
@@ -278,7 +286,7 @@ describe('one JWKS fetch is bounded', () => {
     json.set([0xc3, 0x28], json.length - 4); // the two X: an invalid UTF-8 sequence inside a string
     const fetcher = countingFetch(async () => new Response(json, { status: 200 }));
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
-    expect(await check()).toBe('jwks_unavailable');
+    expect({ code: await check(), detail: lastDetail }).toEqual({ code: 'jwks_unavailable', detail: 'no JWKS fetched yet; last fetch: JWKS response is not UTF-8 JSON' });
   });
 
   it('stops reading an oversized body at the cap instead of buffering it whole', async () => {
@@ -317,6 +325,7 @@ describe('one JWKS fetch is bounded', () => {
     });
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
     expect({ code: await check(), pulled }).toEqual({ code: 'jwks_unavailable', pulled: 0 });
+    expect(lastDetail).toBe(`no JWKS fetched yet; last fetch: JWKS response declares ${10 * 1024 * 1024} bytes, over attestation.jwksMaxBytes (${256 * 1024})`);
   });
 
   it('times out a fetch that never answers after jwksTimeoutMs, even one that ignores its AbortSignal', async () => {
@@ -325,6 +334,7 @@ describe('one JWKS fetch is bounded', () => {
     const started = performance.now();
     const code = await Promise.race([check(), sleep(3_000).then(() => 'still waiting after 3 s')]);
     expect({ code, fast: performance.now() - started < 2_000 }).toEqual({ code: 'jwks_unavailable', fast: true });
+    expect(lastDetail).toBe('no JWKS fetched yet; last fetch: JWKS fetch timed out (attestation.jwksTimeoutMs)');
   });
 
   it('times out a body that stops arriving', async () => {
