@@ -1,7 +1,8 @@
 /** Request headers as adapters have them: a Web `Headers` or a Node-style record (lower- or mixed-case keys). */
 export type HeadersInput = Headers | Record<string, string | string[] | undefined>;
 
-const ASCII = /^[\x00-\x7f]*$/;
+// HTTP field names are printable ASCII (RFC 9110 tchar); anything else never names a header.
+const ASCII = /^[!-~]*$/;
 
 /**
  * Reads one header case-insensitively (ASCII case only). Repeated headers are joined with ", " as HTTP allows, which makes a

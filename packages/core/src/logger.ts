@@ -56,8 +56,10 @@ const MAX_DEPTH = 4;
 const MAX_AGGREGATED = 5;
 // C0 and C1 controls, DEL, line and paragraph separators, and the bidirectional overrides and isolates that can make
 // a log line read differently from what it holds.
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's job
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // The same without newline and tab, for stacks, which are multi-line by nature and never come from the sender.
+// eslint-disable-next-line no-control-regex -- as above
 const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 function escapeControl(character: string): string {
