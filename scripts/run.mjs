@@ -59,15 +59,16 @@ const RESULTS = join(root, '.tmp', 'vitest-results.json');
 /**
  * StrykerJS 10 needs Node 22 or newer, while the workspace supports Node 20.19. On an older Node, the mutation task
  * runs on the Node 22 binary that the runtimes step pins in tests/runtimes (an npm package, installed there with
- * `npm ci` as that step does), so nothing is downloaded from outside the registry.
+ * `npm install --no-save` from its lockfile, as that step does), so nothing is downloaded from outside the registry.
  */
 function nodeForStryker() {
   if (major >= 22) return process.execPath;
   const project = join(root, 'tests', 'runtimes');
   const pinned = join(project, 'node_modules', 'node22', 'bin', 'node');
   if (!existsSync(pinned) && existsSync(join(project, 'package-lock.json'))) {
-    console.log(`› StrykerJS needs Node 22+ (this is ${process.version}): installing the pinned runtimes (npm ci in tests/runtimes)`);
-    spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: project, stdio: 'inherit' });
+    console.log(`› StrykerJS needs Node 22+ (this is ${process.version}): installing the pinned runtimes (npm install in tests/runtimes)`);
+    // As the runtimes step does: `npm ci` refuses a lockfile whose other-platform binaries a mirror cannot serve.
+    spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund'], { cwd: project, stdio: 'inherit' });
   }
   if (!existsSync(pinned)) {
     console.error(`Mutation testing needs Node 22 or newer (StrykerJS 10); this is ${process.version}. Run \`npm run mutate\` with Node 22+.`);
