@@ -198,6 +198,8 @@ const HOSTILE: HostileCase[] = [
   { name: 'no kid', expected: 'attestation_invalid', detail: /names no kid/, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, kid: undefined })), p.payload) },
   { name: 'a numeric kid', expected: 'attestation_invalid', detail: /names no kid/, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, kid: 1 })), p.payload) },
   { name: 'a crit header', expected: 'attestation_invalid', detail: /crit/, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, crit: ['x-unknown'], 'x-unknown': 1 })), p.payload) },
+  { name: 'a header that is a JSON string', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(b64('"kyb-attestation+jwt"'), p.payload) },
+  { name: 'a header that is JSON null', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(b64('null'), p.payload) },
   { name: 'a header that is a JSON array', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(b64('["kyb-attestation+jwt"]'), p.payload) },
   // 5.5.2 alg pinned
   { name: 'alg none', expected: 'attestation_invalid', detail: /^alg "none"/, token: (p) => signer.unsignedToken(p.envelope) },

@@ -253,7 +253,7 @@ function duration(options: AttestationOptions, name: NumericOption, fallback: nu
 
 function isNumericDate(value: unknown): value is number {
   // JSON.parse turns 1e400 into Infinity: a date that never comes is not a date.
-  return typeof value === 'number' && Number.isFinite(value);
+  return Number.isFinite(value);
 }
 
 /** The registered-claim rules (RFC 7519 §4.1) with the leeway, applied alike on every path. */
@@ -269,7 +269,8 @@ function checkRegisteredClaims(claims: JWTPayload, options: AttestationOptions, 
       throw rejection('attestation_invalid', `"${claim}" claim must be a finite number`);
     }
   }
-  if (claims.nbf !== undefined && claims.nbf > now + leeway) throw rejection('attestation_invalid', '"nbf" claim timestamp check failed');
+  // An absent nbf compares false.
+  if ((claims.nbf as number) > now + leeway) throw rejection('attestation_invalid', '"nbf" claim timestamp check failed');
   if ((claims.exp as number) <= now - leeway) throw rejection('attestation_invalid', '"exp" claim timestamp check failed');
   // A token issued in the future is refused too (jose checks iat only against maxTokenAge).
   if ((claims.iat as number) > now + leeway) throw rejection('attestation_invalid', '"iat" claim is in the future');
