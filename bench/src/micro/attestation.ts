@@ -13,7 +13,7 @@ import type { Candidate } from '../harness.js';
 export const ATTESTATION_NAMES = {
   baseline: "raw crypto.verify('RSA-SHA256') of the token (baseline)",
   ours: 'ours: createAttestationVerifier (node:crypto)',
-  web: 'ours with Web Crypto, jose jwtVerify inside (info)',
+  web: 'ours on the Web path: Web Crypto signature, our claim rules (info)',
   jose: 'jose jwtVerify (Web Crypto)',
 } as const;
 
