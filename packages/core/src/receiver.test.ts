@@ -19,6 +19,12 @@ import type { AttestationClaims } from './attestation.js';
 import type { ReleasedAnswers } from './answers.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+/** The envelope's genuine token with its payload swapped for another genuine token's: a signature over other claims. */
+async function withForeignPayload(envelope: TestEnvelope): Promise<string> {
+  const [header, , signature] = (await signer.attest(envelope)).split('.') as [string, string, string];
+  const [, payload] = (await signer.attest(envelope, { claims: { seq: envelope.seq, note: 'other claims' } })).split('.') as [string, string];
+  return `${header}.${payload}.${signature}`;
+}
 /** Spec 3: the refusal reasons of a data request. */
 const REFUSAL_REASONS = ['declined', 'threshold_not_met', 'expired', 'business_not_verified', 'business_wallet_rotated', 'cancelled_by_merchant', 'unavailable'];
 let signer: TestSigner;
@@ -380,6 +386,7 @@ describe.each<[string, PlatformCrypto]>([
       ['expired', async () => ({ claims: { exp: NOW / 1000 - 120 } }), 'attestation_invalid'],
       ['for another audience', async () => ({ claims: { aud: 'someone-else' } }), 'attestation_invalid'],
       ['from another issuer', async () => ({ claims: { iss: 'https://kyb.attacker.example' } }), 'attestation_invalid'],
+      ['a genuine signature over other claims (payload changed after signing)', async (envelope) => ({ attestation: await withForeignPayload(envelope) }), 'attestation_invalid'],
       ['relabelled to another seq', async (envelope) => ({ claims: { seq: envelope.seq + 1 } }), 'attestation_relabelled'],
     ])('rejects a release whose attestation is %s with 401', async (_case, options, code) => {
       const { receiver, deliver } = setup();

@@ -1,0 +1,199 @@
+// What the receiver does around a delivery's outcome: what it asks of the store, what it logs at which level, what
+// onError handlers learn and what a handler's context carries. One case per test; each pins a branch that mutation
+// testing found unguarded.
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTestSigner, testEvents, type TestEnvelope, type TestSigner } from '../../testing/src/index.js';
+import type { ClaimResult, DedupeStore } from './dedupe.js';
+import { HandlerError } from './dispatch.js';
+import type { LogEntry } from './logger.js';
+import { createMemoryStore } from './memory-store.js';
+import { createReceiver, type ReceiverOptions } from './receiver.js';
+
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+let signer: TestSigner;
+beforeAll(async () => {
+  signer = await createTestSigner({ now: NOW, secrets: { '3': 'outcome-secret-v3' } });
+});
+
+function setup(overrides: Partial<ReceiverOptions> = {}) {
+  const logs: LogEntry[] = [];
+  const receiver = createReceiver({
+    secrets: { '3': 'outcome-secret-v3' },
+    attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+    now: () => NOW,
+    logger: (entry) => logs.push(entry),
+    ...overrides,
+  });
+  const deliver = async (envelope: TestEnvelope) => {
+    const { headers, body } = await signer.sign(envelope);
+    return receiver.receive({ method: 'POST', headers, body });
+  };
+  return { receiver, deliver, logs };
+}
+
+/** A memory store whose calls are recorded and whose answers a test may replace. */
+function spyStore(answers: { complete?: unknown; release?: unknown } = {}) {
+  const memory = createMemoryStore({ now: () => NOW });
+  const calls: { method: string; options?: unknown }[] = [];
+  const store: DedupeStore = {
+    claim: (id, options): Promise<ClaimResult> => {
+      calls.push({ method: 'claim', options });
+      return memory.claim(id, options);
+    },
+    complete: async (id, token, options) => {
+      calls.push({ method: 'complete', options });
+      const done = await memory.complete(id, token, options);
+      return ('complete' in answers ? answers.complete : done) as boolean;
+    },
+    release: async (id, token) => {
+      calls.push({ method: 'release' });
+      const released = await memory.release(id, token);
+      return ('release' in answers ? answers.release : released) as boolean;
+    },
+  };
+  return { store, calls };
+}
+
+describe('store options', () => {
+  it('claims with the default lease of 60 s and completes with the default retention of 30 days', async () => {
+    const { store, calls } = spyStore();
+    const { receiver, deliver } = setup({ store });
+    receiver.onAny(() => {});
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+    expect(calls).toEqual([
+      { method: 'claim', options: { leaseMs: 60_000 } },
+      { method: 'complete', options: { retainMs: 30 * 24 * 3600_000 } },
+    ]);
+  });
+
+  it('passes leaseMs and retainMs as configured', async () => {
+    const { store, calls } = spyStore();
+    const { deliver } = setup({ store, leaseMs: 5_000, retainMs: 86_400_000, handlerTimeoutMs: 1_000, storeTimeoutMs: 500 } as Partial<ReceiverOptions>);
+    await deliver(testEvents.dataRequestPendingApproval());
+    expect(calls.map((call) => call.options)).toEqual([{ leaseMs: 5_000 }, { retainMs: 86_400_000 }]);
+  });
+});
+
+describe('settling', () => {
+  it('acknowledges, and warns to raise leaseMs, when complete() says the lease was lost', async () => {
+    const { store } = spyStore({ complete: false });
+    const { deliver, logs } = setup({ store });
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringMatching(/leaseMs/) }));
+  });
+
+  it('logs no warning when complete() confirms the lease', async () => {
+    const { store } = spyStore();
+    const { deliver, logs } = setup({ store });
+    await deliver(testEvents.dataRequestPendingApproval());
+    expect(logs.filter((entry) => entry.level === 'warn' || entry.level === 'error')).toEqual([]);
+  });
+
+  it('logs an error when release() answers something other than a boolean, and still answers 500', async () => {
+    const { store } = spyStore({ release: 'yes' });
+    const { receiver, deliver, logs } = setup({ store });
+    receiver.onAny(() => {
+      throw new Error('handler down');
+    });
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(500);
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', message: expect.stringMatching(/^release failed/), code: 'store_unavailable' }));
+  });
+
+  it('logs no release error when release() answers a boolean', async () => {
+    const { store } = spyStore();
+    const { receiver, deliver, logs } = setup({ store });
+    receiver.onAny(() => {
+      throw new Error('handler down');
+    });
+    await deliver(testEvents.dataRequestPendingApproval());
+    expect(logs.filter((entry) => /^release failed/.test(entry.message))).toEqual([]);
+  });
+});
+
+describe('log levels', () => {
+  it('logs an authentication failure (401) as a warning', async () => {
+    const { receiver, logs } = setup();
+    const signed = await signer.sign(testEvents.dataRequestPendingApproval(), { secret: 'forged' });
+    await receiver.receive({ method: 'POST', headers: signed.headers, body: signed.body });
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', code: 'signature_mismatch', status: 401 }));
+  });
+
+  it('logs a handler failure (500) as an error', async () => {
+    const { receiver, deliver, logs } = setup();
+    receiver.onAny(() => {
+      throw new Error('handler down');
+    });
+    await deliver(testEvents.dataRequestPendingApproval());
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', code: 'handler_failed', status: 500 }));
+  });
+
+  it('logs a duplicate at info with code duplicate', async () => {
+    const { deliver, logs } = setup();
+    const envelope = testEvents.dataRequestPendingApproval();
+    await deliver(envelope);
+    await deliver(envelope);
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'info', code: 'duplicate', status: 200, eventId: envelope.event_id }));
+  });
+
+  it('logs a processed delivery at debug with its event id and type', async () => {
+    const { deliver, logs } = setup();
+    const envelope = testEvents.dataRequestPendingApproval();
+    await deliver(envelope);
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'debug', status: 200, eventId: envelope.event_id, eventType: 'kyb.data_request.pending_approval' }),
+    );
+  });
+});
+
+describe('onError', () => {
+  it('receives a HandlerError naming the event and listing the error the handler threw', async () => {
+    const { receiver, deliver } = setup();
+    const thrown = new Error('handler down');
+    const seen: HandlerError[] = [];
+    receiver.onAny(() => {
+      throw thrown;
+    });
+    receiver.onError((error) => {
+      seen.push(error);
+    });
+    const envelope = testEvents.dataRequestPendingApproval();
+    await deliver(envelope);
+    await vi.waitFor(() => expect(seen).toHaveLength(1));
+    expect(seen[0]).toBeInstanceOf(HandlerError);
+    expect(seen[0]).toMatchObject({ eventType: 'kyb.data_request.pending_approval', eventId: envelope.event_id, errors: [thrown] });
+  });
+});
+
+describe('handler context', () => {
+  it('gives a release handler its answers', async () => {
+    const { receiver, deliver } = setup();
+    const contexts: Record<string, unknown>[] = [];
+    receiver.on('kyb.data_request.released', (_event, context) => {
+      contexts.push(context as unknown as Record<string, unknown>);
+    });
+    await deliver(testEvents.dataRequestReleased());
+    expect((contexts[0]!['answers'] as { size: number }).size).toBeGreaterThan(0);
+  });
+
+  it('gives an attested wallet change its claims but no answers', async () => {
+    const { receiver, deliver } = setup();
+    const contexts: Record<string, unknown>[] = [];
+    receiver.on('kyb.business.wallet_address_changed', (_event, context) => {
+      contexts.push(context as unknown as Record<string, unknown>);
+    });
+    await deliver(testEvents.businessWalletAddressChanged());
+    expect(contexts[0]!['claims']).toBeDefined();
+    expect(contexts[0]!['answers']).toBeUndefined();
+  });
+
+  it('gives an HMAC-only event neither claims nor answers', async () => {
+    const { receiver, deliver } = setup();
+    const contexts: Record<string, unknown>[] = [];
+    receiver.on('kyb.data_request.refused', (_event, context) => {
+      contexts.push(context as unknown as Record<string, unknown>);
+    });
+    await deliver(testEvents.dataRequestRefused());
+    expect(contexts[0]!['claims']).toBeUndefined();
+    expect(contexts[0]!['answers']).toBeUndefined();
+  });
+});
