@@ -1,18 +1,8 @@
-import { KybWebhookError } from '@kyb-webhooks/core';
 import { Cluster, Redis } from 'ioredis';
 import { createClient } from 'redis';
+import { expectConfigInvalid } from '@kyb-webhooks/testing/store-suite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from './index.js';
-
-function configError(run: () => unknown): KybWebhookError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(KybWebhookError);
-    return error as KybWebhookError;
-  }
-  throw new Error('expected config_invalid, nothing was thrown');
-}
 
 // Never connected: creating a store must not need a server, and these are the real clients' shapes.
 const ioredis = new Redis({ lazyConnect: true });
@@ -41,7 +31,7 @@ describe('createRedisStore refuses a bad configuration at creation', () => {
     ['a prefix that is not a string', { client: ioredis, prefix: 7 }, ['`prefix` must be a non-empty string', 'got a number']],
     ['a prefix with a hash tag', { client: ioredis, prefix: '{kyb}:' }, ["`prefix` must not contain '{' or '}'", 'hash tag']],
   ])('%s', (_name, options, words) => {
-    const error = configError(() => createRedisStore(options as never));
+    const error = expectConfigInvalid(() => createRedisStore(options as never));
     expect(error.code).toBe('config_invalid');
     expect(error.message).toContain('createRedisStore');
     for (const word of words) expect(error.message).toContain(word);

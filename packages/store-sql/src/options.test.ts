@@ -1,22 +1,12 @@
-import { KybWebhookError } from '@kyb-webhooks/core';
 import Database from 'better-sqlite3';
 import mysql from 'mysql2';
 import mysqlPromise from 'mysql2/promise';
 import pg from 'pg';
+import { expectConfigInvalid } from '@kyb-webhooks/testing/store-suite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMySqlStore } from './mysql/store.js';
 import { createPostgresStore } from './postgres/store.js';
 import { createSqliteStore } from './sqlite/store.js';
-
-function configError(run: () => unknown): KybWebhookError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(KybWebhookError);
-    return error as KybWebhookError;
-  }
-  throw new Error('expected config_invalid, nothing was thrown');
-}
 
 // The drivers' real objects, never connected: creating a store must not touch a server.
 const pgPool = new pg.Pool({ host: '127.0.0.1', port: 1 });
@@ -48,7 +38,7 @@ describe('createPostgresStore refuses a bad configuration at creation', () => {
     ['a table name that is not a string', { pool: pgPool, table: 42 }, ['`table` is invalid', 'identifier']],
     ['preparedStatements as a string', { pool: pgPool, preparedStatements: 'false' }, ['`preparedStatements` must be true or false, got a string']],
   ])('%s', (_name, options, words) => {
-    const error = configError(() => createPostgresStore(options as never));
+    const error = expectConfigInvalid(() => createPostgresStore(options as never));
     expect(error.code).toBe('config_invalid');
     expect(error.message).toContain('createPostgresStore');
     for (const word of words) expect(error.message).toContain(word);
@@ -73,7 +63,7 @@ describe('createMySqlStore refuses a bad configuration at creation', () => {
     ['a table name that is not an identifier', { pool: mysqlPool, table: badTable }, ['`table` is invalid', 'identifier']],
     ['a Postgres option', { pool: mysqlPool, preparedStatements: true }, ['`preparedStatements` is not an option; the options are pool, table.']],
   ])('%s', (_name, options, words) => {
-    const error = configError(() => createMySqlStore(options as never));
+    const error = expectConfigInvalid(() => createMySqlStore(options as never));
     expect(error.code).toBe('config_invalid');
     expect(error.message).toContain('createMySqlStore');
     for (const word of words) expect(error.message).toContain(word);
@@ -96,7 +86,7 @@ describe('createSqliteStore refuses a bad configuration at creation', () => {
     ['path instead of filename', { path: './x.sqlite' }, ['`path` is not an option: did you mean `filename`?']],
     ['a table name that is not an identifier', { filename: './x.sqlite', table: badTable }, ['`table` is invalid', 'identifier']],
   ])('%s', (_name, options, words) => {
-    const error = configError(() => createSqliteStore(options as never));
+    const error = expectConfigInvalid(() => createSqliteStore(options as never));
     expect(error.code).toBe('config_invalid');
     expect(error.message).toContain('createSqliteStore');
     for (const word of words) expect(error.message).toContain(word);

@@ -465,3 +465,5 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
   if (typeof startApp === 'function') runOversizedBodyCases(name, startApp);
 }
 export { runOversizedBodyCases } from './oversized.js';
+export { runAdapterOptionCases, type AdapterOptionCases } from './options.js';
+export { expectConfigInvalid } from '../config-invalid.js';

@@ -264,3 +264,4 @@ export function runStoreConformance(
     });
   });
 }
+export { expectConfigInvalid } from '../config-invalid.js';
