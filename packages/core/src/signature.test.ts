@@ -124,8 +124,26 @@ describe('signature header grammar', () => {
     ['no equals', `t=1,v1,kv=1`],
     ['garbage', 'Bearer abc'],
     ['joined repeated headers', `t=1,v1=${mac},kv=1, t=1,v1=${mac},kv=1`],
+    ['an empty value', `t=,v1=${mac},kv=1`],
+    ['an empty key', `=1,t=1,v1=${mac},kv=1`],
+    ['a trailing comma', `t=1,v1=${mac},kv=1,`],
+    ['an unknown field whose value holds =', `t=1,v1=${mac},kv=1,x=a=b`],
+    ['an unknown field whose value holds a space', `t=1,v1=${mac},kv=1,x=a b`],
+    ['t of 16 digits', `t=${'1'.repeat(16)},v1=${mac},kv=1`],
+    ['t with a letter after the digits', `t=12a,v1=${mac},kv=1`],
+    ['t with a character just below 0', `t=1/,v1=${mac},kv=1`],
+    ['v1 with one non-hex character', `t=1,v1=${mac.slice(0, 63)}g,kv=1`],
+    ['v1 with a non-ASCII character', `t=1,v1=${mac.slice(0, 63)}\u00e9,kv=1`],
   ])('rejects %s as signature_malformed', (_case, value) => {
     expect(() => parseSignatureHeader(value)).toThrowError(expect.objectContaining({ code: 'signature_malformed' }));
+  });
+
+  it.each<[string, string, number]>([
+    ['t of 15 digits', `t=${'9'.repeat(15)},v1=${mac},kv=3`, 999_999_999_999_999],
+    ['t with leading zeros', `t=0017,v1=${mac},kv=3`, 17],
+    ['upper-case hex in v1', `t=17,v1=${mac.toUpperCase()},kv=3`, 17],
+  ])('parses %s', (_case, value, timestamp) => {
+    expect(parseSignatureHeader(value)).toMatchObject({ timestamp, version: '3' });
   });
 
   it('ignores unknown keys so a future scheme does not break receivers', () => {
