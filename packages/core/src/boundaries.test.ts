@@ -194,6 +194,31 @@ describe('body size limit (stream readers used by the adapters)', () => {
     expect(read.ok && read.body.byteLength).toBe(100);
   });
 
+  it('readBodyStream hands back exactly the bytes sent, across chunks', async () => {
+    const read = await readBodyStream(nodeStream([Uint8Array.of(1, 2, 3), Uint8Array.of(4, 5)]), { maxBytes: 100 });
+    expect(read).toEqual({ ok: true, body: Uint8Array.of(1, 2, 3, 4, 5) });
+  });
+
+  it('readBodyStream hands back exactly the bytes of a single chunk', async () => {
+    const read = await readBodyStream(nodeStream([Uint8Array.of(7, 8, 9)]), { maxBytes: 100 });
+    expect(read.ok && [...read.body]).toEqual([7, 8, 9]);
+  });
+
+  it('readBodyStream encodes string chunks (a stream with an encoding set) as UTF-8', async () => {
+    const read = await readBodyStream(Readable.from(['{"a":"é', '"}'], { objectMode: true }), { maxBytes: 100 });
+    expect(read.ok && new TextDecoder().decode(read.body)).toBe('{"a":"é"}');
+  });
+
+  it('readBodyStream answers an empty body as zero bytes', async () => {
+    const read = await readBodyStream(nodeStream([]), { maxBytes: 100 });
+    expect(read).toEqual({ ok: true, body: new Uint8Array(0) });
+  });
+
+  it('readWebBodyStream hands back exactly the bytes sent, across chunks', async () => {
+    const read = await readWebBodyStream(webStream([Uint8Array.of(1, 2, 3), Uint8Array.of(4, 5)]), { maxBytes: 100 });
+    expect(read).toEqual({ ok: true, body: Uint8Array.of(1, 2, 3, 4, 5) });
+  });
+
   it('readBodyStream refuses a body of maxBytes + 1', async () => {
     expect(await readBodyStream(nodeStream([bytes(60), bytes(41)]), { maxBytes: 100 })).toEqual({ ok: false, code: 'body_too_large' });
   });
