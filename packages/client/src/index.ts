@@ -1,4 +1,10 @@
 /**
- * The KYB service API, typed (issue 12 §1). Work in progress: see packages/client/README.md.
+ * The KYB service API, typed (issue 12 §1): release pull verified like a webhook, deliveries, events after a seq,
+ * redeliver, reactivate. Native fetch only; runs on Node, Bun, Deno and Workers.
  */
-export {};
+export { createKybClient, DEFAULT_REQUEST_PREFIX } from './client.js';
+export type { EventsOptions, KybClient, KybClientOptions, ReleaseResult } from './client.js';
+export { InsufficientCreditError, KybApiError, isKybApiError } from './errors.js';
+export type { KybApiErrorCode } from './errors.js';
+export type { CallOptions, RetryPolicy } from './http.js';
+export type { DeliveryLogEntry, StreamEvent } from './parse.js';

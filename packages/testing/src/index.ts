@@ -46,3 +46,14 @@ export {
   type TestSender,
   type TestSenderOptions,
 } from './sender.js';
+export {
+  KybServiceError,
+  startKybService,
+  type CreateDataRequestOptions,
+  type EndpointInput,
+  type KybService,
+  type KybServiceOptions,
+  type ServiceRequestSnapshot,
+} from './service/kyb-service.js';
+export { REAL_RETRY_SCHEDULE, type ServiceDeliveryAttempt } from './service/delivery.js';
+export { REACTIVATE_PATH, RELEASE_PATH_PREFIX, type ApiCall, type ApiFault } from './service/http-api.js';

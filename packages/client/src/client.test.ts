@@ -1,0 +1,279 @@
+import { createTestSigner, startKybService, type KybService } from '@kyb-webhooks/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createKybClient, InsufficientCreditError, KybApiError, type KybClientOptions } from './index.js';
+
+let service: KybService;
+
+beforeEach(async () => {
+  service = await startKybService();
+});
+afterEach(async () => {
+  await service.stop();
+});
+
+function client(overrides: Partial<KybClientOptions> = {}) {
+  return createKybClient({
+    baseUrl: service.baseUrl,
+    apiKey: service.apiKey,
+    attestation: { issuer: service.issuer, audience: service.audience },
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    ...overrides,
+  });
+}
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of iterable) items.push(item);
+  return items;
+}
+
+describe('authentication', () => {
+  it('sends the raw API key as Authorization on every call', async () => {
+    const id = await service.createDataRequest();
+    await client().deliveries(id);
+    expect(service.apiCalls.at(-1)).toMatchObject({ authorized: true, status: 200 });
+  });
+
+  it.each([
+    ['release', (c: ReturnType<typeof client>, id: string) => c.release(id)],
+    ['deliveries', (c: ReturnType<typeof client>, id: string) => c.deliveries(id)],
+    ['events', (c: ReturnType<typeof client>, id: string) => collect(c.events(id))],
+    ['redeliver', (c: ReturnType<typeof client>, id: string) => c.redeliver(id)],
+    ['reactivate', (c: ReturnType<typeof client>) => c.reactivate()],
+  ])('%s with a wrong key rejects with 401 unauthorized, and the message names no key', async (_name, call) => {
+    const id = await service.createDataRequest();
+    const error = await call(client({ apiKey: 'kyb_wrong_key_123' }), id).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(KybApiError);
+    expect(error).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect(String((error as Error).message)).not.toContain('kyb_wrong_key_123');
+    expect(service.apiCalls.filter((c) => c.status === 401)).toHaveLength(1); // a 4xx is not retried
+  });
+});
+
+describe('release', () => {
+  it('answers not_released (404) before the release, without throwing', async () => {
+    const id = await service.createDataRequest();
+    await expect(client().release(id)).resolves.toEqual({ status: 'not_released' });
+  });
+
+  it('answers released with verified claims bound to the request and answers keyed by subject and name', async () => {
+    const id = await service.createDataRequest();
+    const released = await service.release(id);
+    const result = await client().release(id);
+    expect(result.status).toBe('released');
+    if (result.status !== 'released') return;
+    expect(result.token).toBe(released.attestation);
+    expect(result.claims).toMatchObject({ request_id: id, stream_id: id, event_id: released.event_id, seq: released.seq });
+    const directors = result.answers.byName('director_name');
+    expect(directors.map((answer) => answer.value).sort()).toEqual(['Jane Doe', 'Rahul Mehta']);
+    expect(result.answers.get(directors[0]!.subject, 'director_name')).toEqual(directors[0]);
+  });
+
+  it('answers payload_expired (410) after the values were purged', async () => {
+    const id = await service.createDataRequest();
+    await service.release(id);
+    service.purge(id);
+    await expect(client().release(id)).resolves.toEqual({ status: 'payload_expired' });
+  });
+
+  it('rejects a release re-signed by a key the KYB JWKS does not publish', async () => {
+    const id = await service.createDataRequest();
+    const released = await service.release(id);
+    const stranger = await createTestSigner({ issuer: service.issuer, audience: service.audience });
+    service.forgeRelease(id, await stranger.attest(released));
+    await expect(client().release(id)).rejects.toMatchObject({ name: 'KybApiError', code: 'attestation_rejected' });
+  });
+
+  it("rejects another request's genuine release served under this request id", async () => {
+    const id = await service.createDataRequest();
+    const other = await service.createDataRequest();
+    await service.release(id);
+    const otherRelease = await service.release(other);
+    service.forgeRelease(id, otherRelease.attestation as string);
+    await expect(client().release(id)).rejects.toMatchObject({ code: 'attestation_rejected' });
+  });
+
+  it('still verifies releases signed before a key rotation while the old key stays published', async () => {
+    const id = await service.createDataRequest();
+    await service.release(id);
+    await service.rotateKeys();
+    await expect(client().release(id)).resolves.toMatchObject({ status: 'released' });
+  });
+
+  it('throws for a 404 with another code (an unknown request), instead of calling it not released', async () => {
+    await expect(client().release('dr_does_not_exist')).rejects.toMatchObject({ status: 404, code: 'request_not_found' });
+  });
+
+  it('without attestation options, explains what to pass', async () => {
+    const bare = client({ attestation: undefined });
+    await expect(bare.release('dr_1')).rejects.toThrow(/attestation: \{ issuer, audience \}/);
+  });
+});
+
+describe('deliveries, events, redeliver, reactivate', () => {
+  it('lists delivery attempts with what the merchant host answered', async () => {
+    const endpoint = await startStatusEndpoint(500);
+    service.setEndpoint({ url: endpoint.url });
+    const id = await service.createDataRequest();
+    await waitUntil(() => service.attempts(id).length >= 2);
+    const deliveries = await client().deliveries(id);
+    expect(deliveries.slice(0, 2)).toMatchObject([
+      { seq: 0, attempt: 1, status: 500, event: 'kyb.data_request.pending_approval' },
+      { seq: 0, attempt: 2, status: 500 },
+    ]);
+    service.setEndpoint(undefined);
+    await endpoint.close();
+  });
+
+  it('pages through a stream of 250 events in seq order', async () => {
+    const id = await service.createDataRequest();
+    for (let index = 1; index < 250; index++) await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
+    const events = await collect(client({ pageSize: 100 }).events(id));
+    expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 250 }, (_, seq) => seq));
+    const pages = service.apiCalls.filter((call) => call.path.includes('/events'));
+    expect(pages.map((call) => new URL(call.path, 'http://x').searchParams.get('after_seq'))).toEqual(['-1', '99', '199']);
+  });
+
+  it('starts after the given seq', async () => {
+    const id = await service.createDataRequest();
+    await service.release(id);
+    const events = await collect(client().events(id, { afterSeq: 0 }));
+    expect(events.map((event) => [event.seq, event.event])).toEqual([[1, 'kyb.data_request.released']]);
+    expect(events[0]?.attestation).toEqual(expect.any(String));
+  });
+
+  it('keeps unknown fields of events', async () => {
+    const id = await service.createDataRequest();
+    const [event] = await collect(client().events(id));
+    expect(event).toMatchObject({ api_version: expect.any(String), timestamp: expect.any(Number) });
+  });
+
+  it('redeliver queues the events again and says how many', async () => {
+    const id = await service.createDataRequest();
+    await service.release(id);
+    await expect(client().redeliver(id)).resolves.toMatchObject({ queued: 2 });
+    expect(service.pending(id)).toBe(4);
+  });
+
+  it('reactivate clears the quarantine', async () => {
+    await expect(client().reactivate()).resolves.toMatchObject({ reactivated: true });
+  });
+
+  it('a 402 insufficient_credit is an InsufficientCreditError', async () => {
+    // Creation is not part of the spec's API; a 402 from any call maps the same way.
+    service.failNextApiCalls(1, { status: 402, code: 'insufficient_credit' });
+    const error = await client().reactivate().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(InsufficientCreditError);
+    expect(error).toMatchObject({ status: 402, code: 'insufficient_credit' });
+  });
+});
+
+describe('retries and timeouts', () => {
+  it('retries a GET after a 503 and waits the Retry-After it was told', async () => {
+    const id = await service.createDataRequest();
+    service.failNextApiCalls(1, { status: 503, retryAfter: '1' });
+    const started = Date.now();
+    await expect(client().deliveries(id)).resolves.toEqual([]);
+    const [failed, retried] = service.apiCalls;
+    expect([failed?.status, retried?.status]).toEqual([503, 200]);
+    expect(retried!.at - failed!.at).toBeGreaterThanOrEqual(950);
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
+  it('gives up at once when Retry-After is longer than the cap, and reports the wait', async () => {
+    const id = await service.createDataRequest();
+    service.failNextApiCalls(1, { status: 503, retryAfter: '3600' });
+    await expect(client().deliveries(id)).rejects.toMatchObject({ status: 503, retryAfterMs: 3_600_000, attempts: 1 });
+  });
+
+  it('retries 5xx and 429 up to maxRetries, then throws with the last status', async () => {
+    const id = await service.createDataRequest();
+    service.failNextApiCalls(3, { status: 429 });
+    await expect(client({ retry: { maxRetries: 2, baseDelayMs: 1 } }).deliveries(id)).rejects.toMatchObject({ status: 429, attempts: 3 });
+  });
+
+  it('does not retry a POST unless the call opts in', async () => {
+    const id = await service.createDataRequest();
+    service.failNextApiCalls(1, { status: 503 });
+    await expect(client().redeliver(id)).rejects.toMatchObject({ status: 503, attempts: 1 });
+    expect(service.pending(id)).toBe(1);
+    service.failNextApiCalls(1, { status: 503 });
+    await expect(client().redeliver(id, { retry: true })).resolves.toMatchObject({ queued: 1 });
+  });
+
+  it('times out a slow answer, retries it, and succeeds', async () => {
+    const id = await service.createDataRequest();
+    service.failNextApiCalls(1, { delayMs: 300 });
+    await expect(client({ timeoutMs: 100 }).deliveries(id)).resolves.toEqual([]);
+  });
+
+  it('a timeout that persists ends as code timeout with no status', async () => {
+    const id = await service.createDataRequest();
+    service.failNextApiCalls(2, { delayMs: 300 });
+    await expect(client({ timeoutMs: 50, retry: { maxRetries: 1, baseDelayMs: 1 } }).deliveries(id)).rejects.toMatchObject({
+      status: null,
+      code: 'timeout',
+      attempts: 2,
+    });
+  });
+
+  it("the caller's signal aborts the call, including a retry wait", async () => {
+    const id = await service.createDataRequest();
+    service.failNextApiCalls(1, { status: 503, retryAfter: '10' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    await expect(client().deliveries(id, { signal: controller.signal })).rejects.toMatchObject({ code: 'aborted', status: null });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it('a network error is retried for GET and ends as network_error', async () => {
+    const closed = createKybClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retry: { maxRetries: 1, baseDelayMs: 1 } });
+    await expect(closed.deliveries('dr_1')).rejects.toMatchObject({ code: 'network_error', status: null, attempts: 2 });
+  });
+});
+
+describe('options', () => {
+  it('uses the configured request prefix', async () => {
+    await service.stop();
+    service = await startKybService({ requestPrefix: '/api/v2/requests' });
+    const id = await service.createDataRequest();
+    await expect(collect(client({ requestPrefix: '/api/v2/requests/' }).events(id))).resolves.toHaveLength(1);
+    expect(service.apiCalls[0]?.path).toMatch(/^\/api\/v2\/requests\//);
+  });
+
+  it.each([
+    [{ apiKey: '' }, /apiKey is required/],
+    [{ baseUrl: 'not a url' }, /baseUrl must be an absolute URL/],
+  ])('rejects bad options %j with a message that says how to fix them', (overrides, message) => {
+    expect(() => createKybClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', ...overrides })).toThrow(message);
+  });
+});
+
+async function waitUntil(condition: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+async function startStatusEndpoint(status: number): Promise<{ url: string; close(): Promise<void> }> {
+  const { createServer } = await import('node:http');
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.writeHead(status).end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/webhooks/kyb`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}

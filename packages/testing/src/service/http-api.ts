@@ -1,0 +1,198 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TestEnvelope } from '../fixtures.js';
+import { KYB_JWKS_PATH } from '../jwks-server.js';
+import type { Jwks } from '../keys.js';
+import type { ServiceDeliveryAttempt } from './delivery.js';
+
+/** The fixed path of the release pull (spec 4.2). */
+export const RELEASE_PATH_PREFIX = '/api/v1/kyb/data-requests';
+/** The fixed path of reactivation (spec 4.2). */
+export const REACTIVATE_PATH = '/api/v1/kyb/webhook-endpoint/reactivate';
+
+/**
+ * One API call the local service answered, as it records it. The Authorization header is never recorded, only
+ * whether it was right.
+ *
+ * @example
+ * ```ts
+ * expect(service.apiCalls.map((c) => `${c.method} ${c.status}`)).toEqual(['GET 503', 'GET 200'])
+ * ```
+ */
+export interface ApiCall {
+  method: string;
+  /** Path and query, e.g. `/api/v1/kyb/data-requests/dr_1/events?after_seq=99`. */
+  path: string;
+  status: number;
+  authorized: boolean;
+  /** Unix milliseconds. */
+  at: number;
+}
+
+/**
+ * A canned failure for the next API calls: answer `status` (with Retry-After when given) instead of the real
+ * answer, optionally after a delay; with only `delayMs`, answer normally but late (for client timeout tests).
+ *
+ * @example
+ * ```ts
+ * service.failNextApiCalls(2, { status: 503, retryAfter: '1' })
+ * service.failNextApiCalls(1, { delayMs: 500 }) // slow, then the real answer
+ * ```
+ */
+export interface ApiFault {
+  status?: number;
+  /** The Retry-After header value, as sent: seconds or an HTTP date. */
+  retryAfter?: string;
+  delayMs?: number;
+  /** The error code in the body; default `service_unavailable` for 503, else `injected_failure`. */
+  code?: string;
+}
+
+/** What the HTTP layer needs from the service's state. */
+export interface ApiBackend {
+  apiKey: string;
+  prefix: string;
+  jwks(): Jwks;
+  eventsPageLimit: number;
+  maxEventsPageLimit: number;
+  takeFault(): ApiFault | undefined;
+  record(call: ApiCall): void;
+  now(): number;
+  release(requestId: string): { status: 'released'; token: string } | { status: 'not_released' | 'payload_expired' | 'not_found' };
+  events(requestId: string): readonly TestEnvelope[] | undefined;
+  deliveries(requestId: string): readonly ServiceDeliveryAttempt[] | undefined;
+  redeliver(requestId: string): number | undefined;
+  reactivate(): boolean;
+}
+
+type Reply = { status: number; body: unknown; headers?: Record<string, string> };
+
+/** Routes one request of the local service: the KYB JWKS, then the API behind the Authorization check. */
+export async function handleRequest(backend: ApiBackend, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+  const method = request.method ?? 'GET';
+  // Drain the body: no route reads one, but an unread body would stall keep-alive connections.
+  for await (const _chunk of request) void _chunk;
+
+  if (url.pathname === KYB_JWKS_PATH) {
+    return send(response, method === 'GET' || method === 'HEAD' ? { status: 200, body: backend.jwks() } : methodNotAllowed());
+  }
+  const isApi = url.pathname.startsWith('/api/') || url.pathname.startsWith(backend.prefix + '/');
+  if (!isApi) return send(response, error(404, 'not_found', 'No such route on the local KYB service.'));
+
+  const fault = backend.takeFault();
+  if (fault?.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+  if (response.destroyed) return;
+  const authorized = request.headers.authorization === backend.apiKey;
+  let reply: Reply;
+  if (fault?.status !== undefined) {
+    reply = error(fault.status, fault.code ?? (fault.status === 503 ? 'service_unavailable' : 'injected_failure'), 'Injected failure.');
+    if (fault.retryAfter !== undefined) reply.headers = { 'retry-after': fault.retryAfter };
+  } else if (!authorized) {
+    reply = error(401, 'unauthorized', 'Send the API key as the raw Authorization header value (no "Bearer").');
+  } else {
+    reply = route(backend, method, url);
+  }
+  backend.record({ method, path: url.pathname + url.search, status: reply.status, authorized, at: backend.now() });
+  send(response, reply);
+}
+
+function route(backend: ApiBackend, method: string, url: URL): Reply {
+  const path = url.pathname;
+  if (path === REACTIVATE_PATH) {
+    if (method !== 'POST') return methodNotAllowed();
+    const wasQuarantined = backend.reactivate();
+    return { status: 200, body: { reactivated: true, was_quarantined: wasQuarantined } };
+  }
+  const release = matchOperation(path, RELEASE_PATH_PREFIX);
+  if (release?.operation === 'release') {
+    if (method !== 'GET') return methodNotAllowed();
+    const result = backend.release(release.requestId);
+    if (result.status === 'released') return { status: 200, body: { attestation: result.token } };
+    if (result.status === 'payload_expired') {
+      return error(410, 'payload_expired', 'The released values were purged; create a new request.');
+    }
+    if (result.status === 'not_found') return error(404, 'request_not_found', 'No data request with this id.');
+    return error(404, 'not_released', 'The data request has not been released.');
+  }
+  const operation = matchOperation(path, backend.prefix);
+  if (!operation) return error(404, 'not_found', 'No such route on the local KYB service.');
+  const { requestId } = operation;
+  switch (operation.operation) {
+    case 'deliveries': {
+      if (method !== 'GET') return methodNotAllowed();
+      const attempts = backend.deliveries(requestId);
+      if (!attempts) return requestNotFound();
+      return {
+        status: 200,
+        body: {
+          deliveries: attempts.map((attempt) => ({
+            event_id: attempt.eventId,
+            event: attempt.event,
+            seq: attempt.seq,
+            attempt: attempt.attempt,
+            attempted_at: Math.floor(attempt.attemptedAt / 1000),
+            status: attempt.status,
+            ...(attempt.error === undefined ? {} : { error: attempt.error }),
+            duration_ms: Math.round(attempt.durationMs),
+          })),
+        },
+      };
+    }
+    case 'events': {
+      if (method !== 'GET') return methodNotAllowed();
+      const afterSeq = integerParameter(url, 'after_seq', -1);
+      const limit = integerParameter(url, 'limit', backend.eventsPageLimit);
+      if (afterSeq === undefined || limit === undefined || limit < 1) {
+        return error(400, 'invalid_request', 'after_seq must be an integer and limit a positive integer.');
+      }
+      const events = backend.events(requestId);
+      if (!events) return requestNotFound();
+      const after = events.filter((event) => event.seq > afterSeq);
+      const page = after.slice(0, Math.min(limit, backend.maxEventsPageLimit));
+      return { status: 200, body: { events: page, has_more: after.length > page.length } };
+    }
+    case 'redeliver': {
+      if (method !== 'POST') return methodNotAllowed();
+      const queued = backend.redeliver(requestId);
+      if (queued === undefined) return requestNotFound();
+      return { status: 202, body: { queued } };
+    }
+    default:
+      return error(404, 'not_found', 'No such route on the local KYB service.');
+  }
+}
+
+function matchOperation(path: string, prefix: string): { requestId: string; operation: string } | undefined {
+  if (!path.startsWith(prefix + '/')) return undefined;
+  const rest = path.slice(prefix.length + 1).split('/');
+  if (rest.length !== 2 || !rest[0] || !rest[1]) return undefined;
+  return { requestId: decodeURIComponent(rest[0]), operation: rest[1] };
+}
+
+function integerParameter(url: URL, name: string, fallback: number): number | undefined {
+  const raw = url.searchParams.get(name);
+  if (raw === null) return fallback;
+  return /^-?\d{1,15}$/.test(raw) ? Number(raw) : undefined;
+}
+
+function error(status: number, code: string, message: string): Reply {
+  return { status, body: { error: { code, message } } };
+}
+
+function requestNotFound(): Reply {
+  return error(404, 'request_not_found', 'No request with this id.');
+}
+
+function methodNotAllowed(): Reply {
+  return error(405, 'method_not_allowed', 'Method not allowed on this route.');
+}
+
+function send(response: ServerResponse, reply: Reply): void {
+  const text = JSON.stringify(reply.body);
+  response.writeHead(reply.status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...reply.headers,
+  });
+  response.end(text);
+}
