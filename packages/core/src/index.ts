@@ -50,6 +50,8 @@ export { createMemoryStore } from './memory-store.js';
 export type { MemoryStoreOptions } from './memory-store.js';
 export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './dedupe.js';
 export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './dedupe.js';
+export { isStreamCursorStore, checkStreamArguments, checkStreamId, cursorRetention, MAX_STREAM_ID_LENGTH } from './stream-store.js';
+export type { StreamCursorStore, CompleteInOrderOptions, CompleteInOrderResult, AdvanceCursorOptions } from './stream-store.js';
 export { ERRORS, KybWebhookError } from './errors.js';
 export {
   validateOptions,

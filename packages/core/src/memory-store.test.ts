@@ -106,4 +106,28 @@ describe('memory store', () => {
     const results = await Promise.all(Array.from({ length: 100 }, () => store.claim('A', { leaseMs: 1000 })));
     expect(results.filter((result) => result.status === 'acquired')).toHaveLength(1);
   });
+
+  it('keeps stream cursors bounded by maxEntries too, dropping the least recently advanced first', async () => {
+    const store = createMemoryStore({ maxEntries: 100 });
+    for (let i = 0; i < 150; i++) await store.advanceCursor(`req_${i}`, 1);
+    // Advanced again, so it is the newest, not the oldest.
+    await store.advanceCursor('req_0', 2);
+    for (let i = 150; i < 200; i++) await store.advanceCursor(`req_${i}`, 1);
+    const kept = (await Promise.all(Array.from({ length: 200 }, (_, i) => store.getCursor(`req_${i}`)))).filter((c) => c !== null);
+    expect(kept.length).toBeLessThanOrEqual(100);
+    expect(await store.getCursor('req_0')).toBe(2);
+    expect(await store.getCursor('req_1')).toBeNull();
+    expect(await store.getCursor('req_199')).toBe(1);
+  });
+
+  it('sweeps expired cursors, so a stream idle past its retention reads as none', async () => {
+    let now = 0;
+    const store = createMemoryStore({ now: () => now });
+    await store.advanceCursor('req_a', 3, { retainMs: 1_000 });
+    now = 999;
+    expect(await store.getCursor('req_a')).toBe(3);
+    now = 1_000;
+    expect(await store.getCursor('req_a')).toBeNull();
+    expect(await store.advanceCursor('req_a', 1, { retainMs: 1_000 })).toBe(true);
+  });
 });

@@ -1,10 +1,16 @@
 import { optionRules, validateOptions, type OptionsSpec } from './config.js';
 import { createLeaseToken, type ClaimOptions, type ClaimResult, type CompleteOptions, type DedupeStore } from './dedupe.js';
+import { checkStreamArguments, checkStreamId, cursorRetention, type StreamCursorStore } from './stream-store.js';
 
 interface MemoryRecord {
   state: 'in_progress' | 'completed';
   /** The lease token while in progress; completed records keep the last one, which nothing can use any more. */
   token: string;
+  expiresAt: number;
+}
+
+interface MemoryCursor {
+  seq: number;
   expiresAt: number;
 }
 
@@ -38,7 +44,7 @@ export interface MemoryStoreOptions {
  * const receiver = createReceiver({ secrets, store: createMemoryStore() })
  * ```
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCursorStore {
   validateOptions(options, MEMORY_STORE_SPEC);
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 100_000;
@@ -47,6 +53,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
   // A Map keeps insertion order, so the first keys are the oldest when trimming. A record keeps the position of
   // its claim when it completes (a lease is short next to the retention), which spares a delete and re-insert.
   const records = new Map<string, MemoryRecord>();
+  // Stream cursors, kept apart from the records so that a stream id can never be mistaken for an event id. Only
+  // completeInOrder (after a claim, so for authenticated events) and advanceCursor write them; the same cap bounds them.
+  const cursors = new Map<string, MemoryCursor>();
   // A lease token is this store's random prefix plus a counter: as unguessable and unique as a random UUID per
   // claim (no two stores share a prefix), which cost several µs per delivery under HTTP load (the bench's HTTP section).
   const tokenPrefix = createLeaseToken();
@@ -71,6 +80,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
     if (time >= nextSweepAt) {
       nextSweepAt = time + SWEEP_INTERVAL_MS;
       for (const [eventId, record] of records) if (record.expiresAt <= time) records.delete(eventId);
+      for (const [streamId, cursor] of cursors) if (cursor.expiresAt <= time) cursors.delete(streamId);
+    }
+    if (cursors.size > maxEntries) {
+      let excess = cursors.size - maxEntries + evictionBatch;
+      for (const streamId of cursors.keys()) {
+        if (excess-- <= 0) break;
+        cursors.delete(streamId);
+      }
     }
     if (records.size > maxEntries) {
       let excess = records.size - maxEntries + evictionBatch;
@@ -90,7 +107,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
     return record !== undefined && record.state === 'in_progress' && record.token === token ? record : undefined;
   }
 
-  const store: DedupeStore = {
+  /** The unexpired cursor of `streamId`'s seq, or null. */
+  function cursorOf(streamId: string, time: number): number | null {
+    const cursor = cursors.get(streamId);
+    return cursor !== undefined && cursor.expiresAt > time ? cursor.seq : null;
+  }
+
+  /** Set a cursor, re-inserted so that the Map's order stays oldest-first for eviction. */
+  function setCursor(streamId: string, seq: number, expiresAt: number, time: number): void {
+    cursors.delete(streamId);
+    cursors.set(streamId, { seq, expiresAt });
+    trim(time);
+  }
+
+  const store: StreamCursorStore = {
     async claim(eventId: string, { leaseMs }: ClaimOptions): Promise<ClaimResult> {
       const time = now();
       const existing = live(eventId, time);
@@ -111,6 +141,31 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): DedupeStore
     async release(eventId: string, token: string): Promise<boolean> {
       if (!lease(eventId, token, now())) return false;
       records.delete(eventId);
+      return true;
+    },
+    async getCursor(streamId) {
+      checkStreamId(streamId);
+      return cursorOf(streamId, now());
+    },
+    // Synchronous from the lease check to both writes: nothing can interleave, which is this store's atomicity.
+    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }) {
+      checkStreamArguments(streamId, seq, firstSeq);
+      const time = now();
+      const record = lease(eventId, token, time);
+      if (!record) return 'lease_lost';
+      const cursor = cursorOf(streamId, time);
+      if (cursor === null ? seq !== firstSeq : cursor !== seq - 1) return 'cursor_moved';
+      record.state = 'completed';
+      record.expiresAt = time + retainMs;
+      setCursor(streamId, seq, time + retainMs, time);
+      return 'completed';
+    },
+    async advanceCursor(streamId, seq, advance) {
+      checkStreamArguments(streamId, seq);
+      const time = now();
+      const cursor = cursorOf(streamId, time);
+      if (cursor !== null && cursor >= seq) return false;
+      setCursor(streamId, seq, time + cursorRetention(advance), time);
       return true;
     },
   };

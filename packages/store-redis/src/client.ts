@@ -39,8 +39,8 @@ export interface NodeRedisLike {
  */
 export type RedisClientLike = IoRedisLike | NodeRedisLike;
 
-/** Runs a script in ONE round trip once Redis has it cached. */
-export type ScriptRunner = (script: Script, key: string, args: string[]) => Promise<unknown>;
+/** Runs a script in ONE round trip once Redis has it cached; `key` is its one key, or all of them in order. */
+export type ScriptRunner = (script: Script, key: string | readonly string[], args: string[]) => Promise<unknown>;
 
 /**
  * `SET key value NX GET PX leaseMs` (Redis 7.0+): sets the key only when it is missing and returns what was there,
@@ -71,19 +71,23 @@ export function scriptRunner(client: RedisClientLike): ScriptRunner {
   const candidate = client as Partial<IoRedisLike & NodeRedisLike> | null | undefined;
   if (typeof candidate?.evalSha === 'function' && typeof candidate.eval === 'function') {
     const nodeRedis = client as NodeRedisLike;
-    return (script, key, args) =>
-      withFallback(
-        () => nodeRedis.evalSha(script.sha, { keys: [key], arguments: args }),
-        () => nodeRedis.eval(script.source, { keys: [key], arguments: args }),
+    return (script, key, args) => {
+      const keys = typeof key === 'string' ? [key] : [...key];
+      return withFallback(
+        () => nodeRedis.evalSha(script.sha, { keys, arguments: args }),
+        () => nodeRedis.eval(script.source, { keys, arguments: args }),
       );
+    };
   }
   if (typeof candidate?.evalsha === 'function' && typeof candidate.eval === 'function') {
     const ioredis = client as IoRedisLike;
-    return (script, key, args) =>
-      withFallback(
-        () => ioredis.evalsha(script.sha, 1, key, ...args),
-        () => ioredis.eval(script.source, 1, key, ...args),
+    return (script, key, args) => {
+      const keys = typeof key === 'string' ? [key] : [...key];
+      return withFallback(
+        () => ioredis.evalsha(script.sha, keys.length, ...keys, ...args),
+        () => ioredis.eval(script.source, keys.length, ...keys, ...args),
       );
+    };
   }
   throw new KybWebhookError(
     'config_invalid',

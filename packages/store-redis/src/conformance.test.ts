@@ -10,13 +10,16 @@ runStoreConformance(
   'redis store (ioredis)',
   async () => {
     const client = new Redis(redis.url!);
+    const other = new Redis(redis.url!); // a second connection: another process of the fleet
     const prefix = `kyb:test:${crypto.randomUUID()}:`;
     return {
       store: createRedisStore({ client, prefix }),
+      peer: createRedisStore({ client: other, prefix }),
       async cleanup() {
         const keys = await client.keys(`${prefix}*`);
         if (keys.length > 0) await client.del(...keys);
         client.disconnect();
+        other.disconnect();
       },
     };
   },
@@ -28,13 +31,16 @@ runStoreConformance(
   async () => {
     const client = createClient({ url: redis.url! });
     await client.connect();
+    const other = await createClient({ url: redis.url! }).connect();
     const prefix = `kyb:test:${crypto.randomUUID()}:`;
     return {
       store: createRedisStore({ client, prefix }),
+      peer: createRedisStore({ client: other, prefix }),
       async cleanup() {
         const keys = await client.keys(`${prefix}*`);
         if (keys.length > 0) await client.del(keys);
         await client.close();
+        await other.close();
       },
     };
   },

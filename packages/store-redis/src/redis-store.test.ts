@@ -54,6 +54,45 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
   });
 
+  it('keeps a stream cursor in its own key, <prefix>{<streamId>}:cursor, with the retention as a server-side TTL', async () => {
+    const store = createRedisStore({ client, prefix });
+    const [id, streamId] = [ulid(), `req_${ulid()}`];
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    const options = { retainMs: 50_000, streamId, seq: 1, firstSeq: 1 } as const;
+    expect(claim.status === 'acquired' && (await store.completeInOrder(id, claim.token, options))).toBe('completed');
+    const key = `${prefix}{${streamId}}:cursor`;
+    expect(await client.keys(`${prefix}*${streamId}*`)).toEqual([key]);
+    expect(await client.get(key)).toBe('1');
+    expect(await client.pttl(key)).toBeGreaterThan(49_000);
+    expect(await client.pttl(`${prefix}{${id}}`)).toBeGreaterThan(49_000);
+  });
+
+  it('completes in order in exactly one round trip (one script over the event and cursor keys) once cached', async () => {
+    const { store, calls } = counted();
+    await store.completeInOrder(ulid(), 'warm-up', { retainMs: 5_000, streamId: 'req_warm', seq: 0, firstSeq: 0 });
+    const streamId = `req_${ulid()}`;
+    for (const [seq, outcome] of [[0, 'completed'], [1, 'completed'], [5, 'cursor_moved']] as const) {
+      const id = ulid();
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      calls.length = 0;
+      const options = { retainMs: 5_000, streamId, seq, firstSeq: 0 } as const;
+      expect(claim.status === 'acquired' && (await store.completeInOrder(id, claim.token, options))).toBe(outcome);
+      expect(calls).toEqual(['evalsha']);
+    }
+  });
+
+  it('explains a Redis Cluster CROSSSLOT refusal of completeInOrder instead of passing it on bare', async () => {
+    const crossSlot = async () => {
+      throw new Error("CROSSSLOT Keys in request don't hash to the same slot");
+    };
+    const cluster = { set: client.set.bind(client), evalsha: crossSlot, eval: crossSlot };
+    const store = createRedisStore({ client: cluster as unknown as Redis, prefix });
+    const options = { retainMs: 5_000, streamId: 'req_1', seq: 0, firstSeq: 0 } as const;
+    const refusal = store.completeInOrder(ulid(), 'a'.repeat(36), options);
+    await expect(refusal).rejects.toThrow(/Redis Cluster keeps them in different slots: use a standalone, Sentinel or Valkey server/);
+    await expect(refusal).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^CROSSSLOT/) } });
+  });
+
   it('falls back to EVAL when the server lost its script cache (restart, failover)', async () => {
     const { store, calls } = counted();
     const id = ulid();

@@ -1,6 +1,19 @@
-import { createLeaseToken, describeValue, optionRules, validateOptions, type ClaimResult, type DedupeStore, type OptionRule, type OptionsSpec } from '@kyb-webhooks/core';
+import {
+  checkStreamArguments,
+  checkStreamId,
+  createLeaseToken,
+  cursorRetention,
+  describeValue,
+  optionRules,
+  validateOptions,
+  type ClaimResult,
+  type CompleteInOrderResult,
+  type OptionRule,
+  type OptionsSpec,
+  type StreamCursorStore,
+} from '@kyb-webhooks/core';
 import { scriptRunner, setNxGet, type RedisClientLike } from './client.js';
-import { CLAIM, COMPLETE, RELEASE } from './scripts.js';
+import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, RELEASE } from './scripts.js';
 
 /**
  * Options of {@link createRedisStore}.
@@ -37,6 +50,14 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  * Each event is one key, `<prefix>{<eventId>}`: the braces are a Cluster hash tag, so whatever the store keeps about
  * one event lives in one slot and a script never spans nodes.
  *
+ * Stream cursors (`StreamCursorStore`, for ordering) are one key per stream, `<prefix>{<streamId>}:cursor`, holding
+ * the last seq processed, with the events' retention as its TTL. `completeInOrder` is one Lua script over the event's
+ * key and the cursor's key, so completing and advancing are one atomic step on a standalone server, Sentinel or
+ * Valkey. On Redis Cluster the two keys hash to different slots in general (one is tagged by event id, the other by
+ * stream id, and a claim does not know the stream), which Cluster refuses with CROSSSLOT rather than run
+ * non-atomically: the store then throws an error saying so. Use a non-cluster Redis for ordering; dedupe alone works
+ * on Cluster.
+ *
  * @example
  * ```ts
  * import Redis from 'ioredis' // or: import { createClient } from 'redis'
@@ -46,7 +67,7 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  * const receiver = createReceiver({ secrets, attestation, store })
  * ```
  */
-export function createRedisStore(options: RedisStoreOptions): DedupeStore {
+export function createRedisStore(options: RedisStoreOptions): StreamCursorStore {
   validateOptions(options, OPTIONS_SPEC);
   const run = scriptRunner(options.client);
   const setIfMissing = setNxGet(options.client);
@@ -55,6 +76,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupeStore {
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const key = (eventId: string): string => `${prefix}{${eventId}}`;
   const held = (token: string): string => `p:${token}`;
+  const cursorKey = (streamId: string): string => `${prefix}{${streamId}}:cursor`;
 
   return {
     async claim(eventId, { leaseMs }): Promise<ClaimResult> {
@@ -80,6 +102,23 @@ export function createRedisStore(options: RedisStoreOptions): DedupeStore {
     },
     async release(eventId, token): Promise<boolean> {
       return Number(await run(RELEASE, key(eventId), [held(token)])) === 1;
+    },
+    async getCursor(streamId): Promise<number | null> {
+      checkStreamId(streamId);
+      const value = await run(GET_CURSOR, cursorKey(streamId), []);
+      return value === null || value === undefined ? null : Number(value);
+    },
+    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
+      checkStreamArguments(streamId, seq, firstSeq);
+      const args = [held(token), milliseconds('retainMs', retainMs), String(seq), String(firstSeq)];
+      const outcome = String(await crossSlotExplained(run(COMPLETE_IN_ORDER, [key(eventId), cursorKey(streamId)], args)));
+      if (outcome === 'completed' || outcome === 'lease_lost' || outcome === 'cursor_moved') return outcome;
+      throw new Error(`Unexpected reply from the Redis completeInOrder script: ${outcome.slice(0, 40)}`);
+    },
+    async advanceCursor(streamId, seq, advance): Promise<boolean> {
+      checkStreamArguments(streamId, seq);
+      const args = [String(seq), milliseconds('retainMs', cursorRetention(advance))];
+      return Number(await run(ADVANCE_CURSOR, cursorKey(streamId), args)) === 1;
     },
   };
 }
@@ -114,6 +153,20 @@ const OPTIONS_SPEC: OptionsSpec = {
   },
   aliases: { redis: 'client', connection: 'client', ioredis: 'client', keyPrefix: 'prefix', namespace: 'prefix' },
 };
+
+/** A CROSSSLOT refusal (Redis Cluster) becomes an error that says why and what to do instead. */
+async function crossSlotExplained(reply: Promise<unknown>): Promise<unknown> {
+  try {
+    return await reply;
+  } catch (error) {
+    if (!/CROSSSLOT/i.test(String((error as Error)?.message))) throw error;
+    throw new Error(
+      'completeInOrder needs the event and its stream cursor in one atomic script, and Redis Cluster keeps them in ' +
+        'different slots: use a standalone, Sentinel or Valkey server for ordering (dedupe alone works on Cluster).',
+      { cause: error },
+    );
+  }
+}
 
 /** PX takes whole milliseconds, at least 1; a fraction is rounded up so a lease is never shorter than asked. */
 function milliseconds(name: string, value: number): string {

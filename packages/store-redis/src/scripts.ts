@@ -41,3 +41,33 @@ export const RELEASE = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 `);
+
+/**
+ * KEYS[1] event record, KEYS[2] stream cursor; ARGV[1] `p:<token>`, ARGV[2] retention ms, ARGV[3] seq, ARGV[4] first
+ * seq → 'completed' | 'lease_lost' | 'cursor_moved'. The lease is checked first, so a caller without it learns
+ * nothing about the cursor; both keys are written or neither. Seqs are compared as numbers (exact up to 2^53, the
+ * safe integers the store accepts); the cursor's TTL is the event's retention, so it outlives its stream's records.
+ */
+export const COMPLETE_IN_ORDER = script(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'lease_lost' end
+local seq = tonumber(ARGV[3])
+local cursor = redis.call('GET', KEYS[2])
+if cursor then
+  if tonumber(cursor) ~= seq - 1 then return 'cursor_moved' end
+elseif seq ~= tonumber(ARGV[4]) then
+  return 'cursor_moved'
+end
+redis.call('SET', KEYS[1], 'c', 'PX', ARGV[2])
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+return 'completed'
+`);
+
+/** KEYS[1] stream cursor; ARGV[1] seq, ARGV[2] retention ms → 1 when the cursor moved forward to seq, else 0. */
+export const ADVANCE_CURSOR = script(`local cursor = redis.call('GET', KEYS[1])
+if cursor and tonumber(cursor) >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`);
+
+/** KEYS[1] stream cursor → its seq as a string, or nil: a plain GET, through EVALSHA so the client needs no get(). */
+export const GET_CURSOR = script(`return redis.call('GET', KEYS[1])
+`);

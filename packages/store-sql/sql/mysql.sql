@@ -1,5 +1,5 @@
--- @kyb-webhooks/store-sql: dedupe table for MySQL 8 and MariaDB 10.5+.
--- createMySqlStore(...).ensureSchema() runs this same statement; apply this file instead when you migrate by hand.
+-- @kyb-webhooks/store-sql: dedupe and stream cursor tables for MySQL 8 and MariaDB 10.5+.
+-- createMySqlStore(...).ensureSchema() runs these same statements; apply this file instead when you migrate by hand.
 -- To use another table name, replace kyb_webhook_events everywhere and pass { table } to createMySqlStore.
 CREATE TABLE IF NOT EXISTS `kyb_webhook_events` (
   event_id   VARBINARY(1020) NOT NULL,
@@ -9,4 +9,11 @@ CREATE TABLE IF NOT EXISTS `kyb_webhook_events` (
   updated_at DATETIME(3) NOT NULL,
   PRIMARY KEY (event_id),
   KEY `kyb_webhook_events_expires_at_idx` (expires_at)
+) ENGINE = InnoDB;
+CREATE TABLE IF NOT EXISTS `kyb_webhook_events_streams` (
+  stream_id  VARBINARY(1020) NOT NULL,
+  seq        BIGINT NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (stream_id)
 ) ENGINE = InnoDB;

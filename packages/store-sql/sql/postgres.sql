@@ -1,4 +1,4 @@
--- @kyb-webhooks/store-sql: dedupe table for PostgreSQL (11+).
+-- @kyb-webhooks/store-sql: dedupe and stream cursor tables for PostgreSQL (11+).
 -- createPostgresStore(...).ensureSchema() runs these same statements; apply this file instead when you migrate by hand.
 -- To use another table name, replace kyb_webhook_events everywhere and pass { table } to createPostgresStore.
 CREATE TABLE IF NOT EXISTS "kyb_webhook_events" (
@@ -9,3 +9,9 @@ CREATE TABLE IF NOT EXISTS "kyb_webhook_events" (
   updated_at timestamptz  NOT NULL
 );
 CREATE INDEX IF NOT EXISTS "kyb_webhook_events_expires_at_idx" ON "kyb_webhook_events" (expires_at);
+CREATE TABLE IF NOT EXISTS "kyb_webhook_events_streams" (
+  stream_id  varchar(255) PRIMARY KEY,
+  seq        bigint       NOT NULL,
+  expires_at timestamptz  NOT NULL,
+  updated_at timestamptz  NOT NULL
+);

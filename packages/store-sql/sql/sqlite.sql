@@ -1,4 +1,4 @@
--- @kyb-webhooks/store-sql: dedupe table for SQLite (3.24+).
+-- @kyb-webhooks/store-sql: dedupe and stream cursor tables for SQLite (3.24+).
 -- createSqliteStore(...).ensureSchema() runs these same statements; apply this file instead when you migrate by hand.
 -- To use another table name, replace kyb_webhook_events everywhere and pass { table } to createSqliteStore.
 CREATE TABLE IF NOT EXISTS "kyb_webhook_events" (
@@ -9,3 +9,9 @@ CREATE TABLE IF NOT EXISTS "kyb_webhook_events" (
   updated_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS "kyb_webhook_events_expires_at_idx" ON "kyb_webhook_events" (expires_at);
+CREATE TABLE IF NOT EXISTS "kyb_webhook_events_streams" (
+  stream_id  TEXT    NOT NULL PRIMARY KEY,
+  seq        INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;

@@ -5,7 +5,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createMySqlStore, mysqlSchema, mysqlSchemaFile } from './mysql.js';
-import { countQueries, sleep, testTable, withSkewedAppClock, expectPurgeCompleted } from './test-helpers.js';
+import { countQueries, sleep, testTable, withSkewedAppClock, expectPurgeCompleted, expectPurgeCursors } from './test-helpers.js';
 
 const mysqlServer = testService('mysql');
 
@@ -13,14 +13,17 @@ runStoreConformance(
   'mysql store (MariaDB)',
   async () => {
     const pool = mysql.createPool({ uri: mysqlServer.url!, connectionLimit: 10 });
+    const other = mysql.createPool({ uri: mysqlServer.url!, connectionLimit: 10 }); // another process of the fleet
     const table = testTable();
     const store = createMySqlStore({ pool, table });
     await store.ensureSchema();
     return {
       store,
+      peer: createMySqlStore({ pool: other, table }),
       async cleanup() {
-        await pool.query(`DROP TABLE IF EXISTS \`${table}\``);
+        await pool.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_streams\``);
         await pool.end();
+        await other.end();
       },
     };
   },
@@ -35,7 +38,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     pool = mysql.createPool({ uri: mysqlServer.url!, connectionLimit: 10 });
   });
   afterAll(async () => {
-    await pool.query(`DROP TABLE IF EXISTS \`${table}\``);
+    await pool.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_streams\``);
     for (const database of databases) await pool.query(`DROP DATABASE IF EXISTS \`${database}\``);
     await pool.end();
   });
@@ -47,7 +50,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
   });
 
-  it('ships sql/mysql.sql, which creates the same table as ensureSchema', async () => {
+  it('ships sql/mysql.sql, which creates the same tables (events and stream cursors) as ensureSchema', async () => {
     const file = readFileSync(new URL('../sql/mysql.sql', import.meta.url), 'utf8');
     expect(file).toBe(mysqlSchemaFile());
     const [byFile, byEnsure] = [testTable(), testTable()];
@@ -57,17 +60,18 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     const connection = await pool.getConnection();
     try {
       await connection.query(`USE \`${byFile}\``);
-      await connection.query(file);
+      // One statement per query, as a pool without multipleStatements (mysql2's default) requires.
+      for (const statement of file.split(/;\n/)) if (statement.trim() !== '') await connection.query(statement);
     } finally {
       connection.destroy(); // it has another default database now: do not hand it back to the pool
     }
     await createMySqlStore({ pool, table: `${byEnsure}.kyb_webhook_events` }).ensureSchema();
-    const show = async (database: string) =>
-      ((await pool.query(`SHOW CREATE TABLE \`${database}\`.kyb_webhook_events`)) as [Record<string, string>[], unknown])[0][0]![
-        'Create Table'
-      ];
+    const show = async (database: string, table = 'kyb_webhook_events') =>
+      ((await pool.query(`SHOW CREATE TABLE \`${database}\`.${table}`)) as [Record<string, string>[], unknown])[0][0]!['Create Table'];
     expect(await show(byFile)).toBe(await show(byEnsure));
     expect(await show(byFile)).toMatch(/`event_id` varbinary\(1020\) NOT NULL/);
+    expect(await show(byFile, 'kyb_webhook_events_streams')).toBe(await show(byEnsure, 'kyb_webhook_events_streams'));
+    expect(await show(byFile, 'kyb_webhook_events_streams')).toMatch(/`stream_id` varbinary\(1020\) NOT NULL/);
     const store = createMySqlStore({ pool, table: `${byFile}.kyb_webhook_events` });
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
   });
@@ -163,8 +167,57 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
         );
       await expectPurgeCompleted(store, ids);
     } finally {
-      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\``);
+      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\``);
     }
+  });
+
+  it('purges stream cursors past their retention, and with olderThanMs those not advanced for that long', async () => {
+    const purgeTable = testTable();
+    const store = createMySqlStore({ pool, table: purgeTable });
+    await store.ensureSchema();
+    try {
+      const streams = async () =>
+        ((await pool.query(`SELECT CAST(stream_id AS CHAR) AS id FROM \`${purgeTable}_streams\` ORDER BY 1`)) as [{ id: string }[], unknown])[0].map(
+          (r) => r.id,
+        );
+      await expectPurgeCursors(store, streams);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\``);
+    }
+  });
+
+  it('keeps purging events on a schema migrated by hand before stream cursors existed (no cursors table)', async () => {
+    const oldTable = testTable();
+    await pool.query(mysqlSchema(oldTable).split(/;\n/)[0]!);
+    try {
+      const store = createMySqlStore({ pool, table: oldTable });
+      const id = ulid();
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 100 }))).toBe(true);
+      await sleep(200);
+      expect(await store.purgeCompleted()).toBe(1);
+      expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(0);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS \`${oldTable}\``);
+    }
+  });
+
+  it('completes in order in one round trip on an existing stream (three for its first event), and refuses in two', async () => {
+    const { db, count } = countQueries(pool);
+    const store = createMySqlStore({ pool: db, table });
+    const streamId = `req_${ulid()}`;
+    const step = async (seq: number) => {
+      const id = ulid();
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
+      const before = count();
+      const outcome = await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq, firstSeq: 1 });
+      return { outcome, trips: count() - before };
+    };
+    expect(await step(1)).toEqual({ outcome: 'completed', trips: 3 });
+    expect(await step(2)).toEqual({ outcome: 'completed', trips: 1 });
+    expect(await step(3)).toEqual({ outcome: 'completed', trips: 1 });
+    expect(await step(7)).toEqual({ outcome: 'cursor_moved', trips: 2 });
   });
 
   it('refuses an event id longer than the key instead of truncating it into another event', async () => {

@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createPostgresStore, postgresSchema, postgresSchemaFile } from './postgres.js';
-import { countQueries, sleep, testTable, withSkewedAppClock, expectPurgeCompleted } from './test-helpers.js';
+import { countQueries, sleep, testTable, withSkewedAppClock, expectPurgeCompleted, expectPurgeCursors } from './test-helpers.js';
 
 const postgres = testService('postgres');
 
@@ -13,14 +13,17 @@ runStoreConformance(
   'postgres store',
   async () => {
     const pool = new pg.Pool({ connectionString: postgres.url!, max: 10 });
+    const other = new pg.Pool({ connectionString: postgres.url!, max: 10 }); // another process of the fleet
     const table = testTable();
     const store = createPostgresStore({ pool, table });
     await store.ensureSchema();
     return {
       store,
+      peer: createPostgresStore({ pool: other, table }),
       async cleanup() {
-        await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+        await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_streams"`);
         await pool.end();
+        await other.end();
       },
     };
   },
@@ -35,7 +38,7 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     pool = new pg.Pool({ connectionString: postgres.url!, max: 10 });
   });
   afterAll(async () => {
-    await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+    await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_streams"`);
     for (const schema of schemas) await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await pool.end();
   });
@@ -47,7 +50,7 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
   });
 
-  it('ships sql/postgres.sql, which creates the same table as ensureSchema', async () => {
+  it('ships sql/postgres.sql, which creates the same tables (events and stream cursors) as ensureSchema', async () => {
     const file = readFileSync(new URL('../sql/postgres.sql', import.meta.url), 'utf8');
     expect(file).toBe(postgresSchemaFile());
     const [byFile, byEnsure] = [testTable(), testTable()];
@@ -64,8 +67,9 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     const shape = async (schema: string) => ({
       columns: (
         await pool.query(
-          `SELECT column_name, data_type, character_maximum_length, is_nullable FROM information_schema.columns
-           WHERE table_schema = $1 AND table_name = 'kyb_webhook_events' ORDER BY ordinal_position`,
+          `SELECT table_name, column_name, data_type, character_maximum_length, is_nullable FROM information_schema.columns
+           WHERE table_schema = $1 AND table_name IN ('kyb_webhook_events', 'kyb_webhook_events_streams')
+           ORDER BY table_name, ordinal_position`,
           [schema],
         )
       ).rows,
@@ -76,8 +80,8 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
       ).rows,
     });
     const [a, b] = [await shape(byFile), await shape(byEnsure)];
-    expect(a.columns).toHaveLength(5);
-    expect(a.indexes).toHaveLength(2);
+    expect(a.columns).toHaveLength(9);
+    expect(a.indexes).toHaveLength(3);
     expect(a).toEqual(b);
     const store = createPostgresStore({ pool, table: `${byFile}.kyb_webhook_events` });
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
@@ -154,8 +158,54 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
       const ids = async () => (await pool.query(`SELECT event_id FROM "${purgeTable}" ORDER BY 1`)).rows.map((r) => r.event_id);
       await expectPurgeCompleted(store, ids);
     } finally {
-      await pool.query(`DROP TABLE IF EXISTS "${purgeTable}"`);
+      await pool.query(`DROP TABLE IF EXISTS "${purgeTable}", "${purgeTable}_streams"`);
     }
+  });
+
+  it('purges stream cursors past their retention, and with olderThanMs those not advanced for that long', async () => {
+    const purgeTable = testTable();
+    const store = createPostgresStore({ pool, table: purgeTable });
+    await store.ensureSchema();
+    try {
+      const streams = async () => (await pool.query(`SELECT stream_id FROM "${purgeTable}_streams" ORDER BY 1`)).rows.map((r) => r.stream_id);
+      await expectPurgeCursors(store, streams);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS "${purgeTable}", "${purgeTable}_streams"`);
+    }
+  });
+
+  it('keeps purging events on a schema migrated by hand before stream cursors existed (no cursors table)', async () => {
+    const oldTable = testTable();
+    await pool.query(postgresSchema(oldTable).split('CREATE TABLE IF NOT EXISTS').slice(0, 2).join('CREATE TABLE IF NOT EXISTS'));
+    try {
+      const store = createPostgresStore({ pool, table: oldTable });
+      const id = ulid();
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 100 }))).toBe(true);
+      await sleep(200);
+      expect(await store.purgeCompleted()).toBe(1);
+      expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(0);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS "${oldTable}"`);
+    }
+  });
+
+  it('completes in order in exactly one round trip, for a new stream and an existing one, and refuses in one', async () => {
+    const { db, count } = countQueries(pool);
+    const store = createPostgresStore({ pool: db, table });
+    const streamId = `req_${ulid()}`;
+    for (const seq of [1, 2]) {
+      const id = ulid();
+      const claim = await store.claim(id, { leaseMs: 5_000 });
+      const before = count();
+      expect(claim.status === 'acquired' && (await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq, firstSeq: 1 }))).toBe('completed');
+      expect(count() - before).toBe(1);
+    }
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    const before = count();
+    expect(claim.status === 'acquired' && (await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 5, firstSeq: 1 }))).toBe('cursor_moved');
+    expect(count() - before).toBe(1);
   });
 
   it('propagates database errors as thrown errors (the receiver answers 503 store_unavailable)', async () => {

@@ -1,4 +1,4 @@
-import type { DedupeStore } from '@kyb-webhooks/core';
+import type { StreamCursorStore } from '@kyb-webhooks/core';
 
 /**
  * Options of {@link SqlDedupeStore.purgeCompleted}.
@@ -18,8 +18,9 @@ export interface PurgeOptions {
 }
 
 /**
- * A {@link DedupeStore} kept in a SQL table, with the two chores a table needs: creating it, and deleting the records
- * nobody will ask about again.
+ * A dedupe store with stream cursors ({@link StreamCursorStore}) kept in two SQL tables, `<table>` and
+ * `<table>_streams`, with the two chores tables need: creating them, and deleting the records nobody will ask about
+ * again.
  *
  * @example
  * ```ts
@@ -28,18 +29,34 @@ export interface PurgeOptions {
  * setInterval(() => store.purgeCompleted().catch(logError), 86_400_000).unref()
  * ```
  */
-export interface SqlDedupeStore extends DedupeStore {
+export interface SqlDedupeStore extends StreamCursorStore {
   /** The table, as configured (possibly schema-qualified). */
   readonly table: string;
   /**
-   * Create the table and its index if missing. Idempotent, so it can run at every start-up; the same statements
+   * Create the tables and the index if missing (the cursors' table too, so running it again after an upgrade adds it). Idempotent, so it can run at every start-up; the same statements
    * ship as `sql/<dialect>.sql` for those who migrate by hand.
    */
   ensureSchema(): Promise<void>;
   /**
    * Delete completed records whose retention ended (and leases that expired: their holder crashed and no retry
    * came), using the database's clock. Claims already treat those records as absent, so this only reclaims space:
-   * run it on a schedule, e.g. daily. Resolves to the number of records deleted.
+   * run it on a schedule, e.g. daily. Stream cursors whose retention ended go too (with `olderThanMs`, those not
+   * advanced for that long). Resolves to the number of records and cursors deleted.
    */
   purgeCompleted(options?: PurgeOptions): Promise<number>;
+}
+
+/**
+ * Run a purge of the cursors' table, resolving to undefined when that table does not exist: a schema migrated by hand
+ * before stream cursors existed has none, and purging events must keep working there. Postgres 42P01, MySQL and
+ * MariaDB ER_NO_SUCH_TABLE (1146), SQLite "no such table".
+ */
+export async function ignoreMissingTable<T>(purge: () => Promise<T> | T): Promise<T | undefined> {
+  try {
+    return await purge();
+  } catch (error) {
+    const { code, errno, message } = (error ?? {}) as { code?: unknown; errno?: unknown; message?: unknown };
+    if (code === '42P01' || errno === 1146 || /no such table/i.test(String(message))) return undefined;
+    throw error;
+  }
 }

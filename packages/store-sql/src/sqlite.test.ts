@@ -6,7 +6,7 @@ import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, sqliteSchema, sqliteSchemaFile } from './sqlite.js';
-import { sleep, withSkewedAppClock, expectPurgeCompleted } from './test-helpers.js';
+import { sleep, withSkewedAppClock, expectPurgeCompleted, expectPurgeCursors } from './test-helpers.js';
 
 // SQLite needs no server: every store gets a file in a temporary directory.
 const dir = mkdtempSync(join(tmpdir(), 'kyb-sqlite-'));
@@ -15,9 +15,11 @@ const tempFile = (): string => join(dir, `store-${++files}.sqlite`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 runStoreConformance('sqlite store (filename)', async () => {
-  const store = createSqliteStore({ filename: tempFile() });
+  const filename = tempFile();
+  const store = createSqliteStore({ filename });
   await store.ensureSchema();
-  return { store, cleanup: () => store.close() };
+  const peer = createSqliteStore({ filename }); // its own connection to the file, as another process would have
+  return { store, peer, cleanup: async () => (await store.close(), await peer.close()) };
 });
 
 runStoreConformance('sqlite store (database)', async () => {
@@ -36,14 +38,14 @@ describe('sqlite store specifics', () => {
     await store.close();
   });
 
-  it('ships sql/sqlite.sql, which creates the same table as ensureSchema', async () => {
+  it('ships sql/sqlite.sql, which creates the same tables (events and stream cursors) as ensureSchema', async () => {
     const file = readFileSync(new URL('../sql/sqlite.sql', import.meta.url), 'utf8');
     expect(file).toBe(sqliteSchemaFile());
     const [byFile, byEnsure] = [new Database(tempFile()), new Database(tempFile())];
     byFile.exec(file);
     await createSqliteStore({ database: byEnsure }).ensureSchema();
     const shape = (db: Database.Database) => db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all();
-    expect(shape(byFile)).toHaveLength(2);
+    expect(shape(byFile)).toHaveLength(3);
     expect(shape(byFile)).toEqual(shape(byEnsure));
     expect((await createSqliteStore({ database: byFile }).claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
     byFile.close();
@@ -89,6 +91,32 @@ describe('sqlite store specifics', () => {
     await store.ensureSchema();
     const ids = () => database.prepare('SELECT event_id FROM kyb_webhook_events ORDER BY 1').pluck().all() as string[];
     await expectPurgeCompleted(store, ids);
+    database.close();
+  });
+
+  it('purges stream cursors past their retention, and with olderThanMs those not advanced for that long', async () => {
+    const database = new Database(tempFile());
+    const store = createSqliteStore({ database });
+    await store.ensureSchema();
+    const streams = () => database.prepare('SELECT stream_id FROM kyb_webhook_events_streams ORDER BY 1').pluck().all() as string[];
+    await expectPurgeCursors(store, streams);
+    database.close();
+  });
+
+  it('keeps claiming and purging on a file set up by hand before stream cursors existed (no cursors table)', async () => {
+    const database = new Database(tempFile());
+    database.exec(sqliteSchema().split('CREATE TABLE IF NOT EXISTS').slice(0, 2).join('CREATE TABLE IF NOT EXISTS'));
+    const store = createSqliteStore({ database });
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    expect(claim.status === 'acquired' && (await store.complete(id, claim.token, { retainMs: 100 }))).toBe(true);
+    await sleep(200);
+    expect(await store.purgeCompleted()).toBe(1);
+    // The cursor methods need the table: they fail with SQLite's own message until ensureSchema adds it.
+    await expect(store.getCursor('req_1')).rejects.toThrow(/no such table/);
+    await store.ensureSchema();
+    expect(await store.advanceCursor('req_1', 2)).toBe(true);
+    expect(await store.getCursor('req_1')).toBe(2);
     database.close();
   });
 

@@ -53,6 +53,14 @@ export function doubleQuoted({ schema, table }: TableName): string {
   return schema ? `"${schema}"."${table}"` : `"${table}"`;
 }
 
+/**
+ * The stream cursors' table, `<table>_streams` in the same schema: one row per stream, the last seq processed.
+ * parseTableName's 48-character limit keeps it within every engine's identifier length.
+ */
+export function streamsTableName({ schema, table }: TableName): TableName {
+  return { schema, table: `${table}_streams` };
+}
+
 /** The expiry index's name; Postgres and SQLite name indexes per schema, so it derives from the bare table name. */
 export function indexName({ table }: TableName): string {
   return `${table}_expires_at_idx`;

@@ -59,3 +59,24 @@ export async function expectPurgeCompleted(store: SqlDedupeStore, ids: () => Pro
   expect(await ids()).toEqual([open]);
   expect(await store.claim(long, { leaseMs: 1_000 })).toMatchObject({ status: 'acquired' });
 }
+
+/**
+ * The cursor purge every SQL store must pass: a cursor advanced with a short retention is purged once it elapsed, a
+ * long one is kept; with `olderThanMs` the long one goes too. `streams` lists the cursors' stream ids.
+ */
+export async function expectPurgeCursors(store: SqlDedupeStore, streams: () => Promise<string[]> | string[]): Promise<void> {
+  const [short, long] = [`req_${ulid()}`, `req_${ulid()}`];
+  expect(await store.advanceCursor(short, 3, { retainMs: 200 })).toBe(true);
+  const eventId = ulid();
+  const claim = await store.claim(eventId, { leaseMs: 5_000 });
+  if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
+  const options = { retainMs: 60_000, streamId: long, seq: 0, firstSeq: 0 } as const;
+  expect(await store.completeInOrder(eventId, claim.token, options)).toBe('completed');
+  await sleep(300);
+  // The event record completed with 60 s stays; the short cursor goes, and is then read as none.
+  expect(await store.purgeCompleted()).toBe(1);
+  expect(await streams()).toEqual([long]);
+  expect(await store.getCursor(short)).toBeNull();
+  expect(await store.purgeCompleted({ olderThanMs: 100 })).toBe(2); // the completed record and the long cursor
+  expect(await streams()).toEqual([]);
+}

@@ -1,4 +1,4 @@
-import { DEFAULT_TABLE, parseTableName, type TableName } from '../table-name.js';
+import { DEFAULT_TABLE, parseTableName, streamsTableName, type TableName } from '../table-name.js';
 
 /** `db`.`table` with MySQL's backquotes. */
 export function backquoted({ schema, table }: TableName): string {
@@ -8,7 +8,9 @@ export function backquoted({ schema, table }: TableName): string {
 /**
  * The MySQL/MariaDB schema. event_id is VARBINARY so ids compare byte for byte: MySQL's usual collations ignore case
  * and trailing spaces, which would make `evt_a`, `EVT_A` and `evt_a ` one event. DATETIME(3) holds UTC
- * (UTC_TIMESTAMP) and so never depends on a session time zone, nor ends in 2038 like TIMESTAMP.
+ * (UTC_TIMESTAMP) and so never depends on a session time zone, nor ends in 2038 like TIMESTAMP. `<table>_streams`
+ * holds the stream cursors (the last seq processed per stream, kept until expires_at like the event records). Two
+ * statements, because mysql2 runs one per query unless multipleStatements is on: ensureSchema sends them one by one.
  *
  * @example
  * ```ts
@@ -26,6 +28,13 @@ export function mysqlSchema(table: string = DEFAULT_TABLE): string {
   PRIMARY KEY (event_id),
   KEY \`${name.table}_expires_at_idx\` (expires_at)
 ) ENGINE = InnoDB;
+CREATE TABLE IF NOT EXISTS ${backquoted(streamsTableName(name))} (
+  stream_id  VARBINARY(1020) NOT NULL,
+  seq        BIGINT NOT NULL,
+  expires_at DATETIME(3) NOT NULL,
+  updated_at DATETIME(3) NOT NULL,
+  PRIMARY KEY (stream_id)
+) ENGINE = InnoDB;
 `;
 }
 
@@ -38,8 +47,8 @@ export function mysqlSchema(table: string = DEFAULT_TABLE): string {
  * ```
  */
 export function mysqlSchemaFile(): string {
-  return `-- @kyb-webhooks/store-sql: dedupe table for MySQL 8 and MariaDB 10.5+.
--- createMySqlStore(...).ensureSchema() runs this same statement; apply this file instead when you migrate by hand.
+  return `-- @kyb-webhooks/store-sql: dedupe and stream cursor tables for MySQL 8 and MariaDB 10.5+.
+-- createMySqlStore(...).ensureSchema() runs these same statements; apply this file instead when you migrate by hand.
 -- To use another table name, replace ${DEFAULT_TABLE} everywhere and pass { table } to createMySqlStore.
 ${mysqlSchema()}`;
 }

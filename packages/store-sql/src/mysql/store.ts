@@ -1,7 +1,18 @@
-import { createLeaseToken, optionRules, validateOptions, type ClaimResult, type OptionRule, type OptionsSpec } from '@kyb-webhooks/core';
+import {
+  checkStreamArguments,
+  checkStreamId,
+  createLeaseToken,
+  cursorRetention,
+  optionRules,
+  validateOptions,
+  type ClaimResult,
+  type CompleteInOrderResult,
+  type OptionRule,
+  type OptionsSpec,
+} from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
-import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
-import { parseTableName } from '../table-name.js';
+import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { parseTableName, streamsTableName } from '../table-name.js';
 import { backquoted, mysqlSchema } from './schema.js';
 
 /**
@@ -92,6 +103,7 @@ export function createMySqlStore(options: MySqlStoreOptions): SqlDedupeStore {
   const pool = options.pool;
   const table = options.table ?? 'kyb_webhook_events';
   const t = backquoted(parseTableName(table));
+  const s = backquoted(streamsTableName(parseTableName(table)));
   const expired = `expires_at <= ${NOW}`;
 
   // mysql2's affectedRows cannot tell a fresh insert from a duplicate left alone (both are 1 with CLIENT_FOUND_ROWS),
@@ -118,6 +130,46 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
 
   const releaseSql = `DELETE FROM ${t}
 WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW}`;
+
+  // completeInOrder is ONE multi-table UPDATE: InnoDB locks the event row and the cursor row and writes both or
+  // neither. It needs the cursor row to exist, so a stream's first event inserts an expired placeholder (which reads
+  // as no cursor) and runs it again. A cursor that expired counts as none: only firstSeq may start it again. mysql2
+  // connects with CLIENT_FOUND_ROWS, so affectedRows counts the matched rows: 2 when it applied, 0 when not.
+  const completeInOrderSql = `UPDATE ${t} e JOIN ${s} c ON c.stream_id = ?
+SET e.state = 'completed', e.updated_at = ${NOW}, e.expires_at = ${NOW} + INTERVAL ? MICROSECOND,
+  c.seq = ?, c.updated_at = ${NOW}, c.expires_at = ${NOW} + INTERVAL ? MICROSECOND
+WHERE e.event_id = ? AND e.token = ? AND e.state = 'in_progress' AND e.expires_at > ${NOW}
+  AND IF(c.expires_at > ${NOW}, c.seq = ? - 1, ? = ?)`;
+  // IGNORE only turns the duplicate key into a warning here: the id and seq were checked before, so nothing else can be.
+  const placeholderSql = `INSERT IGNORE INTO ${s} (stream_id, seq, expires_at, updated_at) VALUES (?, -1, ${NOW}, ${NOW})`;
+  const leaseSql = `SELECT 1 AS held FROM ${t}
+WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW}`;
+  const getCursorSql = `SELECT seq FROM ${s} WHERE stream_id = ? AND expires_at > ${NOW}`;
+  const moveCursorSql = `UPDATE ${s} SET seq = ?, updated_at = ${NOW}, expires_at = ${NOW} + INTERVAL ? MICROSECOND
+WHERE stream_id = ? AND (seq < ? OR expires_at <= ${NOW})`;
+  const startCursorSql = `INSERT IGNORE INTO ${s} (stream_id, seq, expires_at, updated_at)
+VALUES (?, ?, ${NOW} + INTERVAL ? MICROSECOND, ${NOW})`;
+
+  async function completeInOrderOnce(
+    id: Buffer,
+    token: string,
+    retainUs: number,
+    streamId: Buffer,
+    seq: number,
+    firstSeq: number,
+  ): Promise<CompleteInOrderResult> {
+    const values = [streamId, retainUs, seq, retainUs, id, token, seq, seq, firstSeq];
+    let [ok] = (await pool.query(completeInOrderSql, values)) as [OkPacket, unknown];
+    if (ok.affectedRows === 0 && seq === firstSeq) {
+      // Again even when another caller inserted the placeholder first: theirs may yet fail (a lost lease).
+      await pool.query(placeholderSql, [streamId]);
+      [ok] = (await pool.query(completeInOrderSql, values)) as [OkPacket, unknown];
+    }
+    if (ok.affectedRows > 0) return 'completed';
+    // Refused: tell a lost lease from a cursor elsewhere (one more round trip, only off the happy path).
+    const [rows] = (await pool.query(leaseSql, [id, token])) as [unknown[], unknown];
+    return rows.length > 0 ? 'cursor_moved' : 'lease_lost';
+  }
 
   async function claimOnce(id: Buffer, token: string, leaseUs: number): Promise<ClaimResult | undefined> {
     const [ok] = (await pool.query(claimSql, [id, token, leaseUs, token, leaseUs])) as [OkPacket, unknown];
@@ -165,8 +217,39 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
       const [ok] = (await pool.query(releaseSql, [Buffer.from(eventId, 'utf8'), token])) as [OkPacket, unknown];
       return ok.affectedRows === 1;
     },
+    async getCursor(streamId): Promise<number | null> {
+      checkStreamId(streamId);
+      const [rows] = (await pool.query(getCursorSql, [Buffer.from(streamId, 'utf8')])) as [{ seq: number | string }[], unknown];
+      return rows[0] === undefined ? null : Number(rows[0].seq);
+    },
+    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
+      checkEventId(eventId);
+      checkStreamArguments(streamId, seq, firstSeq);
+      const retainUs = milliseconds('retainMs', retainMs) * 1000;
+      const [id, stream] = [Buffer.from(eventId, 'utf8'), Buffer.from(streamId, 'utf8')];
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await completeInOrderOnce(id, token, retainUs, stream, seq, firstSeq);
+        } catch (error) {
+          // A deadlock victim's statement was rolled back as a whole, so running the step again is safe.
+          if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK || attempt === MAX_CLAIM_ATTEMPTS) throw error;
+        }
+      }
+    },
+    async advanceCursor(streamId, seq, advance): Promise<boolean> {
+      checkStreamArguments(streamId, seq);
+      const retainUs = milliseconds('retainMs', cursorRetention(advance)) * 1000;
+      const stream = Buffer.from(streamId, 'utf8');
+      const move = async () => ((await pool.query(moveCursorSql, [seq, retainUs, stream, seq])) as [OkPacket, unknown])[0].affectedRows > 0;
+      if (await move()) return true;
+      const [inserted] = (await pool.query(startCursorSql, [stream, seq, retainUs])) as [OkPacket, unknown];
+      if (inserted.affectedRows === 1) return true;
+      // Another caller created the cursor between the two statements: now that it exists, the UPDATE decides.
+      return move();
+    },
     async ensureSchema(): Promise<void> {
-      await pool.query(mysqlSchema(table));
+      // One statement per query: mysql2 refuses several in one unless the pool enables multipleStatements.
+      for (const statement of mysqlSchema(table).split(/;\n/)) if (statement.trim() !== '') await pool.query(statement);
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
       const [ok] = (
@@ -178,7 +261,18 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
               [milliseconds('olderThanMs', purge.olderThanMs) * 1000],
             )
       ) as [OkPacket, unknown];
-      return ok.affectedRows;
+      // Stream cursors go by the same rules; a schema migrated by hand before cursors existed has none to purge.
+      const cursors = await ignoreMissingTable(
+        async () =>
+          (
+            (purge.olderThanMs === undefined
+              ? await pool.query(`DELETE FROM ${s} WHERE ${expired}`)
+              : await pool.query(`DELETE FROM ${s} WHERE ${expired} OR updated_at <= ${NOW} - INTERVAL ? MICROSECOND`, [
+                  milliseconds('olderThanMs', purge.olderThanMs) * 1000,
+                ])) as [OkPacket, unknown]
+          )[0].affectedRows,
+      );
+      return ok.affectedRows + (cursors ?? 0);
     },
   };
 }

@@ -1,8 +1,9 @@
-import { DEFAULT_TABLE, doubleQuoted, indexName, parseTableName } from '../table-name.js';
+import { DEFAULT_TABLE, doubleQuoted, indexName, parseTableName, streamsTableName } from '../table-name.js';
 
 /**
  * The Postgres schema: timestamptz so that the lease arithmetic never depends on a session time zone, and an index on
- * expires_at for purgeCompleted. The same text ships as sql/postgres.sql (see `postgresSchemaFile`).
+ * expires_at for purgeCompleted. `<table>_streams` holds the stream cursors (the last seq processed per stream, kept
+ * until expires_at like the event records); it is small (one row per stream) and purged by a scan, so no index. The same text ships as sql/postgres.sql (see `postgresSchemaFile`).
  *
  * @example
  * ```ts
@@ -19,6 +20,12 @@ export function postgresSchema(table: string = DEFAULT_TABLE): string {
   updated_at timestamptz  NOT NULL
 );
 CREATE INDEX IF NOT EXISTS "${indexName(name)}" ON ${doubleQuoted(name)} (expires_at);
+CREATE TABLE IF NOT EXISTS ${doubleQuoted(streamsTableName(name))} (
+  stream_id  varchar(255) PRIMARY KEY,
+  seq        bigint       NOT NULL,
+  expires_at timestamptz  NOT NULL,
+  updated_at timestamptz  NOT NULL
+);
 `;
 }
 
@@ -31,7 +38,7 @@ CREATE INDEX IF NOT EXISTS "${indexName(name)}" ON ${doubleQuoted(name)} (expire
  * ```
  */
 export function postgresSchemaFile(): string {
-  return `-- @kyb-webhooks/store-sql: dedupe table for PostgreSQL (11+).
+  return `-- @kyb-webhooks/store-sql: dedupe and stream cursor tables for PostgreSQL (11+).
 -- createPostgresStore(...).ensureSchema() runs these same statements; apply this file instead when you migrate by hand.
 -- To use another table name, replace ${DEFAULT_TABLE} everywhere and pass { table } to createPostgresStore.
 ${postgresSchema()}`;

@@ -1,7 +1,17 @@
-import { createLeaseToken, optionRules, validateOptions, type ClaimResult, type OptionsSpec } from '@kyb-webhooks/core';
+import {
+  checkStreamArguments,
+  checkStreamId,
+  createLeaseToken,
+  cursorRetention,
+  optionRules,
+  validateOptions,
+  type ClaimResult,
+  type CompleteInOrderResult,
+  type OptionsSpec,
+} from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
-import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
-import { doubleQuoted, parseTableName } from '../table-name.js';
+import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { doubleQuoted, parseTableName, streamsTableName } from '../table-name.js';
 import { postgresSchema } from './schema.js';
 
 /**
@@ -94,6 +104,7 @@ export function createPostgresStore(options: PostgresStoreOptions): SqlDedupeSto
   const db = (options.pool ?? options.client)!;
   const table = options.table ?? 'kyb_webhook_events';
   const t = doubleQuoted(parseTableName(table));
+  const s = doubleQuoted(streamsTableName(parseTableName(table)));
 
   // The CTE's INSERT returns a row only when this claim wrote the record (new, or taking over an expired one). Else
   // the outer SELECT reads the live record it conflicted with, from the statement's snapshot. When a concurrent
@@ -119,6 +130,45 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
   const releaseSql = `DELETE FROM ${t}
 WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}`;
 
+  // completeInOrder in ONE statement, so one round trip and one transaction. `lease` locks the event row while the
+  // token holds it (FOR UPDATE, so a concurrent complete or takeover waits). `moved` advances an existing cursor that
+  // stands at seq - 1 (an expired cursor counts as none); `started` inserts the cursor of a stream that has none, only
+  // when seq is the first seq. Concurrent advances of one cursor are serialised by its row lock: an UPDATE that waited
+  // re-checks `seq = $4 - 1` on the row as committed, so of two callers with one seq only one moves it. `done`
+  // completes the event only when the cursor moved. All or nothing, since it is one statement.
+  const completeInOrderSql = `WITH lease AS (
+  SELECT event_id FROM ${t}
+  WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}
+  FOR UPDATE
+), moved AS (
+  UPDATE ${s} SET seq = $4::bigint, updated_at = ${NOW}, expires_at = ${NOW} + $3::double precision * interval '1 millisecond'
+  WHERE stream_id = $5::text AND EXISTS (SELECT 1 FROM lease)
+    AND CASE WHEN expires_at > ${NOW} THEN seq = $4::bigint - 1 ELSE $4::bigint = $6::bigint END
+  RETURNING 1
+), started AS (
+  INSERT INTO ${s} (stream_id, seq, expires_at, updated_at)
+  SELECT $5::text, $4::bigint, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW}
+  WHERE $4::bigint = $6::bigint AND EXISTS (SELECT 1 FROM lease)
+  ON CONFLICT (stream_id) DO NOTHING
+  RETURNING 1
+), done AS (
+  UPDATE ${t} SET state = 'completed', updated_at = ${NOW}, expires_at = ${NOW} + $3::double precision * interval '1 millisecond'
+  WHERE event_id = (SELECT event_id FROM lease) AND (EXISTS (SELECT 1 FROM moved) OR EXISTS (SELECT 1 FROM started))
+  RETURNING 1
+)
+SELECT CASE WHEN EXISTS (SELECT 1 FROM done) THEN 'completed'
+  WHEN EXISTS (SELECT 1 FROM lease) THEN 'cursor_moved' ELSE 'lease_lost' END AS outcome`;
+
+  const getCursorSql = `SELECT seq FROM ${s} WHERE stream_id = $1 AND expires_at > ${NOW}`;
+
+  // Forward only: an existing live cursor at or beyond seq is left alone (the WHERE of DO UPDATE), an expired one
+  // counts as none.
+  const advanceCursorSql = `INSERT INTO ${s} AS c (stream_id, seq, expires_at, updated_at)
+VALUES ($1, $2::bigint, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW})
+ON CONFLICT (stream_id) DO UPDATE
+  SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at
+  WHERE c.seq < excluded.seq OR c.expires_at <= ${NOW}`;
+
   const prepared = options.preparedStatements ?? true;
   const statement = (purpose: string, text: string) => {
     // The name carries a hash of the text: one connection may serve stores of several tables.
@@ -128,6 +178,9 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
   const claimQuery = statement('claim', claimSql);
   const completeQuery = statement('complete', completeSql);
   const releaseQuery = statement('release', releaseSql);
+  const completeInOrderQuery = statement('complete_in_order', completeInOrderSql);
+  const getCursorQuery = statement('get_cursor', getCursorSql);
+  const advanceCursorQuery = statement('advance_cursor', advanceCursorSql);
 
   return {
     table,
@@ -153,6 +206,25 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
       const { rowCount } = await releaseQuery([eventId, token]);
       return rowCount === 1;
     },
+    async getCursor(streamId): Promise<number | null> {
+      checkStreamId(streamId);
+      const { rows } = await getCursorQuery([streamId]);
+      // node-postgres returns bigint as a string; the store only ever writes safe integers.
+      const row = rows[0] as { seq: string | number } | undefined;
+      return row === undefined ? null : Number(row.seq);
+    },
+    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
+      checkEventId(eventId);
+      checkStreamArguments(streamId, seq, firstSeq);
+      const values = [eventId, token, milliseconds('retainMs', retainMs), seq, streamId, firstSeq];
+      const { rows } = await completeInOrderQuery(values);
+      return (rows[0] as { outcome: CompleteInOrderResult }).outcome;
+    },
+    async advanceCursor(streamId, seq, advance): Promise<boolean> {
+      checkStreamArguments(streamId, seq);
+      const { rowCount } = await advanceCursorQuery([streamId, seq, milliseconds('retainMs', cursorRetention(advance))]);
+      return rowCount === 1;
+    },
     async ensureSchema(): Promise<void> {
       // CREATE … IF NOT EXISTS is not safe against itself: two processes creating the table at once can both pass
       // the check and one fails on the catalog ("type … already exists"). A transaction-scoped advisory lock on the
@@ -170,7 +242,15 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
   OR (state = 'completed' AND updated_at <= ${NOW} - $1::double precision * interval '1 millisecond')`,
               [milliseconds('olderThanMs', purge.olderThanMs)],
             );
-      return rowCount ?? 0;
+      // Stream cursors go by the same rules; a table migrated by hand before cursors existed has none to purge.
+      const cursors = await ignoreMissingTable(() =>
+        purge.olderThanMs === undefined
+          ? db.query(`DELETE FROM ${s} WHERE ${expired}`)
+          : db.query(`DELETE FROM ${s} WHERE ${expired} OR updated_at <= ${NOW} - $1::double precision * interval '1 millisecond'`, [
+              milliseconds('olderThanMs', purge.olderThanMs),
+            ]),
+      );
+      return (rowCount ?? 0) + (cursors?.rowCount ?? 0);
     },
   };
 }

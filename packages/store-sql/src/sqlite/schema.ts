@@ -1,8 +1,9 @@
-import { DEFAULT_TABLE, indexName, parseTableName } from '../table-name.js';
+import { DEFAULT_TABLE, indexName, parseTableName, streamsTableName } from '../table-name.js';
 
 /**
  * The SQLite schema. Times are integer Unix milliseconds of SQLite's own clock (see `NOW_MS`); TEXT compares with
- * the BINARY collation, so ids that differ only in case are different events.
+ * the BINARY collation, so ids that differ only in case are different events. `<table>_streams` holds the stream
+ * cursors (the last seq processed per stream, kept until expires_at like the event records).
  *
  * @example
  * ```ts
@@ -21,6 +22,12 @@ export function sqliteSchema(table: string = DEFAULT_TABLE): string {
   updated_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ${schema}"${indexName(name)}" ON "${name.table}" (expires_at);
+CREATE TABLE IF NOT EXISTS ${schema}"${streamsTableName(name).table}" (
+  stream_id  TEXT    NOT NULL PRIMARY KEY,
+  seq        INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
 `;
 }
 
@@ -33,7 +40,7 @@ CREATE INDEX IF NOT EXISTS ${schema}"${indexName(name)}" ON "${name.table}" (exp
  * ```
  */
 export function sqliteSchemaFile(): string {
-  return `-- @kyb-webhooks/store-sql: dedupe table for SQLite (3.24+).
+  return `-- @kyb-webhooks/store-sql: dedupe and stream cursor tables for SQLite (3.24+).
 -- createSqliteStore(...).ensureSchema() runs these same statements; apply this file instead when you migrate by hand.
 -- To use another table name, replace ${DEFAULT_TABLE} everywhere and pass { table } to createSqliteStore.
 ${sqliteSchema()}`;

@@ -1,7 +1,17 @@
-import { createLeaseToken, optionRules, validateOptions, type ClaimResult, type OptionsSpec } from '@kyb-webhooks/core';
+import {
+  checkStreamArguments,
+  checkStreamId,
+  createLeaseToken,
+  cursorRetention,
+  optionRules,
+  validateOptions,
+  type ClaimResult,
+  type CompleteInOrderResult,
+  type OptionsSpec,
+} from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
-import type { PurgeOptions, SqlDedupeStore } from '../sql-store.js';
-import { doubleQuoted, parseTableName } from '../table-name.js';
+import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { doubleQuoted, parseTableName, streamsTableName } from '../table-name.js';
 import { retryWhileBusy } from './busy.js';
 import { sqliteSchema } from './schema.js';
 
@@ -102,14 +112,22 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
   validateOptions(options, OPTIONS_SPEC);
   const table = options.table ?? 'kyb_webhook_events';
   const t = doubleQuoted(parseTableName(table));
+  const s = doubleQuoted(streamsTableName(parseTableName(table)));
   const owned = options.database === undefined;
   let opened: Promise<SqliteDatabaseLike> | undefined;
   let prepared: Promise<Statements> | undefined;
+  let cursorsPrepared: Promise<CursorStatements> | undefined;
 
   interface Statements {
     claim: (eventId: string, token: string, leaseMs: number) => ClaimResult['status'];
     complete: SqliteStatementLike;
     release: SqliteStatementLike;
+  }
+
+  interface CursorStatements {
+    completeInOrder: (eventId: string, token: string, retainMs: number, streamId: string, seq: number, firstSeq: number) => CompleteInOrderResult;
+    getCursor: SqliteStatementLike;
+    advanceCursor: SqliteStatementLike;
   }
 
   /** The database, opened once even when the first calls come concurrently; a failed open is retried next call. */
@@ -129,6 +147,16 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
       prepared.catch(() => (prepared = undefined));
     }
     return prepared;
+  }
+
+  // Apart from the dedupe statements, so that a table migrated by hand before stream cursors existed keeps working
+  // for dedupe: only the cursor methods need the cursors' table.
+  function cursorStatements(): Promise<CursorStatements> {
+    if (!cursorsPrepared) {
+      cursorsPrepared = db().then(prepareCursors);
+      cursorsPrepared.catch(() => (cursorsPrepared = undefined));
+    }
+    return cursorsPrepared;
   }
 
   function prepare(database: SqliteDatabaseLike): Statements {
@@ -155,6 +183,40 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
     };
   }
 
+  function prepareCursors(database: SqliteDatabaseLike): CursorStatements {
+    const holds = database.prepare(
+      `SELECT 1 FROM ${t} WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW_MS}`,
+    );
+    const cursor = database.prepare(`SELECT seq FROM ${s} WHERE stream_id = ? AND expires_at > ${NOW_MS}`);
+    const finish = database.prepare(`UPDATE ${t}
+SET state = 'completed', updated_at = ${NOW_MS}, expires_at = ${NOW_MS} + ?
+WHERE event_id = ?`);
+    const setCursor = database.prepare(`INSERT INTO ${s} (stream_id, seq, expires_at, updated_at)
+VALUES (?, ?, ${NOW_MS} + ?, ${NOW_MS})
+ON CONFLICT (stream_id) DO UPDATE SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at`);
+    // Lease check, cursor check and both writes in one IMMEDIATE transaction: the write lock is held from the first
+    // read to the commit, so no other connection or process can move the cursor or take the lease in between.
+    const completeInOrder = database.transaction(
+      (eventId: string, token: string, retainMs: number, streamId: string, seq: number, firstSeq: number): CompleteInOrderResult => {
+        if (holds.get(eventId, token) === undefined) return 'lease_lost';
+        const row = cursor.get(streamId) as { seq: number } | undefined;
+        if (row === undefined ? seq !== firstSeq : row.seq !== seq - 1) return 'cursor_moved';
+        finish.run(retainMs, eventId);
+        setCursor.run(streamId, seq, retainMs);
+        return 'completed';
+      },
+    );
+    return {
+      completeInOrder: (...args) => completeInOrder.immediate(...args) as CompleteInOrderResult,
+      getCursor: cursor,
+      // One statement: an upsert that leaves a live cursor at or beyond seq alone; an expired one counts as none.
+      advanceCursor: database.prepare(`INSERT INTO ${s} AS c (stream_id, seq, expires_at, updated_at)
+VALUES (?, ?, ${NOW_MS} + ?, ${NOW_MS})
+ON CONFLICT (stream_id) DO UPDATE SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at
+  WHERE c.seq < excluded.seq OR c.expires_at <= ${NOW_MS}`),
+    };
+  }
+
   return {
     table,
     async claim(eventId, { leaseMs }): Promise<ClaimResult> {
@@ -172,6 +234,21 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
       checkEventId(eventId);
       return (await statements()).release.run(eventId, token).changes === 1;
     },
+    async getCursor(streamId): Promise<number | null> {
+      checkStreamId(streamId);
+      const row = (await cursorStatements()).getCursor.get(streamId) as { seq: number } | undefined;
+      return row === undefined ? null : Number(row.seq);
+    },
+    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
+      checkEventId(eventId);
+      checkStreamArguments(streamId, seq, firstSeq);
+      return (await cursorStatements()).completeInOrder(eventId, token, milliseconds('retainMs', retainMs), streamId, seq, firstSeq);
+    },
+    async advanceCursor(streamId, seq, advance): Promise<boolean> {
+      checkStreamArguments(streamId, seq);
+      const retainMs = milliseconds('retainMs', cursorRetention(advance));
+      return (await cursorStatements()).advanceCursor.run(streamId, seq, retainMs).changes === 1;
+    },
     async ensureSchema(): Promise<void> {
       const database = await db();
       // One IMMEDIATE transaction: the write lock is taken up front (waiting through the busy timeout), the table
@@ -182,11 +259,19 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
       const expired = `expires_at <= ${NOW_MS}`;
       const database = await db();
-      return purge.olderThanMs === undefined
-        ? database.prepare(`DELETE FROM ${t} WHERE ${expired}`).run().changes
-        : database
-            .prepare(`DELETE FROM ${t} WHERE ${expired} OR (state = 'completed' AND updated_at <= ${NOW_MS} - ?)`)
-            .run(milliseconds('olderThanMs', purge.olderThanMs)).changes;
+      const records =
+        purge.olderThanMs === undefined
+          ? database.prepare(`DELETE FROM ${t} WHERE ${expired}`).run().changes
+          : database
+              .prepare(`DELETE FROM ${t} WHERE ${expired} OR (state = 'completed' AND updated_at <= ${NOW_MS} - ?)`)
+              .run(milliseconds('olderThanMs', purge.olderThanMs)).changes;
+      // Stream cursors go by the same rules; a file set up by hand before cursors existed has none to purge.
+      const cursors = await ignoreMissingTable(() =>
+        purge.olderThanMs === undefined
+          ? database.prepare(`DELETE FROM ${s} WHERE ${expired}`).run().changes
+          : database.prepare(`DELETE FROM ${s} WHERE ${expired} OR updated_at <= ${NOW_MS} - ?`).run(milliseconds('olderThanMs', purge.olderThanMs)).changes,
+      );
+      return records + (cursors ?? 0);
     },
     async close(): Promise<void> {
       if (owned && opened) (await opened).close();

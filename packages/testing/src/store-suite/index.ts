@@ -5,6 +5,7 @@
 import type { DedupeStore } from '@kyb-webhooks/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
+import { registerStreamCursorCases } from './stream-cursor.js';
 
 /**
  * What {@link runStoreConformance} runs its cases against.
@@ -16,6 +17,12 @@ import { ulid } from '../ulid.js';
  */
 export interface StoreHarness {
   store: DedupeStore;
+  /**
+   * A second store over its own connection (client, pool, file handle) to the same data, standing for another
+   * process of a fleet: the concurrency cases of stream cursors spread their calls over both. Without it they use
+   * `store` alone.
+   */
+  peer?: DedupeStore;
   /**
    * Move the store's clock forward. Stores whose clock can be injected (the memory store) provide it so the expiry
    * cases run instantly; without it the suite waits in real time, which is the only honest test when the
@@ -225,6 +232,18 @@ export function runStoreConformance(
           expect(claims.filter((c) => c.status === 'acquired')).toHaveLength(1);
         }),
     );
+
+    registerStreamCursorCases({
+      store: () => store,
+      peer: () => harness.peer ?? store,
+      shortMs,
+      afterElapsing: (ms, before, after) =>
+        exclusive(async () => {
+          await before();
+          await elapse(ms);
+          await after();
+        }),
+    });
 
     it('never confuses different events: case, length, shared prefixes, odd characters', async () => {
       const base = ulid();

@@ -1,0 +1,160 @@
+import { DEFAULT_RETAIN_MS, type DedupeStore } from './dedupe.js';
+
+/**
+ * The per-stream cursor half of the store contract (design §4 and §7): for each `stream_id`, the last `seq`
+ * processed, advanced in the same atomic step that completes the event, so every process of a fleet agrees on where
+ * each stream stands.
+ *
+ * It is a separate, optional interface so that custom `DedupeStore`s written before it keep compiling; ordering needs
+ * a store that also implements this (check with {@link isStreamCursorStore}). Every built-in store does.
+ *
+ * Retention: a cursor is a few bytes. Each advance keeps it for the `retainMs` it was given (the events' retention),
+ * so a cursor outlives every event record of its stream; a cursor whose retention passed reads as `null`, like a
+ * stream never seen. SQL stores delete such cursors in `purgeCompleted`; Redis and memory expire them themselves.
+ *
+ * @example
+ * ```ts
+ * if (isStreamCursorStore(store)) {
+ *   const claim = await store.claim(event.event_id, { leaseMs })
+ *   if (claim.status === 'acquired') {
+ *     await run(event)
+ *     const outcome = await store.completeInOrder(event.event_id, claim.token, {
+ *       retainMs, streamId: event.stream_id, seq: event.seq, firstSeq: 1,
+ *     })
+ *     if (outcome === 'cursor_moved') await store.release(event.event_id, claim.token) // out of order: see §7
+ *   }
+ * }
+ * ```
+ */
+export interface StreamCursorStore extends DedupeStore {
+  /** The last seq processed on `streamId`, or `null` when none was (or its cursor's retention passed). */
+  getCursor(streamId: string): Promise<number | null>;
+  /**
+   * Atomically (one step, across processes) mark the event completed AND move its stream's cursor to `seq`, both or
+   * neither. Succeeds only while `token` holds the event's lease and the cursor is at `seq - 1`, or is `null` and
+   * `seq` is `firstSeq`.
+   * - `completed`: both done.
+   * - `lease_lost`: the token no longer holds the lease (expired, released, completed, wrong); nothing changed.
+   * - `cursor_moved`: the lease holds but the cursor is not at `seq - 1` (a gap, or `seq` is a duplicate or late);
+   *   nothing changed, the lease is still held: release it or complete it with `complete()`.
+   */
+  completeInOrder(eventId: string, token: string, options: CompleteInOrderOptions): Promise<CompleteInOrderResult>;
+  /**
+   * Move the cursor of `streamId` forward to `seq` without completing any event: the recovery path that deliberately
+   * skips a gap. Compare-and-set: the cursor only ever moves forward. Resolves to `true` when it moved (it was `null`
+   * or lower), `false` when it already was at `seq` or beyond.
+   */
+  advanceCursor(streamId: string, seq: number, options?: AdvanceCursorOptions): Promise<boolean>;
+}
+
+/**
+ * Options of {@link StreamCursorStore.completeInOrder}.
+ *
+ * @example
+ * ```ts
+ * const options: CompleteInOrderOptions = { retainMs: DEFAULT_RETAIN_MS, streamId: 'req_123', seq: 4, firstSeq: 1 }
+ * ```
+ */
+export interface CompleteInOrderOptions {
+  /** How long the completed record, and the cursor, are kept (the events' retention). */
+  retainMs: number;
+  /** The event's `stream_id`. */
+  streamId: string;
+  /** The event's `seq`: a non-negative safe integer. */
+  seq: number;
+  /**
+   * The seq a stream starts at, accepted when the stream has no cursor yet. The spec does not say whether streams
+   * start at 0 or 1, so the caller decides; only 0 and 1 are accepted.
+   */
+  firstSeq: 0 | 1;
+}
+
+/**
+ * Options of {@link StreamCursorStore.advanceCursor}.
+ *
+ * @example
+ * ```ts
+ * await store.advanceCursor('req_123', 7, { retainMs: DEFAULT_RETAIN_MS })
+ * ```
+ */
+export interface AdvanceCursorOptions {
+  /** How long the cursor is kept. Default {@link DEFAULT_RETAIN_MS}, 30 days. */
+  retainMs?: number;
+}
+
+/**
+ * What {@link StreamCursorStore.completeInOrder} did.
+ *
+ * @example
+ * ```ts
+ * const outcome: CompleteInOrderResult = await store.completeInOrder(eventId, token, options)
+ * ```
+ */
+export type CompleteInOrderResult = 'completed' | 'lease_lost' | 'cursor_moved';
+
+/**
+ * Whether `store` also keeps per-stream cursors (implements {@link StreamCursorStore}), which ordering requires.
+ *
+ * @example
+ * ```ts
+ * if (!isStreamCursorStore(store)) throw new Error('ordering needs a store with stream cursors, e.g. createRedisStore')
+ * ```
+ */
+export function isStreamCursorStore(store: DedupeStore): store is StreamCursorStore {
+  const candidate = store as Partial<StreamCursorStore> | null | undefined;
+  return (
+    typeof candidate?.getCursor === 'function' &&
+    typeof candidate.completeInOrder === 'function' &&
+    typeof candidate.advanceCursor === 'function'
+  );
+}
+
+/** Longest stream id a store accepts; the SQL stores' key columns hold 255 characters, like event ids. */
+export const MAX_STREAM_ID_LENGTH = 255;
+
+/**
+ * Check the stream arguments every store takes, so all stores refuse the same bad input the same way (a RangeError
+ * that says what was expected, never showing the value): a stream id of 1 to 255 characters, a non-negative safe
+ * integer seq, and `firstSeq` 0 or 1 when given. Stores call it before any I/O.
+ *
+ * @example
+ * ```ts
+ * checkStreamArguments('req_123', 4, 1) // fine
+ * checkStreamArguments('req_123', -1)   // throws RangeError
+ * ```
+ */
+export function checkStreamArguments(streamId: string, seq: number, firstSeq?: number): void {
+  if (typeof streamId !== 'string' || streamId.length === 0 || streamId.length > MAX_STREAM_ID_LENGTH) {
+    throw new RangeError(`The stream id must be a string of 1 to ${MAX_STREAM_ID_LENGTH} characters.`);
+  }
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) {
+    throw new RangeError('seq must be a non-negative safe integer (the envelope’s seq).');
+  }
+  if (firstSeq !== undefined && firstSeq !== 0 && firstSeq !== 1) {
+    throw new RangeError('firstSeq must be 0 or 1: the seq a stream starts at.');
+  }
+}
+
+/**
+ * Check a stream id alone (for `getCursor`), with the same rule and message as {@link checkStreamArguments}.
+ *
+ * @example
+ * ```ts
+ * checkStreamId('req_123') // fine; '' throws RangeError
+ * ```
+ */
+export function checkStreamId(streamId: string): void {
+  checkStreamArguments(streamId, 0);
+}
+
+/**
+ * The retention of an `advanceCursor` call: the one given, else the default.
+ *
+ * @example
+ * ```ts
+ * const retainMs = cursorRetention(options) // 30 days unless options.retainMs says otherwise
+ * ```
+ */
+export function cursorRetention(options: AdvanceCursorOptions | undefined): number {
+  return options?.retainMs ?? DEFAULT_RETAIN_MS;
+}
