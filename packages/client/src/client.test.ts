@@ -1,15 +1,25 @@
 import { createTestSigner, startKybService, type KybService } from '@kyb-webhooks/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKybClient, InsufficientCreditError, KybApiError, type KybClientOptions } from './index.js';
 
+// One service for the file: generating its RSA key is most of a service's start-up cost. Each test creates its own
+// requests and looks only at the API calls made since it began.
 let service: KybService;
+let firstCall = 0;
 
-beforeEach(async () => {
+beforeAll(async () => {
   service = await startKybService();
 });
-afterEach(async () => {
+afterAll(async () => {
   await service.stop();
 });
+beforeEach(() => {
+  firstCall = service.apiCalls.length;
+});
+
+function calls() {
+  return service.apiCalls.slice(firstCall);
+}
 
 function client(overrides: Partial<KybClientOptions> = {}) {
   return createKybClient({
@@ -49,7 +59,7 @@ describe('authentication', () => {
     expect(error).toBeInstanceOf(KybApiError);
     expect(error).toMatchObject({ status: 401, code: 'unauthorized' });
     expect(String((error as Error).message)).not.toContain('kyb_wrong_key_123');
-    expect(service.apiCalls.filter((c) => c.status === 401)).toHaveLength(1); // a 4xx is not retried
+    expect(calls().filter((c) => c.status === 401)).toHaveLength(1); // a 4xx is not retried
   });
 });
 
@@ -116,16 +126,19 @@ describe('release', () => {
 describe('deliveries, events, redeliver, reactivate', () => {
   it('lists delivery attempts with what the merchant host answered', async () => {
     const endpoint = await startStatusEndpoint(500);
-    service.setEndpoint({ url: endpoint.url });
-    const id = await service.createDataRequest();
-    await waitUntil(() => service.attempts(id).length >= 2);
-    const deliveries = await client().deliveries(id);
-    expect(deliveries.slice(0, 2)).toMatchObject([
-      { seq: 0, attempt: 1, status: 500, event: 'kyb.data_request.pending_approval' },
-      { seq: 0, attempt: 2, status: 500 },
-    ]);
-    service.setEndpoint(undefined);
-    await endpoint.close();
+    const delivering = await startKybService({ timeScale: 1e-5, retry: { maxAttempts: 2 }, endpoint: { url: endpoint.url } });
+    try {
+      const id = await delivering.createDataRequest();
+      await delivering.idle();
+      const deliveries = await createKybClient({ baseUrl: delivering.baseUrl, apiKey: delivering.apiKey }).deliveries(id);
+      expect(deliveries).toMatchObject([
+        { seq: 0, attempt: 1, status: 500, event: 'kyb.data_request.pending_approval', attempted_at: expect.any(Number) },
+        { seq: 0, attempt: 2, status: 500, duration_ms: expect.any(Number) },
+      ]);
+    } finally {
+      await delivering.stop();
+      await endpoint.close();
+    }
   });
 
   it('pages through a stream of 250 events in seq order', async () => {
@@ -133,7 +146,7 @@ describe('deliveries, events, redeliver, reactivate', () => {
     for (let index = 1; index < 250; index++) await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
     const events = await collect(client({ pageSize: 100 }).events(id));
     expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 250 }, (_, seq) => seq));
-    const pages = service.apiCalls.filter((call) => call.path.includes('/events'));
+    const pages = calls().filter((call) => call.path.includes('/events'));
     expect(pages.map((call) => new URL(call.path, 'http://x').searchParams.get('after_seq'))).toEqual(['-1', '99', '199']);
   });
 
@@ -158,8 +171,22 @@ describe('deliveries, events, redeliver, reactivate', () => {
     expect(service.pending(id)).toBe(4);
   });
 
-  it('reactivate clears the quarantine', async () => {
-    await expect(client().reactivate()).resolves.toMatchObject({ reactivated: true });
+  it('reactivate clears the quarantine, and the held backlog is delivered', async () => {
+    const endpoint = await startStatusEndpoint(500);
+    const quarantining = await startKybService({ quarantineAfter: 2, timeScale: 1e-5, endpoint: { url: endpoint.url } });
+    try {
+      const id = await quarantining.createDataRequest();
+      await quarantining.idle();
+      expect(quarantining.quarantined).toBe(true);
+      endpoint.status = 200;
+      const reactivating = createKybClient({ baseUrl: quarantining.baseUrl, apiKey: quarantining.apiKey });
+      await expect(reactivating.reactivate()).resolves.toMatchObject({ reactivated: true });
+      await quarantining.idle();
+      expect(quarantining.attempts(id).map((attempt) => attempt.status)).toEqual([500, 500, 200]);
+    } finally {
+      await quarantining.stop();
+      await endpoint.close();
+    }
   });
 
   it('a 402 insufficient_credit is an InsufficientCreditError', async () => {
@@ -177,7 +204,7 @@ describe('retries and timeouts', () => {
     service.failNextApiCalls(1, { status: 503, retryAfter: '1' });
     const started = Date.now();
     await expect(client().deliveries(id)).resolves.toEqual([]);
-    const [failed, retried] = service.apiCalls;
+    const [failed, retried] = calls();
     expect([failed?.status, retried?.status]).toEqual([503, 200]);
     expect(retried!.at - failed!.at).toBeGreaterThanOrEqual(950);
     expect(Date.now() - started).toBeLessThan(3000);
@@ -238,11 +265,15 @@ describe('retries and timeouts', () => {
 
 describe('options', () => {
   it('uses the configured request prefix', async () => {
-    await service.stop();
-    service = await startKybService({ requestPrefix: '/api/v2/requests' });
-    const id = await service.createDataRequest();
-    await expect(collect(client({ requestPrefix: '/api/v2/requests/' }).events(id))).resolves.toHaveLength(1);
-    expect(service.apiCalls[0]?.path).toMatch(/^\/api\/v2\/requests\//);
+    const custom = await startKybService({ requestPrefix: '/api/v2/requests' });
+    try {
+      const id = await custom.createDataRequest();
+      const prefixed = createKybClient({ baseUrl: custom.baseUrl, apiKey: custom.apiKey, requestPrefix: '/api/v2/requests/' });
+      await expect(collect(prefixed.events(id))).resolves.toHaveLength(1);
+      expect(custom.apiCalls[0]?.path).toMatch(/^\/api\/v2\/requests\//);
+    } finally {
+      await custom.stop();
+    }
   });
 
   it.each([
@@ -253,27 +284,21 @@ describe('options', () => {
   });
 });
 
-async function waitUntil(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-async function startStatusEndpoint(status: number): Promise<{ url: string; close(): Promise<void> }> {
+async function startStatusEndpoint(status: number): Promise<{ url: string; status: number; close(): Promise<void> }> {
   const { createServer } = await import('node:http');
   const server = createServer((request, response) => {
     request.resume();
-    request.on('end', () => response.writeHead(status).end());
+    request.on('end', () => response.writeHead(endpoint.status).end());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const { port } = server.address() as { port: number };
-  return {
+  const endpoint = {
+    status,
     url: `http://127.0.0.1:${port}/webhooks/kyb`,
     close: () => {
       server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
+      return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+  return endpoint;
 }

@@ -147,6 +147,8 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   if (value === null) return undefined;
   const trimmed = value.trim();
   if (/^\d{1,10}$/.test(trimmed)) return Number(trimmed) * 1000;
+  // An HTTP date names its weekday and month; without letters Date.parse reads "-1" as a year.
+  if (!/^[A-Za-z]{3}, /.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -62,6 +62,8 @@ export interface ApiBackend {
   deliveries(requestId: string): readonly ServiceDeliveryAttempt[] | undefined;
   redeliver(requestId: string): number | undefined;
   reactivate(): boolean;
+  /** Creates a data request (the spec does not show creation): the id, or a refusal such as 402. */
+  createDataRequest(input: { id?: string; priceCents?: number }): Promise<{ id: string } | { status: number; code: string; message: string }>;
 }
 
 type Reply = { status: number; body: unknown; headers?: Record<string, string> };
@@ -70,8 +72,14 @@ type Reply = { status: number; body: unknown; headers?: Record<string, string> }
 export async function handleRequest(backend: ApiBackend, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://127.0.0.1');
   const method = request.method ?? 'GET';
-  // Drain the body: no route reads one, but an unread body would stall keep-alive connections.
-  for await (const _chunk of request) void _chunk;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    // Read to the end either way (an unread body stalls keep-alive), but keep at most 64 KiB.
+    if (size <= 64 * 1024) chunks.push(chunk);
+  }
+  const bodyText = size <= 64 * 1024 ? Buffer.concat(chunks).toString('utf8') : undefined;
 
   if (url.pathname === KYB_JWKS_PATH) {
     return send(response, method === 'GET' || method === 'HEAD' ? { status: 200, body: backend.jwks() } : methodNotAllowed());
@@ -90,14 +98,18 @@ export async function handleRequest(backend: ApiBackend, request: IncomingMessag
   } else if (!authorized) {
     reply = error(401, 'unauthorized', 'Send the API key as the raw Authorization header value (no "Bearer").');
   } else {
-    reply = route(backend, method, url);
+    reply = await route(backend, method, url, bodyText);
   }
   backend.record({ method, path: url.pathname + url.search, status: reply.status, authorized, at: backend.now() });
   send(response, reply);
 }
 
-function route(backend: ApiBackend, method: string, url: URL): Reply {
+async function route(backend: ApiBackend, method: string, url: URL, bodyText: string | undefined): Promise<Reply> {
   const path = url.pathname;
+  if (path === backend.prefix) {
+    if (method !== 'POST') return methodNotAllowed();
+    return create(backend, bodyText);
+  }
   if (path === REACTIVATE_PATH) {
     if (method !== 'POST') return methodNotAllowed();
     const wasQuarantined = backend.reactivate();
@@ -160,6 +172,26 @@ function route(backend: ApiBackend, method: string, url: URL): Reply {
     default:
       return error(404, 'not_found', 'No such route on the local KYB service.');
   }
+}
+
+async function create(backend: ApiBackend, bodyText: string | undefined): Promise<Reply> {
+  let input: unknown = {};
+  try {
+    if (bodyText === undefined) throw new Error('too large');
+    if (bodyText.trim() !== '') input = JSON.parse(bodyText);
+  } catch {
+    return error(400, 'invalid_request', 'Send a JSON object (at most 64 KiB), e.g. {"price_cents": 500}.');
+  }
+  const { id, price_cents: priceCents } = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  if ((id !== undefined && typeof id !== 'string') || (priceCents !== undefined && !Number.isInteger(priceCents))) {
+    return error(400, 'invalid_request', 'id must be a string and price_cents an integer.');
+  }
+  const result = await backend.createDataRequest({
+    ...(typeof id === 'string' ? { id } : {}),
+    ...(typeof priceCents === 'number' ? { priceCents } : {}),
+  });
+  if ('id' in result) return { status: 201, body: { id: result.id, request_id: result.id, state: 'pending_approval' } };
+  return error(result.status, result.code, result.message);
 }
 
 function matchOperation(path: string, prefix: string): { requestId: string; operation: string } | undefined {

@@ -368,3 +368,110 @@ describe('key rotation', () => {
     expect(() => service.retireKey(service.kid)).toThrow(/rotateKeys\(\) first/);
   });
 });
+
+describe('control API and creation', () => {
+  it('POST {prefix} creates a data request (201), and answers 402 insufficient_credit when it cannot be afforded', async () => {
+    const service = await startKybService({ creditCents: 600 });
+    cleanups.push(() => service.stop());
+    const create = (body: unknown) =>
+      fetch(`${service.baseUrl}/api/v1/kyb/data-requests`, { method: 'POST', headers: { authorization: service.apiKey }, body: JSON.stringify(body) });
+    const created = await create({ price_cents: 500 });
+    const { id } = (await created.json()) as { id: string };
+    expect([created.status, service.request(id)?.state]).toEqual([201, 'pending_approval']);
+    const refused = await create({ price_cents: 500 });
+    expect([refused.status, await refused.json()]).toEqual([402, { error: { code: 'insufficient_credit', message: expect.any(String) } }]);
+  });
+
+  it('keeps seq in call order when events are appended concurrently', async () => {
+    const service = await startKybService();
+    cleanups.push(() => service.stop());
+    const id = await service.createDataRequest();
+    const [released, extra] = await Promise.all([service.release(id), service.emit(id, 'kyb.data_request.pending_approval', { request_id: id })]);
+    expect([released.seq, extra.seq]).toEqual([1, 2]);
+    expect(service.request(id)?.events.map((event) => event.seq)).toEqual([0, 1, 2]);
+  });
+
+  it('approve releases a data request and signs a signature request', async () => {
+    const service = await startKybService();
+    cleanups.push(() => service.stop());
+    const data = await service.createDataRequest();
+    const signature = await service.createSignatureRequest();
+    expect([(await service.approve(data)).event, (await service.approve(signature)).event]).toEqual([
+      'kyb.data_request.released',
+      'kyb.signature_request.signed',
+    ]);
+  });
+
+  it('votes below the threshold release nothing; the threshold releases', async () => {
+    const service = await startKybService({ approvalThreshold: 2 });
+    cleanups.push(() => service.stop());
+    const id = await service.createDataRequest();
+    await service.vote(id, 'member_1', true);
+    expect(service.request(id)?.state).toBe('pending_approval');
+    await service.vote(id, 'member_2', true);
+    expect(service.request(id)?.state).toBe('released');
+  });
+
+  it('expire refuses with reason expired; a refused request cannot be released', async () => {
+    const service = await startKybService();
+    cleanups.push(() => service.stop());
+    const id = await service.createDataRequest();
+    expect((await service.expire(id)).data).toMatchObject({ reason: 'expired', request_id: id });
+    await expect(service.release(id)).rejects.toMatchObject({ status: 409, code: 'request_not_pending' });
+  });
+
+  it('the wallet change is attested and a receiver accepts it', async () => {
+    const { service, endpoint } = await setUp();
+    await service.changeBusinessWallet({ previous: '0xold', next: '0xnew' });
+    await service.idle();
+    const [delivery] = endpoint.received;
+    expect(delivery?.envelope).toMatchObject({ event: 'kyb.business.wallet_address_changed', data: { previous_wallet_address: '0xold' } });
+    const receiver = createReceiver({
+      secrets: service.secrets,
+      attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
+      store: createMemoryStore(),
+    });
+    const result = await receiver.receive({
+      method: 'POST',
+      headers: delivery!.headers as Record<string, string>,
+      body: new TextEncoder().encode(JSON.stringify(delivery!.envelope)),
+    });
+    expect(result.status).toBe(200);
+  });
+
+  it('signs with the current secret version after the endpoint secrets rotate', async () => {
+    const { service, endpoint } = await setUp();
+    await service.createDataRequest();
+    await service.idle();
+    service.setEndpoint({ url: endpoint.url, secrets: { '1': 'whsec_old', '2': 'whsec_new' } });
+    await service.createDataRequest();
+    await service.idle();
+    expect(endpoint.received.map((r) => String(r.headers['service-kyb-signature']).split('kv=')[1])).toEqual(['1', '2']);
+  });
+
+  it('a slow endpoint times out: status null, error timeout, and the attempt is retried', async () => {
+    let slow = true;
+    const server = createServer((request, response) => {
+      request.resume();
+      if (slow) {
+        slow = false;
+        return; // never answers
+      }
+      response.writeHead(200).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    cleanups.push(() => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/kyb`;
+    const service = await startKybService({ timeScale: 1e-5, deliveryTimeoutMs: 100, endpoint: { url } });
+    cleanups.push(() => service.stop());
+    await service.createDataRequest();
+    await service.idle();
+    expect(service.attempts().map((attempt) => [attempt.status, attempt.error])).toEqual([
+      [null, 'timeout'],
+      [200, undefined],
+    ]);
+  });
+});

@@ -178,6 +178,8 @@ export interface KybService {
   createSignatureRequest(options?: { id?: string; digest?: string; messageKind?: string }): Promise<string>;
   /** A member's vote; reaching the approval threshold releases (data) or signs (signature). Votes are never disclosed. */
   vote(requestId: string, member: string, approve: boolean): Promise<void>;
+  /** Approves at once, whatever the threshold: releases a data request or signs a signature request. */
+  approve(requestId: string): Promise<TestEnvelope>;
   /** Releases a data request: the attested `kyb.data_request.released` event; the same token is served by the release pull. */
   release(requestId: string, options?: { answers?: ReleasedAnswerEntry[] }): Promise<TestEnvelope>;
   /** Signs a signature request: `kyb.signature_request.signed`. */
@@ -228,6 +230,8 @@ interface RequestState {
   digest?: string;
   releaseToken?: string;
   approvals: Set<string>;
+  /** Appends in flight: signing is async, and seq order must be the order of the calls. */
+  tail: Promise<unknown>;
 }
 
 const DEFAULT_QUOTE_CENTS = 2000;
@@ -236,7 +240,9 @@ const DEFAULT_QUOTE_CENTS = 2000;
  * Starts the local KYB service on 127.0.0.1 (a free port): the KYB API of spec 4.2 (release pull, deliveries, events
  * after a seq, redeliver, reactivate) behind `Authorization: <API_KEY>`, the rotating KYB JWKS, and delivery of
  * every event to the merchant endpoint with the rules of spec 4.3 and §6. Error bodies are
- * `{ "error": { "code", "message" } }`; the release pull answers `{ "attestation": "<jwt>" }`.
+ * `{ "error": { "code", "message" } }`; the release pull answers `{ "attestation": "<jwt>" }`. Creation is not
+ * shown by the spec; besides the control API the service offers `POST {requestPrefix}` with
+ * `{ "id"?, "price_cents"? }` → 201 `{ "id", "request_id", "state" }`, or 402 `insufficient_credit`.
  *
  * @example
  * ```ts
@@ -308,7 +314,13 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
     credit -= cents;
   }
 
-  async function append(state: RequestState, type: string, data: Record<string, unknown>): Promise<TestEnvelope> {
+  function append(state: RequestState, type: string, data: Record<string, unknown>): Promise<TestEnvelope> {
+    const appended = state.tail.then(() => build(state, type, data));
+    state.tail = appended.catch(() => undefined);
+    return appended;
+  }
+
+  async function build(state: RequestState, type: string, data: Record<string, unknown>): Promise<TestEnvelope> {
     const seq = seqBase + state.events.length;
     const known = type as TestEventType;
     const base = isFixtureType(type)
@@ -387,6 +399,14 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
           requests.has(requestId) ? engine.attempts.filter((attempt) => attempt.streamId === requestId) : undefined,
         redeliver: (requestId) => (requests.has(requestId) ? redeliver(requestId) : undefined),
         reactivate: () => engine.reactivate(),
+        async createDataRequest(input) {
+          try {
+            return { id: await service.createDataRequest(input) };
+          } catch (caught) {
+            if (caught instanceof KybServiceError) return { status: caught.status, code: caught.code, message: caught.message };
+            throw caught;
+          }
+        },
       },
       request,
       response,
@@ -417,12 +437,13 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
       events: [],
       answers: defaultReleasedAnswers(),
       approvals: new Set(),
+      tail: Promise.resolve(),
     };
     requests.set(id, state);
     return state;
   }
 
-  return {
+  const service: KybService = {
     baseUrl,
     jwksUrl: `${baseUrl}${KYB_JWKS_PATH}`,
     apiKey,
@@ -498,6 +519,9 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
       else await sign(requestId);
     },
 
+    approve(requestId) {
+      return mustGet(requestId).kind === 'signature_request' ? sign(requestId) : release(requestId);
+    },
     release,
     sign,
     refuse,
@@ -550,6 +574,7 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     },
   };
+  return service;
 }
 
 function isFixtureType(type: string): type is TestEventType {
