@@ -106,6 +106,31 @@ describe('release', () => {
     await expect(client().release(id)).rejects.toMatchObject({ code: 'attestation_rejected' });
   });
 
+  it('accepts the genuine claims re-signed by the service key (the control of the cases below)', async () => {
+    const id = await service.createDataRequest();
+    const released = await service.release(id);
+    const payload = (released.attestation as string).split('.')[1] as string;
+    service.forgeRelease(id, await service.signToken(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'))));
+    await expect(client().release(id)).resolves.toMatchObject({ status: 'released' });
+  });
+
+  it.each([
+    ['without the released answers', { answers: undefined }],
+    ['naming another request_id', { request_id: 'dr_other' }],
+    ['naming another stream_id', { stream_id: 'dr_other' }],
+    ['from another issuer', { iss: 'https://evil.example' }],
+    ['for another audience', { aud: 'another-merchant' }],
+    ['expired', { iat: 1_700_000_000, exp: 1_700_000_600 }],
+  ])('rejects a genuinely signed release %s', async (_what, change) => {
+    const id = await service.createDataRequest();
+    const released = await service.release(id);
+    const payload = (released.attestation as string).split('.')[1] as string;
+    const claims: Record<string, unknown> = { ...JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')), ...change };
+    for (const [name, value] of Object.entries(change)) if (value === undefined) delete claims[name];
+    service.forgeRelease(id, await service.signToken(claims));
+    await expect(client().release(id)).rejects.toMatchObject({ code: 'attestation_rejected' });
+  });
+
   it('still verifies releases signed before a key rotation while the old key stays published', async () => {
     const id = await service.createDataRequest();
     await service.release(id);

@@ -99,6 +99,8 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
   let quarantined = false;
   let consecutiveFailures = 0;
   let stopped = false;
+  // Aborts attempts in flight on stop(), so a hanging endpoint cannot outlive the service.
+  const stopping = new AbortController();
 
   function delayBefore(attempt: number): number {
     const real = Math.min(options.baseDelayMs * options.factor ** Math.max(0, attempt - 2), options.maxDelayMs);
@@ -191,7 +193,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
         body,
         // Spec 4.3: redirects are never followed; a 3xx is a failed attempt like any other non-2xx.
         redirect: 'manual',
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(options.timeoutMs), stopping.signal]),
       });
       await response.arrayBuffer().catch(() => undefined);
       record.status = response.status;
@@ -258,6 +260,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
 
     stop() {
       stopped = true;
+      stopping.abort();
       for (const sleeper of sleepers) {
         clearTimeout(sleeper.timer);
         sleeper.resolve();

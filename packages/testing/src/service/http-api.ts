@@ -52,6 +52,7 @@ export interface ApiBackend {
   apiKey: string;
   prefix: string;
   jwks(): Jwks;
+  countJwksRequest(): void;
   eventsPageLimit: number;
   maxEventsPageLimit: number;
   takeFault(): ApiFault | undefined;
@@ -82,6 +83,7 @@ export async function handleRequest(backend: ApiBackend, request: IncomingMessag
   const bodyText = size <= 64 * 1024 ? Buffer.concat(chunks).toString('utf8') : undefined;
 
   if (url.pathname === KYB_JWKS_PATH) {
+    backend.countJwksRequest();
     return send(response, method === 'GET' || method === 'HEAD' ? { status: 200, body: backend.jwks() } : methodNotAllowed());
   }
   const isApi = url.pathname.startsWith('/api/') || url.pathname.startsWith(backend.prefix + '/');

@@ -475,3 +475,20 @@ describe('control API and creation', () => {
     ]);
   });
 });
+
+describe('JWKS', () => {
+  it('counts requests of the KYB JWKS', async () => {
+    const service = await startKybService();
+    cleanups.push(() => service.stop());
+    await fetch(service.jwksUrl);
+    await fetch(service.jwksUrl);
+    expect(service.jwksRequests).toBe(2);
+  });
+
+  it('serves the JWKS without an API key', async () => {
+    const service = await startKybService();
+    cleanups.push(() => service.stop());
+    const response = await fetch(service.jwksUrl);
+    expect([response.status, ((await response.json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid)]).toEqual([200, [service.kid]]);
+  });
+});

@@ -70,7 +70,8 @@ export interface KybServiceOptions {
 
 /**
  * The merchant's endpoint. Secrets default to one random version `'1'`; the numerically highest version signs
- * unless `currentVersion` names another.
+ * unless `currentVersion` names another. Unlike the real service (spec 4.3), loopback URLs are allowed: that is
+ * where tests listen.
  *
  * @example
  * ```ts
@@ -162,11 +163,18 @@ export interface KybService {
   readonly kid: string;
   readonly jwks: Jwks;
   readonly quarantined: boolean;
+  /** Requests of the KYB JWKS so far: tests of receivers' key caching count them. */
+  readonly jwksRequests: number;
   /** Every API call answered, in order (never the key itself). */
   readonly apiCalls: readonly ApiCall[];
   creditCents: number;
   /** A new key signs from now on; the old ones stay published until {@link KybService.retireKey}. Returns the new kid. */
   rotateKeys(kid?: string): Promise<string>;
+  /**
+   * Signs any claims as an attestation with the current key (typ, alg and kid as the service sets them): tokens
+   * that are genuinely signed but wrong in one claim, for tests of binding checks.
+   */
+  signToken(claims: Record<string, unknown>): Promise<string>;
   /** Stops publishing an old key; tokens it signed stop verifying once receivers refresh their JWKS. */
   retireKey(kid: string): boolean;
   setEndpoint(endpoint: EndpointInput | undefined): void;
@@ -271,6 +279,7 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
   const requests = new Map<string, RequestState>();
   const apiCalls: ApiCall[] = [];
   const faults: ApiFault[] = [];
+  let jwksRequests = 0;
   let credit = options.creditCents ?? Number.POSITIVE_INFINITY;
   let secrets: Record<string, string> = {};
 
@@ -382,6 +391,9 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
         apiKey,
         prefix: requestPrefix,
         jwks: () => keys.jwks,
+        countJwksRequest: () => {
+          jwksRequests += 1;
+        },
         eventsPageLimit: options.eventsPageLimit ?? 100,
         maxEventsPageLimit: 1000,
         takeFault: () => faults.shift(),
@@ -462,6 +474,9 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
     get apiCalls() {
       return apiCalls;
     },
+    get jwksRequests() {
+      return jwksRequests;
+    },
     get creditCents() {
       return credit;
     },
@@ -478,6 +493,7 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
       return (await keys.rotate(kid)).kid;
     },
     retireKey: (kid) => keys.retire(kid),
+    signToken: (claims) => keys.sign(claims),
     setEndpoint,
 
     async createDataRequest(create = {}) {
