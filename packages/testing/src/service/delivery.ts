@@ -3,7 +3,12 @@ import { signatureHeader } from '../hmac.js';
 
 /**
  * The real service's retry schedule (spec §6 rule 2, §8): 10 attempts, waits of 1, 2, 4 … 256 minutes between
- * them, about 8.5 hours in all. {@link DeliveryEngineOptions.timeScale} compresses it for tests.
+ * them, about 8.5 hours in all. The service's `timeScale` option compresses it for tests.
+ *
+ * @example
+ * ```ts
+ * const service = await startKybService({ retry: { ...REAL_RETRY_SCHEDULE, maxAttempts: 3 }, timeScale: 1e-5 })
+ * ```
  */
 export const REAL_RETRY_SCHEDULE = { maxAttempts: 10, baseDelayMs: 60_000, factor: 2, maxDelayMs: 256 * 60_000 } as const;
 

@@ -4,9 +4,23 @@ import { KYB_JWKS_PATH } from '../jwks-server.js';
 import type { Jwks } from '../keys.js';
 import type { ServiceDeliveryAttempt } from './delivery.js';
 
-/** The fixed path of the release pull (spec 4.2). */
+/**
+ * The fixed path prefix of the release pull (spec 4.2): `{RELEASE_PATH_PREFIX}/{requestId}/release`.
+ *
+ * @example
+ * ```ts
+ * await fetch(`${service.baseUrl}${RELEASE_PATH_PREFIX}/${id}/release`, { headers: { authorization: service.apiKey } })
+ * ```
+ */
 export const RELEASE_PATH_PREFIX = '/api/v1/kyb/data-requests';
-/** The fixed path of reactivation (spec 4.2). */
+/**
+ * The fixed path of reactivation (spec 4.2).
+ *
+ * @example
+ * ```ts
+ * await fetch(service.baseUrl + REACTIVATE_PATH, { method: 'POST', headers: { authorization: service.apiKey } })
+ * ```
+ */
 export const REACTIVATE_PATH = '/api/v1/kyb/webhook-endpoint/reactivate';
 
 /**
