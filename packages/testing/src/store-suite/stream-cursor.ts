@@ -193,19 +193,22 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       expect(moved[seqs.indexOf(39)]).toBe(true);
     });
 
-    it('of 50 concurrent completeInOrder of one seq by different events across clients, exactly one completes', async ({ skip }) => {
+    it.for([
+      { where: 'an existing stream', seq: 1 },
+      { where: 'a new stream (its first seq)', seq: 0 },
+    ])('of 50 concurrent completeInOrder of one seq on $where by different events across clients, exactly one completes', async ({ seq }, { skip }) => {
       const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
       const streamId = newStream();
-      expect(await processAt(store, streamId, 0)).toBe('completed');
+      if (seq === 1) expect(await processAt(store, streamId, 0)).toBe('completed');
       const events = await Promise.all(Array.from({ length: 50 }, (_, i) => claimed(i % 2 ? peer : store)));
       const outcomes = await Promise.all(
         events.map(({ eventId, token }, i) =>
-          (i % 2 ? peer : store).completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: 1, firstSeq: 0 }),
+          (i % 2 ? peer : store).completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq, firstSeq: 0 }),
         ),
       );
       expect(outcomes.filter((outcome) => outcome === 'completed')).toHaveLength(1);
       expect(outcomes.filter((outcome) => outcome === 'cursor_moved')).toHaveLength(49);
-      expect(await store.getCursor(streamId)).toBe(1);
+      expect(await store.getCursor(streamId)).toBe(seq);
       const states = await Promise.all(events.map(({ eventId }) => store.claim(eventId, { leaseMs: LONG_MS })));
       expect(states.filter((state) => state.status === 'completed')).toHaveLength(1);
     });
