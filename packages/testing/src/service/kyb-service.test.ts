@@ -465,7 +465,7 @@ describe('control API and creation', () => {
       return new Promise<void>((resolve) => server.close(() => resolve()));
     });
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/kyb`;
-    const service = await startKybService({ timeScale: 1e-5, deliveryTimeoutMs: 100, endpoint: { url } });
+    const service = await startKybService({ timeScale: 1e-5, deliveryTimeoutMs: 400, endpoint: { url } });
     cleanups.push(() => service.stop());
     await service.createDataRequest();
     await service.idle();
