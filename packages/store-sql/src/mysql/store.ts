@@ -166,7 +166,8 @@ VALUES (?, ?, ${NOW} + INTERVAL ? MICROSECOND, ${NOW})`;
       [ok] = (await pool.query(completeInOrderSql, values)) as [OkPacket, unknown];
     }
     if (ok.affectedRows > 0) return 'completed';
-    // Refused: tell a lost lease from a cursor elsewhere (one more round trip, only off the happy path).
+    // Refused: tell a lost lease from a cursor elsewhere (one more round trip, only off the happy path). Nothing was
+    // written either way; if the lease ended between the two statements the answer is lease_lost, which is as true.
     const [rows] = (await pool.query(leaseSql, [id, token])) as [unknown[], unknown];
     return rows.length > 0 ? 'cursor_moved' : 'lease_lost';
   }

@@ -182,6 +182,19 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       expect(await store.getCursor(streamId)).toBe(10);
     });
 
+    it('keeps seqs exact up to the largest safe integer (no float or 32-bit truncation in any driver)', async ({ skip }) => {
+      const store = cursorStore(skip);
+      const streamId = newStream();
+      const top = Number.MAX_SAFE_INTEGER;
+      expect(await store.advanceCursor(streamId, top - 2)).toBe(true);
+      expect(await store.getCursor(streamId)).toBe(top - 2);
+      expect(await processAt(store, streamId, top)).toBe('cursor_moved');
+      expect(await processAt(store, streamId, top - 1)).toBe('completed');
+      expect(await processAt(store, streamId, top)).toBe('completed');
+      expect(await store.getCursor(streamId)).toBe(top);
+      expect(await store.advanceCursor(streamId, top)).toBe(false);
+    });
+
     it('advanceCursor races across clients end at the highest seq, and only raises report true', async ({ skip }) => {
       const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
       const streamId = newStream();
