@@ -1,6 +1,7 @@
-import { DEFAULT_LEASE_MS } from './dedupe.js';
+import { DEFAULT_LEASE_MS, type DedupeStore } from './dedupe.js';
 import { KybWebhookError } from './errors.js';
 import type { ReceiverOptions } from './receiver.js';
+import { isStreamCursorStore } from './stream-store.js';
 
 /**
  * Configuration checks shared by every public factory (receiver, adapters, stores): one small spec-driven checker
@@ -637,6 +638,36 @@ const attestationFields: FieldsSpec = {
   },
 };
 
+const ORDERING_MODES = ['off', 'detect', 'enforce'] as const;
+const orderingFields: FieldsSpec = {
+  options: {
+    mode: optionRules.required(
+      rule((value) =>
+        (ORDERING_MODES as readonly unknown[]).includes(value)
+          ? undefined
+          : `must be 'off', 'detect' or 'enforce', got ${describeValue(value)}.`,
+      ),
+      "set it to 'off', 'detect' (report gaps) or 'enforce' (handlers see each stream in seq order)",
+    ),
+    firstSeq: rule((value) =>
+      value === 0 || value === 1
+        ? undefined
+        : `must be 0 or 1 (the seq a stream starts at; the spec does not say which, the default is 0), got ${describeValue(value)}.`,
+    ),
+    fetchEventsAfter: optionRules.func('(streamId, afterSeq) => AsyncIterable of envelopes, e.g. (s, a) => client.events(s, { afterSeq: a })'),
+  },
+  aliases: { ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter' },
+  refine(values, report, at) {
+    if (values.mode === 'enforce' && values.fetchEventsAfter === undefined) {
+      report(
+        at('fetchEventsAfter'),
+        "is missing: mode 'enforce' backfills gaps through it; pass (s, a) => client.events(s, { afterSeq: a }) with a client from " +
+          "@kyb-webhooks/client (or use mode 'detect').",
+      );
+    }
+  },
+};
+
 const RECEIVER_SPEC: OptionsSpec = {
   owner: 'createReceiver',
   example:
@@ -656,9 +687,13 @@ const RECEIVER_SPEC: OptionsSpec = {
     storeTimeoutMs: optionRules.positiveNumber('milliseconds'),
     now: optionRules.func('a clock in milliseconds, like Date.now'),
     logger: optionRules.func('called with each log entry'),
+    ordering: optionRules.fields(orderingFields, "e.g. { mode: 'enforce', fetchEventsAfter }"),
     crypto: optionRules.internal(),
   },
   aliases: {
+    order: 'ordering',
+    orderBy: 'ordering',
+    streamOrder: 'ordering',
     secret: 'secrets',
     signingSecret: 'secrets',
     signingSecrets: 'secrets',
@@ -706,6 +741,15 @@ const RECEIVER_SPEC: OptionsSpec = {
         'secrets',
         'and `attestation` are both missing: set `secrets` (HMAC keyring by kv version), `attestation` (issuer, audience, jwksUrl) ' +
           'or both; a receiver with neither would accept forged deliveries.',
+      );
+    }
+    const ordering = values.ordering as { mode?: unknown } | undefined;
+    const store = values.store as DedupeStore | undefined;
+    if ((ordering?.mode === 'detect' || ordering?.mode === 'enforce') && store !== undefined && !isStreamCursorStore(store)) {
+      report(
+        'store',
+        `keeps no stream cursors (getCursor, completeInOrder, advanceCursor), which ordering mode '${ordering.mode}' needs: use a ` +
+          "built-in store (createMemoryStore, createRedisStore or a SQL store), implement StreamCursorStore, or set ordering.mode to 'off'.",
       );
     }
     const leaseMs = (values.leaseMs as number | undefined) ?? DEFAULT_LEASE_MS;

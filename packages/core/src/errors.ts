@@ -28,6 +28,23 @@ export const ERRORS = {
   event_data_invalid: { status: 422, message: 'The event data does not match the schema for its type; it will be retried.' },
   // dedupe
   in_progress: { status: 409, message: 'This event is being processed by another delivery; retry later.' },
+  // ordering (design §7): answers the service retries, so a stream never loses an event and never stalls for good
+  out_of_order: {
+    status: 409,
+    message: 'An earlier event of this stream is missing and the KYB API does not have it yet; the delivery will be retried.',
+  },
+  backfill_invalid: {
+    status: 502,
+    message: 'An earlier event of this stream fetched from the KYB API failed verification; the delivery will be retried.',
+  },
+  backfill_unavailable: {
+    status: 503,
+    message: 'The earlier events of this stream could not be fetched from the KYB API; the delivery will be retried.',
+  },
+  late_unhandled: {
+    status: 500,
+    message: 'This event is behind its stream\u2019s cursor and no onGap handler took it; register receiver.onGap. It will be retried.',
+  },
   // receiver-side failures: always non-2xx so the service retries and nothing is lost
   handler_failed: { status: 500, message: 'The event handler failed; the delivery will be retried.' },
   handler_timeout: {

@@ -52,6 +52,7 @@ export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS
 export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './dedupe.js';
 export { isStreamCursorStore, checkStreamArguments, checkStreamId, cursorRetention, MAX_STREAM_ID_LENGTH } from './stream-store.js';
 export type { StreamCursorStore, CompleteInOrderOptions, CompleteInOrderResult, AdvanceCursorOptions } from './stream-store.js';
+export type { OrderingOptions, OrderingMode, FetchEventsAfter, GapReport, GapHandler } from './ordering.js';
 export { ERRORS, KybWebhookError } from './errors.js';
 export {
   validateOptions,

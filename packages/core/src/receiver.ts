@@ -23,6 +23,8 @@ import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KnownEventType, type KybEv
 import { readHeader, type HeadersInput } from './headers.js';
 import { safeLog, type Logger } from './logger.js';
 import { createMemoryStore, settlesPromptly } from './memory-store.js';
+import { createOrderedReceive, type GapHandler, type OrderedItem, type OrderingOptions } from './ordering.js';
+import { isStreamCursorStore } from './stream-store.js';
 import { createSignatureCheck, type SecretKeyring, type VerifiedSignature } from './signature.js';
 
 /** Options of {@link createReceiver}. At least one of `secrets` and `attestation` is required. */
@@ -58,6 +60,13 @@ export interface ReceiverOptions {
   now?: () => number;
   /** Structured log hook; no secret, token or body content is ever passed to it. */
   logger?: Logger;
+  /**
+   * Per-stream order (design §7): `{ mode: 'off' | 'detect' | 'enforce', firstSeq?: 0 | 1, fetchEventsAfter? }`.
+   * Default off: each delivery on its own, no cursor read or written. `'detect'` and `'enforce'` need a store with
+   * stream cursors (every built-in store); `'enforce'` also needs `fetchEventsAfter`, e.g.
+   * `(s, a) => client.events(s, { afterSeq: a })` with `@kyb-webhooks/client`. See {@link OrderingOptions}.
+   */
+  ordering?: OrderingOptions;
   /** @internal Crypto implementation override for tests of both paths. */
   crypto?: PlatformCrypto;
 }
@@ -76,14 +85,17 @@ export interface ReceiveInput {
  * authenticate (attestation-only receivers, an event without attestation): nothing was stored or processed.
  */
 export type ResponseBody =
-  | { received: true; code?: 'duplicate' | 'unauthenticated' }
+  | { received: true; code?: 'duplicate' | 'unauthenticated' | 'late' }
   | { error: { code: ErrorCode; message: string } };
 
 /** What the adapter writes back: status, extra headers and a JSON body. */
 export interface ReceiveResult {
   status: number;
-  /** `'duplicate'`, `'unauthenticated'` or a rejection code; absent for a first, successful delivery. */
-  code?: ErrorCode | 'duplicate' | 'unauthenticated';
+  /**
+   * `'duplicate'`, `'unauthenticated'`, `'late'` (ordering enforce: an event behind its stream's cursor that the
+   * `onGap` handlers took) or a rejection code; absent for a first, successful delivery.
+   */
+  code?: ErrorCode | 'duplicate' | 'unauthenticated' | 'late';
   headers: Record<string, string>;
   body: ResponseBody;
   /** The verified event, once it got that far; never set for an unauthenticated delivery. */
@@ -108,6 +120,12 @@ export interface Receiver {
   onUnauthenticated(handler: UnauthenticatedEventHandler): Receiver;
   /** Be told about handler failures and timeouts (the delivery also gets a 5xx and is retried). Not awaited. */
   onError(handler: (error: HandlerError) => unknown): Receiver;
+  /**
+   * With `ordering` on: be told about gaps and late events (see {@link GapReport}). Under `'detect'` a notification;
+   * under `'enforce'` the only handler of a late event, awaited, and the delivery is answered 200 `late` only if every
+   * `onGap` handler succeeded. Ignored with ordering off.
+   */
+  onGap(handler: GapHandler): Receiver;
   /** Verify, dedupe and dispatch one delivery. Never throws; every outcome is a result. */
   receive(input: ReceiveInput): Promise<ReceiveResult>;
   /**
@@ -130,6 +148,7 @@ const HANDLED = 'handled';
 /** How a handler run ended: finished, failed, or still running past its deadline. */
 type HandlerOutcome = typeof HANDLED | HandlerError | { stillRunning: PromiseLike<unknown> };
 const DUPLICATE_BODY: ResponseBody = Object.freeze({ received: true, code: 'duplicate' });
+const LATE_BODY: ResponseBody = Object.freeze({ received: true, code: 'late' });
 const RESPONSE_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
   method_not_allowed: Object.freeze({ allow: 'POST' }),
 };
@@ -183,6 +202,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const completeOptions = Object.freeze({ retainMs });
   const logger = options.logger;
   const handlers = new HandlerRegistry();
+  const gapHandlers: GapHandler[] = [];
 
   function reject(error: KybWebhookError | ErrorCode, envelope?: Envelope): ReceiveResult {
     const failure = typeof error === 'string' ? rejection(error) : error;
@@ -391,6 +411,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       // genuine event as done, whatever else authenticated the envelope.
       const dedupeKey =
         claims && typeBindingOf(claims, envelope.event) === 'unbound' ? `${envelope.event_id}:${envelope.event}` : envelope.event_id;
+      // Ordering on: the ordered path dedupes, orders and runs it (ordering.ts).
+      if (ordered) return await ordered({ envelope, event, context, dedupeKey, typed: validateData !== undefined });
       let claim: ClaimResult;
       try {
         claim = await claimWithin(dedupeKey);
@@ -432,6 +454,92 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
   }
 
+  // Ordering off (the default) leaves `ordered` undefined: the hot path pays one branch on it and nothing else.
+  const ordering = options.ordering;
+  const ordered =
+    ordering && ordering.mode !== 'off' && isStreamCursorStore(store)
+      ? createOrderedReceive<VerifiedItem, ReceiveResult>({
+          mode: ordering.mode,
+          firstSeq: ordering.firstSeq ?? 0,
+          fetchEventsAfter: ordering.fetchEventsAfter,
+          store,
+          retainMs,
+          handlerTimeoutMs,
+          logger,
+          gapHandlers,
+          callStore,
+          claim: claimWithin,
+          run: runClaimed,
+          verifyFetched,
+          release: (item, token) => settleFailure(item.dedupeKey, token, item.envelope),
+          reject: (error, item) => ({ ...reject(error, item.envelope), event: item.event }),
+          accept(item, code) {
+            const { envelope, event } = item;
+            if (code === 'duplicate') {
+              if (logger) safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+              return { status: 200, code, headers: NO_HEADERS, body: DUPLICATE_BODY, event };
+            }
+            if (code === 'late') {
+              if (logger) safeLog(logger, { level: 'info', message: 'late event taken by the onGap handlers', code: 'late', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+              return { status: 200, code, headers: NO_HEADERS, body: LATE_BODY, event };
+            }
+            if (logger) safeLog(logger, { level: 'debug', message: 'delivery processed', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+            return { status: 200, headers: NO_HEADERS, body: RECEIVED_BODY, event };
+          },
+          describeStoreFailure: storeFailure,
+        })
+      : undefined;
+
+  /** Runs the handlers of a claimed event for the ordered path; a failure has released the claim. */
+  async function runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined> {
+    const { envelope, context } = item;
+    const outcome = await runHandlers(() => handlers.run(item.event as Envelope, context as unknown as HandlerContext, item.typed), context, envelope);
+    if (outcome instanceof HandlerError) {
+      await settleFailure(item.dedupeKey, token, envelope);
+      return rejection('handler_failed', undefined, outcome);
+    }
+    if (outcome !== HANDLED) {
+      // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
+      outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope));
+      return rejection('handler_timeout');
+    }
+    return undefined;
+  }
+
+  /**
+   * Verifies an event fetched from the KYB API to fill a gap, with the checks a delivery gets after its HMAC: the
+   * envelope schema, the attestation (an attested type must carry one, verified and bound to the envelope), the
+   * event data schema. It has no HMAC to check: the API answered it over a call authenticated by the API key.
+   */
+  async function verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError> {
+    const parsed = validateEnvelope(raw);
+    if (!parsed.success) return rejection('envelope_invalid', describeIssues(parsed.issues));
+    const envelope = parsed.data;
+    let claims: AttestationClaims | undefined;
+    if (envelope.attestation !== undefined) {
+      if (!verifyAttestation) return rejection('attestation_not_configured');
+      try {
+        claims = await verifyAttestation(envelope.attestation, envelope);
+      } catch (error) {
+        return asKybError(error);
+      }
+    } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
+      return rejection('attestation_missing');
+    }
+    const validateData = dataValidators.get(envelope.event);
+    let event: KybEvent | UnknownKybEvent = envelope;
+    if (validateData) {
+      const data = validateData(envelope.data);
+      if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
+      if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
+    }
+    const context = new DeliveryContext({ hmac: null, attestation: claims !== undefined }, claims, undefined);
+    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
+    const dedupeKey =
+      claims && typeBindingOf(claims, envelope.event) === 'unbound' ? `${envelope.event_id}:${envelope.event}` : envelope.event_id;
+    return { envelope, event, context, dedupeKey, typed: validateData !== undefined };
+  }
+
   const receiver: Receiver = {
     on(type, handler) {
       handlers.add(type, handler as unknown as AnyEventHandler);
@@ -453,6 +561,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       handlers.error.push(handler);
       return receiver;
     },
+    onGap(handler) {
+      gapHandlers.push(handler);
+      return receiver;
+    },
     receive,
     reject(code) {
       return reject(code);
@@ -460,6 +572,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     maxBodyBytes,
   };
   return receiver;
+}
+
+/** A verified event on the ordered path: what the handlers get, and how it is deduped. */
+interface VerifiedItem extends OrderedItem {
+  event: KybEvent | UnknownKybEvent;
+  context: DeliveryContext;
+  typed: boolean;
 }
 
 /** A store call that did not settle within storeTimeoutMs; `pending` is the call, which may still settle. */

@@ -1,0 +1,341 @@
+import type { ClaimResult } from './dedupe.js';
+import type { Envelope } from './envelope.js';
+import { KybWebhookError, rejection } from './errors.js';
+import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
+import { safeLog, type Logger } from './logger.js';
+import { MAX_STREAM_ID_LENGTH, type StreamCursorStore } from './stream-store.js';
+
+/**
+ * How a receiver treats the order of each stream's events (design §7, spec 3 and 6):
+ * - `'off'` (default): every delivery on its own, exactly as without the option; no cursor is read or written.
+ * - `'detect'`: process as `'off'` does, and report gaps and late events to `onGap` and the logger.
+ * - `'enforce'`: handlers of a stream see its events strictly in `seq` order; a gap is backfilled through
+ *   `fetchEventsAfter` before the event that revealed it runs.
+ *
+ * @example
+ * ```ts
+ * const mode: OrderingMode = 'enforce'
+ * ```
+ */
+export type OrderingMode = 'off' | 'detect' | 'enforce';
+
+/**
+ * Fetches the events of `streamId` after `afterSeq`, in seq order, from the KYB API (its events-after-seq call).
+ * The receiver verifies each one it takes (envelope, attestation with its binding, event data) and stops reading as
+ * soon as it reaches the event that arrived. With `@kyb-webhooks/client` it is one line:
+ * `(streamId, afterSeq) => client.events(streamId, { afterSeq })`.
+ *
+ * @example
+ * ```ts
+ * const fetchEventsAfter: FetchEventsAfter = (streamId, afterSeq) => client.events(streamId, { afterSeq })
+ * ```
+ */
+export type FetchEventsAfter = (streamId: string, afterSeq: number) => AsyncIterable<unknown> | Iterable<unknown>;
+
+/**
+ * The `ordering` option of `createReceiver`.
+ *
+ * Assumptions (the spec shows neither): a stream's seq starts at `firstSeq` (0 or 1, default 0) and is contiguous,
+ * so the event expected after cursor `c` is `c + 1`. Every mode but `'off'` needs a store that keeps stream cursors
+ * (every built-in store does); `'enforce'` also needs `fetchEventsAfter`.
+ *
+ * @example
+ * ```ts
+ * const client = createKybClient({ baseUrl, apiKey })
+ * createReceiver({
+ *   secrets, attestation, store: createRedisStore({ client: redis }),
+ *   ordering: { mode: 'enforce', firstSeq: 0, fetchEventsAfter: (s, a) => client.events(s, { afterSeq: a }) },
+ * })
+ * ```
+ */
+export interface OrderingOptions {
+  /** `'off'`, `'detect'` or `'enforce'`. */
+  mode: OrderingMode;
+  /** The seq a stream starts at: 0 (default) or 1. */
+  firstSeq?: 0 | 1;
+  /** Required under `'enforce'`: where missing events are fetched from. */
+  fetchEventsAfter?: FetchEventsAfter;
+}
+
+/**
+ * What `onGap` handlers are told.
+ * - `kind: 'gap'`: the event's seq is ahead of the one expected (events `expectedSeq` … `seq - 1` were not seen).
+ *   Under `'detect'` it was processed all the same; under `'enforce'` this is never reported: the gap is backfilled.
+ * - `kind: 'late'`: the event's seq is at or behind the stream's cursor and it is not a completed duplicate. Under
+ *   `'detect'` it was processed all the same. Under `'enforce'` it is NOT given to `on`/`onAny` handlers (that would
+ *   break the order they were promised): the `onGap` handlers are its only handlers. When they all succeed the event is
+ *   recorded as processed and answered 200 `late`; when one fails or none is registered it is answered 500
+ *   `late_unhandled` (503 `handler_timeout` past `handlerTimeoutMs`), so the service retries it and the log says why.
+ *
+ * @example
+ * ```ts
+ * receiver.onGap((report, event) => {
+ *   if (report.kind === 'late') return reconcileLater(event)
+ *   metrics.increment('kyb.gap', { stream: report.streamId })
+ * })
+ * ```
+ */
+export interface GapReport {
+  kind: 'gap' | 'late';
+  mode: 'detect' | 'enforce';
+  streamId: string;
+  /** The event's seq. */
+  seq: number;
+  /** The seq the stream's cursor expected next. */
+  expectedSeq: number;
+  eventId: string;
+  eventType: string;
+}
+
+/**
+ * A handler registered with `receiver.onGap`. Under `'detect'` it is a notification (not awaited, its failure
+ * changes nothing); for a late event under `'enforce'` it is awaited and decides the answer (see {@link GapReport}).
+ *
+ * @example
+ * ```ts
+ * const onGap: GapHandler = (report) => console.warn('kyb stream gap', report.streamId, report.expectedSeq, report.seq)
+ * ```
+ */
+export type GapHandler = (report: GapReport, event: Envelope) => unknown;
+
+/** A verified event as the ordering steps need it; built by the receiver. */
+export interface OrderedItem {
+  envelope: Envelope;
+  dedupeKey: string;
+}
+
+/** What the receiver lends the ordering steps: its store calls, handler runs and answers. */
+export interface OrderingSteps<Item extends OrderedItem, Result> {
+  mode: 'detect' | 'enforce';
+  firstSeq: 0 | 1;
+  fetchEventsAfter: FetchEventsAfter | undefined;
+  store: StreamCursorStore;
+  retainMs: number;
+  /** The receiver's handlerTimeoutMs: awaited `onGap` handlers get the same deadline as event handlers. */
+  handlerTimeoutMs: number;
+  logger: Logger | undefined;
+  gapHandlers: readonly GapHandler[];
+  callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
+  claim(dedupeKey: string): Promise<ClaimResult>;
+  /** Runs the handlers of a claimed event; on failure it has released the claim and says why. */
+  run(item: Item, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;
+  /** Verifies an event fetched from the API through the same checks as a delivery, minus the HMAC it cannot have. */
+  verifyFetched(raw: unknown): Promise<Item | KybWebhookError>;
+  release(item: Item, token: string): Promise<void>;
+  reject(error: KybWebhookError, item: Item): Result;
+  accept(item: Item, code: 'duplicate' | 'late' | undefined): Result;
+  describeStoreFailure(operation: string, error: unknown): string;
+}
+
+/**
+ * Creates the ordered half of the pipeline: given an event that passed every check, it dedupes, orders and runs it
+ * under `'detect'` or `'enforce'` (design §7). The receiver calls it only when ordering is on, so `'off'` costs a
+ * single branch on a constant.
+ *
+ * @example
+ * ```ts
+ * const ordered = createOrderedReceive(steps) // inside createReceiver
+ * return await ordered(item)
+ * ```
+ */
+export function createOrderedReceive<Item extends OrderedItem, Result>(
+  steps: OrderingSteps<Item, Result>,
+): (item: Item) => Promise<Result> {
+  const { store, firstSeq, mode, logger } = steps;
+
+  function storeFailed(operation: string, error: unknown, item: Item): Result {
+    return steps.reject(rejection('store_unavailable', steps.describeStoreFailure(operation, error), error), item);
+  }
+
+  function report(kind: GapReport['kind'], envelope: Envelope, expectedSeq: number): GapReport {
+    const gap: GapReport = { kind, mode, streamId: envelope.stream_id, seq: envelope.seq, expectedSeq, eventId: envelope.event_id, eventType: envelope.event };
+    if (logger) {
+      safeLog(logger, {
+        level: 'warn',
+        message: kind === 'gap' ? `stream gap: expected seq ${expectedSeq}, got ${envelope.seq}` : `late event: seq ${envelope.seq} is behind the stream cursor (next expected ${expectedSeq})`,
+        code: kind === 'gap' ? 'stream_gap' : 'stream_late',
+        eventId: envelope.event_id,
+        eventType: envelope.event,
+      });
+    }
+    return gap;
+  }
+
+  function notifyGap(gap: GapReport, envelope: Envelope): void {
+    for (const handler of steps.gapHandlers) {
+      // Detect mode reports; the delivery's answer never waits on, or changes with, a report.
+      try {
+        const pending = handler(gap, envelope);
+        if (isThenable(pending)) pending.then(undefined, () => {});
+      } catch {
+        // ignored, as above
+      }
+    }
+  }
+
+  /** Records a success in order; a cursor that moved meanwhile is settled per mode. Never fails the delivery. */
+  async function completeInOrder(item: Item, token: string): Promise<void> {
+    const { envelope } = item;
+    const where = { eventId: envelope.event_id, eventType: envelope.event };
+    try {
+      const outcome = await steps.callStore('completeInOrder', () =>
+        store.completeInOrder(item.dedupeKey, token, { retainMs: steps.retainMs, streamId: envelope.stream_id, seq: envelope.seq, firstSeq }),
+      );
+      if (outcome === 'completed') return;
+      if (outcome === 'lease_lost') {
+        if (logger) safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
+        return;
+      }
+      // cursor_moved: the handlers ran, so the event is done whatever the cursor says; under detect this is how a
+      // gap or a late event shows, and the cursor is pulled forward so the next event is compared with this one.
+      if (mode === 'detect') {
+        const cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id));
+        const expected = cursor === null ? firstSeq : cursor + 1;
+        const kind = envelope.seq > expected ? 'gap' : 'late';
+        notifyGap(report(kind, envelope, expected), envelope);
+      } else if (logger) {
+        safeLog(logger, { level: 'warn', message: 'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed', ...where });
+      }
+      await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
+      if (mode === 'detect') await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.retainMs }));
+    } catch (error) {
+      if (logger) safeLog(logger, { level: 'error', message: `recording the event failed after the handlers succeeded: ${steps.describeStoreFailure('completeInOrder', error)}`, code: 'store_unavailable', ...where, error });
+    }
+  }
+
+  /**
+   * Claims and runs one event whose turn it is (or, under detect, any event), then records it in order. Resolves to
+   * the answer when it must stop here (duplicate, in progress, failure), `undefined` when it ran.
+   */
+  async function runInTurn(item: Item, arrived: boolean): Promise<Result | undefined> {
+    const { envelope } = item;
+    let claim: ClaimResult;
+    try {
+      claim = await steps.claim(item.dedupeKey);
+    } catch (error) {
+      return storeFailed('claim', error, item);
+    }
+    if (claim.status === 'completed') {
+      // Done before (e.g. while ordering was off) yet the cursor is behind it: move the cursor on, it is its turn.
+      if (mode === 'enforce') {
+        try {
+          await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.retainMs }));
+        } catch (error) {
+          return storeFailed('advanceCursor', error, item);
+        }
+      }
+      return arrived ? steps.accept(item, 'duplicate') : undefined;
+    }
+    if (claim.status === 'in_progress') return steps.reject(rejection('in_progress'), item);
+    const token = claim.token;
+    const failure = await steps.run(item, token, () => completeInOrder(item, token));
+    if (failure) return steps.reject(failure, item);
+    await completeInOrder(item, token);
+    return undefined;
+  }
+
+  /** Enforce, an event at or behind the cursor: only `onGap` handlers may take it (see {@link GapReport}). */
+  async function receiveLate(item: Item, expected: number): Promise<Result> {
+    const { envelope } = item;
+    let claim: ClaimResult;
+    try {
+      claim = await steps.claim(item.dedupeKey);
+    } catch (error) {
+      return storeFailed('claim', error, item);
+    }
+    if (claim.status === 'completed') return steps.accept(item, 'duplicate');
+    if (claim.status === 'in_progress') return steps.reject(rejection('in_progress'), item);
+    const gap = report('late', envelope, expected);
+    if (steps.gapHandlers.length === 0) {
+      await steps.release(item, claim.token);
+      return steps.reject(rejection('late_unhandled', 'no onGap handler is registered'), item);
+    }
+    const token = claim.token;
+    const recordLate = async () => {
+      try {
+        await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
+      } catch (error) {
+        if (logger) safeLog(logger, { level: 'error', message: `complete failed after the onGap handlers succeeded: ${steps.describeStoreFailure('complete', error)}`, code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+      }
+    };
+    const running = (async () => {
+      for (const handler of steps.gapHandlers) await handler(gap, envelope);
+    })();
+    try {
+      if ((await settleWithin(running, steps.handlerTimeoutMs)) === TIMED_OUT) {
+        // As for event handlers: the claim stays held while the hook may still run; its late outcome settles it.
+        running.then(recordLate, () => steps.release(item, token));
+        return steps.reject(rejection('handler_timeout', 'an onGap handler did not finish within handlerTimeoutMs'), item);
+      }
+    } catch (error) {
+      await steps.release(item, token);
+      return steps.reject(rejection('late_unhandled', 'an onGap handler failed', error), item);
+    }
+    await recordLate();
+    return steps.accept(item, 'late');
+  }
+
+  /**
+   * Enforce, a gap: fetch what lies between the cursor and the event that arrived, verify and run each in turn.
+   * Resolves to `undefined` once the gap is closed, else to the (non-2xx) answer for the arrived delivery.
+   */
+  async function backfill(item: Item, expected: number): Promise<Result | undefined> {
+    const { envelope } = item;
+    const streamId = envelope.stream_id;
+    let next = expected;
+    try {
+      for await (const raw of steps.fetchEventsAfter!(streamId, expected - 1)) {
+        const fetched = await steps.verifyFetched(raw);
+        if (fetched instanceof KybWebhookError) {
+          return steps.reject(rejection('backfill_invalid', `the fetched event for seq ${next} was refused: ${fetched.code}${fetched.detail ? ` (${fetched.detail})` : ''}`, fetched), item);
+        }
+        const fetchedEnvelope = fetched.envelope;
+        if (fetchedEnvelope.stream_id !== streamId) {
+          return steps.reject(rejection('backfill_invalid', `the API answered an event of another stream for seq ${next}`), item);
+        }
+        if (fetchedEnvelope.seq < next) continue;
+        if (fetchedEnvelope.seq >= envelope.seq) break;
+        if (fetchedEnvelope.seq > next) break; // the API lacks `next` too: not fillable yet
+        const stopped = await runInTurn(fetched, false);
+        if (stopped !== undefined) return stopped;
+        next += 1;
+      }
+    } catch (error) {
+      return steps.reject(rejection('backfill_unavailable', 'fetchEventsAfter failed', error), item);
+    }
+    if (next < envelope.seq) {
+      return steps.reject(rejection('out_of_order', `seq ${next} to ${envelope.seq - 1} are not available from the API yet`), item);
+    }
+    if (logger) safeLog(logger, { level: 'info', message: `stream gap backfilled: seq ${expected} to ${envelope.seq - 1}`, code: 'stream_backfilled', eventId: envelope.event_id, eventType: envelope.event });
+    return undefined;
+  }
+
+  async function receiveEnforced(item: Item): Promise<Result> {
+    const { envelope } = item;
+    if (envelope.stream_id.length > MAX_STREAM_ID_LENGTH) {
+      return steps.reject(rejection('envelope_invalid', `stream_id is longer than the ${MAX_STREAM_ID_LENGTH} characters a cursor store keeps`), item);
+    }
+    let cursor: number | null;
+    try {
+      cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id));
+    } catch (error) {
+      return storeFailed('getCursor', error, item);
+    }
+    const expected = cursor === null ? firstSeq : cursor + 1;
+    if (envelope.seq < expected) return receiveLate(item, expected);
+    if (envelope.seq > expected) {
+      const stopped = await backfill(item, expected);
+      if (stopped !== undefined) return stopped;
+    }
+    return (await runInTurn(item, true)) ?? steps.accept(item, undefined);
+  }
+
+  async function receiveDetected(item: Item): Promise<Result> {
+    if (item.envelope.stream_id.length > MAX_STREAM_ID_LENGTH) {
+      return steps.reject(rejection('envelope_invalid', `stream_id is longer than the ${MAX_STREAM_ID_LENGTH} characters a cursor store keeps`), item);
+    }
+    return (await runInTurn(item, true)) ?? steps.accept(item, undefined);
+  }
+
+  return mode === 'enforce' ? receiveEnforced : receiveDetected;
+}
