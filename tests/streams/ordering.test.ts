@@ -11,7 +11,7 @@ import { createMemoryStore, createReceiver } from '@kyb-webhooks/core';
 import { kybWebhooks } from '@kyb-webhooks/express';
 import { randomSecret, startKybService } from '@kyb-webhooks/testing';
 // The fleet-test package does not list the client (the lead owns the lockfile); its sources are used directly.
-import { createKybClient } from '../../packages/client/src/index.js';
+import { createKybClient } from '@kyb-webhooks/client';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

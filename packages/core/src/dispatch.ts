@@ -16,6 +16,12 @@ export interface DeliveryAuthentication {
   hmac: { version: string } | null;
   /** Whether an attestation was verified (always true for attested event types). */
   attestation: boolean;
+  /**
+   * Set when the event was not delivered by webhook but fetched from the KYB API to fill a gap in its stream
+   * (`ordering.mode: 'enforce'`): the API call is authenticated by your API key, so `hmac` is null without the event
+   * being unauthenticated; attested events were verified all the same.
+   */
+  fetched?: true;
 }
 
 /** What a handler learns besides the event itself. */

@@ -128,6 +128,22 @@ describe('ordering enforce', () => {
     expect(await store.getCursor(events[0]!.stream_id)).toBe(3);
   });
 
+  it('marks backfilled events as fetched from the API, and the delivered one as not', async () => {
+    const events = await attestedStream();
+    const { receiver, deliver } = setup({ ordering: {}, api: events });
+    const authentications: [number, unknown][] = [];
+    receiver.onAny((event, context) => {
+      authentications.push([event.seq, context.authentication]);
+    });
+    await deliver(events[0]!);
+    await deliver(events[2]!);
+    expect(authentications.map(([seq, authentication]) => [seq, (authentication as { fetched?: true }).fetched])).toEqual([
+      [0, undefined],
+      [1, true],
+      [2, undefined],
+    ]);
+  });
+
   it('gives a backfilled release its verified answers, like a delivered one', async () => {
     const events = await attestedStream();
     const { receiver, deliver } = setup({ ordering: {}, api: events });

@@ -533,7 +533,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
       if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
     }
-    const context = new DeliveryContext({ hmac: null, attestation: claims !== undefined }, claims, undefined);
+    const context = new DeliveryContext({ hmac: null, attestation: claims !== undefined, fetched: true }, claims, undefined);
     if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
     const dedupeKey =
       claims && typeBindingOf(claims, envelope.event) === 'unbound' ? `${envelope.event_id}:${envelope.event}` : envelope.event_id;
