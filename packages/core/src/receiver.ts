@@ -398,8 +398,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         // The guard hands back the very object it accepted; only zod's own output (never expected) is a copy.
         if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
       }
+      // Authenticated by now: by the HMAC, the attestation or both (the unauthenticated case returned above).
       const context = new DeliveryContext(
-        hmac || claims ? { hmac, attestation: claims !== undefined } : UNAUTHENTICATED,
+        { hmac, attestation: claims !== undefined },
         claims,
         parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
       );
