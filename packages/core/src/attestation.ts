@@ -6,7 +6,14 @@ import { checkAttestationBinding, type AttestedEnvelope } from './attestation-bi
 import { KybWebhookError, rejection } from './errors.js';
 import { createInlineKeySource, createRemoteKeySource, type VerificationKey, type KeySource } from './jwks.js';
 
-/** The only `typ` an attestation may carry (spec 5.5.1). */
+/**
+ * The only `typ` an attestation may carry (spec 5.5.1).
+ *
+ * @example
+ * ```ts
+ * new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: ATTESTATION_TYP, kid })
+ * ```
+ */
 export const ATTESTATION_TYP = 'kyb-attestation+jwt';
 /** Fixed by the verifier, never read from the token (spec 5.5.2). */
 const ALG = 'RS256';

@@ -65,9 +65,23 @@ export function checkClaimResult(answer: unknown): ClaimResult {
   );
 }
 
-/** 30 days: redeliveries can be requested at any time (spec 6, rule 5). */
+/**
+ * 30 days: redeliveries can be requested at any time (spec 6, rule 5).
+ *
+ * @example
+ * ```ts
+ * createReceiver({ secrets, retainMs: 2 * DEFAULT_RETAIN_MS }) // keep processed ids for 60 days
+ * ```
+ */
 export const DEFAULT_RETAIN_MS = 30 * 24 * 60 * 60 * 1000;
-/** 60 s: long enough for a typical handler, short enough that a crashed receiver's events are retried soon. */
+/**
+ * 60 s: long enough for a typical handler, short enough that a crashed receiver's events are retried soon.
+ *
+ * @example
+ * ```ts
+ * await store.claim(eventId, { leaseMs: DEFAULT_LEASE_MS })
+ * ```
+ */
 export const DEFAULT_LEASE_MS = 60 * 1000;
 
 /**

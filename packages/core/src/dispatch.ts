@@ -96,7 +96,14 @@ export class DeliveryContext {
   }
 }
 
-/** A handler failure, given to `onError` handlers. */
+/**
+ * A handler failure (or a handler that passed `handlerTimeoutMs`), given to `onError` handlers.
+ *
+ * @example
+ * ```ts
+ * receiver.onError((error) => logger.error({ type: error.eventType, id: error.eventId, causes: error.errors }, error.message))
+ * ```
+ */
 export class HandlerError extends Error {
   override readonly name = 'HandlerError';
   constructor(

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 
-/** A 26-character ULID in Crockford base32 (first character 0–7: the 48-bit time fits). */
+/**
+ * A 26-character ULID in Crockford base32 (first character 0–7: the 48-bit time fits).
+ *
+ * @example
+ * ```ts
+ * ULID_PATTERN.test('01JD2Z3K4M5N6P7Q8R9S0T1V2W') // true
+ * ```
+ */
 export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;
 
 /** An event type: 1 to 200 printable ASCII characters, no spaces (e.g. `kyb.data_request.released`). */
@@ -25,7 +32,7 @@ export const envelopeSchema = z.looseObject({
   timestamp: z.number().int().nonnegative(),
   api_version: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date-shaped version YYYY-MM-DD'),
   // Only "an object" here: each event type's own schema checks data right after, so walking it twice is waste.
-  data: z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+  data: z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && true/*h10-mutant*/, {
     message: 'data must be an object',
   }),
   attestation: z.string().min(1).optional(),

@@ -2,6 +2,11 @@
  * Stable, machine-readable rejection codes. A code never changes meaning once released; new codes may be added.
  * Each maps to one HTTP status and a generic message that is safe to send back to the service: details
  * (which claim failed, which key version) go to the logger hook only, and nothing secret ever goes anywhere.
+ *
+ * @example
+ * ```ts
+ * ERRORS.signature_mismatch // { status: 401, message: 'The signature does not match the request body.' }
+ * ```
  */
 export const ERRORS = {
   // limits

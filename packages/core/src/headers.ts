@@ -7,6 +7,11 @@ const ASCII = /^[!-~]*$/;
 /**
  * Reads one header case-insensitively (ASCII case only). Repeated headers are joined with ", " as HTTP allows, which makes a
  * repeated signature header fail the strict grammar instead of silently picking one.
+ *
+ * @example
+ * ```ts
+ * readHeader({ 'Service-KYB-Signature': 't=1,v1=ab,kv=3' }, 'service-kyb-signature') // 't=1,v1=ab,kv=3'
+ * ```
  */
 export function readHeader(headers: HeadersInput, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;

@@ -109,7 +109,14 @@ export function isStreamCursorStore(store: DedupeStore): store is StreamCursorSt
   );
 }
 
-/** Longest stream id a store accepts; the SQL stores' key columns hold 255 characters, like event ids. */
+/**
+ * Longest stream id a store accepts; the SQL stores' key columns hold 255 characters, like event ids.
+ *
+ * @example
+ * ```ts
+ * if (streamId.length > MAX_STREAM_ID_LENGTH) throw new RangeError('not a KYB stream id')
+ * ```
+ */
 export const MAX_STREAM_ID_LENGTH = 255;
 
 /**
