@@ -89,6 +89,14 @@ describe('release', () => {
     await expect(client().release(id)).resolves.toEqual({ status: 'payload_expired' });
   });
 
+  it('answers released for a release pulled after its attestation expired (the API serves the same token within retention)', async () => {
+    const id = await service.createDataRequest();
+    const released = await service.release(id);
+    // Two hours on: the service's 600 s attestation has expired, the release is still retained.
+    const later = client({ now: () => Date.now() + 2 * 3_600_000 });
+    await expect(later.release(id)).resolves.toMatchObject({ status: 'released', token: released.attestation });
+  });
+
   it('rejects a release re-signed by a key the KYB JWKS does not publish', async () => {
     const id = await service.createDataRequest();
     const released = await service.release(id);
@@ -120,7 +128,7 @@ describe('release', () => {
     ['naming another stream_id', { stream_id: 'dr_other' }],
     ['from another issuer', { iss: 'https://evil.example' }],
     ['for another audience', { aud: 'another-merchant' }],
-    ['expired', { iat: 1_700_000_000, exp: 1_700_000_600 }],
+    ['issued in the future', { iat: Math.floor(Date.now() / 1000) + 3600, exp: Math.floor(Date.now() / 1000) + 4200 }],
   ])('rejects a genuinely signed release %s', async (_what, change) => {
     const id = await service.createDataRequest();
     const released = await service.release(id);

@@ -247,7 +247,9 @@ export function createKybClient(options: KybClientOptions): KybClient {
       };
       let claims: AttestationClaims;
       try {
-        claims = await check(token, envelope);
+        // Pulled by this client over the API-key-authenticated API: verified as the service's genuine release even
+        // past its exp, which the spec's "same attestation the webhook would carry" implies (VerifyAttestationOptions).
+        claims = await check(token, envelope, { fetched: true });
       } catch (error) {
         const code = (error as { code?: unknown }).code;
         const reason = typeof code === 'string' ? code : 'attestation_invalid';

@@ -77,6 +77,25 @@ export interface AttestationOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * How one token is checked.
+ *
+ * `fetched: true` is for a token the caller pulled itself from the KYB API (a release pull, an event fetched to fill a
+ * gap or to recover): every rule holds except `exp`. The spec's API answers "the same attestation the webhook would
+ * carry" for as long as the release is retained, so a token pulled after its `exp` is still the service's genuine
+ * statement; `exp` bounds how long a *pushed* delivery can be replayed to the endpoint, a threat the pull does not
+ * have (the caller chose the URL and authenticated the call with its API key). `iat` in the future is still refused,
+ * and dedupe still applies. Never set it for bytes that arrived at the webhook endpoint.
+ *
+ * @example
+ * ```ts
+ * const claims = await verify(event.attestation, event, { fetched: true }) // event from client.events(requestId)
+ * ```
+ */
+export interface VerifyAttestationOptions {
+  fetched?: boolean;
+}
+
 /** The verified claims of an attestation. Claims the spec does not show are kept as `unknown`. */
 export interface AttestationClaims extends JWTPayload {
   iss: string;
@@ -120,7 +139,7 @@ export function createAttestationVerifier(
   options: AttestationOptions,
   now: () => number,
   crypto: PlatformCrypto = platformCrypto,
-): (token: string, envelope: EnvelopeIdentity) => Promise<AttestationClaims> {
+): (token: string, envelope: EnvelopeIdentity, verifyOptions?: VerifyAttestationOptions) => Promise<AttestationClaims> {
   const leeway = options.leewaySeconds ?? 30;
   if (!(leeway >= 0 && leeway <= 60)) {
     throw new KybWebhookError('config_invalid', 'attestation.leewaySeconds must be between 0 and 60.');
@@ -134,7 +153,7 @@ export function createAttestationVerifier(
   // remembered by their encoded text: at most MAX_REMEMBERED_HEADERS short ones.
   const headers = new Map<string, ProtectedHeaderParameters>();
 
-  return async (token, envelope) => {
+  return async (token, envelope, verifyOptions) => {
     // indexOf rather than split: a body of dots must not become a million-element array.
     const firstDot = token.indexOf('.');
     const secondDot = firstDot < 0 ? -1 : token.indexOf('.', firstDot + 1);
@@ -178,7 +197,7 @@ export function createAttestationVerifier(
     } catch (cause) {
       throw rejection('attestation_invalid', 'claims are not a UTF-8 JSON object', cause);
     }
-    checkRegisteredClaims(claims, options, Math.floor(now() / 1000), leeway);
+    checkRegisteredClaims(claims, options, Math.floor(now() / 1000), leeway, verifyOptions?.fetched === true);
 
     // 5. the envelope must carry the signed values, otherwise the delivery was relabelled.
     checkAttestationBinding(claims as AttestationClaims, envelope);
@@ -264,7 +283,7 @@ function isNumericDate(value: unknown): value is number {
 }
 
 /** The registered-claim rules (RFC 7519 §4.1) with the leeway, applied alike on every path. */
-function checkRegisteredClaims(claims: JWTPayload, options: AttestationOptions, now: number, leeway: number): void {
+function checkRegisteredClaims(claims: JWTPayload, options: AttestationOptions, now: number, leeway: number, fetched: boolean): void {
   for (const claim of REQUIRED_CLAIMS) {
     if (!Object.hasOwn(claims, claim)) throw rejection('attestation_invalid', `missing required "${claim}" claim`);
   }
@@ -278,7 +297,7 @@ function checkRegisteredClaims(claims: JWTPayload, options: AttestationOptions, 
   }
   // An absent nbf compares false.
   if ((claims.nbf as number) > now + leeway) throw rejection('attestation_invalid', '"nbf" claim timestamp check failed');
-  if ((claims.exp as number) <= now - leeway) throw rejection('attestation_invalid', '"exp" claim timestamp check failed');
+  if (!fetched && (claims.exp as number) <= now - leeway) throw rejection('attestation_invalid', '"exp" claim timestamp check failed');
   // A token issued in the future is refused too (jose checks iat only against maxTokenAge).
   if ((claims.iat as number) > now + leeway) throw rejection('attestation_invalid', '"iat" claim is in the future');
 }

@@ -3,7 +3,7 @@ export type { Receiver, ReceiverOptions, ReceiveInput, ReceiveResult, ResponseBo
 export { createSignatureVerifier, parseSignatureHeader } from './signature.js';
 export type { SecretKeyring, SecretVersion, ParsedSignatureHeader, SignatureVerifierOptions } from './signature.js';
 export { createAttestationVerifier, ATTESTATION_TYP } from './attestation.js';
-export type { AttestationOptions, AttestationClaims, EnvelopeIdentity } from './attestation.js';
+export type { AttestationOptions, AttestationClaims, EnvelopeIdentity, VerifyAttestationOptions } from './attestation.js';
 export { envelopeSchema, ULID_PATTERN } from './envelope.js';
 export type { Envelope } from './envelope.js';
 export {

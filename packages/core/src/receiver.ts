@@ -520,7 +520,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     if (envelope.attestation !== undefined) {
       if (!verifyAttestation) return rejection('attestation_not_configured');
       try {
-        claims = await verifyAttestation(envelope.attestation, envelope);
+        claims = await verifyAttestation(envelope.attestation, envelope, { fetched: true });
       } catch (error) {
         return asKybError(error);
       }
