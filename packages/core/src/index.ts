@@ -72,3 +72,5 @@ export type { ByteStream, BodyReadResult } from './body.js';
 export type { HeadersInput } from './headers.js';
 export { serializeError } from './logger.js';
 export type { Logger, LogEntry, SerializedError } from './logger.js';
+export { walletAddressChangeHandler } from './wallet-address.js';
+export type { WalletAddressDirectory } from './wallet-address.js';
