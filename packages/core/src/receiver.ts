@@ -17,6 +17,7 @@ import {
   type UnknownEventHandler,
 } from './dispatch.js';
 import { envelopeSchema, type Envelope } from './envelope.js';
+import { handlerTypes } from './handler-types.js';
 import { createValidator, type ValidationResult } from './schema-guard.js';
 import { ERRORS, KybWebhookError, rejection, type ErrorCode } from './errors.js';
 import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KnownEventType, type KybEvent, type UnknownKybEvent } from './events.js';
@@ -106,8 +107,20 @@ export interface ReceiveResult {
  * A webhook receiver: register handlers, then hand every delivery to `receive`.
  */
 export interface Receiver {
-  /** Handle events of one type; the event and its context are typed by the name. */
-  on<T extends KnownEventType>(type: T, handler: EventHandler<T>): Receiver;
+  /**
+   * Handle events of one type, or of each type in a list; the event and its context are typed by the names (with a
+   * list, `event.event` narrows the union). Throws `config_invalid` for a handler that is not a function or a name
+   * that is not an event type.
+   *
+   * @example
+   * ```ts
+   * receiver.on(['kyb.data_request.released', 'kyb.data_request.refused'], async (event) => {
+   *   if (event.event === 'kyb.data_request.refused') return markRefused(event.stream_id, event.data.reason)
+   *   await markReleased(event.stream_id, event.data.released_at)
+   * })
+   * ```
+   */
+  on<T extends KnownEventType>(type: T | readonly T[], handler: EventHandler<T>): Receiver;
   /** Handle every verified event. */
   onAny(handler: AnyEventHandler): Receiver;
   /** Handle verified events of types this library version does not know (new attested types appear unannounced). */
@@ -543,7 +556,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   const receiver: Receiver = {
     on(type, handler) {
-      handlers.add(type, handler as unknown as AnyEventHandler);
+      for (const each of handlerTypes(type, handler)) handlers.add(each, handler as unknown as AnyEventHandler);
       return receiver;
     },
     onAny(handler) {
