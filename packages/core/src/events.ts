@@ -179,3 +179,23 @@ export type UnknownKybEvent = Envelope;
 export function isKnownEventType(type: string): type is KnownEventType {
   return Object.hasOwn(eventDataSchemas, type);
 }
+
+/**
+ * Whether an event handed to `onAny` is of a type this library version knows, narrowing it to {@link KybEvent}, the
+ * union that then narrows by `event.event`. Needed because `onAny` also receives verified events of new types: their
+ * `event` is any string, and TypeScript cannot narrow a union one of whose members has a plain `string` tag.
+ *
+ * @example
+ * ```ts
+ * receiver.onAny((event) => {
+ *   if (!isKnownEvent(event)) return audit.unknown(event.event)
+ *   switch (event.event) {
+ *     case 'kyb.data_request.released': return audit.released(event.data.field_count)
+ *     case 'kyb.data_request.refused': return audit.refused(event.data.reason)
+ *   }
+ * })
+ * ```
+ */
+export function isKnownEvent(event: KybEvent | UnknownKybEvent): event is KybEvent {
+  return typeof event?.event === 'string' && isKnownEventType(event.event);
+}

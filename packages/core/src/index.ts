@@ -12,6 +12,7 @@ export {
   ATTESTED_EVENT_TYPES,
   DATA_REQUEST_REFUSAL_REASONS,
   isKnownEventType,
+  isKnownEvent,
   timestampSchema,
   priceSchema,
   priceLineSchema,
