@@ -71,8 +71,66 @@ export const ERRORS = {
   store_unavailable: { status: 503, message: 'The dedupe store is unavailable or answered unexpectedly; retry later.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
-/** A stable rejection code, e.g. `'signature_mismatch'`. */
+/** A stable rejection code, e.g. `'signature_mismatch'`: one of {@link ERRORS}, each with its HTTP status. */
 export type ErrorCode = keyof typeof ERRORS;
+
+/**
+ * Every code a {@link KybWebhookError} carries, in one union: the rejection codes of {@link ERRORS} (each answered
+ * with its status, so the service retries what a retry can cure) plus `config_invalid`, thrown at creation for
+ * invalid options and never answered to the service. Switch over it exhaustively; a code added in a minor release
+ * makes the `never` check fail to compile, which is the point.
+ *
+ * @example
+ * ```ts
+ * function advice(error: KybWebhookError): string {
+ *   const code: KybWebhookErrorCode = error.code
+ *   switch (code) {
+ *     case 'config_invalid': return error.message // names the option and the fix
+ *     case 'signature_missing': case 'signature_malformed': case 'signature_mismatch': case 'signature_expired':
+ *     case 'signature_future': case 'signature_unknown_version': case 'signature_version_expired':
+ *       return 'not from the service, or a secret is missing'
+ *     case 'attestation_missing': case 'attestation_invalid_typ': case 'attestation_invalid':
+ *     case 'attestation_relabelled': case 'attestation_not_configured':
+ *       return 'the attestation did not verify'
+ *     case 'handler_failed': case 'handler_timeout': case 'late_unhandled':
+ *       return 'your handler failed; the service retries'
+ *     case 'jwks_unavailable': case 'store_unavailable': case 'backfill_unavailable': case 'internal_error':
+ *       return 'a dependency is down; the service retries'
+ *     case 'in_progress': case 'out_of_order': case 'backfill_invalid': case 'event_data_invalid':
+ *       return 'retried until it can be processed'
+ *     case 'body_too_large': case 'method_not_allowed': case 'unsupported_media_type': case 'body_not_json':
+ *     case 'envelope_invalid': case 'body_already_parsed':
+ *       return 'not a well-formed delivery'
+ *     default: { const unhandled: never = code; return unhandled }
+ *   }
+ * }
+ * ```
+ */
+export type KybWebhookErrorCode = ErrorCode | 'config_invalid';
+
+/**
+ * The `code` of a 2xx answer that is not a plain first success: `duplicate` (processed before), `unauthenticated`
+ * (nothing authenticates it; acknowledged, not processed), `late` (ordering enforce: taken by the `onGap` handlers).
+ *
+ * @example
+ * ```ts
+ * if (result.status === 200 && result.code === 'duplicate') metrics.increment('kyb.duplicate')
+ * ```
+ */
+export type AcknowledgementCode = 'duplicate' | 'unauthenticated' | 'late';
+
+/**
+ * Every code, in one list: the rejection codes of {@link ERRORS} and `config_invalid`.
+ *
+ * @example
+ * ```ts
+ * KYB_WEBHOOK_ERROR_CODES.includes('signature_mismatch') // true
+ * ```
+ */
+export const KYB_WEBHOOK_ERROR_CODES: readonly KybWebhookErrorCode[] = Object.freeze([
+  ...(Object.keys(ERRORS) as ErrorCode[]),
+  'config_invalid',
+]);
 
 /**
  * Thrown by the receiver's internal steps; the receiver turns it into a response. Also thrown by
@@ -87,11 +145,11 @@ export type ErrorCode = keyof typeof ERRORS;
  */
 export class KybWebhookError extends Error {
   override readonly name = 'KybWebhookError';
-  readonly code: ErrorCode | 'config_invalid';
+  readonly code: KybWebhookErrorCode;
   /** Internal detail for the logger hook; never sent back to the service, never contains secrets or body text. */
   readonly detail: string | undefined;
 
-  constructor(code: ErrorCode | 'config_invalid', message?: string, options?: { detail?: string; cause?: unknown }) {
+  constructor(code: KybWebhookErrorCode, message?: string, options?: { detail?: string; cause?: unknown }) {
     super(message ?? (code === 'config_invalid' ? 'Invalid receiver configuration.' : ERRORS[code].message), {
       cause: options?.cause,
     });

@@ -54,7 +54,7 @@ export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './
 export { isStreamCursorStore, checkStreamArguments, checkStreamId, cursorRetention, MAX_STREAM_ID_LENGTH } from './stream-store.js';
 export type { StreamCursorStore, CompleteInOrderOptions, CompleteInOrderResult, AdvanceCursorOptions } from './stream-store.js';
 export type { OrderingOptions, OrderingMode, FetchEventsAfter, GapReport, GapHandler } from './ordering.js';
-export { ERRORS, KybWebhookError } from './errors.js';
+export { ERRORS, KybWebhookError, KYB_WEBHOOK_ERROR_CODES } from './errors.js';
 export {
   validateOptions,
   validateArgument,
@@ -66,7 +66,7 @@ export {
   DEFAULT_STORE_TIMEOUT_MS,
 } from './config.js';
 export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './config.js';
-export type { ErrorCode } from './errors.js';
+export type { ErrorCode, KybWebhookErrorCode, AcknowledgementCode } from './errors.js';
 export { readHeader } from './headers.js';
 export { readBodyStream, readWebBodyStream, discardBodyStream, OVERSIZED_BODY_DRAIN } from './body.js';
 export type { ByteStream, BodyReadResult } from './body.js';
