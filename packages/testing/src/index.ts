@@ -21,7 +21,7 @@ export {
   type ReleasedAnswerEntry,
   type TestEnvelope,
 } from './fixtures.js';
-export { generateAttestationKey, randomSecret, type AttestationKey, type Jwks } from './keys.js';
+export { generateAttestationKey, importAttestationKey, exportAttestationKey, randomSecret, type AttestationKey, type Jwks } from './keys.js';
 export { signatureHeader, type SignatureHeaderParts } from './hmac.js';
 export { ATTESTATION_TYP, type AttestOptions, type TokenHeader } from './attestation.js';
 export {

@@ -51,8 +51,13 @@ export const TEST_LOGIN_ISSUER = 'https://auth.kyb.example.test';
  * ```
  */
 export interface TestSignerOptions {
-  /** Key id published in the JWKS; default a random `kyb-test-…`. */
+  /** Key id published in the JWKS; default a random `kyb-test-…` (or the kid of `key`). */
   kid?: string;
+  /**
+   * An existing attestation key (from {@link generateAttestationKey} or {@link importAttestationKey}) instead of a
+   * fresh one, so tokens verify against a JWKS published before this signer was created.
+   */
+  key?: AttestationKey;
   /** Attestation `iss`; default {@link TEST_ISSUER}. */
   issuer?: string;
   /** Attestation `aud`; default {@link TEST_AUDIENCE}. */
@@ -184,7 +189,7 @@ export interface TestSigner {
 }
 
 /**
- * Creates a {@link TestSigner} with a fresh RSA-2048 key. For an attestation under a kid the receiver does not
+ * Creates a {@link TestSigner} with a fresh RSA-2048 key (or the `key` and `secrets` you pass). For an attestation under a kid the receiver does not
  * know, create a second signer and use its {@link TestSigner.attest}.
  *
  * @example
@@ -195,7 +200,10 @@ export interface TestSigner {
  * ```
  */
 export async function createTestSigner(options: TestSignerOptions = {}): Promise<TestSigner> {
-  const key = await generateAttestationKey(options.kid);
+  if (options.key !== undefined && options.kid !== undefined && options.kid !== options.key.kid) {
+    throw new TypeError(`createTestSigner: kid "${options.kid}" differs from the kid of key ("${options.key.kid}"); pass one of them.`);
+  }
+  const key = options.key ?? (await generateAttestationKey(options.kid));
   const issuer = options.issuer ?? TEST_ISSUER;
   const audience = options.audience ?? TEST_AUDIENCE;
   const loginIssuer = options.loginIssuer ?? TEST_LOGIN_ISSUER;
