@@ -391,6 +391,14 @@ export const optionRules = {
   func(hint?: string): OptionRule {
     return rule((value) => (typeof value === 'function' ? undefined : `must be a function${hint ? ` (${hint})` : ''}, got ${describeValue(value)}.`));
   },
+  /** A function, or `false` to turn the feature off (e.g. the default logger). */
+  funcOrFalse(hint?: string): OptionRule {
+    return rule((value) =>
+      typeof value === 'function' || value === false
+        ? undefined
+        : `must be a function${hint ? ` (${hint})` : ''} or false, got ${describeValue(value)}.`,
+    );
+  },
   /** Any object (class instances included). */
   object(hint?: string): OptionRule {
     return rule((value) =>
@@ -686,7 +694,7 @@ const RECEIVER_SPEC: OptionsSpec = {
     handlerTimeoutMs: optionRules.positiveNumber('milliseconds'),
     storeTimeoutMs: optionRules.positiveNumber('milliseconds'),
     now: optionRules.func('a clock in milliseconds, like Date.now'),
-    logger: optionRules.func('called with each log entry'),
+    logger: optionRules.funcOrFalse('called with each log entry; false silences the default console logger'),
     ordering: optionRules.fields(orderingFields, "e.g. { mode: 'enforce', fetchEventsAfter }"),
     crypto: optionRules.internal(),
   },

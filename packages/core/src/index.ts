@@ -72,6 +72,8 @@ export { readBodyStream, readWebBodyStream, discardBodyStream, OVERSIZED_BODY_DR
 export type { ByteStream, BodyReadResult } from './body.js';
 export type { HeadersInput } from './headers.js';
 export { serializeError } from './logger.js';
+export { createConsoleLogger, formatLogEntry } from './console-logger.js';
+export type { ConsoleLoggerOptions, LogConsole } from './console-logger.js';
 export type { Logger, LogEntry, SerializedError } from './logger.js';
 export { walletAddressChangeHandler } from './wallet-address.js';
 export type { WalletAddressDirectory } from './wallet-address.js';

@@ -18,6 +18,7 @@ import {
 } from './dispatch.js';
 import { envelopeSchema, type Envelope } from './envelope.js';
 import { handlerTypes } from './handler-types.js';
+import { createConsoleLogger } from './console-logger.js';
 import { createValidator, type ValidationResult } from './schema-guard.js';
 import { ERRORS, KybWebhookError, rejection, type ErrorCode } from './errors.js';
 import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KnownEventType, type KybEvent, type UnknownKybEvent } from './events.js';
@@ -59,8 +60,11 @@ export interface ReceiverOptions {
   storeTimeoutMs?: number;
   /** Clock in milliseconds. Default `Date.now`. */
   now?: () => number;
-  /** Structured log hook; no secret, token or body content is ever passed to it. */
-  logger?: Logger;
+  /**
+   * Structured log hook; no secret, token or body content is ever passed to it. Default
+   * {@link createConsoleLogger}: one readable line per rejection and failure on the console. `false` silences it.
+   */
+  logger?: Logger | false;
   /**
    * Per-stream order (design §7): `{ mode: 'off' | 'detect' | 'enforce', firstSeq?: 0 | 1, fetchEventsAfter? }`.
    * Default off: each delivery on its own, no cursor read or written. `'detect'` and `'enforce'` need a store with
@@ -213,7 +217,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // Frozen once: the store only reads them, and a delivery need not allocate them again.
   const claimOptions = Object.freeze({ leaseMs });
   const completeOptions = Object.freeze({ retainMs });
-  const logger = options.logger;
+  const logger = options.logger === false ? undefined : (options.logger ?? createConsoleLogger());
   const handlers = new HandlerRegistry();
   const gapHandlers: GapHandler[] = [];
 
