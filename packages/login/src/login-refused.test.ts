@@ -1,0 +1,313 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as oidc from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogin, type Login } from './login.js';
+import { memoryTransactionStore } from './transaction-store.js';
+import { approvedCallback, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
+import { startTestProvider, type TestProvider } from './testing/provider.js';
+import { claimsOf, craftToken, tamperingFetch, type Forgery } from './testing/tokens.js';
+import { approveAtProvider, UserAgent } from './testing/user-agent.js';
+
+let provider: TestProvider;
+let login: Login;
+beforeAll(async () => {
+  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
+  login = await createLogin(loginOptions(provider));
+});
+afterAll(() => provider?.stop());
+
+/** Nothing secret ever appears in what a refusal says. */
+function expectNoSecrets(error: { message: string; detail?: string }, secrets: Array<string | null | undefined>): void {
+  for (const secret of secrets) {
+    if (!secret) continue;
+    expect(error.message).not.toContain(secret);
+    expect(error.detail ?? '').not.toContain(secret);
+  }
+}
+
+describe('the callback is refused', () => {
+  it('without a state', async () => {
+    const { callbackUrl, setCookie } = await approvedCallback(login);
+    callbackUrl.searchParams.delete('state');
+    expect((await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).code).toBe('state_mismatch');
+  });
+
+  it('with another state (CSRF)', async () => {
+    const { callbackUrl, setCookie } = await approvedCallback(login);
+    callbackUrl.searchParams.set('state', oidc.randomState());
+    expect((await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).code).toBe('state_mismatch');
+  });
+
+  it('with the state and code of another browser\u2019s login', async () => {
+    const mine = await approvedCallback(login);
+    const theirs = await approvedCallback(login);
+    expect((await refusal(login.finish(loginRequest(theirs.callbackUrl, [mine.setCookie])))).code).toBe('state_mismatch');
+  });
+
+  it('without the transaction cookie', async () => {
+    const { callbackUrl } = await approvedCallback(login);
+    expect((await refusal(login.finish(loginRequest(callbackUrl))))).toMatchObject({ code: 'transaction_missing' });
+  });
+
+  it('with an altered transaction cookie', async () => {
+    const { callbackUrl, setCookie } = await approvedCallback(login);
+    const [pair] = setCookie.split(';');
+    const altered = pair!.slice(0, -2) + (pair!.endsWith('AA') ? 'AB' : 'AA');
+    expect((await refusal(login.finish(loginRequest(callbackUrl, [altered])))).code).toBe('transaction_invalid');
+  });
+
+  it('with a transaction cookie sealed under another secret', async () => {
+    const other = await createLogin(loginOptions(provider, { secret: 'another-secret-of-at-least-32-bytes-long' }));
+    const { callback } = await approvedCallback(other);
+    expect((await refusal(login.finish(callback))).code).toBe('transaction_invalid');
+  });
+
+  it('when replayed (the same callback twice)', async () => {
+    const { callback } = await approvedCallback(login);
+    await login.finish(callback);
+    expect((await refusal(login.finish(callback))).code).toBe('transaction_replayed');
+  });
+
+  it('when replayed with a transaction store', async () => {
+    const stored = await createLogin(loginOptions(provider, { transactionStore: memoryTransactionStore() }));
+    const { callback } = await approvedCallback(stored);
+    await stored.finish(callback);
+    expect((await refusal(stored.finish(callback))).code).toBe('transaction_replayed');
+  });
+
+  it('when the login server denied the sign-in', async () => {
+    const { callbackUrl, setCookie } = await approvedCallback(login);
+    const denied = new URL(REDIRECT_URI);
+    denied.search = new URLSearchParams({ error: 'access_denied', state: callbackUrl.searchParams.get('state')!, iss: provider.issuer }).toString();
+    expect((await refusal(login.finish(loginRequest(denied, [setCookie])))).code).toBe('authorization_denied');
+  });
+
+  it('when the response names another issuer (RFC 9207 iss)', async () => {
+    const { callbackUrl, setCookie } = await approvedCallback(login);
+    callbackUrl.searchParams.set('iss', `${provider.issuer}/`);
+    expect((await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).code).toBe('issuer_mismatch');
+  });
+
+  it('without revealing the code or the verifier in the error', async () => {
+    const { callbackUrl, setCookie } = await approvedCallback(login);
+    callbackUrl.searchParams.set('state', 'wrong');
+    const error = await refusal(login.finish(loginRequest(callbackUrl, [setCookie])));
+    expectNoSecrets(error, [callbackUrl.searchParams.get('code'), setCookie.split(';')[0]!.split('=')[1]]);
+  });
+});
+
+describe('the code exchange is refused', () => {
+  /** A code obtained by the browser with its own verifier (the backend-exchange setup). */
+  async function browserCode(): Promise<{ code: string; codeVerifier: string }> {
+    const browser = await oidc.discovery(new URL(provider.issuer), provider.confidentialClient.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(browser, {
+      redirect_uri: REDIRECT_URI,
+      scope: 'openid offline offline_access',
+      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      prompt: 'consent',
+      access_type: 'offline',
+      audience: provider.audiences[0]!,
+    });
+    return { code: (await approveAtProvider(new UserAgent(), url)).searchParams.get('code')!, codeVerifier };
+  }
+
+  it('for a replayed code', async () => {
+    const { code, codeVerifier } = await browserCode();
+    await login.exchangeCode({ code, codeVerifier });
+    const error = await refusal(login.exchangeCode({ code, codeVerifier }));
+    expect(error.code).toBe('code_exchange_failed');
+    expectNoSecrets(error, [code, codeVerifier]);
+  });
+
+  it('for a verifier that does not match the challenge', async () => {
+    const { code } = await browserCode();
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const error = await refusal(login.exchangeCode({ code, codeVerifier }));
+    expect(error.code).toBe('code_exchange_failed');
+    expectNoSecrets(error, [code, codeVerifier]);
+  });
+
+  it('for a wrong client secret', async () => {
+    const wrong = await createLogin(loginOptions(provider, { clientSecret: 'not-the-secret' }));
+    const error = await refusal(wrong.finish((await approvedCallback(wrong)).callback));
+    expect(error.code).toBe('code_exchange_failed');
+    expectNoSecrets(error, ['not-the-secret']);
+  });
+});
+
+describe('discovery is refused', () => {
+  /** A login server whose discovery document names `issuer` (everything else from the real provider). */
+  async function withDiscoveredIssuer(issuerFor: (origin: string) => string, run: (authUrl: string) => Promise<void>): Promise<void> {
+    const server = createServer(async (req, res) => {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const document = (await (await fetch(`${provider.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ ...document, issuer: issuerFor(origin) }));
+      void req;
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}/login`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('when the document names another issuer', async () => {
+    await withDiscoveredIssuer(
+      () => provider.issuer,
+      async (authUrl) => expect((await refusal(createLogin(loginOptions(provider, { authUrl })))).code).toBe('issuer_mismatch'),
+    );
+  });
+
+  it('when the issuers differ only by a trailing slash', async () => {
+    await withDiscoveredIssuer(
+      (origin) => `${origin}/login/`,
+      async (authUrl) => {
+        const error = await refusal(createLogin(loginOptions(provider, { authUrl })));
+        expect(error.code).toBe('issuer_mismatch');
+        expect(error.message).toMatch(/trailing slash/);
+      },
+    );
+  });
+
+  it('when the login server is not reachable', async () => {
+    const error = await refusal(createLogin(loginOptions(provider, { authUrl: 'http://127.0.0.1:9' })));
+    expect(error.code).toBe('discovery_failed');
+  });
+});
+
+describe('the ID token of the token response is refused', () => {
+  /** A sign-in whose token response carries the ID token `make` builds from the genuine one's claims. */
+  async function signInWithIdToken(make: (claims: Record<string, unknown>) => Promise<string>): Promise<{ code: string; detail?: string; message: string }> {
+    const tampered = await createLogin(
+      loginOptions(provider, { fetch: tamperingFetch(async (body) => ({ ...body, id_token: await make(claimsOf(body.id_token) as Record<string, unknown>) })) }),
+    );
+    return refusal(tampered.finish((await approvedCallback(tampered)).callback));
+  }
+  const sign = (claims: Record<string, unknown>, forgery: Forgery = 'rs256', header: { typ?: string } = {}): Promise<string> =>
+    craftToken(provider.signingKey, claims, forgery, header);
+  const now = (): number => Math.floor(Date.now() / 1000);
+
+  it('when it is genuine but re-signed unchanged (control: the tampering itself is accepted)', async () => {
+    const tampered = await createLogin(
+      loginOptions(provider, { fetch: tamperingFetch(async (body) => ({ ...body, id_token: await sign(claimsOf(body.id_token) as Record<string, unknown>) })) }),
+    );
+    expect((await tampered.finish((await approvedCallback(tampered)).callback)).userId).toMatch(/^0x/);
+  });
+
+  it('from an issuer that differs by a trailing slash', async () => {
+    expect((await signInWithIdToken((c) => sign({ ...c, iss: `${provider.issuer}/` }))).code).toBe('issuer_mismatch');
+  });
+
+  it('for another audience', async () => {
+    expect((await signInWithIdToken((c) => sign({ ...c, aud: 'another-client' }))).code).toBe('token_invalid');
+  });
+
+  it('with alg none', async () => {
+    expect((await signInWithIdToken((c) => sign(c, 'none'))).code).toBe('token_invalid');
+  });
+
+  it('signed with HS256 using the login server\u2019s public key as the secret', async () => {
+    expect((await signInWithIdToken((c) => sign(c, 'hs256-public-key'))).code).toBe('token_invalid');
+  });
+
+  it('signed by a key that is not the login server\u2019s (same kid)', async () => {
+    expect((await signInWithIdToken((c) => sign(c, 'other-key'))).code).toBe('token_invalid');
+  });
+
+  it('when it is a KYB attestation, even one signed by the login key for this client', async () => {
+    const error = await signInWithIdToken((c) => sign({ ...c, event_id: '01JD0000000000000000000000', seq: 1 }, 'rs256', { typ: 'kyb-attestation+jwt' }));
+    expect(error.code).toBe('token_invalid');
+    expect(error.detail).toMatch(/typ/);
+  });
+
+  it('with a sub that lacks the svcid: prefix', async () => {
+    expect((await signInWithIdToken((c) => sign({ ...c, sub: String(c.sub).replace('svcid:', '') }))).code).toBe('subject_invalid');
+  });
+
+  it('when expired beyond the leeway', async () => {
+    expect((await signInWithIdToken((c) => sign({ ...c, iat: now() - 3600, exp: now() - 120 }))).code).toBe('token_expired');
+  });
+
+  it('when issued in the future beyond the leeway', async () => {
+    expect((await signInWithIdToken((c) => sign({ ...c, iat: now() + 300, exp: now() + 900 }))).code).toBe('token_invalid');
+  });
+
+  it('with another nonce', async () => {
+    expect((await signInWithIdToken((c) => sign({ ...c, nonce: 'replayed-from-another-login' }))).code).toBe('token_invalid');
+  });
+
+  it('when the token response is not of type bearer', async () => {
+    const tampered = await createLogin(loginOptions(provider, { fetch: tamperingFetch((body) => ({ ...body, token_type: 'DPoP' })) }));
+    expect((await refusal(tampered.finish((await approvedCallback(tampered)).callback))).code).toBe('token_invalid');
+  });
+});
+
+describe('verifyAccessToken refuses', () => {
+  let genuine: { accessToken: string; idToken: string };
+  beforeAll(async () => {
+    const { tokens } = await login.finish((await approvedCallback(login)).callback);
+    genuine = tokens;
+  });
+  const sign = (claims: Record<string, unknown>, forgery: Forgery = 'rs256', header: { typ?: string } = {}): Promise<string> =>
+    craftToken(provider.signingKey, claims, forgery, { typ: 'at+jwt', ...header });
+  const now = (): number => Math.floor(Date.now() / 1000);
+
+  it('accepts the genuine access token (control)', async () => {
+    expect((await login.verifyAccessToken(genuine.accessToken)).userId).toMatch(/^0x/);
+  });
+
+  it('an ID token (its audience is the client, not the API)', async () => {
+    expect((await refusal(login.verifyAccessToken(genuine.idToken))).code).toBe('token_invalid');
+  });
+
+  it('a token for another audience', async () => {
+    expect((await refusal(login.verifyAccessToken(await sign({ ...claimsOf(genuine.accessToken), aud: 'https://other.api' })))).code).toBe('token_invalid');
+  });
+
+  it('an expired token', async () => {
+    const expired = await sign({ ...claimsOf(genuine.accessToken), iat: now() - 3600, exp: now() - 120 });
+    expect((await refusal(login.verifyAccessToken(expired))).code).toBe('token_expired');
+  });
+
+  it('alg none', async () => {
+    expect((await refusal(login.verifyAccessToken(await sign(claimsOf(genuine.accessToken), 'none')))).code).toBe('token_invalid');
+  });
+
+  it('HS256 signed with the public key', async () => {
+    expect((await refusal(login.verifyAccessToken(await sign(claimsOf(genuine.accessToken), 'hs256-public-key')))).code).toBe('token_invalid');
+  });
+
+  it('a KYB attestation', async () => {
+    const attestation = await sign(claimsOf(genuine.accessToken), 'rs256', { typ: 'kyb-attestation+jwt' });
+    expect((await refusal(login.verifyAccessToken(attestation))).code).toBe('token_invalid');
+  });
+
+  it('an issuer with a trailing slash', async () => {
+    const token = await sign({ ...claimsOf(genuine.accessToken), iss: `${provider.issuer}/` });
+    expect((await refusal(login.verifyAccessToken(token))).code).toBe('token_invalid');
+  });
+
+  it('a sub without svcid:', async () => {
+    const token = await sign({ ...claimsOf(genuine.accessToken), sub: '0xabc' });
+    expect((await refusal(login.verifyAccessToken(token))).code).toBe('subject_invalid');
+  });
+
+  it('an empty token', async () => {
+    expect((await refusal(login.verifyAccessToken(''))).code).toBe('token_missing');
+  });
+});
+
+describe('the return path', () => {
+  it.each(['//evil.example/', 'https://evil.example/', '/\\evil.example', '/%2F%2Fevil.example', 'javascript:alert(1)', '/\t/evil.example'])(
+    'refuses %j (another origin)',
+    async (returnTo) => {
+      expect((await refusal(login.start(loginRequest('/auth/login'), { returnTo }))).code).toBe('return_path_invalid');
+    },
+  );
+});

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { KybLoginError } from './errors.js';
+import { createLogin } from './login.js';
+import type { LoginOptions } from './options.js';
+
+const valid: LoginOptions = {
+  authUrl: 'https://login.service.example',
+  clientId: 'merchant',
+  clientSecret: 'secret',
+  redirectUri: 'https://shop.example/auth/callback',
+  audience: 'https://api.shop.example',
+  secret: 'x'.repeat(32),
+};
+
+/** createLogin's refusal, before any request is made (the URLs above do not resolve). */
+async function configError(options: unknown): Promise<KybLoginError> {
+  try {
+    await createLogin(options as LoginOptions);
+  } catch (error) {
+    return error as KybLoginError;
+  }
+  throw new Error('createLogin accepted the options');
+}
+
+describe('createLogin refuses options that cannot work, with config_invalid and the fix', () => {
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['a secret shorter than 32 bytes', { secret: 'x'.repeat(31) }, /secret must be at least 32 bytes/],
+    ['no secret', { secret: undefined }, /secret is required/],
+    ['no authUrl', { authUrl: undefined }, /authUrl is required/],
+    ['the well-known URL as authUrl', { authUrl: 'https://login.service.example/.well-known/openid-configuration' }, /not the discovery document URL/],
+    ['an http authUrl without allowInsecureRequests', { authUrl: 'http://login.service.example' }, /must be https/],
+    ['no clientId', { clientId: '' }, /clientId is required/],
+    ['no audience', { audience: undefined }, /audience is required/],
+    ['an empty clientSecret', { clientSecret: '' }, /clientSecret must be a non-empty string, or left out for a public client/],
+    ['a relative redirectUri that is not a path', { redirectUri: 'auth/callback' }, /redirectUri must be an absolute URL or a path/],
+    ['idTokenAlgorithm none', { idTokenAlgorithm: 'none' }, /never 'none' or an HMAC algorithm/],
+    ['idTokenAlgorithm HS256', { idTokenAlgorithm: 'HS256' }, /idTokenAlgorithm must be one of/],
+    ['a leeway over 60 s', { clockToleranceSeconds: 300 }, /clockToleranceSeconds must be a number from 0 to 60/],
+    ['another library\u2019s option name', { issuer: 'https://login.service.example' }, /unknown option "issuer": did you mean "authUrl"\?/],
+    ['a store without take', { transactionStore: { set: async () => {} } }, /transactionStore must have set\(id, transaction, ttlSeconds\) and take\(id\)/],
+  ])('%s', async (_name, change, message) => {
+    const error = await configError({ ...valid, ...change });
+    expect(error).toBeInstanceOf(KybLoginError);
+    expect(error.code).toBe('config_invalid');
+    expect(error.message).toMatch(message);
+    expect(error.message).toMatch(/Example: createLogin\(/);
+  });
+
+  it('never repeats a secret in the message', async () => {
+    const error = await configError({ ...valid, secret: 'short-secret-value', clientSecret: 'client-secret-value', redirect_uri: 'x' });
+    expect(error.message).not.toContain('short-secret-value');
+    expect(error.message).not.toContain('client-secret-value');
+  });
+
+  it('lists every problem at once', async () => {
+    const error = await configError({ ...valid, secret: 'short', audience: undefined });
+    expect(error.message).toMatch(/secret must be at least 32 bytes/);
+    expect(error.message).toMatch(/audience is required/);
+  });
+});

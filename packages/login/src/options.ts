@@ -1,0 +1,179 @@
+import { KybLoginError } from './errors.js';
+import type { TransactionStore } from './transaction-store.js';
+
+/**
+ * Options of {@link createLogin}: the service's OAuth client (spec 2.1) and how this app keeps the login state.
+ *
+ * @example
+ * ```ts
+ * const options: LoginOptions = {
+ *   authUrl: 'https://login.service.example',
+ *   clientId: process.env.KYB_CLIENT_ID!,
+ *   clientSecret: process.env.KYB_CLIENT_SECRET!,
+ *   redirectUri: 'https://shop.example/auth/callback',
+ *   audience: 'https://api.shop.example',
+ *   secret: process.env.LOGIN_COOKIE_SECRET!, // 32+ random bytes
+ * }
+ * ```
+ */
+export interface LoginOptions {
+  /** `{auth_url}`: the login server's issuer. Discovery starts from it, and its document must name the same issuer. */
+  authUrl: string;
+  /** The oauth2ClientID. */
+  clientId: string;
+  /**
+   * The client secret of a confidential client, sent with HTTP Basic on the token endpoint (spec 5.1). Leave it out
+   * for a public client, which exchanges the code with PKCE alone.
+   */
+  clientSecret?: string;
+  /**
+   * The redirect URI exactly as registered (an absolute URL, recommended), or a path (such as `/auth/callback`)
+   * resolved against the request's origin, which honours X-Forwarded-Proto/Host only with `trustProxy`.
+   */
+  redirectUri: string;
+  /** One of the client's registered audiences: sent as `audience`, and required in access tokens' `aud`. */
+  audience: string;
+  /**
+   * At least 32 bytes (e.g. `openssl rand -base64 32`), from which the keys that encrypt the transaction and session
+   * cookies are derived. Changing it signs everybody out and voids logins in progress.
+   */
+  secret: string;
+  /** Ask for the `business` scope (business login, spec 4.1). Default false. */
+  business?: boolean;
+  /** The ID token signing algorithm, pinned; the token's header is never trusted for it. Default 'RS256'. */
+  idTokenAlgorithm?: 'RS256' | 'PS256' | 'ES256' | 'EdDSA';
+  /** Leeway for `exp`, `iat` and `nbf`, in seconds, 0 to 60. Default 30. */
+  clockToleranceSeconds?: number;
+  /** Least time between two JWKS refetches caused by an unknown `kid`, in ms. Default 30 000. */
+  jwksCooldownMs?: number;
+  /** How long a started login may take before its callback is refused, in seconds. Default 600. */
+  transactionTtlSeconds?: number;
+  /** Keep transactions in a store instead of the encrypted cookie (the cookie then holds only an id). */
+  transactionStore?: TransactionStore;
+  /** The signed-in session cookie set by the login routes; `false` to keep sessions yourself in `onLogin`. */
+  session?: false | { maxAgeSeconds?: number };
+  /** Cookie attributes; `secure` defaults to whether the redirect URI is https. */
+  cookies?: { secure?: boolean; transactionName?: string; sessionName?: string };
+  /**
+   * Called once per successful sign-in with the user id; resolve `true` when the id was seen for the first time
+   * (a sign-up: spec 1.2). Its answer becomes `isNewUser`. Without it `isNewUser` is undefined.
+   */
+  upsertUser?: (userId: string, claims: Record<string, unknown>) => boolean | Promise<boolean>;
+  /** Honour X-Forwarded-Proto and X-Forwarded-Host when resolving a path redirect URI. Default false. */
+  trustProxy?: boolean;
+  /**
+   * Allow http:// for the login server. Only for a local test provider: never set it in production, where it would
+   * let a network attacker see codes and tokens.
+   */
+  allowInsecureRequests?: boolean;
+  /** The fetch used for discovery, the token endpoint and the JWKS (proxies, test doubles). Default: global fetch. */
+  fetch?: typeof fetch;
+  /** Timeout of each request to the login server, in seconds. Default 30. */
+  timeoutSeconds?: number;
+}
+
+const KNOWN: Record<keyof LoginOptions, true> = {
+  authUrl: true, clientId: true, clientSecret: true, redirectUri: true, audience: true, secret: true, business: true,
+  idTokenAlgorithm: true, clockToleranceSeconds: true, jwksCooldownMs: true, transactionTtlSeconds: true,
+  transactionStore: true, session: true, cookies: true, upsertUser: true, trustProxy: true,
+  allowInsecureRequests: true, fetch: true, timeoutSeconds: true,
+};
+// Names other OIDC libraries use, so a migrating user is told the option meant.
+const ALIASES: Record<string, keyof LoginOptions> = {
+  issuer: 'authUrl', issuerUrl: 'authUrl', authURL: 'authUrl', auth_url: 'authUrl', client_id: 'clientId',
+  client_secret: 'clientSecret', redirect_uri: 'redirectUri', redirectUrl: 'redirectUri', callbackUrl: 'redirectUri',
+  cookieSecret: 'secret', sessionSecret: 'secret', audiences: 'audience', clockTolerance: 'clockToleranceSeconds',
+};
+const EXAMPLE =
+  "createLogin({ authUrl: 'https://login.service.example', clientId, clientSecret, redirectUri: 'https://shop.example/auth/callback', audience: 'https://api.shop.example', secret: process.env.LOGIN_COOKIE_SECRET })";
+
+/**
+ * Checks every option and throws one `config_invalid` error listing all problems and their fixes. Values are never
+ * repeated in the message: several options are secrets.
+ */
+export function validateLoginOptions(options: unknown): asserts options is LoginOptions {
+  const problems: string[] = [];
+  if (typeof options !== 'object' || options === null) {
+    throw configInvalid([`options must be an object, got ${options === null ? 'null' : typeof options}.`]);
+  }
+  const o = options as Record<string, unknown>;
+  for (const name of Object.keys(o)) {
+    if (name in KNOWN) continue;
+    const meant = ALIASES[name];
+    problems.push(meant ? `unknown option "${name}": did you mean "${meant}"?` : `unknown option "${name}".`);
+  }
+  const url = (name: string, value: unknown, allowPath: boolean): void => {
+    if (typeof value !== 'string' || value === '') return void problems.push(`${name} is required: a URL string.`);
+    if (allowPath && value.startsWith('/') && !value.startsWith('//')) return;
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      return void problems.push(`${name} must be an absolute URL${allowPath ? ' or a path starting with /' : ''}.`);
+    }
+    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') problems.push(`${name} must be an http(s) URL.`);
+    if (parsed.hash) problems.push(`${name} must not have a #fragment.`);
+  };
+  url('authUrl', o.authUrl, false);
+  url('redirectUri', o.redirectUri, true);
+  if (typeof o.authUrl === 'string' && o.authUrl.startsWith('http:') && o.allowInsecureRequests !== true) {
+    problems.push('authUrl must be https. For a local test provider on http://127.0.0.1 set allowInsecureRequests: true (never in production).');
+  }
+  if (typeof o.authUrl === 'string' && /\/\.well-known\//.test(o.authUrl)) {
+    problems.push('authUrl must be the issuer ({auth_url}), not the discovery document URL: drop the /.well-known/… part.');
+  }
+  for (const name of ['clientId', 'audience'] as const) {
+    if (typeof o[name] !== 'string' || o[name] === '') problems.push(`${name} is required: a non-empty string.`);
+  }
+  if (o.clientSecret !== undefined && (typeof o.clientSecret !== 'string' || o.clientSecret === '')) {
+    problems.push('clientSecret must be a non-empty string, or left out for a public client.');
+  }
+  if (typeof o.secret !== 'string') problems.push('secret is required: a string of at least 32 bytes (e.g. `openssl rand -base64 32`).');
+  else if (new TextEncoder().encode(o.secret).length < 32) problems.push('secret must be at least 32 bytes long (e.g. `openssl rand -base64 32`).');
+  const number = (name: string, min: number, max: number): void => {
+    const v = o[name];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max)) {
+      problems.push(`${name} must be a number from ${min} to ${max}.`);
+    }
+  };
+  number('clockToleranceSeconds', 0, 60);
+  number('jwksCooldownMs', 0, 3_600_000);
+  number('transactionTtlSeconds', 30, 3600);
+  number('timeoutSeconds', 1, 300);
+  if (o.idTokenAlgorithm !== undefined && !['RS256', 'PS256', 'ES256', 'EdDSA'].includes(o.idTokenAlgorithm as string)) {
+    problems.push("idTokenAlgorithm must be one of 'RS256' (the service's), 'PS256', 'ES256', 'EdDSA'; never 'none' or an HMAC algorithm.");
+  }
+  for (const name of ['business', 'trustProxy', 'allowInsecureRequests'] as const) {
+    if (o[name] !== undefined && typeof o[name] !== 'boolean') problems.push(`${name} must be true or false.`);
+  }
+  for (const name of ['upsertUser', 'fetch'] as const) {
+    if (o[name] !== undefined && typeof o[name] !== 'function') problems.push(`${name} must be a function.`);
+  }
+  const store = o.transactionStore as Record<string, unknown> | undefined;
+  if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.set !== 'function' || typeof store.take !== 'function')) {
+    problems.push('transactionStore must have set(id, transaction, ttlSeconds) and take(id) methods (see memoryTransactionStore).');
+  }
+  const session = o.session as Record<string, unknown> | false | undefined;
+  if (session !== undefined && session !== false) {
+    if (typeof session !== 'object' || session === null) problems.push('session must be false or { maxAgeSeconds }.');
+    else if (session.maxAgeSeconds !== undefined && !(typeof session.maxAgeSeconds === 'number' && session.maxAgeSeconds >= 60)) {
+      problems.push('session.maxAgeSeconds must be a number of seconds, at least 60.');
+    }
+  }
+  const cookies = o.cookies as Record<string, unknown> | undefined;
+  if (cookies !== undefined) {
+    if (typeof cookies !== 'object' || cookies === null) problems.push('cookies must be an object.');
+    else {
+      if (cookies.secure !== undefined && typeof cookies.secure !== 'boolean') problems.push('cookies.secure must be true or false.');
+      for (const name of ['transactionName', 'sessionName']) {
+        const v = cookies[name];
+        if (v !== undefined && (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v))) problems.push(`cookies.${name} must be a cookie name (token characters only).`);
+      }
+    }
+  }
+  if (problems.length > 0) throw configInvalid(problems);
+}
+
+function configInvalid(problems: string[]): KybLoginError {
+  return new KybLoginError('config_invalid', `Invalid createLogin options:\n- ${problems.join('\n- ')}\nExample: ${EXAMPLE}`);
+}

@@ -1,0 +1,163 @@
+import { KybLoginError, loginError } from './errors.js';
+import type { Login, LoginRequest, LoginResult } from './login.js';
+import { safeReturnPath } from './return-path.js';
+import type { VerifiedUser } from './tokens.js';
+
+/** A framework-neutral answer; each adapter writes it with its framework's own calls. */
+export interface LoginResponse {
+  status: number;
+  /** In order; Set-Cookie may repeat. */
+  headers: Array<[string, string]>;
+  body?: string;
+}
+
+/**
+ * Options shared by every framework's login routes. `Native` is the framework's request context (Express `req`,
+ * Fastify `request`, Koa `ctx`, Hono `c`).
+ *
+ * @example
+ * ```ts
+ * const options: LoginRoutesOptions<express.Request> = {
+ *   onLogin: async ({ userId, isNewUser, tokens }, req) => { if (isNewUser) await welcome(userId) },
+ * }
+ * ```
+ */
+export interface LoginRoutesOptions<Native> {
+  /**
+   * Called after every successful sign-in, before the session cookie is set and the browser returns. Keep the tokens
+   * here if the app calls APIs for the user. Return a same-origin path to send the browser somewhere else.
+   * An error it throws fails the sign-in with 500 `internal_error` (the error is the `cause` given to onError).
+   */
+  onLogin?: (result: LoginResult, native: Native) => void | string | Promise<void | string>;
+  /** Called with every failed login route request, e.g. to log `error.code` and `error.detail` (never secret). */
+  onError?: (error: KybLoginError, native: Native) => void;
+}
+
+/** The user a guard accepted, with where it came from. */
+export interface AuthenticatedUser {
+  userId: string;
+  /** 'bearer' for a verified access token, 'session' for the login routes' session cookie. */
+  via: 'bearer' | 'session';
+  /** The access token's verified claims (bearer only). */
+  claims?: VerifiedUser['claims'];
+}
+
+/**
+ * Options of the `requireUser` guards.
+ *
+ * @example
+ * ```ts
+ * app.get('/api/me', requireUser(login, { session: true }), handler)
+ * ```
+ */
+export interface RequireUserOptions {
+  /**
+   * Also accept the session cookie of the login routes when there is no bearer token (default false: API routes
+   * take bearer tokens). The cookie is SameSite=Lax, so other sites cannot use it in cross-site POSTs.
+   */
+  session?: boolean;
+}
+
+/** The routes every adapter mounts, as framework-neutral functions. */
+export class LoginRoutes<Native> {
+  constructor(
+    readonly login: Login,
+    private readonly options: LoginRoutesOptions<Native> = {},
+  ) {}
+
+  /** GET start: redirect to the login server. `?returnTo=/path` names where to come back (same origin only). */
+  async start(request: LoginRequest, native: Native): Promise<LoginResponse> {
+    try {
+      const returnTo = new URL(request.url, 'http://request.invalid').searchParams.get('returnTo') ?? undefined;
+      const { url, setCookie } = await this.login.start(request, { returnTo });
+      return { status: 302, headers: [['location', url.href], ['set-cookie', setCookie], ['cache-control', 'no-store']] };
+    } catch (error) {
+      return this.fail(error, native, []);
+    }
+  }
+
+  /** GET callback: finish the login, set the session, return the browser. */
+  async callback(request: LoginRequest, native: Native): Promise<LoginResponse> {
+    try {
+      const result = await this.login.finish(request);
+      let location = result.returnTo;
+      if (this.options.onLogin) {
+        const chosen = await this.options.onLogin(result, native);
+        if (typeof chosen === 'string') {
+          const safe = safeReturnPath(chosen);
+          if (safe === undefined) throw loginError('return_path_invalid', 'onLogin returned a path that is not same-origin');
+          location = safe;
+        }
+      }
+      const headers: Array<[string, string]> = [['set-cookie', result.setCookie]];
+      if (this.login.sessions) headers.push(['set-cookie', await this.login.sessionCookie(request, result.userId)]);
+      headers.push(['location', location], ['cache-control', 'no-store']);
+      return { status: 303, headers };
+    } catch (error) {
+      // A failed callback uses the transaction up as well: a retry must start again.
+      return this.fail(error, native, [['set-cookie', this.login.clearTransactionCookie(request)]]);
+    }
+  }
+
+  /** POST logout: clear the session, return to `?returnTo=` (same origin) or `/`. */
+  async logout(request: LoginRequest): Promise<LoginResponse> {
+    const returnTo = safeReturnPath(new URL(request.url, 'http://request.invalid').searchParams.get('returnTo')) ?? '/';
+    return { status: 303, headers: [['set-cookie', this.login.clearSessionCookie(request)], ['location', returnTo], ['cache-control', 'no-store']] };
+  }
+
+  /**
+   * The user of an API request: a verified bearer access token, or (with `session: true`) the session cookie.
+   * Resolves with the user, or with the 401/503 answer to send.
+   */
+  async user(request: LoginRequest, native: Native, guard: RequireUserOptions = {}): Promise<AuthenticatedUser | LoginResponse> {
+    const authorization = request.header('authorization');
+    try {
+      if (authorization !== undefined) {
+        const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization.trim());
+        if (!match) throw loginError('token_invalid', 'the Authorization header is not a Bearer token');
+        const { userId, claims } = await this.login.verifyAccessToken(match[1]!);
+        return { userId, via: 'bearer', claims };
+      }
+      if (guard.session) {
+        const userId = await this.login.sessionUser(request);
+        if (userId !== undefined) return { userId, via: 'session' };
+      }
+      throw loginError('token_missing', 'no bearer token');
+    } catch (error) {
+      const failure = toLoginError(error);
+      const headers: Array<[string, string]> = [];
+      if (failure.status === 401) {
+        // RFC 6750: say why, without details.
+        headers.push(['www-authenticate', failure.code === 'token_missing' ? 'Bearer' : 'Bearer error="invalid_token"']);
+      }
+      return this.fail(failure, native, headers);
+    }
+  }
+
+  private fail(error: unknown, native: Native, headers: Array<[string, string]>): LoginResponse {
+    const failure = toLoginError(error);
+    if (this.options.onError) {
+      try {
+        this.options.onError(failure, native);
+      } catch {
+        // a logging hook never changes the answer
+      }
+    }
+    return {
+      status: failure.status,
+      headers: [...headers, ['content-type', 'application/json; charset=utf-8'], ['cache-control', 'no-store']],
+      body: JSON.stringify({ error: failure.code, message: failure.message }),
+    };
+  }
+}
+
+/** Whether a guard answered with a user (rather than a refusal). */
+export function isAuthenticatedUser(value: AuthenticatedUser | LoginResponse): value is AuthenticatedUser {
+  return typeof (value as AuthenticatedUser).userId === 'string';
+}
+
+function toLoginError(error: unknown): KybLoginError {
+  if (error instanceof KybLoginError) return error;
+  // Unknown failures (a bug, a hook that threw) get a generic answer; nothing of them reaches the browser.
+  return new KybLoginError('internal_error', undefined, { detail: 'unexpected error', cause: error });
+}

@@ -1,0 +1,50 @@
+/**
+ * Test helper: the sign-in driven against the login core directly, with the provider's pages driven over HTTP.
+ * The callback is handed to the core as the framework would hand it over, so tests can alter it first.
+ */
+import type { LoginOptions } from '../options.js';
+import type { Login, LoginRequest } from '../login.js';
+import type { TestProvider } from './provider.js';
+import { approveAtProvider, UserAgent } from './user-agent.js';
+
+/** The redirect URI the core tests register; nothing listens there, the tests hand the callback over themselves. */
+export const REDIRECT_URI = 'http://127.0.0.1:9/auth/callback';
+export const COOKIE_SECRET = 'test-cookie-secret-of-at-least-32-bytes!';
+
+export function loginOptions(provider: TestProvider, overrides: Partial<LoginOptions> = {}): LoginOptions {
+  return {
+    authUrl: provider.issuer,
+    clientId: provider.confidentialClient.clientId,
+    clientSecret: provider.confidentialClient.clientSecret,
+    redirectUri: REDIRECT_URI,
+    audience: provider.audiences[0]!,
+    secret: COOKIE_SECRET,
+    allowInsecureRequests: true,
+    ...overrides,
+  };
+}
+
+/** A request as an adapter would describe it; `setCookies` are Set-Cookie values the browser got before. */
+export function loginRequest(url: string | URL, setCookies: string[] = [], headers: Record<string, string> = {}): LoginRequest {
+  const u = new URL(url, 'http://127.0.0.1:9');
+  const cookie = setCookies.map((c) => c.split(';')[0]).join('; ');
+  const all: Record<string, string> = { host: u.host, ...(cookie ? { cookie } : {}), ...headers };
+  return { url: u.pathname + u.search, header: (name) => all[name.toLowerCase()], encrypted: u.protocol === 'https:' };
+}
+
+/** Starts a login, approves it at the provider as `address`, and returns the callback the browser would send. */
+export async function approvedCallback(login: Login, options: { returnTo?: string; address?: string; agent?: UserAgent } = {}): Promise<{ callback: LoginRequest; callbackUrl: URL; setCookie: string; authorizationUrl: URL }> {
+  const start = await login.start(loginRequest('/auth/login'), options.returnTo === undefined ? {} : { returnTo: options.returnTo });
+  const callbackUrl = await approveAtProvider(options.agent ?? new UserAgent(), start.url, options.address);
+  return { callback: loginRequest(callbackUrl, [start.setCookie]), callbackUrl, setCookie: start.setCookie, authorizationUrl: start.url };
+}
+
+/** Runs `promise` and returns the KybLoginError it rejects with (fails the test when it resolves). */
+export async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string; detail?: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as { code: string; message: string; detail?: string };
+  }
+  throw new Error('expected a refusal, but it succeeded');
+}

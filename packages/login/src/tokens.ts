@@ -1,0 +1,129 @@
+import {
+  createRemoteJWKSet,
+  customFetch,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  type JWTPayload,
+} from 'jose';
+import { KybLoginError, loginError } from './errors.js';
+
+/** The claims of a verified token; `sub` is always a `svcid:` identifier. */
+export interface VerifiedClaims extends JWTPayload {
+  iss: string;
+  sub: string;
+  exp: number;
+  iat: number;
+}
+
+/** A verified token's user: the address of its `svcid:` subject (spec 1.4), and its claims. */
+export interface VerifiedUser {
+  /** The stable user identifier: the token's `sub` without the `svcid:` prefix. */
+  userId: string;
+  claims: VerifiedClaims;
+}
+
+const SVCID = 'svcid:';
+
+/**
+ * The user identifier of a `sub` claim (spec 1.4): the part after the literal `svcid:` prefix. Anything else is not a
+ * subject the service issues.
+ *
+ * @returns the user id, or undefined when `sub` is not of the form `svcid:<address>`.
+ *
+ * @example
+ * ```ts
+ * userIdFromSubject('svcid:0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c') // '0x5a0b…9c4c'
+ * userIdFromSubject('0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c')       // undefined
+ * ```
+ */
+export function userIdFromSubject(sub: unknown): string | undefined {
+  if (typeof sub !== 'string' || !sub.startsWith(SVCID)) return undefined;
+  const address = sub.slice(SVCID.length);
+  // eslint-disable-next-line no-control-regex
+  return /^[^\s\u0000-\u001f\u007f]+$/.test(address) ? address : undefined;
+}
+
+export interface TokenVerifierOptions {
+  issuer: string;
+  jwksUri: string;
+  clientId: string;
+  audience: string;
+  algorithm: string;
+  clockToleranceSeconds: number;
+  jwksCooldownMs: number;
+  fetch: typeof fetch | undefined;
+}
+
+/**
+ * Signature and claim checks of the login server's JWTs with jose: the key by `kid` from the login JWKS (cached,
+ * refetched on an unknown `kid` at most once per cooldown), the algorithm pinned (never read from the header), `iss`
+ * equal to the discovery document's issuer, the audience, `exp`/`iat` with a small leeway, and `typ` checked first so
+ * a token of another kind (a KYB attestation, an access token as an ID token) is refused before anything else.
+ */
+export class TokenVerifier {
+  readonly jwks: ReturnType<typeof createRemoteJWKSet>;
+
+  constructor(private readonly options: TokenVerifierOptions) {
+    this.jwks = createRemoteJWKSet(new URL(options.jwksUri), {
+      cooldownDuration: options.jwksCooldownMs,
+      ...(options.fetch ? { [customFetch]: options.fetch } : {}),
+    });
+  }
+
+  /** Verifies an ID token for this client: aud must contain the client id. */
+  verifyIdToken(token: string, nonce?: string): Promise<VerifiedUser> {
+    return this.verify(token, 'id_token', this.options.clientId, ['JWT'], nonce);
+  }
+
+  /** Verifies a JWT access token for the configured audience (RFC 9068 `at+jwt`, or a plain JWT). */
+  verifyAccessToken(token: string): Promise<VerifiedUser> {
+    return this.verify(token, 'access_token', this.options.audience, ['AT+JWT', 'APPLICATION/AT+JWT', 'JWT'], undefined);
+  }
+
+  private async verify(token: string, kind: string, audience: string, types: string[], nonce: string | undefined): Promise<VerifiedUser> {
+    if (typeof token !== 'string' || token.length === 0) throw loginError('token_missing', `${kind} is missing`);
+    let typ: unknown;
+    try {
+      typ = decodeProtectedHeader(token).typ;
+    } catch {
+      throw loginError('token_invalid', `${kind} is not a JWS`);
+    }
+    if (typ !== undefined && (typeof typ !== 'string' || !types.includes(typ.toUpperCase()))) {
+      throw loginError('token_invalid', `${kind} has typ ${typeof typ === 'string' ? JSON.stringify(typ.slice(0, 40)) : typeof typ}`);
+    }
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.jwks, {
+        algorithms: [this.options.algorithm],
+        issuer: this.options.issuer,
+        audience,
+        clockTolerance: this.options.clockToleranceSeconds,
+        requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat'],
+      }));
+    } catch (error) {
+      throw verificationError(kind, error);
+    }
+    if (nonce !== undefined && payload.nonce !== nonce) throw loginError('token_invalid', `${kind} nonce does not match the login transaction`);
+    // With several audiences, the ID token must also name this client as its authorized party (OIDC Core 3.1.3.7).
+    if (kind === 'id_token' && Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== this.options.clientId) {
+      throw loginError('token_invalid', `${kind} azp is not this client`);
+    }
+    if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + this.options.clockToleranceSeconds) {
+      throw loginError('token_invalid', `${kind} iat is in the future`);
+    }
+    const userId = userIdFromSubject(payload.sub);
+    if (userId === undefined) throw loginError('subject_invalid', `${kind} sub lacks the svcid: prefix`);
+    return { userId, claims: payload as VerifiedClaims };
+  }
+}
+
+/** jose's failure → a stable code; the detail names the check, never a claim value or the token. */
+function verificationError(kind: string, error: unknown): KybLoginError {
+  if (error instanceof joseErrors.JWTExpired) return loginError('token_expired', `${kind} exp is past`);
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return loginError('token_invalid', `${kind} claim ${error.claim} failed: ${error.reason}`);
+  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return loginError('jwks_unavailable', `${kind}: ${error.code}`);
+  if (error instanceof joseErrors.JOSEError) return loginError('token_invalid', `${kind}: ${error.code}`);
+  // Not jose's own refusal: the JWKS fetch itself failed (network, DNS, refused connection).
+  return loginError('jwks_unavailable', `${kind}: fetching the login JWKS failed (${(error as Error)?.name ?? 'error'})`);
+}
