@@ -11,6 +11,8 @@ export interface ByteStream {
   resume?(): unknown;
   /** True once the stream emitted 'end' (Node streams have it); nothing is left to drain then. */
   readonly readableEnded?: boolean;
+  /** True once anything read from the stream (Node 16.7+): a parser consumed at least part of it. */
+  readonly readableDidRead?: boolean;
 }
 
 /**
@@ -42,7 +44,8 @@ export type BodyReadResult = { ok: true; body: Uint8Array } | { ok: false; code:
  * `maxBytes` (or at once when the declared Content-Length already does), so an oversized body is never buffered whole.
  * An oversized body is then read and discarded within {@link OVERSIZED_BODY_DRAIN} before the result comes back, so
  * the 413 written after it reaches the sender instead of a connection reset.
- * Used by the Node adapters (Express, Koa); rejects when the stream errors (client gone) before a decision.
+ * Used through {@link receiveDelivery} by the Node entry points (Express, Koa, `@kyb-webhooks/node`); rejects when the
+ * stream errors (client gone) before a decision.
  *
  * @example
  * ```ts

@@ -70,6 +70,12 @@ export type { ErrorCode, KybWebhookErrorCode, AcknowledgementCode } from './erro
 export { readHeader } from './headers.js';
 export { readBodyStream, readWebBodyStream, discardBodyStream, OVERSIZED_BODY_DRAIN } from './body.js';
 export type { ByteStream, BodyReadResult } from './body.js';
+export { receiveDelivery } from './body-source.js';
+export type { BodySource, DeliveryInput } from './body-source.js';
+export { createAdapter, toAdapterResponse, adapterOptionsSpec, validateAdapterArguments } from './adapter.js';
+export type { AdapterMap, AdapterOptions, AdapterResponse } from './adapter.js';
+export { createFetchHandler, requestBodySource } from './fetch-handler.js';
+export type { FetchHandler, FetchHandlerOptions } from './fetch-handler.js';
 export type { HeadersInput } from './headers.js';
 export { serializeError } from './logger.js';
 export { createConsoleLogger, formatLogEntry } from './console-logger.js';

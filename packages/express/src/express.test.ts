@@ -1,21 +1,21 @@
 import { createServer } from 'node:http';
 import { createReceiver } from '@kyb-webhooks/core';
 import { createTestSigner, testEvents } from '@kyb-webhooks/testing';
-import { runAdapterConformance, serveOnLoopback } from '@kyb-webhooks/testing/adapter-suite';
+import { runAdapterConformance, serveOnLoopback, type AdapterTestOptions } from '@kyb-webhooks/testing/adapter-suite';
 import express, { type RequestHandler } from 'express';
 import { expect, it } from 'vitest';
 import { kybWebhooks } from './index.js';
 
-function start(receiver: Parameters<typeof kybWebhooks>[0], ...before: RequestHandler[]) {
+function start(receiver: Parameters<typeof kybWebhooks>[0], options: AdapterTestOptions = {}, ...before: RequestHandler[]) {
   const app = express();
   for (const middleware of before) app.use(middleware);
   // all(), not post(): a GET reaches the adapter and gets the receiver's 405 with Allow: POST.
-  app.all('/webhooks/kyb', kybWebhooks(receiver));
+  app.all('/webhooks/kyb', kybWebhooks(receiver, options));
   return serveOnLoopback(createServer(app));
 }
 
-runAdapterConformance('express', (receiver) => start(receiver), {
-  startAppWithBodyParser: (receiver) => start(receiver, express.json()),
+runAdapterConformance('express', (receiver, options) => start(receiver, options), {
+  startAppWithBodyParser: (receiver) => start(receiver, {}, express.json()),
 });
 
 it('express: accepts a delivery when express.raw() ran first (its Buffer holds the exact bytes)', async () => {
@@ -23,7 +23,7 @@ it('express: accepts a delivery when express.raw() ran first (its Buffer holds t
   const receiver = createReceiver({ secrets: { ...signer.secrets } });
   const handled: string[] = [];
   receiver.onAny((event) => void handled.push(event.event_id));
-  const app = await start(receiver, express.raw({ type: 'application/json' }));
+  const app = await start(receiver, {}, express.raw({ type: 'application/json' }));
   try {
     const envelope = testEvents.dataRequestRefused({ data: { note: 'Zoë 🦊' } });
     const { headers, body } = await signer.sign(envelope);
@@ -38,7 +38,7 @@ it('express: accepts a delivery when express.raw() ran first (its Buffer holds t
 it('express: answers JSON without an ETag and keeps headers earlier middleware set', async () => {
   const signer = await createTestSigner();
   const receiver = createReceiver({ secrets: { ...signer.secrets } });
-  const app = await start(receiver, (_req, res, next) => {
+  const app = await start(receiver, {}, (_req, res, next) => {
     res.setHeader('x-request-id', 'abc-123');
     next();
   });

@@ -1,18 +1,32 @@
-import { optionRules, readBodyStream, validateArgument, validateOptions, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { adapterOptionsSpec, createAdapter, validateAdapterArguments, type AdapterMap, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { nodeBodySource, writeNodeResponse } from '@kyb-webhooks/node';
 import type { Request, RequestHandler, Response } from 'express';
 
-/** Options of {@link kybWebhooks}. */
+/**
+ * Options of {@link kybWebhooks}.
+ *
+ * @example
+ * ```ts
+ * app.post('/webhooks/kyb', kybWebhooks(receiver, { onResult: (result) => metrics.increment(`kyb.${result.status}`) }))
+ * ```
+ */
 export interface KybExpressOptions {
   /** Called with the result of every delivery, e.g. for metrics. Errors it throws are ignored. */
-  onResult?: (result: ReceiveResult, request: Request) => void;
+  onResult?: ((result: ReceiveResult, request: Request) => unknown) | undefined;
 }
 
-const OWNER = 'kybWebhooks (@kyb-webhooks/express)';
-const OPTIONS_SPEC = {
-  owner: OWNER,
+const SPEC = adapterOptionsSpec({
+  owner: 'kybWebhooks (@kyb-webhooks/express)',
   example: 'kybWebhooks(receiver, { onResult: (result) => metrics.increment(result.status) })',
-  options: { onResult: optionRules.func('called with the result of every delivery') },
-  aliases: { onResponse: 'onResult', onDelivery: 'onResult' },
+});
+
+// Express adds nothing to what a webhook needs from Node's request and response: the raw body is express.raw()'s
+// Buffer when it ran first, else the unread stream (or a parser's leftovers: body_already_parsed).
+const EXPRESS_MAP: AdapterMap<Request, Response, void> = {
+  method: (req) => req.method,
+  headers: (req) => req.headers,
+  body: (req) => nodeBodySource(req, req.body),
+  respond: writeNodeResponse,
 };
 
 /**
@@ -35,44 +49,9 @@ const OPTIONS_SPEC = {
  * ```
  */
 export function kybWebhooks(receiver: Receiver, options: KybExpressOptions = {}): RequestHandler {
-  validateArgument(OWNER, 'receiver', receiver, optionRules.receiver());
-  validateOptions(options, OPTIONS_SPEC);
+  validateAdapterArguments(receiver, options, SPEC);
+  const deliver = createAdapter(receiver, options, EXPRESS_MAP);
   return (req, res, next) => {
-    handle(receiver, req, res, options).catch(next);
+    deliver(req, res).catch(next);
   };
-}
-
-async function handle(receiver: Receiver, req: Request, res: Response, options: KybExpressOptions): Promise<void> {
-  const body: unknown = req.body;
-  let result: ReceiveResult;
-  if (body instanceof Uint8Array) {
-    // express.raw() ran first: its Buffer holds the exact bytes (it enforces its own limit, the core ours).
-    result = await receiver.receive({ method: req.method, headers: req.headers, body });
-  } else if (!req.readableEnded && !(req as { _body?: boolean })._body) {
-    const read = await readBodyStream(req, { maxBytes: receiver.maxBodyBytes, declaredLength: req.headers['content-length'] });
-    result = read.ok ? await receiver.receive({ method: req.method, headers: req.headers, body: read.body }) : receiver.reject(read.code);
-  } else {
-    // Another parser consumed the stream: its object or string is not the bytes that were signed.
-    result = receiver.reject('body_already_parsed');
-  }
-  if (options.onResult) {
-    try {
-      options.onResult(result, req);
-    } catch {
-      // metrics hooks never change the answer
-    }
-  }
-  writeResult(res, result);
-}
-
-/**
- * Writes the answer with Node's own response methods. Express's `res.json()` would add what a webhook answer never
- * needs, at a cost measured on every delivery: an ETag (a SHA-1 of the body), freshness checks and charset
- * negotiation. Headers that earlier middleware set (CORS, security headers) are kept; Node adds Content-Length.
- */
-function writeResult(res: Response, result: ReceiveResult): void {
-  res.statusCode = result.status;
-  for (const name in result.headers) res.setHeader(name, result.headers[name]!);
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.end(JSON.stringify(result.body));
 }

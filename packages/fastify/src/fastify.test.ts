@@ -12,9 +12,9 @@ async function listen(app: FastifyInstance): Promise<AdapterApp> {
 
 runAdapterConformance(
   'fastify',
-  async (receiver) => {
+  async (receiver, options) => {
     const app = Fastify();
-    await app.register(kybWebhooks, { receiver, path: '/webhooks/kyb' });
+    await app.register(kybWebhooks, { ...options, receiver, path: '/webhooks/kyb' });
     return listen(app);
   },
   {

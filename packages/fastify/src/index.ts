@@ -1,4 +1,4 @@
-import { optionRules, readBodyStream, validateArgument, validateOptions, type OptionsSpec, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { adapterOptionsSpec, createAdapter, optionRules, validateAdapterArguments, validateOptions, type AdapterMap, type OptionsSpec, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 
@@ -12,7 +12,7 @@ import fastifyPlugin from 'fastify-plugin';
  */
 export interface KybFastifyRouteOptions {
   /** Called with the result of every delivery, e.g. for metrics. Errors it throws are ignored. */
-  onResult?: (result: ReceiveResult, request: FastifyRequest) => void;
+  onResult?: ((result: ReceiveResult, request: FastifyRequest) => unknown) | undefined;
 }
 
 /**
@@ -30,27 +30,43 @@ export interface KybFastifyOptions extends KybFastifyRouteOptions {
   path?: string;
 }
 
-const ON_RESULT = optionRules.func('called with the result of every delivery');
-const ROUTE_OWNER = 'kybWebhooksRoute (@kyb-webhooks/fastify)';
-const ROUTE_SPEC: OptionsSpec = {
-  owner: ROUTE_OWNER,
+const ROUTE_SPEC: OptionsSpec = adapterOptionsSpec({
+  owner: 'kybWebhooksRoute (@kyb-webhooks/fastify)',
   example: 'kybWebhooksRoute(receiver, { onResult: (result) => metrics.increment(result.status) })',
-  options: { onResult: ON_RESULT },
-  aliases: { onResponse: 'onResult', onDelivery: 'onResult' },
-};
-const PLUGIN_SPEC: OptionsSpec = {
+});
+const PLUGIN_SPEC: OptionsSpec = adapterOptionsSpec({
   owner: 'kybWebhooks (@kyb-webhooks/fastify)',
   example: "app.register(kybWebhooks, { receiver: createReceiver({ ... }), path: '/webhooks/kyb' })",
   options: {
     receiver: optionRules.required(optionRules.receiver(), 'pass the receiver that createReceiver({ secrets, attestation }) returns.'),
     path: optionRules.urlPath(),
-    onResult: ON_RESULT,
     // Register options that Fastify itself reads; they are not the plugin's business.
     logLevel: optionRules.internal(),
     logSerializers: optionRules.internal(),
   },
-  aliases: { route: 'path', url: 'path', prefix: 'path', onResponse: 'onResult', onDelivery: 'onResult' },
+  aliases: { route: 'path', url: 'path', prefix: 'path' },
+});
+
+const FASTIFY_MAP: AdapterMap<FastifyRequest, FastifyReply, FastifyReply> = {
+  method: (request) => request.method,
+  headers: (request) => request.headers,
+  body: (request) => {
+    // The route's parsers hand over a Buffer. No body at all (GET, or POST without one) reaches us as undefined:
+    // that is zero bytes, not a parsed body.
+    const { body } = request;
+    if (body === undefined) return { kind: 'bytes', bytes: EMPTY };
+    return body instanceof Uint8Array ? { kind: 'bytes', bytes: body } : { kind: 'parsed' };
+  },
+  respond: (reply, { status, headers, body }) => reply.code(status).headers(headers).send(body),
 };
+
+// Fastify refused the body for its size itself, without reading the rest: the core drains it before the 413.
+const FASTIFY_TOO_LARGE_MAP: AdapterMap<FastifyRequest, FastifyReply, FastifyReply> = {
+  ...FASTIFY_MAP,
+  body: (request) => ({ kind: 'refused-too-large', stream: request.raw, maxBytes: request.routeOptions.bodyLimit ?? 0, declaredLength: request.raw.headers['content-length'] }),
+};
+
+const EMPTY = new Uint8Array(0);
 
 /**
  * Route options (handler, error handler, body limit) for a webhook route you declare yourself. The route must
@@ -68,44 +84,18 @@ const PLUGIN_SPEC: OptionsSpec = {
  * ```
  */
 export function kybWebhooksRoute(receiver: Receiver, options: KybFastifyRouteOptions = {}): RouteShorthandOptionsWithHandler {
-  validateArgument(ROUTE_OWNER, 'receiver', receiver, optionRules.receiver());
-  validateOptions(options, ROUTE_SPEC);
-  const send = (request: FastifyRequest, reply: FastifyReply, result: ReceiveResult) => {
-    if (options.onResult) {
-      try {
-        options.onResult(result, request);
-      } catch {
-        // metrics hooks never change the answer
-      }
-    }
-    return reply.code(result.status).headers(result.headers).send(result.body);
-  };
+  validateAdapterArguments(receiver, options, ROUTE_SPEC);
+  const deliver = createAdapter(receiver, options, FASTIFY_MAP);
+  const deliverTooLarge = createAdapter(receiver, options, FASTIFY_TOO_LARGE_MAP);
   return {
     bodyLimit: receiver.maxBodyBytes,
     // Fastify refuses an oversized body itself (while reading, or at once from Content-Length); answer it like
     // every other rejection, and leave any other error to the app's own error handler.
     async errorHandler(error: FastifyError, request, reply) {
       if (error.code !== 'FST_ERR_CTP_BODY_TOO_LARGE') throw error;
-      // Fastify answers without reading the rest, and closing over unread bytes resets the connection, which can
-      // destroy the 413 before the sender reads it. The core's reader drains the rest first, within the core's
-      // bounds (OVERSIZED_BODY_DRAIN), keeping none of it: either the declared length broke the limit (nothing was
-      // read), or what Fastify read did (then the limit left is 0).
-      const { raw } = request;
-      if (!raw.readableEnded) {
-        const drain = raw.readableDidRead ? { maxBytes: 0 } : { maxBytes: request.routeOptions.bodyLimit ?? 0, declaredLength: raw.headers['content-length'] };
-        await readBodyStream(raw, drain).catch(() => undefined);
-      }
-      return send(request, reply, receiver.reject('body_too_large'));
+      return deliverTooLarge(request, reply);
     },
-    async handler(request, reply) {
-      // No body at all (GET, or POST without one) reaches us as undefined: that is zero bytes, not a parsed body.
-      const body = request.body === undefined ? new Uint8Array(0) : request.body;
-      const result =
-        body instanceof Uint8Array
-          ? await receiver.receive({ method: request.method, headers: request.headers, body })
-          : receiver.reject('body_already_parsed');
-      return send(request, reply, result);
-    },
+    handler: deliver,
   };
 }
 

@@ -8,7 +8,7 @@ import { Hono } from 'hono';
 import { kybWebhooks } from './index.js';
 
 /** The control API plus the mounted apps, as a Web-standard fetch handler. */
-export const fetchHandler = createRemoteAdapterApp((receiver, path, { bodyParser }) => {
+export const fetchHandler = createRemoteAdapterApp((receiver, path, { bodyParser, onResult }) => {
   const app = new Hono();
   // The body-parser variant: a middleware that parses JSON first and keeps no exact bytes (body_already_parsed).
   if (bodyParser) {
@@ -18,5 +18,5 @@ export const fetchHandler = createRemoteAdapterApp((receiver, path, { bodyParser
     });
   }
   // Mounted the documented way, for POST only: a GET gets Hono's own 404 (the suite's 'post-only' mode).
-  return app.post(path, kybWebhooks(receiver)).fetch;
+  return app.post(path, kybWebhooks(receiver, { onResult })).fetch;
 });

@@ -14,7 +14,7 @@ function serve(app: Hono) {
 // Mounted the documented way, for POST only: a GET gets Hono's own 404 (the suite's 'post-only' mode).
 runAdapterConformance(
   'hono on @hono/node-server',
-  (receiver) => serve(new Hono().post('/webhooks/kyb', kybWebhooks(receiver))),
+  (receiver, options) => serve(new Hono().post('/webhooks/kyb', kybWebhooks(receiver, options))),
   {
     mountedOn: 'post-only',
     startAppWithBodyParser: (receiver) =>

@@ -1,4 +1,4 @@
-import { optionRules, readWebBodyStream, validateArgument, validateOptions, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { adapterOptionsSpec, createAdapter, requestBodySource, validateAdapterArguments, type AdapterMap, type BodySource, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
 import type { Context, Handler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
@@ -12,22 +12,28 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
  */
 export interface KybHonoOptions {
   /** Called with the result of every delivery, e.g. for metrics. Errors it throws are ignored. */
-  onResult?: (result: ReceiveResult, c: Context) => void;
+  onResult?: ((result: ReceiveResult, c: Context) => unknown) | undefined;
 }
 
-const OWNER = 'kybWebhooks (@kyb-webhooks/hono)';
-const OPTIONS_SPEC = {
-  owner: OWNER,
+const SPEC = adapterOptionsSpec({
+  owner: 'kybWebhooks (@kyb-webhooks/hono)',
   example: 'kybWebhooks(receiver, { onResult: (result, c) => console.log(c.req.path, result.status) })',
-  options: { onResult: optionRules.func('called with the result of every delivery') },
-  aliases: { onResponse: 'onResult', onDelivery: 'onResult' },
+});
+
+const HONO_MAP: AdapterMap<Context, Context, Response> = {
+  method: (c) => c.req.method,
+  headers: (c) => c.req.raw.headers,
+  body: honoBodySource,
+  // c.body keeps the headers earlier middleware set with c.header().
+  respond: (c, { status, headers, body }) => c.body(body, status as ContentfulStatusCode, headers),
 };
 
 /**
- * A Hono handler that verifies, dedupes and dispatches KYB webhook deliveries through `receiver`. It reads the
- * body as raw bytes (`c.req.arrayBuffer()`), refuses an oversized one from its Content-Length without keeping it,
- * and uses only Web-standard APIs, so it runs on Node (`@hono/node-server`), Bun, Deno and Workers. A body that a
- * middleware already read as JSON or text gets 500 `body_already_parsed`.
+ * A Hono handler that verifies, dedupes and dispatches KYB webhook deliveries through `receiver`: the core's
+ * fetch-style entry point (`createFetchHandler`) mapped onto Hono's context. It reads the raw bytes from the request
+ * stream within `maxBodyBytes` (or takes the ones a middleware cached with `c.req.arrayBuffer()`), refuses an
+ * oversized body without keeping it, and uses only Web-standard APIs, so it runs on Node (`@hono/node-server`), Bun,
+ * Deno and Workers. A body that a middleware already read as JSON or text gets 500 `body_already_parsed`.
  *
  * @example
  * ```ts
@@ -43,42 +49,23 @@ const OPTIONS_SPEC = {
  * ```
  */
 export function kybWebhooks(receiver: Receiver, options: KybHonoOptions = {}): Handler {
-  validateArgument(OWNER, 'receiver', receiver, optionRules.receiver());
-  validateOptions(options, OPTIONS_SPEC);
-  return async (c) => {
-    const result = await receive(receiver, c);
-    if (options.onResult) {
-      try {
-        options.onResult(result, c);
-      } catch {
-        // metrics hooks never change the answer
-      }
-    }
-    return c.json(result.body, result.status as ContentfulStatusCode, result.headers);
-  };
+  validateAdapterArguments(receiver, options, SPEC);
+  const deliver = createAdapter(receiver, options, HONO_MAP);
+  return (c) => deliver(c, c);
 }
 
-async function receive(receiver: Receiver, c: Context): Promise<ReceiveResult> {
+/**
+ * Hono caches what a middleware read; only cached raw bytes are the signed ones. Bytes rebuilt from cached text or
+ * JSON (what arrayBuffer() would hand us then) are a re-encoding at best, a re-serialization at worst. With nothing
+ * cached, the request's own stream is read like any fetch-style request's.
+ */
+function honoBodySource(c: Context): BodySource | Promise<BodySource> {
   const { req } = c;
-  const declaredLength = Number(req.header('content-length'));
-  if (declaredLength > receiver.maxBodyBytes) {
-    // Read (and drop) the rest before answering: closing over unread bytes resets the connection, which can destroy
-    // the 413 before the sender reads it. The core bounds how much and how long.
-    if (req.raw.body && !req.raw.bodyUsed) {
-      await readWebBodyStream(req.raw.body, { maxBytes: receiver.maxBodyBytes, declaredLength }).catch(() => undefined);
-    }
-    return receiver.reject('body_too_large');
+  let cached = false;
+  for (const key in req.bodyCache) {
+    if (key !== 'arrayBuffer') return { kind: 'parsed' };
+    cached = true;
   }
-  // Hono caches what a middleware read; only cached raw bytes are the signed ones. Bytes rebuilt from cached
-  // text or JSON (what arrayBuffer() would hand us then) are a re-encoding at best, a re-serialization at worst.
-  const cached = Object.keys(req.bodyCache);
-  if (cached.some((key) => key !== 'arrayBuffer') || (cached.length === 0 && req.raw.bodyUsed)) {
-    return receiver.reject('body_already_parsed');
-  }
-  if (Number.isNaN(declaredLength) && cached.length === 0 && req.raw.body) {
-    // No Content-Length (chunked): read the stream with the limit, never buffering more than maxBodyBytes + 1 chunk.
-    const read = await readWebBodyStream(req.raw.body, { maxBytes: receiver.maxBodyBytes });
-    return read.ok ? receiver.receive({ method: req.method, headers: req.raw.headers, body: read.body }) : receiver.reject(read.code);
-  }
-  return receiver.receive({ method: req.method, headers: req.raw.headers, body: await req.arrayBuffer() });
+  if (cached) return req.arrayBuffer().then((bytes): BodySource => ({ kind: 'bytes', bytes }));
+  return requestBodySource(req.raw);
 }

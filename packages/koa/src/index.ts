@@ -1,4 +1,5 @@
-import { optionRules, readBodyStream, validateArgument, validateOptions, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { adapterOptionsSpec, createAdapter, optionRules, validateAdapterArguments, type AdapterMap, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import { nodeBodySource } from '@kyb-webhooks/node';
 import type { Context, Middleware } from 'koa';
 
 /**
@@ -16,15 +17,28 @@ export interface KybKoaOptions {
    */
   path?: string;
   /** Called with the result of every delivery, e.g. for metrics. Errors it throws are ignored. */
-  onResult?: (result: ReceiveResult, ctx: Context) => void;
+  onResult?: ((result: ReceiveResult, ctx: Context) => unknown) | undefined;
 }
 
-const OWNER = 'kybWebhooks (@kyb-webhooks/koa)';
-const OPTIONS_SPEC = {
-  owner: OWNER,
+const SPEC = adapterOptionsSpec({
+  owner: 'kybWebhooks (@kyb-webhooks/koa)',
   example: "kybWebhooks(receiver, { path: '/webhooks/kyb' })",
-  options: { path: optionRules.urlPath(), onResult: optionRules.func('called with the result of every delivery') },
-  aliases: { route: 'path', url: 'path', prefix: 'path', mountPath: 'path', onResponse: 'onResult', onDelivery: 'onResult' },
+  options: { path: optionRules.urlPath() },
+  aliases: { route: 'path', url: 'path', prefix: 'path', mountPath: 'path' },
+});
+
+const KOA_MAP: AdapterMap<Context, Context, void> = {
+  method: (ctx) => ctx.method,
+  headers: (ctx) => ctx.req.headers,
+  // Both Koa body parsers keep the text they decoded in ctx.request.rawBody; the shared reader uses it only when it
+  // provably re-encodes to the signed bytes.
+  body: (ctx) => nodeBodySource(ctx.req, (ctx.request as { rawBody?: unknown }).rawBody),
+  respond: (ctx, { status, headers, body }) => {
+    ctx.status = status;
+    ctx.set(headers);
+    // A string body with Content-Type already set: Koa sends it as it is (and adds Content-Length).
+    ctx.body = body;
+  },
 };
 
 /**
@@ -50,45 +64,8 @@ const OPTIONS_SPEC = {
  */
 export function kybWebhooks(receiver: Receiver, options: KybKoaOptions = {}): Middleware {
   // A typo here must not go unnoticed: without a valid `path` the middleware would answer every route of the app.
-  validateArgument(OWNER, 'receiver', receiver, optionRules.receiver());
-  validateOptions(options, OPTIONS_SPEC);
-  return async (ctx, next) => {
-    if (options.path !== undefined && ctx.path !== options.path) return next();
-    const { req } = ctx;
-    const rawBody: unknown = (ctx.request as { rawBody?: unknown }).rawBody;
-    let result: ReceiveResult;
-    if (rawBody instanceof Uint8Array || (typeof rawBody === 'string' && isByteExact(rawBody, ctx))) {
-      result = await receiver.receive({ method: ctx.method, headers: req.headers, body: rawBody });
-    } else if (rawBody === undefined && !req.readableEnded && !req.readableDidRead) {
-      const read = await readBodyStream(req, { maxBytes: receiver.maxBodyBytes, declaredLength: req.headers['content-length'] });
-      result = read.ok ? await receiver.receive({ method: ctx.method, headers: req.headers, body: read.body }) : receiver.reject(read.code);
-    } else {
-      // A parser consumed the stream and what it kept is not provably the signed bytes.
-      result = receiver.reject('body_already_parsed');
-    }
-    if (options.onResult) {
-      try {
-        options.onResult(result, ctx);
-      } catch {
-        // metrics hooks never change the answer
-      }
-    }
-    ctx.status = result.status;
-    ctx.set(result.headers);
-    ctx.body = result.body;
-  };
-}
-
-/**
- * Both Koa body parsers keep `rawBody` as text decoded as UTF-8 (invalid bytes become U+FFFD, a BOM is dropped,
- * gzip is inflated). Encoding it back gives the signed bytes only when the body was declared UTF-8 and nothing of
- * that happened: the byte count matches Content-Length and no replacement character is present. In doubt, no.
- */
-function isByteExact(rawBody: string, ctx: Context): boolean {
-  const declaredLength = ctx.get('content-length');
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(ctx.get('content-type'))?.[1]?.toLowerCase();
-  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return false;
-  if (!['', 'identity'].includes(ctx.get('content-encoding').toLowerCase())) return false;
-  if (!/^\d+$/.test(declaredLength) || rawBody.includes('\uFFFD')) return false;
-  return new TextEncoder().encode(rawBody).byteLength === Number(declaredLength);
+  validateAdapterArguments(receiver, options, SPEC);
+  const deliver = createAdapter(receiver, options, KOA_MAP);
+  const { path } = options;
+  return (ctx, next) => (path !== undefined && ctx.path !== path ? next() : deliver(ctx, ctx));
 }

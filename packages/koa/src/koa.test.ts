@@ -2,16 +2,16 @@ import { createServer } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import { createReceiver, type Receiver } from '@kyb-webhooks/core';
 import { createTestSigner, testEvents, type TestSigner } from '@kyb-webhooks/testing';
-import { runAdapterConformance, serveOnLoopback, type AdapterApp } from '@kyb-webhooks/testing/adapter-suite';
+import { runAdapterConformance, serveOnLoopback, type AdapterApp, type AdapterTestOptions } from '@kyb-webhooks/testing/adapter-suite';
 import Koa, { type Middleware } from 'koa';
 import koaBodyParser from 'koa-bodyparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kybWebhooks } from './index.js';
 
-function start(receiver: Receiver, ...before: Middleware[]): Promise<AdapterApp> {
+function start(receiver: Receiver, options: AdapterTestOptions = {}, ...before: Middleware[]): Promise<AdapterApp> {
   const app = new Koa();
   for (const middleware of before) app.use(middleware);
-  app.use(kybWebhooks(receiver, { path: '/webhooks/kyb' }));
+  app.use(kybWebhooks(receiver, { ...options, path: '/webhooks/kyb' }));
   return serveOnLoopback(createServer(app.callback()));
 }
 
@@ -23,8 +23,8 @@ const jsonWithoutRawBody: Middleware = async (ctx, next) => {
   await next();
 };
 
-runAdapterConformance('koa', (receiver) => start(receiver), {
-  startAppWithBodyParser: (receiver) => start(receiver, jsonWithoutRawBody),
+runAdapterConformance('koa', (receiver, options) => start(receiver, options), {
+  startAppWithBodyParser: (receiver) => start(receiver, {}, jsonWithoutRawBody),
 });
 
 describe('koa specifics: a body parser mounted first', () => {
@@ -37,7 +37,7 @@ describe('koa specifics: a body parser mounted first', () => {
     receiver = createReceiver({ secrets: { ...signer.secrets } });
     handled = [];
     receiver.onAny((event) => void handled.push(event.event_id));
-    apps.push(await start(receiver, bodyParser()), await start(receiver, koaBodyParser()));
+    apps.push(await start(receiver, {}, bodyParser()), await start(receiver, {}, koaBodyParser()));
   });
   afterAll(() => Promise.all(apps.map((app) => app.close())));
 

@@ -3,7 +3,7 @@
  * whose reads are asynchronous: so the same cases can observe a receiver in this process or one in another runtime
  * (Bun, Deno, workerd) through the control endpoint of ./remote.ts. Runtime-neutral: no node: module, no Buffer.
  */
-import { createReceiver, type ReceiverOptions } from '@kyb-webhooks/core';
+import { createReceiver, type ReceiveResult, type ReceiverOptions } from '@kyb-webhooks/core';
 
 /**
  * One run of the handler the suite registers: which event, and whether it succeeded.
@@ -51,11 +51,27 @@ export interface SeenAnswer {
 }
 
 /**
+ * One call of the adapter's `onResult` hook, as the suite records it.
+ *
+ * @example
+ * ```ts
+ * const seen: ResultRecord = { status: 401, code: 'signature_mismatch' }
+ * ```
+ */
+export interface ResultRecord {
+  status: number;
+  /** The result's code, when it has one. */
+  code?: string;
+  /** The verified event's id, when the delivery got that far. */
+  eventId?: string;
+}
+
+/**
  * Everything the handlers of one receiver recorded, as plain JSON.
  *
  * @example
  * ```ts
- * const log: HandlerLog = { calls: [], unknownCalls: [], answers: {} }
+ * const log: HandlerLog = { calls: [], unknownCalls: [], answers: {}, results: [] }
  * ```
  */
 export interface HandlerLog {
@@ -64,6 +80,8 @@ export interface HandlerLog {
   unknownCalls: string[];
   /** The released answers each release handler saw, by event id. */
   answers: Record<string, SeenAnswer[]>;
+  /** What the adapter's `onResult` hook was called with, oldest first (apps started with {@link recordResults}). */
+  results: ResultRecord[];
 }
 
 /**
@@ -84,6 +102,8 @@ export interface Harness {
   answersFor(eventId: string): Promise<SeenAnswer[] | undefined>;
   /** Set what the handler does for this event id from now on. */
   plan(eventId: string, plan: HandlerPlan): Promise<void>;
+  /** Every call of the adapter's `onResult` hook so far (apps started with it only). */
+  results(): Promise<ResultRecord[]>;
 }
 
 /**
@@ -98,7 +118,7 @@ export interface Harness {
  */
 export function createHarness(options: ReceiverOptions) {
   const receiver = createReceiver(options);
-  const log: HandlerLog = { calls: [], unknownCalls: [], answers: {} };
+  const log: HandlerLog = { calls: [], unknownCalls: [], answers: {}, results: [] };
   const plans = new Map<string, HandlerPlan>();
   receiver.onAny(async (event) => {
     const eventId = event.event_id;
@@ -125,8 +145,31 @@ export function createHarness(options: ReceiverOptions) {
     unknownCalls: async () => [...log.unknownCalls],
     answersFor: async (eventId) => log.answers[eventId],
     plan: async (eventId, plan) => void plans.set(eventId, { ...plan }),
+    results: async () => [...log.results],
   };
-  return { receiver, harness, log, plans };
+  return { receiver, harness, log, plans, onResult: recordResults(log) };
+}
+
+/**
+ * An `onResult` hook that records each result in `log.results` and then fails: synchronously on odd calls, with a
+ * rejected promise on even ones. An adapter passes the suite only if neither changes its answer (nor becomes an
+ * unhandled rejection).
+ *
+ * @example
+ * ```ts
+ * const { receiver, log } = createHarness(options)
+ * const app = await startApp(receiver, { onResult: recordResults(log) })
+ * ```
+ */
+export function recordResults(log: HandlerLog): (result: ReceiveResult) => Promise<never> {
+  return (result) => {
+    const record: ResultRecord = { status: result.status };
+    if (result.code !== undefined) record.code = result.code;
+    if (result.event !== undefined) record.eventId = result.event.event_id;
+    log.results.push(record);
+    if (log.results.length % 2 === 1) throw new Error('planned onResult failure');
+    return Promise.reject(new Error('planned onResult rejection'));
+  };
 }
 
 function sleep(ms: number): Promise<void> {

@@ -6,7 +6,7 @@
  */
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ERRORS, type Receiver, type ReceiverOptions } from '@kyb-webhooks/core';
+import { ERRORS, type Receiver, type ReceiverOptions, type ReceiveResult } from '@kyb-webhooks/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEvent, testEvents, type TestEnvelope } from '../fixtures.js';
 import { startJwksServer, type JwksServer } from '../jwks-server.js';
@@ -18,7 +18,8 @@ import { createHarness, type Harness } from './harness.js';
 import type { RemoteAdapterApps } from './remote.js';
 
 export { createRemoteAdapterApp, connectRemoteAdapterApp, type FetchHandler, type MountAdapter, type RemoteAdapterApp, type RemoteAdapterApps } from './remote.js';
-export type { HandlerCall, HandlerPlan, Harness } from './harness.js';
+export { recordResults } from './harness.js';
+export type { HandlerCall, HandlerPlan, Harness, ResultRecord } from './harness.js';
 
 /**
  * A running app with the adapter mounted, as a start function returns it.
@@ -36,19 +37,33 @@ export interface AdapterApp {
 }
 
 /**
- * Starts an app (on 127.0.0.1, any free port) whose webhook route hands deliveries to `receiver` through the
- * adapter under test. The suite calls it once per receiver configuration it needs.
+ * The adapter options the suite passes to a start function, which must hand them to the adapter it mounts.
  *
  * @example
  * ```ts
- * const startApp: StartAdapterApp = async (receiver) => {
+ * const options: AdapterTestOptions = { onResult: (result) => console.log(result.status) }
+ * ```
+ */
+export interface AdapterTestOptions {
+  /** The adapter's `onResult` option; absent for most apps. */
+  onResult?: (result: ReceiveResult) => unknown;
+}
+
+/**
+ * Starts an app (on 127.0.0.1, any free port) whose webhook route hands deliveries to `receiver` through the
+ * adapter under test, created with `options` (for the `onResult` case). The suite calls it once per receiver
+ * configuration it needs.
+ *
+ * @example
+ * ```ts
+ * const startApp: StartAdapterApp = async (receiver, options) => {
  *   const app = express()
- *   app.all('/webhooks/kyb', kybWebhooks(receiver))
+ *   app.all('/webhooks/kyb', kybWebhooks(receiver, options))
  *   return serveOnLoopback(createServer(app))
  * }
  * ```
  */
-export type StartAdapterApp = (receiver: Receiver) => Promise<AdapterApp>;
+export type StartAdapterApp = (receiver: Receiver, options?: AdapterTestOptions) => Promise<AdapterApp>;
 
 /**
  * Options of {@link runAdapterConformance}.
@@ -192,8 +207,9 @@ function expectAnswer(answer: Answer, status: number, code?: string): void {
 }
 
 /**
- * Registers the adapter conformance cases with vitest. `startApp` is called once for the regular receiver and once
- * for one with a small `maxBodyBytes`; `options.startAppWithBodyParser` once more for the body-parser case. Each
+ * Registers the adapter conformance cases with vitest. `startApp` is called once for the regular receiver, once
+ * for one with a small `maxBodyBytes` and once with an `onResult` hook to pass to the adapter (a start function that
+ * drops it fails that case); `options.startAppWithBodyParser` once more for the body-parser case. Each
  * case uses fresh event ids, so the cases share servers without interfering.
  *
  * In place of `startApp`, the apps of another runtime (Bun.serve, Deno.serve, workerd) can be given with
@@ -207,9 +223,9 @@ function expectAnswer(answer: Answer, status: number, code?: string): void {
  * import { kybWebhooks } from '@kyb-webhooks/express'
  * import { runAdapterConformance, serveOnLoopback } from '@kyb-webhooks/testing/adapter-suite'
  *
- * runAdapterConformance('express', async (receiver) => {
+ * runAdapterConformance('express', async (receiver, options) => {
  *   const app = express()
- *   app.all('/webhooks/kyb', kybWebhooks(receiver))
+ *   app.all('/webhooks/kyb', kybWebhooks(receiver, options))
  *   return serveOnLoopback(createServer(app))
  * }, {
  *   startAppWithBodyParser: async (receiver) => {
@@ -239,6 +255,8 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
     let smallApp: AdapterApp;
     let parsedApp: AdapterApp | undefined;
     let parsed: Harness;
+    let hookedApp: AdapterApp;
+    let hooked: Harness;
     // A remote app (./remote.ts) mounts the body-parser variant itself.
     const withBodyParser = typeof startApp !== 'function' || options.startAppWithBodyParser !== undefined;
 
@@ -254,16 +272,19 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
         // The receivers live in this process; startApp mounts the adapter under test on them.
         const local = createHarness(receiverOptions);
         const localSmall = createHarness(smallOptions);
-        [main, small, parsed] = [local.harness, localSmall.harness, local.harness];
+        const localHooked = createHarness(receiverOptions);
+        [main, small, parsed, hooked] = [local.harness, localSmall.harness, local.harness, localHooked.harness];
         apps.push((app = await startApp(local.receiver)));
         apps.push((smallApp = await startApp(localSmall.receiver)));
+        apps.push((hookedApp = await startApp(localHooked.receiver, { onResult: localHooked.onResult })));
         if (options.startAppWithBodyParser) apps.push((parsedApp = await options.startAppWithBodyParser(local.receiver)));
       } else {
         // The receivers live in another runtime, which builds them from these options (./remote.ts).
         ({ app, harness: main } = await startApp.start(receiverOptions));
         ({ app: smallApp, harness: small } = await startApp.start(smallOptions));
         ({ app: parsedApp, harness: parsed } = await startApp.start(receiverOptions, { bodyParser: true }));
-        apps.push(app, smallApp, parsedApp);
+        ({ app: hookedApp, harness: hooked } = await startApp.start(receiverOptions, { onResult: true }));
+        apps.push(app, smallApp, parsedApp, hookedApp);
       }
     });
     afterAll(async () => {
@@ -301,6 +322,25 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
       expectAnswer(again, 200, 'duplicate');
       expect(again.body).toMatchObject({ received: true });
       expect(await main.callsFor(envelope.event_id)).toHaveLength(1);
+    });
+
+    it('calls onResult once per delivery with its result, and an onResult that throws or rejects changes no answer', async () => {
+      const accepted = testEvents.dataRequestRefused();
+      const forged = testEvents.dataRequestRefused();
+      const failing = testEvents.signatureRequestRefused();
+      await hooked.plan(failing.event_id, { failures: 1 });
+      // The hook throws on the 1st and 3rd call and rejects on the 2nd and 4th (./harness.ts, recordResults).
+      expectAnswer(await deliver(accepted, {}, hookedApp.url), 200);
+      expectAnswer(await deliver(forged, { secret: 'whsec_forged' }, hookedApp.url), 401, 'signature_mismatch');
+      expectAnswer(await deliver(accepted, { attempt: 2 }, hookedApp.url), 200, 'duplicate');
+      expectAnswer(await deliver(failing, {}, hookedApp.url), 500, 'handler_failed');
+      expect(await hooked.results()).toEqual([
+        { status: 200, eventId: accepted.event_id },
+        { status: 401, code: 'signature_mismatch' },
+        { status: 200, code: 'duplicate', eventId: accepted.event_id },
+        { status: 500, code: 'handler_failed', eventId: failing.event_id },
+      ]);
+      expect(await hooked.callsFor(accepted.event_id)).toHaveLength(1);
     });
 
     it('runs the handler exactly once for 100 concurrent deliveries of one event', async () => {
@@ -465,5 +505,6 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
   if (typeof startApp === 'function') runOversizedBodyCases(name, startApp);
 }
 export { runOversizedBodyCases } from './oversized.js';
+export { serveFetchOnLoopback } from './fetch-bridge.js';
 export { runAdapterOptionCases, type AdapterOptionCases } from './options.js';
 export { expectConfigInvalid } from '../config-invalid.js';

@@ -3,7 +3,7 @@
  * run in vitest on Node and send real HTTP; the app in the other runtime builds each receiver the suite asks for and
  * answers a small control API with its handler log. Both halves are runtime-neutral (fetch, Request, Response).
  *
- *   POST   /__control/receivers            {options, bodyParser}  → {id, path}   a receiver and its mounted app
+ *   POST   /__control/receivers            {options, bodyParser, onResult}  → {id, path}   a receiver and its app
  *   GET    /__control/receivers/<id>/log                          → HandlerLog
  *   POST   /__control/receivers/<id>/plans {eventId, plan}        → 204
  *   *      /r/<id>/…                                              → the app mounted for receiver <id>
@@ -11,7 +11,7 @@
  * The control API builds receivers from JSON options only (secrets, attestation with a jwksUrl, limits): it is a test
  * fixture, to be served on 127.0.0.1 in a test run and nowhere else.
  */
-import type { ReceiverOptions } from '@kyb-webhooks/core';
+import type { ReceiveResult, ReceiverOptions } from '@kyb-webhooks/core';
 import { createHarness, type Harness, type HandlerLog, type HandlerPlan } from './harness.js';
 
 /**
@@ -26,7 +26,8 @@ export type FetchHandler = (request: Request) => Response | Promise<Response>;
 
 /**
  * How the framework under test mounts a receiver at `path`: the documented way, or (`bodyParser: true`) behind a
- * JSON body parser that keeps no exact bytes, for the `body_already_parsed` case.
+ * JSON body parser that keeps no exact bytes, for the `body_already_parsed` case. When `onResult` is given, the
+ * adapter must be created with it as its `onResult` option.
  *
  * @example
  * ```ts
@@ -38,7 +39,7 @@ export type FetchHandler = (request: Request) => Response | Promise<Response>;
 export type MountAdapter = (
   receiver: ReturnType<typeof createHarness>['receiver'],
   path: string,
-  options: { bodyParser: boolean },
+  options: { bodyParser: boolean; onResult?: ((result: ReceiveResult) => unknown) | undefined },
 ) => FetchHandler;
 
 /**
@@ -63,11 +64,12 @@ export function createRemoteAdapterApp(mount: MountAdapter): FetchHandler {
       return app ? app.fetch(request) : json({ error: 'no such receiver' }, 404);
     }
     if (pathname === '/__control/receivers' && request.method === 'POST') {
-      const { options, bodyParser = false } = (await request.json()) as { options: ReceiverOptions; bodyParser?: boolean };
+      const { options, bodyParser = false, onResult = false } = (await request.json()) as { options: ReceiverOptions; bodyParser?: boolean; onResult?: boolean };
       const id = String((next += 1));
       const path = `/r/${id}/webhooks/kyb`;
-      const { receiver, log, plans } = createHarness(options);
-      apps.set(id, { fetch: mount(receiver, path, { bodyParser }), log, plans });
+      const harness = createHarness(options);
+      const { receiver, log, plans } = harness;
+      apps.set(id, { fetch: mount(receiver, path, onResult ? { bodyParser, onResult: harness.onResult } : { bodyParser }), log, plans });
       return json({ id, path });
     }
     const control = /^\/__control\/receivers\/(\d+)\/(log|plans)$/.exec(pathname);
@@ -107,7 +109,7 @@ export interface RemoteAdapterApp {
 export interface RemoteAdapterApps {
   /** The origin of the app in the other runtime. */
   origin: string;
-  start(options: ReceiverOptions, variant?: { bodyParser?: boolean }): Promise<RemoteAdapterApp>;
+  start(options: ReceiverOptions, variant?: { bodyParser?: boolean; onResult?: boolean }): Promise<RemoteAdapterApp>;
 }
 
 /**
@@ -130,7 +132,7 @@ export function connectRemoteAdapterApp(origin: string): RemoteAdapterApps {
       const created = await call('/__control/receivers', {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ options, bodyParser: variant.bodyParser ?? false }),
+        body: JSON.stringify({ options, bodyParser: variant.bodyParser ?? false, onResult: variant.onResult ?? false }),
       });
       const { id, path } = (await created.json()) as { id: string; path: string };
       const log = async () => (await (await call(`/__control/receivers/${id}/log`)).json()) as HandlerLog;
@@ -142,6 +144,7 @@ export function connectRemoteAdapterApp(origin: string): RemoteAdapterApps {
           callsFor: async (eventId) => (await log()).calls.filter((entry) => entry.eventId === eventId),
           unknownCalls: async () => (await log()).unknownCalls,
           answersFor: async (eventId) => (await log()).answers[eventId],
+          results: async () => (await log()).results,
           plan: async (eventId, plan) => {
             await call(`/__control/receivers/${id}/plans`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ eventId, plan }) });
           },
