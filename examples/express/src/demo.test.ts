@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { listening, runDemo } from '@kyb-webhooks/example-shared';
-import { createApp } from './app.js';
+import { runDemo } from '@kyb-webhooks/example-shared';
+import { serveApp } from './serve.js';
 
 // The README's demo is a promise to users: these are the answers it must show.
 describe.each(['memory', 'sqlite'] as const)('the demo scenario with the %s store', (store) => {
   it('shows every delivery with the status, code and handler outcome the README describes', async () => {
-    const rows = await runDemo('Express', (receiver) => listening(createApp(receiver).listen(0, '127.0.0.1')), store, () => {});
+    const { rows } = await runDemo('Express', serveApp, store, () => {});
     expect(rows.map((row) => [row.step, row.status, row.code])).toEqual([
       ['data request pending approval', 200, '—'],
       ['released with attestation (two directors)', 200, '—'],
@@ -21,5 +21,28 @@ describe.each(['memory', 'sqlite'] as const)('the demo scenario with the %s stor
     expect(rows[2]!.handler).toBe('—');
     expect(rows[3]!.handler).toBe('—');
     expect(rows[8]!.handler).toBe(store === 'sqlite' ? '—' : rows[1]!.handler);
+  });
+
+  it('shows a gap backfilled and a quarantine recovered, every stream complete and in order', async () => {
+    const { streams } = await runDemo('Express', serveApp, store, () => {});
+    expect(streams.rows.map((row) => [row.step.trim(), row.status, row.code])).toEqual([
+      ['wallet changed (seq 0)', 200, '—'],
+      ['wallet changed (seq 1), app down', null, 'service gave up after 3 attempts'],
+      ['wallet changed (seq 2), app back: a gap', null, 'seq 1 backfilled from the API'],
+      ['then seq 2 itself', 200, '—'],
+      [expect.stringMatching(/^app down: 3 requests, \d+ deliveries fail$/), null, 'endpoint quarantined'],
+      ['meanwhile released, refused, signed', null, '6 events queued'],
+      ['app back, endpoint reactivated', null, 'backlog delivered'],
+      ...Array.from({ length: 6 }, (_, index) => [expect.stringMatching(new RegExp(`^backlog: \\w\\w_…\\w{4} seq ${index % 2}$`)), 200, '—']),
+    ]);
+    // The wallet changes ran in order: each replaced the address the one before it set.
+    expect(streams.rows.slice(0, 4).map((row) => row.handler)).toEqual([
+      'replaced wallet 0x1111aa… (no alias kept)',
+      '—',
+      'replaced wallet 0x2222bb… (no alias kept)',
+      'replaced wallet 0x3333cc… (no alias kept)',
+    ]);
+    expect(streams.rows.slice(7).every((row) => row.handler !== '—')).toBe(true);
+    expect([streams.events, streams.streams, streams.inOrder]).toEqual([9, 4, true]);
   });
 });

@@ -5,6 +5,7 @@ import type { Activity } from './handlers.js';
 export interface ScenarioRow {
   step: string;
   event: string;
+  /** The HTTP answer; null when there was none (the app was down, or the row is not a delivery). */
   status: number | null;
   code: string;
   handler: string;
@@ -81,7 +82,7 @@ export async function runDemoScenario(options: { app: DemoApp; signer: TestSigne
 /** The rows as an aligned text table. */
 export function formatScenarioTable(rows: readonly ScenarioRow[]): string {
   const header = { step: 'delivery', event: 'event', status: 'status', code: 'code', handler: 'what the handler did' };
-  const all = [header, ...rows.map((row) => ({ ...row, status: String(row.status ?? 'error') }))];
+  const all = [header, ...rows.map((row) => ({ ...row, status: String(row.status ?? '—') }))];
   const keys = ['step', 'event', 'status', 'code', 'handler'] as const;
   const widths = keys.map((key) => Math.max(...all.map((row) => String(row[key]).length)));
   const line = (row: (typeof all)[number]) => keys.map((key, index) => String(row[key]).padEnd(widths[index]!)).join('  ').trimEnd();

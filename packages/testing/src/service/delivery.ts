@@ -33,6 +33,11 @@ export interface ServiceDeliveryAttempt {
   status: number | null;
   /** Why no answer came (`timeout`, `network error (ECONNREFUSED)`), or `redirect not followed`. */
   error?: string;
+  /**
+   * The `code` of the endpoint's JSON answer when it had one (a receiver answers e.g. `duplicate` or
+   * `handler_failed`): what the merchant host returned (spec 4.2), without keeping its body.
+   */
+  responseCode?: string;
   durationMs: number;
   /** The secret version (kv) the attempt was signed with. */
   secretVersion: string;
@@ -200,8 +205,10 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
         redirect: 'manual',
         signal: AbortSignal.any([AbortSignal.timeout(options.timeoutMs), stopping.signal]),
       });
-      await response.arrayBuffer().catch(() => undefined);
+      const answer = await response.arrayBuffer().catch(() => undefined);
       record.status = response.status;
+      const code = answer === undefined ? undefined : responseCode(answer);
+      if (code !== undefined) record.responseCode = code;
       if (response.status >= 300 && response.status < 400) record.error = 'redirect not followed';
     } catch (error) {
       record.error = describeFailure(error);
@@ -273,6 +280,19 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
       sleepers.clear();
     },
   };
+}
+
+// Only a short code-shaped `code` field is kept: a merchant's answer could quote anything, and the log is shown to tests.
+function responseCode(body: ArrayBuffer): string | undefined {
+  if (body.byteLength === 0 || body.byteLength > 4096) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
+    const code = typeof parsed === 'object' && parsed !== null ? (parsed as { code?: unknown; error?: { code?: unknown } }) : undefined;
+    const value = typeof code?.code === 'string' ? code.code : code?.error?.code;
+    return typeof value === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // Only the kind of failure: error messages can quote URLs, which must not end up in test logs or reports.

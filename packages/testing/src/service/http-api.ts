@@ -161,6 +161,7 @@ async function route(backend: ApiBackend, method: string, url: URL, bodyText: st
             attempted_at: Math.floor(attempt.attemptedAt / 1000),
             status: attempt.status,
             ...(attempt.error === undefined ? {} : { error: attempt.error }),
+            ...(attempt.responseCode === undefined ? {} : { response_code: attempt.responseCode }),
             duration_ms: Math.round(attempt.durationMs),
           })),
         },
