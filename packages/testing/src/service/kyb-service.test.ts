@@ -206,6 +206,29 @@ describe('order and retries', () => {
       [2, null, expect.stringMatching(/^network error/)],
     ]);
   });
+
+  it.each([
+    ['the code of a receiver\'s answer', '{"received":true,"code":"duplicate"}', 'duplicate'],
+    ['the code of an error answer', '{"error":{"code":"handler_failed","message":"A handler failed."}}', 'handler_failed'],
+    ['nothing of a code that is not code-shaped', '{"code":"Bearer kyb_live_123 leaked"}', undefined],
+    ['nothing of an answer that is not JSON', 'ok', undefined],
+  ])('the delivery log keeps %s (response_code), never the body', async (_what, body, code) => {
+    const server = createServer((request, response) => {
+      request.resume().on('end', () => response.writeHead(200, { 'content-type': 'application/json' }).end(body));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    cleanups.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/kyb`;
+    const service = await startKybService({ timeScale: 1e-5, endpoint: { url } });
+    cleanups.push(() => service.stop());
+    const id = await service.createDataRequest();
+    await service.idle();
+    expect(service.attempts().map((attempt) => attempt.responseCode)).toEqual([code]);
+    const response = await fetch(`${service.baseUrl}/api/v1/kyb/data-requests/${id}/deliveries`, { headers: { authorization: service.apiKey } });
+    const text = await response.text();
+    expect((JSON.parse(text) as { deliveries: { response_code?: string }[] }).deliveries[0]?.response_code).toBe(code);
+    expect(text).not.toContain('leaked');
+  });
 });
 
 describe('quarantine, reactivate and redeliver', () => {
