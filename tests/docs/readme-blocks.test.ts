@@ -1,0 +1,87 @@
+/**
+ * The READMEs' code cannot drift from the code: every ```ts block of README.md and packages/*\/README.md is
+ * typechecked against the packages' sources, and every ```ts quickstart block is started as its own process, sent a
+ * signed, attested delivery, and must answer 200 and run its handler. See ./readme-blocks.ts for the info strings.
+ */
+import { randomUUID } from 'node:crypto';
+import { createTestSigner, startJwksServer, type JwksServer, type TestSigner } from '@kyb-webhooks/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeBlocks, writeBlocks, type WrittenBlock } from './block-workspace.js';
+import { allReadmeBlocks, describeBlock, type ReadmeBlock } from './readme-blocks.js';
+import { runQuickstart } from './run-quickstart.js';
+import { typecheckBlocks } from './typecheck-blocks.js';
+
+/**
+ * READMEs another helper is rewriting this session whose blocks do not compile yet, so they are reported as pending
+ * instead of failing the run. Remove an entry to enforce it (the goal: this list empty).
+ */
+const PENDING: Readonly<Record<string, string>> = {
+  'packages/client/README.md':
+    'its Quick start uses requestId, saveDirector and cursor without defining them, and its test example uses createKybClient and expect without importing them',
+};
+
+const blocks = allReadmeBlocks().filter((b) => PENDING[b.readme] === undefined);
+const checked = blocks.filter((b) => b.kind !== 'fragment');
+const quickstarts = blocks.filter((b) => b.kind === 'quickstart');
+const fragments = blocks.filter((b) => b.kind === 'fragment');
+// The READMEs of a webhook entry point must show a server that runs: the root one, one per framework.
+const MUST_HAVE_QUICKSTART = ['README.md', 'packages/express/README.md', 'packages/fastify/README.md', 'packages/koa/README.md', 'packages/hono/README.md'];
+
+const run = `run-${process.pid}-${randomUUID().slice(0, 8)}`;
+let written: WrittenBlock[] = [];
+let errors = new Map<ReadmeBlock, string[]>();
+
+beforeAll(() => {
+  written = writeBlocks(checked, run);
+  errors = typecheckBlocks(written);
+  console.info(
+    `README code blocks: ${checked.length} typechecked (${quickstarts.length} of them run as quick starts), ` +
+      `${fragments.length} fragments skipped${fragments.length ? `: ${fragments.map(describeBlock).join('; ')}` : ''}`,
+  );
+  for (const [readme, why] of Object.entries(PENDING)) console.warn(`README code blocks NOT checked, pending a fix: ${readme}: ${why}`);
+}, 180_000);
+
+afterAll(() => removeBlocks(run));
+
+describe('README code blocks', () => {
+  it.each(MUST_HAVE_QUICKSTART)('%s has a quick start that runs (```ts quickstart)', (readme) => {
+    expect(quickstarts.filter((b) => b.readme === readme).length).toBeGreaterThan(0);
+  });
+
+  it.each(blocks.filter((b) => /quick ?start/i.test(b.heading)).map((b) => [describeBlock(b), b] as const))(
+    '%s, under a quick-start heading, is complete code (not a fragment)',
+    (_name, block) => {
+      expect(block.kind).not.toBe('fragment');
+    },
+  );
+
+  it.each(checked.map((b) => [describeBlock(b), b] as const))('%s typechecks', (_name, block) => {
+    expect(errors.get(block) ?? ['not checked']).toEqual([]);
+  });
+});
+
+describe.concurrent('README quick starts run', () => {
+  let signer: TestSigner;
+  let jwks: JwksServer;
+  beforeAll(async () => {
+    signer = await createTestSigner();
+    jwks = await startJwksServer(signer.jwks);
+  });
+  afterAll(async () => {
+    await jwks?.close();
+  });
+
+  it.each(quickstarts.map((b) => [describeBlock(b), b] as const))(
+    '%s answers a signed, attested release 200 and its handler prints the request id',
+    async (_name, block) => {
+      // A block that does not typecheck would only fail here less clearly.
+      expect(errors.get(block)).toEqual([]);
+      const entry = written.find((w) => w.block === block) as WrittenBlock;
+      const outcome = await runQuickstart(entry.file, { signer, jwksOrigin: jwks.origin, path: block.path });
+      const report = `${outcome.failure ?? ''}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}\n--- response\n${outcome.responseBody}`;
+      expect({ status: outcome.status, body: outcome.responseBody }, report).toEqual({ status: 200, body: '{"received":true}' });
+      expect(outcome.stdout, report).toContain(outcome.requestId);
+    },
+    60_000,
+  );
+});
