@@ -1,0 +1,141 @@
+import { Argument, Option, type Command } from 'commander';
+import { saveCapture } from '../capture.js';
+import { fixFor } from '../codes.js';
+import { EXIT } from '../errors.js';
+import { withSendingOptions, type SendingOptions } from '../options.js';
+import { createProgress, formatTable, print, printJson } from '../output.js';
+import type { SentDelivery } from '../post.js';
+import { SCENARIOS, SCENARIO_NAMES, allowed, describeExpectation, matches, type OrderingMode, type ScenarioStep } from '../scenarios.js';
+import { openSession } from '../session.js';
+
+/**
+ * Options of `scenario`.
+ *
+ * @example
+ * ```ts
+ * const options: ScenarioOptions = { to, keys, timeout: 10_000, phase: 'after' }
+ * ```
+ */
+export interface ScenarioOptions extends SendingOptions {
+  phase: 'overlap' | 'after';
+  ordering?: OrderingMode;
+}
+
+interface StepResult {
+  step: ScenarioStep;
+  sent: SentDelivery;
+  ok: boolean;
+}
+
+/**
+ * Registers `scenario <name> --to <url>`.
+ *
+ * @example
+ * ```ts
+ * registerScenario(program) // kyb-webhooks scenario forged-hmac --to http://127.0.0.1:3000/webhooks/kyb
+ * ```
+ */
+export function registerScenario(program: Command): void {
+  const list = SCENARIO_NAMES.map((name) => `  ${name.padEnd(24)}${SCENARIOS[name]!.description}`).join('\n');
+  withSendingOptions(
+    program
+      .command('scenario')
+      .description('play a scenario against your dev server and check each answer against what a correct receiver answers')
+      .addArgument(new Argument('<name>', 'the scenario').choices(SCENARIO_NAMES))
+      .addHelpText('after', `\nScenarios:\n${list}`),
+  )
+    .addOption(new Option('--phase <phase>', 'secret-rotation: during the overlap, or after it ended').choices(['overlap', 'after']).default('overlap'))
+    .addOption(new Option('--ordering <mode>', 'the receiver\u2019s ordering mode, to expect exactly its answers (default: accept the answer of any mode)').choices(['off', 'detect', 'enforce']))
+    .action(async (name: string, options: ScenarioOptions) => {
+      process.exitCode = await runScenario(name, options);
+    });
+}
+
+/**
+ * Runs one scenario; returns the exit code (1 when any answer differs from a correct receiver's).
+ *
+ * @example
+ * ```ts
+ * const code = await runScenario('duplicate', { to, keys, timeout: 10_000, phase: 'overlap' })
+ * ```
+ */
+export async function runScenario(name: string, options: ScenarioOptions): Promise<number> {
+  const scenario = SCENARIOS[name]!;
+  const session = await openSession(options, { needsJwks: scenario.attested });
+  const results: StepResult[] = [];
+  try {
+    const steps = scenario.steps({ signer: session.signer, keys: session.keys, phase: options.phase });
+    const progress = createProgress(steps.length, options.json === true);
+    for (const [index, step] of steps.entries()) {
+      progress.update(step.label);
+      const outgoing = await step.make();
+      const sent = await session.post(outgoing);
+      if (options.save) saveCapture(options.save, `${name}-${index + 1}-${step.label}`, { url: options.to, headers: outgoing.headers, body: outgoing.body });
+      results.push({ step, sent, ok: matches(sent, step.expect, options.ordering) });
+      // Without an answer the rest would only repeat the same network error.
+      if (sent.status === null) break;
+    }
+    progress.done();
+  } finally {
+    await session.close();
+  }
+  const ok = results.every((result) => result.ok) && results.length > 0 && results.at(-1)!.sent.status !== null;
+  const expected = (result: StepResult) => allowed(result.step.expect, options.ordering).map(describeExpectation);
+  if (options.json) {
+    printJson({
+      scenario: name,
+      to: options.to,
+      ok,
+      ...(name === 'secret-rotation' ? { phase: options.phase } : {}),
+      ...(options.ordering ? { ordering: options.ordering } : {}),
+      jwks: session.jwks ?? null,
+      steps: results.map((result) => ({
+        step: result.step.label,
+        event: result.sent.envelope.event,
+        event_id: result.sent.envelope.event_id,
+        stream_id: result.sent.envelope.stream_id,
+        seq: result.sent.envelope.seq,
+        attempt: Number(result.sent.headers['service-delivery-attempt']),
+        status: result.sent.status,
+        code: result.sent.code ?? null,
+        error: result.sent.error ?? null,
+        expected: expected(result),
+        ok: result.ok,
+        ...(result.ok ? {} : { why: result.step.why }),
+      })),
+    });
+    return ok ? EXIT.ok : EXIT.failed;
+  }
+  print(`scenario ${name}: ${scenario.description}`);
+  print('');
+  print(
+    formatTable(results, [
+      { heading: 'step', cell: (result) => result.step.label },
+      { heading: 'event', cell: (result) => result.sent.envelope.event.replace(/^kyb\./, '') },
+      { heading: 'seq', cell: (result) => String(result.sent.envelope.seq) },
+      { heading: 'status', cell: (result) => (result.sent.status === null ? (result.sent.error ?? 'no answer') : String(result.sent.status)) },
+      { heading: 'code', cell: (result) => result.sent.code ?? '—' },
+      { heading: 'a correct receiver answers', cell: (result) => expected(result).join(' or ') },
+      { heading: 'result', cell: (result) => (result.ok ? 'ok' : 'DIFFERS') },
+    ]),
+  );
+  print('');
+  const failed = results.filter((result) => !result.ok);
+  for (const result of failed) {
+    if (result.sent.status === null) {
+      print(`\u2717 ${result.step.label}: no answer from ${options.to} (${result.sent.error ?? 'network error'}): is your dev server running and listening there?`);
+      continue;
+    }
+    print(`\u2717 ${result.step.label}: got ${result.sent.status}${result.sent.code ? ` ${result.sent.code}` : ''}; ${result.step.why}.`);
+    if (result.sent.code !== undefined && fixFor(result.sent.code) !== '') print(`  ${result.sent.code}: ${fixFor(result.sent.code)}`);
+  }
+  print(
+    ok
+      ? `\u2713 every answer is what a correct receiver gives (${results.length} of ${results.length} steps).`
+      : `\u2717 ${failed.length} of ${results.length} steps answered differently from a correct receiver.`,
+  );
+  if (name === 'secret-rotation' && options.phase === 'overlap' && ok) {
+    print(`  Next: end the overlap (remove KYB_SECRET_V${session.keys.previousVersion} or give it a notAfter in the past), restart, and run with --phase after.`);
+  }
+  return ok ? EXIT.ok : EXIT.failed;
+}

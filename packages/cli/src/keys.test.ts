@@ -1,0 +1,80 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLI_PACKAGE, freePort, runCli } from './e2e-support.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'kyb-cli-keys-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('keys', () => {
+  it('creates .kyb-webhooks/dev-keys.json in the current directory with mode 0600 and a .gitignore, on first use', async () => {
+    const project = join(dir, 'project');
+    mkdirSync(project);
+    const run = await runCli(['keys'], { cwd: project });
+    expect(run.code).toBe(0);
+    expect(statSync(join(project, '.kyb-webhooks', 'dev-keys.json')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(project, '.kyb-webhooks', '.gitignore'), 'utf8')).toBe('*\n');
+    expect(run.stdout).toContain('(just created)');
+  });
+
+  it('prints the variables the example apps read, with the values the keys file holds', async () => {
+    const file = join(dir, 'print', 'dev-keys.json');
+    const run = await runCli(['keys', '--keys', file, '--jwks-port', '45123']);
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { secrets: Record<string, string>; audience: string };
+    const env = Object.fromEntries(run.stdout.split('\n').filter((line) => /^[A-Z_0-9]+=/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2)));
+    expect(env).toEqual({
+      KYB_SECRET_V1: stored.secrets['1'],
+      KYB_SECRET_V2: stored.secrets['2'],
+      KYB_ATTESTATION_ISSUER: 'https://kyb.example.test',
+      KYB_AUDIENCE: stored.audience,
+      KYB_JWKS_URL: 'http://127.0.0.1:45123/.well-known/kyb-jwks.json',
+    });
+    expect(run.code).toBe(0);
+  });
+
+  it('gives the same keys on every run (the dev server and the CLI agree across restarts), --export for a shell', async () => {
+    const file = join(dir, 'stable', 'dev-keys.json');
+    const first = await runCli(['keys', '--keys', file, '--json']);
+    const second = await runCli(['keys', '--keys', file, '--export']);
+    const env = (JSON.parse(first.stdout) as { env: Record<string, string> }).env;
+    for (const [name, value] of Object.entries(env)) expect(second.stdout).toContain(`export ${name}=${value}\n`);
+    expect(second.stdout).not.toContain('just created');
+  });
+
+  it('a damaged keys file: exit 2, names the file and the fix, prints none of its secrets', async () => {
+    const file = join(dir, 'broken.json');
+    writeFileSync(file, JSON.stringify({ version: 1, secrets: { '1': 'whsec_do_not_print_me' } }), { mode: 0o600 });
+    const run = await runCli(['send', 'data_request.refused', '--to', 'http://127.0.0.1:1/x', '--keys', file]);
+    expect(run.stderr).toContain(`The keys file ${file} cannot be used: "kid" is missing. Delete it to create new development keys`);
+    expect(run.stdout + run.stderr).not.toContain('whsec_do_not_print_me');
+    expect(run.code).toBe(2);
+  });
+});
+
+describe('jwks serve', () => {
+  it('serves the public key of the keys file on 127.0.0.1 at the port of KYB_JWKS_URL until stopped', async () => {
+    const file = join(dir, 'jwks', 'dev-keys.json');
+    const port = await freePort();
+    const created = JSON.parse((await runCli(['keys', '--keys', file, '--jwks-port', String(port), '--json'])).stdout) as { kid: string; env: Record<string, string> };
+    const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/cli.ts', 'jwks', 'serve', '--keys', file], {
+      cwd: CLI_PACKAGE,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      await expect.poll(() => output, { timeout: 30_000 }).toContain('Press Ctrl-C to stop.');
+      expect(output).toContain(`Serving the development JWKS (kid ${created.kid}) at ${created.env.KYB_JWKS_URL}`);
+      const jwks = (await (await fetch(created.env.KYB_JWKS_URL!)).json()) as { keys: Record<string, unknown>[] };
+      expect(jwks.keys).toEqual([expect.objectContaining({ kid: created.kid, kty: 'RSA', alg: 'RS256', use: 'sig' })]);
+      expect(jwks.keys[0]).not.toHaveProperty('d'); // the public half only
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      process.kill(child.pid!, 'SIGTERM');
+      expect(await exited).toBe(0);
+    }
+    expect(existsSync(file)).toBe(true);
+  });
+});

@@ -1,0 +1,168 @@
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKeys, runCli, secretsIn, startExample, type KeysOutput, type Running } from './e2e-support.js';
+
+// Captures come from the CLI itself (`send --save`, `scenario --save`); verify checks them with the core, replay
+// posts them to the Koa example app.
+const dir = mkdtempSync(join(tmpdir(), 'kyb-cli-verify-'));
+const keysFile = join(dir, 'dev-keys.json');
+let keys: KeysOutput;
+let app: Running;
+let released: string; // a capture of an attested release that the app accepted
+let relabelled: string; // a capture of a relabelled attestation
+let refused: string; // a capture of an unattested event the app accepted
+
+interface Capture {
+  headers: Record<string, string>;
+  body: string;
+}
+
+beforeAll(async () => {
+  keys = await createKeys(keysFile);
+  app = await startExample('koa', keys.env);
+  const sent = await runCli(['send', 'data_request.released', '--to', app.url, '--keys', keysFile, '--save', join(dir, 'sent')]);
+  expect(sent.code).toBe(0);
+  released = join(dir, 'sent', readdirSync(join(dir, 'sent'))[0]!);
+  const sentRefused = await runCli(['send', 'data_request.refused', '--to', app.url, '--keys', keysFile, '--save', join(dir, 'refused')]);
+  expect(sentRefused.code).toBe(0);
+  refused = join(dir, 'refused', readdirSync(join(dir, 'refused'))[0]!);
+  await runCli(['scenario', 'relabelled-attestation', '--to', app.url, '--keys', keysFile, '--save', join(dir, 'scenario')]);
+  relabelled = join(dir, 'scenario', readdirSync(join(dir, 'scenario')).find((name) => name.includes('another_event_id'))!);
+});
+
+afterAll(async () => {
+  await app?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function read(file: string): Capture {
+  return JSON.parse(readFileSync(file, 'utf8')) as Capture;
+}
+
+function write(name: string, capture: Capture): string {
+  const file = join(dir, name);
+  writeFileSync(file, JSON.stringify(capture));
+  return file;
+}
+
+// The signature a capture would carry had it been sent `secondsAgo` ago.
+function signedAgo(capture: Capture, secondsAgo: number): Capture {
+  const t = Math.floor(Date.now() / 1000) - secondsAgo;
+  const secret = keys.env.KYB_SECRET_V2!;
+  const mac = createHmac('sha256', secret).update(`${t}.`).update(capture.body).digest('hex');
+  return { ...capture, headers: { ...capture.headers, 'service-kyb-signature': `t=${t},v1=${mac},kv=2` } };
+}
+
+async function cli(...args: string[]) {
+  const run = await runCli([...args, '--keys', keysFile]);
+  for (const secret of secretsIn(keysFile)) expect(run.stdout + run.stderr).not.toContain(secret);
+  return run;
+}
+
+function checkRows(stdout: string): string[][] {
+  return stdout
+    .split('\n')
+    .filter((line) => /^(request|signature|body|envelope|attestation|event data)\s{2}/.test(line))
+    .map((line) => line.split(/\s{2,}/));
+}
+
+describe('verify', () => {
+  it('a capture the app accepted verifies: every check passed, exit 0', async () => {
+    const run = await cli('verify', released);
+    expect(checkRows(run.stdout)).toEqual([
+      ['request', 'passed'],
+      ['signature', 'passed'],
+      ['body', 'passed'],
+      ['envelope', 'passed'],
+      ['attestation', 'passed'],
+      ['event data', 'passed'],
+    ]);
+    expect(run.stdout).toContain('\u2713 verifies: the receiver would answer 200.');
+    expect(run.code).toBe(0);
+  });
+
+  it('a body changed after signing: the signature check failed (signature_mismatch), the rest not reached, the fix; exit 1', async () => {
+    const capture = read(released);
+    const tampered = write('tampered.json', { ...capture, body: capture.body.replace('"field_count":4', '"field_count":5') });
+    const run = await cli('verify', tampered);
+    expect(checkRows(run.stdout)).toEqual([
+      ['request', 'passed'],
+      ['signature', 'FAILED: signature_mismatch'],
+      ['body', 'not reached'],
+      ['envelope', 'not reached'],
+      ['attestation', 'not reached'],
+      ['event data', 'not reached'],
+    ]);
+    expect(run.stdout).toContain('\u2717 401 signature_mismatch: The signature does not match the request body.');
+    expect(run.stdout).toContain('fix: The HMAC does not match these bytes with this secret version');
+    expect(run.code).toBe(1);
+  });
+
+  it('a relabelled attestation: the attestation check failed (attestation_relabelled), exit 1', async () => {
+    const run = await cli('verify', relabelled, '--json');
+    const report = (JSON.parse(run.stdout) as { reports: Record<string, unknown>[] }).reports[0];
+    expect(report).toMatchObject({ ok: false, status: 401, code: 'attestation_relabelled', failedCheck: 'attestation' });
+    expect(report!.fix).toContain('the token was issued for another event');
+    expect(run.code).toBe(1);
+  });
+
+  it('a capture signed 10 minutes ago: signature_expired now (exit 1), verifies with --at-signature-time (exit 0)', async () => {
+    const old = write('old.json', signedAgo(read(refused), 600));
+    const now = await cli('verify', old, '--json');
+    expect(JSON.parse(now.stdout)).toMatchObject({ ok: false, reports: [{ code: 'signature_expired', failedCheck: 'signature' }] });
+    expect(now.code).toBe(1);
+    const atSigning = await cli('verify', old, '--at-signature-time', '--json');
+    expect(JSON.parse(atSigning.stdout)).toMatchObject({ ok: true, reports: [{ status: 200, code: null }] });
+    expect(atSigning.code).toBe(0);
+  });
+
+  it('--headers (curl -D lines) and --body (the exact bytes) instead of a capture file', async () => {
+    const capture = read(released);
+    const headersFile = join(dir, 'headers.txt');
+    writeFileSync(headersFile, ['POST /webhooks/kyb HTTP/1.1', ...Object.entries(capture.headers).map(([name, value]) => `${name}: ${value}`), ''].join('\r\n'));
+    const bodyFile = join(dir, 'body.json');
+    writeFileSync(bodyFile, capture.body);
+    const run = await cli('verify', '--headers', headersFile, '--body', bodyFile, '--json');
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, reports: [{ status: 200, checks: expect.arrayContaining([{ check: 'attestation', result: 'passed' }]) }] });
+    expect(run.code).toBe(0);
+  });
+
+  it('nothing to verify is a usage error (exit 2)', async () => {
+    const run = await cli('verify');
+    expect(run.stderr).toContain('Nothing to verify: give capture files, or --headers <file> --body <file>.');
+    expect(run.code).toBe(2);
+  });
+});
+
+describe('replay', () => {
+  it('posts a capture byte for byte: the app already processed it, so 200 duplicate; exit 0', async () => {
+    const run = await cli('replay', released, '--to', app.url, '--json');
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, deliveries: [{ capture: released, status: 200, code: 'duplicate' }] });
+    expect(run.code).toBe(0);
+  });
+
+  it('a capture older than 5 minutes: 401 signature_expired (exit 1), accepted with --resign', async () => {
+    const capture = read(released);
+    const event = JSON.parse(capture.body) as { event_id: string };
+    const fresh = { ...capture, body: capture.body.replace(event.event_id, '01JH4Z6V4M5Q8R2T7W9XKCNBDF') };
+    const old = write('stale.json', signedAgo(fresh, 600));
+    const stale = await cli('replay', old, '--to', app.url);
+    expect(stale.stdout).toMatch(/stale\.json\s+data_request\.released\s+01JH4Z6V4M5Q8R2T7W9XKCNBDF\s+401\s+signature_expired/);
+    expect(stale.code).toBe(1);
+    // Only the HMAC is renewed: the attestation still names the original event_id, so the receiver sees a relabel.
+    const resigned = await cli('replay', old, '--to', app.url, '--resign', '--json');
+    expect(JSON.parse(resigned.stdout)).toMatchObject({ ok: false, deliveries: [{ status: 401, code: 'attestation_relabelled' }] });
+  });
+
+  it('--resign makes an old unattested capture acceptable again', async () => {
+    const capture = read(refused);
+    const event = JSON.parse(capture.body) as { event_id: string };
+    const old = write('stale-refused.json', signedAgo({ ...capture, body: capture.body.replaceAll(event.event_id, '01JH4Z6V4M5Q8R2T7W9XKCNBDG') }, 600));
+    const run = await cli('replay', old, '--to', app.url, '--resign', '--json');
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, deliveries: [{ status: 200, code: null }] });
+    expect(run.code).toBe(0);
+  });
+});
