@@ -8,3 +8,13 @@ export { InsufficientCreditError, KybApiError, isKybApiError } from './errors.js
 export type { KybApiErrorCode } from './errors.js';
 export type { CallOptions, RetryPolicy } from './http.js';
 export type { DeliveryLogEntry, StreamEvent } from './parse.js';
+export { recover, DEFAULT_PROGRESS_EVERY } from './recover.js';
+export type {
+  RecoverTarget,
+  RecoverOptions,
+  RecoverReport,
+  RecoverCounts,
+  RecoverFailure,
+  RecoverProgress,
+  StreamRecovery,
+} from './recover.js';

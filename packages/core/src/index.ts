@@ -51,9 +51,28 @@ export { createMemoryStore } from './memory-store.js';
 export type { MemoryStoreOptions } from './memory-store.js';
 export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './dedupe.js';
 export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './dedupe.js';
-export { isStreamCursorStore, checkStreamArguments, checkStreamId, cursorRetention, MAX_STREAM_ID_LENGTH } from './stream-store.js';
-export type { StreamCursorStore, CompleteInOrderOptions, CompleteInOrderResult, AdvanceCursorOptions } from './stream-store.js';
+export {
+  isStreamCursorStore,
+  checkStreamArguments,
+  checkStreamId,
+  cursorRetention,
+  MAX_STREAM_ID_LENGTH,
+  MAX_LIST_STREAMS_LIMIT,
+  checkListStreamsOptions,
+  streamPageToken,
+  readStreamPageToken,
+} from './stream-store.js';
+export type {
+  StreamCursorStore,
+  CompleteInOrderOptions,
+  CompleteInOrderResult,
+  AdvanceCursorOptions,
+  ListStreamsOptions,
+  StreamPage,
+  StreamActivity,
+} from './stream-store.js';
 export type { OrderingOptions, OrderingMode, FetchEventsAfter, GapReport, GapHandler } from './ordering.js';
+export type { ReplayOptions } from './replay.js';
 export { ERRORS, KybWebhookError, KYB_WEBHOOK_ERROR_CODES } from './errors.js';
 export {
   validateOptions,

@@ -1,6 +1,15 @@
 import { optionRules, validateOptions, type OptionsSpec } from './config.js';
 import { createLeaseToken, type ClaimOptions, type ClaimResult, type CompleteOptions, type DedupeStore } from './dedupe.js';
-import { checkStreamArguments, checkStreamId, cursorRetention, type StreamCursorStore } from './stream-store.js';
+import {
+  checkListStreamsOptions,
+  checkStreamArguments,
+  checkStreamId,
+  cursorRetention,
+  readStreamPageToken,
+  streamPageToken,
+  type StreamActivity,
+  type StreamCursorStore,
+} from './stream-store.js';
 
 interface MemoryRecord {
   state: 'in_progress' | 'completed';
@@ -12,6 +21,8 @@ interface MemoryRecord {
 interface MemoryCursor {
   seq: number;
   expiresAt: number;
+  /** When the cursor was last written, for listStreams. */
+  activeAt: number;
 }
 
 /** Expired records are dropped on lookup anyway; the sweep only returns their memory, so once a minute is plenty. */
@@ -116,7 +127,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
   /** Set a cursor, re-inserted so that the Map's order stays oldest-first for eviction. */
   function setCursor(streamId: string, seq: number, expiresAt: number, time: number): void {
     cursors.delete(streamId);
-    cursors.set(streamId, { seq, expiresAt });
+    cursors.set(streamId, { seq, expiresAt, activeAt: time });
     trim(time);
   }
 
@@ -167,6 +178,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
       if (cursor !== null && cursor >= seq) return false;
       setCursor(streamId, seq, time + cursorRetention(advance), time);
       return true;
+    },
+    async listStreams(options) {
+      const { activeSince, limit, after } = checkListStreamsOptions(options);
+      const from = after === undefined ? undefined : readStreamPageToken(after);
+      const time = now();
+      // A scan and a sort per page: listing is the rare recovery path, and the cursors are capped at maxEntries.
+      const active: StreamActivity[] = [];
+      for (const [streamId, cursor] of cursors) {
+        if (cursor.expiresAt <= time || cursor.activeAt < activeSince) continue;
+        if (from && (cursor.activeAt < from.activeAt || (cursor.activeAt === from.activeAt && streamId <= from.streamId))) continue;
+        active.push({ streamId, seq: cursor.seq, activeAt: cursor.activeAt });
+      }
+      active.sort((a, b) => a.activeAt - b.activeAt || (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+      const streams = active.slice(0, limit);
+      const last = streams[streams.length - 1];
+      return { streams, next: active.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
   };
   promptStores.add(store);

@@ -25,7 +25,8 @@ import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KnownEventType, type KybEv
 import { readHeader, type HeadersInput } from './headers.js';
 import { safeLog, type Logger } from './logger.js';
 import { createMemoryStore, settlesPromptly } from './memory-store.js';
-import { createOrderedReceive, type GapHandler, type OrderedItem, type OrderingOptions } from './ordering.js';
+import { createOrderedReceive, type GapHandler, type OrderedItem, type OrderingMode, type OrderingOptions } from './ordering.js';
+import { replayFetched, type ReplayOptions } from './replay.js';
 import { isStreamCursorStore } from './stream-store.js';
 import { createSignatureCheck, type SecretKeyring, type VerifiedSignature } from './signature.js';
 
@@ -145,6 +146,29 @@ export interface Receiver {
   onGap(handler: GapHandler): Receiver;
   /** Verify, dedupe and dispatch one delivery. Never throws; every outcome is a result. */
   receive(input: ReceiveInput): Promise<ReceiveResult>;
+  /**
+   * Run an event that YOU fetched from the authenticated KYB API (e.g. `client.events(requestId)`) through the same
+   * pipeline as a delivery, minus the HMAC it cannot have: envelope, attestation (an attested type must carry one,
+   * verified and bound), event data, then dedupe, ordering and handlers exactly as `receive` does. The result has the
+   * shape of `receive`'s: 200 for processed, 200 `duplicate` when done before, 200 `late` (ordering enforce), or a
+   * failure with its code (`handler_failed`, `in_progress`, `attestation_invalid`, …). Handlers see
+   * `context.authentication.fetched === true` and no `deliveryAttempt`.
+   *
+   * Never pass it bytes that came from the network unauthenticated (a webhook body, a queue message anyone can
+   * write): without an attestation nothing here proves such an event genuine. Those go through `receive`.
+   * Never throws, except with the signal's reason when `options.signal` was aborted before the replay started.
+   *
+   * @example
+   * ```ts
+   * for await (const event of client.events(requestId, { afterSeq: 4 })) {
+   *   const result = await receiver.replay(event)
+   *   if (result.status !== 200) console.warn('still failing', event.seq, result.code)
+   * }
+   * ```
+   */
+  replay(event: unknown, options?: ReplayOptions): Promise<ReceiveResult>;
+  /** The `ordering.mode` the receiver was created with (`'off'` when not set), e.g. for recovery to know where to replay from. */
+  readonly orderingMode: OrderingMode;
   /**
    * The result for a delivery an adapter refuses before `receive` (body too large while streaming, body already
    * parsed by another middleware), logged like every other rejection.
@@ -431,45 +455,59 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         claims && typeBindingOf(claims, envelope.event) === 'unbound' ? `${envelope.event_id}:${envelope.event}` : envelope.event_id;
       // Ordering on: the ordered path dedupes, orders and runs it (ordering.ts).
       if (ordered) return await ordered({ envelope, event, context, dedupeKey, typed: validateData !== undefined });
-      let claim: ClaimResult;
-      try {
-        claim = await claimWithin(dedupeKey);
-      } catch (error) {
-        return reject(rejection('store_unavailable', storeFailure('claim', error), error), envelope);
-      }
-      if (claim.status === 'completed') {
-        if (logger) safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
-        return { status: 200, code: 'duplicate', headers: NO_HEADERS, body: DUPLICATE_BODY, event };
-      }
-      if (claim.status === 'in_progress') return { ...reject('in_progress', envelope), event };
-
-      // 7. dispatch, within handlerTimeoutMs
-      const token = claim.token;
-      const outcome = await runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, validateData !== undefined), context, envelope);
-      if (outcome instanceof HandlerError) {
-        // 8. settle a failure: free the claim so the service's retry runs the handlers again
-        await settleFailure(dedupeKey, token, envelope);
-        return { ...reject(rejection('handler_failed', undefined, outcome), envelope), event };
-      }
-      if (outcome !== HANDLED) {
-        // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
-        // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
-        // so the retry is answered duplicate; a late failure frees the claim for the retry).
-        outcome.stillRunning.then(
-          () => settleSuccess(dedupeKey, token, envelope, true),
-          () => settleFailure(dedupeKey, token, envelope),
-        );
-        return { ...reject('handler_timeout', envelope), event };
-      }
-
-      // 8. settle a success
-      await settleSuccess(dedupeKey, token, envelope, false);
-      if (logger) safeLog(logger, { level: 'debug', message: 'delivery processed', status: 200, eventId: envelope.event_id, eventType: envelope.event });
-      return { status: 200, headers: NO_HEADERS, body: RECEIVED_BODY, event };
+      return await processVerified(envelope, event, context, dedupeKey, validateData !== undefined);
     } catch (error) {
       // A bug of ours or a throwing logger: still a clean, retryable answer, never a crash and never a 2xx.
       return reject(rejection('internal_error', undefined, error));
     }
+  }
+
+  /**
+   * Steps 6 to 8 with ordering off, for a verified event (a delivery, or a fetched one given to `replay`): dedupe,
+   * dispatch within handlerTimeoutMs, settle. May throw only through a bug; the callers turn that into internal_error.
+   */
+  async function processVerified(
+    envelope: Envelope,
+    event: KybEvent | UnknownKybEvent,
+    context: DeliveryContext,
+    dedupeKey: string,
+    typed: boolean,
+  ): Promise<ReceiveResult> {
+    let claim: ClaimResult;
+    try {
+      claim = await claimWithin(dedupeKey);
+    } catch (error) {
+      return reject(rejection('store_unavailable', storeFailure('claim', error), error), envelope);
+    }
+    if (claim.status === 'completed') {
+      if (logger) safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+      return { status: 200, code: 'duplicate', headers: NO_HEADERS, body: DUPLICATE_BODY, event };
+    }
+    if (claim.status === 'in_progress') return { ...reject('in_progress', envelope), event };
+
+    // 7. dispatch, within handlerTimeoutMs
+    const token = claim.token;
+    const outcome = await runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, typed), context, envelope);
+    if (outcome instanceof HandlerError) {
+      // 8. settle a failure: free the claim so the service's retry runs the handlers again
+      await settleFailure(dedupeKey, token, envelope);
+      return { ...reject(rejection('handler_failed', undefined, outcome), envelope), event };
+    }
+    if (outcome !== HANDLED) {
+      // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
+      // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
+      // so the retry is answered duplicate; a late failure frees the claim for the retry).
+      outcome.stillRunning.then(
+        () => settleSuccess(dedupeKey, token, envelope, true),
+        () => settleFailure(dedupeKey, token, envelope),
+      );
+      return { ...reject('handler_timeout', envelope), event };
+    }
+
+    // 8. settle a success
+    await settleSuccess(dedupeKey, token, envelope, false);
+    if (logger) safeLog(logger, { level: 'debug', message: 'delivery processed', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+    return { status: 200, headers: NO_HEADERS, body: RECEIVED_BODY, event };
   }
 
   // Ordering off (the default) leaves `ordered` undefined: the hot path pays one branch on it and nothing else.
@@ -584,6 +622,20 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     receive,
+    async replay(raw, replayOptions) {
+      try {
+        return await replayFetched(raw, replayOptions, {
+          verify: verifyFetched,
+          refuse: (error) => reject(error),
+          process: (item) =>
+            ordered ? ordered(item) : processVerified(item.envelope, item.event, item.context, item.dedupeKey, item.typed),
+        });
+      } catch (error) {
+        if (replayOptions?.signal?.aborted && error === replayOptions.signal.reason) throw error;
+        return reject(rejection('internal_error', undefined, error));
+      }
+    },
+    orderingMode: ordered ? ordering!.mode : 'off',
     reject(code) {
       return reject(code);
     },

@@ -45,6 +45,100 @@ export interface StreamCursorStore extends DedupeStore {
    * or lower), `false` when it already was at `seq` or beyond.
    */
   advanceCursor(streamId: string, seq: number, options?: AdvanceCursorOptions): Promise<boolean>;
+  /**
+   * The streams whose cursor was written (an event completed in order, or `advanceCursor` moved it) at or after
+   * `activeSince`, one page at a time: what recovery replays when it is not told which streams (`recover({ since })`
+   * in `@kyb-webhooks/client`). Ordered by last activity, then stream id; pass the page's `next` as `after` for the
+   * next page, until `next` is undefined. A stream written again while paging moves to a later page (it may be listed
+   * twice, never skipped). Streams whose cursor's retention passed are not listed. Activity is the store's clock (the
+   * database's for SQL and Redis). A stream the receiver never completed an event of has no cursor and is not listed.
+   *
+   * Optional so that wrappers of a store written before it keep compiling (pass it through when you wrap one);
+   * every built-in store implements it, and only recovery by `since` needs it.
+   */
+  listStreams?(options: ListStreamsOptions): Promise<StreamPage>;
+}
+
+/**
+ * Options of {@link StreamCursorStore.listStreams}.
+ *
+ * @example
+ * ```ts
+ * const options: ListStreamsOptions = { activeSince: Date.now() - 86_400_000, limit: 500 }
+ * ```
+ */
+export interface ListStreamsOptions {
+  /** Unix milliseconds: list the streams whose cursor was written at or after this time. */
+  activeSince: number;
+  /** Most streams per page, 1 to {@link MAX_LIST_STREAMS_LIMIT}. Default 100. */
+  limit?: number;
+  /** The `next` of the previous page; omit for the first. Opaque: only the store that made it reads it. */
+  after?: string;
+}
+
+/**
+ * One page of {@link StreamCursorStore.listStreams}.
+ *
+ * @example
+ * ```ts
+ * const page: StreamPage = await store.listStreams({ activeSince })
+ * for (const { streamId, seq } of page.streams) console.log(streamId, 'processed up to', seq)
+ * ```
+ */
+export interface StreamPage {
+  streams: StreamActivity[];
+  /** Where the next page starts; undefined when this page was the last. */
+  next: string | undefined;
+}
+
+/**
+ * A stream as {@link StreamCursorStore.listStreams} lists it.
+ *
+ * @example
+ * ```ts
+ * const stream: StreamActivity = { streamId: 'req_123', seq: 4, activeAt: 1_767_225_600_000 }
+ * ```
+ */
+export interface StreamActivity {
+  streamId: string;
+  /** The cursor: the last seq processed in order. */
+  seq: number;
+  /** Unix milliseconds (the store's clock) when the cursor was last written. */
+  activeAt: number;
+}
+
+/**
+ * Largest page {@link StreamCursorStore.listStreams} returns.
+ *
+ * @example
+ * ```ts
+ * await store.listStreams({ activeSince, limit: MAX_LIST_STREAMS_LIMIT })
+ * ```
+ */
+export const MAX_LIST_STREAMS_LIMIT = 1000;
+
+/**
+ * Check the options every store's `listStreams` takes, so all stores refuse the same bad input the same way (a
+ * RangeError saying what was expected): `activeSince` a finite number of Unix milliseconds, `limit` an integer of 1 to
+ * {@link MAX_LIST_STREAMS_LIMIT}, `after` a string when given. Resolves the default limit.
+ *
+ * @example
+ * ```ts
+ * const { activeSince, limit, after } = checkListStreamsOptions(options) // limit defaults to 100
+ * ```
+ */
+export function checkListStreamsOptions(options: ListStreamsOptions): { activeSince: number; limit: number; after: string | undefined } {
+  const { activeSince, limit = 100, after } = options ?? ({} as ListStreamsOptions);
+  if (typeof activeSince !== 'number' || !Number.isFinite(activeSince)) {
+    throw new RangeError('activeSince must be a finite number of Unix milliseconds, e.g. Date.now() - 86_400_000.');
+  }
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_STREAMS_LIMIT) {
+    throw new RangeError(`limit must be an integer from 1 to ${MAX_LIST_STREAMS_LIMIT}.`);
+  }
+  if (after !== undefined && (typeof after !== 'string' || after === '')) {
+    throw new RangeError('after must be the `next` of a previous page of the same store.');
+  }
+  return { activeSince: Math.floor(activeSince), limit, after };
 }
 
 /**
@@ -164,4 +258,34 @@ export function checkStreamId(streamId: string): void {
  */
 export function cursorRetention(options: AdvanceCursorOptions | undefined): number {
   return options?.retainMs ?? DEFAULT_RETAIN_MS;
+}
+
+/**
+ * The `next` of a {@link StreamPage} as the built-in stores write it: the last listed stream's activity and id, so
+ * the next page starts strictly after it (keyset paging, stable while streams are written).
+ *
+ * @example
+ * ```ts
+ * const next = streamPageToken(last.activeAt, last.streamId)
+ * ```
+ */
+export function streamPageToken(activeAt: number, streamId: string): string {
+  return `${activeAt}:${streamId}`;
+}
+
+/**
+ * Read a token made by {@link streamPageToken}; a RangeError for anything else.
+ *
+ * @example
+ * ```ts
+ * const { activeAt, streamId } = readStreamPageToken(options.after)
+ * ```
+ */
+export function readStreamPageToken(token: string): { activeAt: number; streamId: string } {
+  const match = /^(\d{1,16}):([\s\S]+)$/.exec(token);
+  const activeAt = match ? Number(match[1]) : NaN;
+  if (!match || !Number.isSafeInteger(activeAt) || match[2]!.length > MAX_STREAM_ID_LENGTH) {
+    throw new RangeError('after must be the `next` of a previous page of the same store.');
+  }
+  return { activeAt, streamId: match[2]! };
 }

@@ -93,6 +93,20 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     await expect(refusal).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^CROSSSLOT/) } });
   });
 
+  it("keeps stream activity in one sorted set scored by the server's clock, trimmed of entries past the retention on each write", async () => {
+    const store = createRedisStore({ client, prefix });
+    const [old, recent] = [`req_${ulid()}`, `req_${ulid()}`];
+    const index = `${prefix}streams:activity`;
+    expect(await store.advanceCursor(old, 1, { retainMs: 200 })).toBe(true);
+    const [seconds, micros] = (await client.time()) as [number | string, number | string];
+    const serverMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    expect(Math.abs(Number(await client.zscore(index, old)) - serverMs)).toBeLessThan(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await store.advanceCursor(recent, 1, { retainMs: 200 })).toBe(true);
+    expect(await client.zscore(index, old)).toBeNull();
+    expect(await client.zscore(index, recent)).not.toBeNull();
+  });
+
   it('falls back to EVAL when the server lost its script cache (restart, failover)', async () => {
     const { store, calls } = counted();
     const id = ulid();

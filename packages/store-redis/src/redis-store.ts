@@ -1,19 +1,23 @@
 import {
+  checkListStreamsOptions,
   checkStreamArguments,
   checkStreamId,
   createLeaseToken,
   cursorRetention,
   describeValue,
   optionRules,
+  readStreamPageToken,
+  streamPageToken,
   validateOptions,
   type ClaimResult,
   type CompleteInOrderResult,
   type OptionRule,
   type OptionsSpec,
+  type StreamActivity,
   type StreamCursorStore,
 } from '@kyb-webhooks/core';
 import { scriptRunner, setNxGet, type RedisClientLike } from './client.js';
-import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, RELEASE } from './scripts.js';
+import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, GET_CURSORS, LIST_ACTIVE, RELEASE } from './scripts.js';
 
 /**
  * Options of {@link createRedisStore}.
@@ -58,6 +62,10 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  * non-atomically: the store then throws an error saying so. Use a non-cluster Redis for ordering; dedupe alone works
  * on Cluster.
  *
+ * `listStreams` reads a sorted set, `<prefix>streams:activity`: each stream id scored by the server's time (ms) of
+ * its cursor's last write, updated by the same scripts that write cursors (so it needs Redis 5+, or 3.2+ with
+ * effects replication) and trimmed of entries older than the retention on each write.
+ *
  * @example
  * ```ts
  * import Redis from 'ioredis' // or: import { createClient } from 'redis'
@@ -77,6 +85,8 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
   const key = (eventId: string): string => `${prefix}{${eventId}}`;
   const held = (token: string): string => `p:${token}`;
   const cursorKey = (streamId: string): string => `${prefix}{${streamId}}:cursor`;
+  // No braces: an event key always has them after the prefix, so this name can never be an event's or a cursor's.
+  const activityKey = `${prefix}streams:activity`;
 
   return {
     async claim(eventId, { leaseMs }): Promise<ClaimResult> {
@@ -111,14 +121,42 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
     async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
       checkStreamArguments(streamId, seq, firstSeq);
       const args = [held(token), milliseconds('retainMs', retainMs), String(seq), String(firstSeq)];
-      const outcome = String(await crossSlotExplained(run(COMPLETE_IN_ORDER, [key(eventId), cursorKey(streamId)], args)));
+      args.push(streamId);
+      const outcome = String(await crossSlotExplained(run(COMPLETE_IN_ORDER, [key(eventId), cursorKey(streamId), activityKey], args)));
       if (outcome === 'completed' || outcome === 'lease_lost' || outcome === 'cursor_moved') return outcome;
       throw new Error(`Unexpected reply from the Redis completeInOrder script: ${outcome.slice(0, 40)}`);
     },
     async advanceCursor(streamId, seq, advance): Promise<boolean> {
       checkStreamArguments(streamId, seq);
-      const args = [String(seq), milliseconds('retainMs', cursorRetention(advance))];
-      return Number(await run(ADVANCE_CURSOR, cursorKey(streamId), args)) === 1;
+      const args = [String(seq), milliseconds('retainMs', cursorRetention(advance)), streamId];
+      return Number(await crossSlotExplained(run(ADVANCE_CURSOR, [cursorKey(streamId), activityKey], args))) === 1;
+    },
+    async listStreams(options) {
+      const { activeSince, limit, after } = checkListStreamsOptions(options);
+      const from = after === undefined ? undefined : readStreamPageToken(after);
+      const min = Math.max(activeSince, from?.activeAt ?? activeSince);
+      // Keyset paging over the index (score, then stream id in byte order, as Redis orders it); entries at the
+      // boundary score up to the last stream listed are skipped, and entries whose cursor expired are left out.
+      // One more than a page is looked for, to know whether a next page exists.
+      const kept: StreamActivity[] = [];
+      for (let offset = 0; kept.length <= limit; ) {
+        const flat = (await run(LIST_ACTIVE, activityKey, [String(min), String(offset), String(limit + 1)])) as unknown[];
+        const batch: { streamId: string; activeAt: number }[] = [];
+        for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ streamId: String(flat[i]), activeAt: Number(flat[i + 1]) });
+        offset += batch.length;
+        const fresh = from ? batch.filter((entry) => entry.activeAt > from.activeAt || compareBytes(entry.streamId, from.streamId) > 0) : batch;
+        if (fresh.length > 0) {
+          const seqs = (await run(GET_CURSORS, fresh.map((entry) => cursorKey(entry.streamId)), [])) as unknown[];
+          fresh.forEach((entry, index) => {
+            const seq = seqs[index];
+            if (seq !== null && seq !== undefined && seq !== false) kept.push({ ...entry, seq: Number(seq) });
+          });
+        }
+        if (batch.length < limit + 1) break;
+      }
+      const streams = kept.slice(0, limit);
+      const last = streams[streams.length - 1];
+      return { streams, next: kept.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
   };
 }
@@ -161,8 +199,9 @@ async function crossSlotExplained(reply: Promise<unknown>): Promise<unknown> {
   } catch (error) {
     if (!/CROSSSLOT/i.test(String((error as Error)?.message))) throw error;
     throw new Error(
-      'completeInOrder needs the event and its stream cursor in one atomic script, and Redis Cluster keeps them in ' +
-        'different slots: use a standalone, Sentinel or Valkey server for ordering (dedupe alone works on Cluster).',
+      'stream cursors need the event, its stream cursor and the streams\' activity index in one atomic script, and Redis ' +
+        'Cluster keeps them in different slots: use a standalone, Sentinel or Valkey server for ordering (dedupe alone ' +
+        'works on Cluster).',
       { cause: error },
     );
   }
@@ -174,4 +213,13 @@ function milliseconds(name: string, value: number): string {
     throw new RangeError(`${name} must be a positive number of milliseconds.`);
   }
   return String(Math.ceil(value));
+}
+
+const utf8 = new TextEncoder();
+
+/** Redis's order of members with equal scores: their bytes, compared as unsigned. */
+function compareBytes(a: string, b: string): number {
+  const [x, y] = [utf8.encode(a), utf8.encode(b)];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return x.length - y.length;
 }

@@ -43,10 +43,26 @@ return 0
 `);
 
 /**
- * KEYS[1] event record, KEYS[2] stream cursor; ARGV[1] `p:<token>`, ARGV[2] retention ms, ARGV[3] seq, ARGV[4] first
- * seq → 'completed' | 'lease_lost' | 'cursor_moved'. The lease is checked first, so a caller without it learns
- * nothing about the cursor; both keys are written or neither. Seqs are compared as numbers (exact up to 2^53, the
- * safe integers the store accepts); the cursor's TTL is the event's retention, so it outlives its stream's records.
+ * The activity index of stream cursors, as a Lua snippet for the two scripts that write a cursor: the stream (ARGV
+ * given as `streamArg`) gets the server's time in ms as its score in the sorted set KEYS[`indexKey`], and entries
+ * older than this write's retention go (their cursors expired with it). TIME before a write needs effects
+ * replication: the default from Redis 5, always on from 7; the call asks for it on 3.2 and 4 too.
+ */
+function touchActivity(indexKey: number, streamArg: number, retainArg: number): string {
+  return `redis.replicate_commands()
+local time = redis.call('TIME')
+local ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('ZADD', KEYS[${indexKey}], ms, ARGV[${streamArg}])
+redis.call('ZREMRANGEBYSCORE', KEYS[${indexKey}], '-inf', '(' .. (ms - tonumber(ARGV[${retainArg}])))
+`;
+}
+
+/**
+ * KEYS[1] event record, KEYS[2] stream cursor, KEYS[3] activity index; ARGV[1] `p:<token>`, ARGV[2] retention ms,
+ * ARGV[3] seq, ARGV[4] first seq, ARGV[5] stream id → 'completed' | 'lease_lost' | 'cursor_moved'. The lease is
+ * checked first, so a caller without it learns nothing about the cursor; the keys are written all or none. Seqs are
+ * compared as numbers (exact up to 2^53, the safe integers the store accepts); the cursor's TTL is the event's
+ * retention, so it outlives its stream's records.
  */
 export const COMPLETE_IN_ORDER = script(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'lease_lost' end
 local seq = tonumber(ARGV[3])
@@ -58,16 +74,30 @@ elseif seq ~= tonumber(ARGV[4]) then
 end
 redis.call('SET', KEYS[1], 'c', 'PX', ARGV[2])
 redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
-return 'completed'
+${touchActivity(3, 5, 2)}return 'completed'
 `);
 
-/** KEYS[1] stream cursor; ARGV[1] seq, ARGV[2] retention ms → 1 when the cursor moved forward to seq, else 0. */
+/**
+ * KEYS[1] stream cursor, KEYS[2] activity index; ARGV[1] seq, ARGV[2] retention ms, ARGV[3] stream id → 1 when the
+ * cursor moved forward to seq, else 0.
+ */
 export const ADVANCE_CURSOR = script(`local cursor = redis.call('GET', KEYS[1])
 if cursor and tonumber(cursor) >= tonumber(ARGV[1]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
+${touchActivity(2, 3, 2)}return 1
 `);
 
 /** KEYS[1] stream cursor → its seq as a string, or nil: a plain GET, through EVALSHA so the client needs no get(). */
 export const GET_CURSOR = script(`return redis.call('GET', KEYS[1])
+`);
+
+/**
+ * KEYS[1] activity index; ARGV[1] lowest score (ms), ARGV[2] offset, ARGV[3] count → a flat list of stream id and
+ * score, by score then stream id (byte order), as ZRANGEBYSCORE lists them.
+ */
+export const LIST_ACTIVE = script(`return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', ARGV[2], ARGV[3])
+`);
+
+/** KEYS stream cursors → their seqs (nil for a cursor that expired), in one MGET. */
+export const GET_CURSORS = script(`return redis.call('MGET', unpack(KEYS))
 `);

@@ -15,5 +15,7 @@ CREATE TABLE IF NOT EXISTS `kyb_webhook_events_streams` (
   seq        BIGINT NOT NULL,
   expires_at DATETIME(3) NOT NULL,
   updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (stream_id)
+  active_at  BIGINT NOT NULL,
+  PRIMARY KEY (stream_id),
+  KEY `kyb_webhook_events_activity_idx` (active_at, stream_id)
 ) ENGINE = InnoDB;

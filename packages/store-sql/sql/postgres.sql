@@ -13,5 +13,7 @@ CREATE TABLE IF NOT EXISTS "kyb_webhook_events_streams" (
   stream_id  varchar(255) PRIMARY KEY,
   seq        bigint       NOT NULL,
   expires_at timestamptz  NOT NULL,
-  updated_at timestamptz  NOT NULL
+  updated_at timestamptz  NOT NULL,
+  active_at  bigint       NOT NULL
 );
+CREATE INDEX IF NOT EXISTS "kyb_webhook_events_activity_idx" ON "kyb_webhook_events_streams" (active_at, stream_id);

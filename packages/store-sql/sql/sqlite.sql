@@ -13,5 +13,7 @@ CREATE TABLE IF NOT EXISTS "kyb_webhook_events_streams" (
   stream_id  TEXT    NOT NULL PRIMARY KEY,
   seq        INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  active_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS "kyb_webhook_events_activity_idx" ON "kyb_webhook_events_streams" (active_at, stream_id);

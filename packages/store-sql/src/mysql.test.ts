@@ -72,6 +72,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     expect(await show(byFile)).toMatch(/`event_id` varbinary\(1020\) NOT NULL/);
     expect(await show(byFile, 'kyb_webhook_events_streams')).toBe(await show(byEnsure, 'kyb_webhook_events_streams'));
     expect(await show(byFile, 'kyb_webhook_events_streams')).toMatch(/`stream_id` varbinary\(1020\) NOT NULL/);
+    expect(await show(byFile, 'kyb_webhook_events_streams')).toMatch(/KEY `kyb_webhook_events_activity_idx` \(`active_at`,`stream_id`\)/);
     const store = createMySqlStore({ pool, table: `${byFile}.kyb_webhook_events` });
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
   });

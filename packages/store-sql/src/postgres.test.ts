@@ -80,8 +80,10 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
       ).rows,
     });
     const [a, b] = [await shape(byFile), await shape(byEnsure)];
-    expect(a.columns).toHaveLength(9);
-    expect(a.indexes).toHaveLength(3);
+    expect(a.columns).toHaveLength(10);
+    // Events: key and expiry; stream cursors: key and the (active_at, stream_id) index of listStreams.
+    expect(a.indexes).toHaveLength(4);
+    expect(a.indexes.map((index: { def: string }) => index.def)).toContainEqual(expect.stringMatching(/\(active_at, stream_id\)$/));
     expect(a).toEqual(b);
     const store = createPostgresStore({ pool, table: `${byFile}.kyb_webhook_events` });
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');

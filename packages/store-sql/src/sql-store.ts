@@ -1,4 +1,4 @@
-import type { StreamCursorStore } from '@kyb-webhooks/core';
+import type { ListStreamsOptions, StreamCursorStore, StreamPage } from '@kyb-webhooks/core';
 
 /**
  * Options of {@link SqlDedupeStore.purgeCompleted}.
@@ -32,6 +32,8 @@ export interface PurgeOptions {
 export interface SqlDedupeStore extends StreamCursorStore {
   /** The table, as configured (possibly schema-qualified). */
   readonly table: string;
+  /** See {@link StreamCursorStore.listStreams}; pages through the `(active_at, stream_id)` index of `<table>_streams`. */
+  listStreams(options: ListStreamsOptions): Promise<StreamPage>;
   /**
    * Create the tables and the index if missing (the cursors' table too, so running it again after an upgrade adds it). Idempotent, so it can run at every start-up; the same statements
    * ship as `sql/<dialect>.sql` for those who migrate by hand.

@@ -45,7 +45,8 @@ describe('sqlite store specifics', () => {
     byFile.exec(file);
     await createSqliteStore({ database: byEnsure }).ensureSchema();
     const shape = (db: Database.Database) => db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all();
-    expect(shape(byFile)).toHaveLength(3);
+    // Two tables, the events' expiry index and the cursors' activity index (listStreams).
+    expect(shape(byFile)).toHaveLength(4);
     expect(shape(byFile)).toEqual(shape(byEnsure));
     expect((await createSqliteStore({ database: byFile }).claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
     byFile.close();

@@ -65,3 +65,11 @@ export function streamsTableName({ schema, table }: TableName): TableName {
 export function indexName({ table }: TableName): string {
   return `${table}_expires_at_idx`;
 }
+
+/**
+ * The stream cursors' activity index (listStreams), `<table>_activity_idx`: like {@link indexName}, it fits the 63
+ * characters of Postgres with the longest table name parseTableName accepts.
+ */
+export function activityIndexName({ table }: TableName): string {
+  return `${table}_activity_idx`;
+}

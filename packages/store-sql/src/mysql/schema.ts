@@ -1,4 +1,4 @@
-import { DEFAULT_TABLE, parseTableName, streamsTableName, type TableName } from '../table-name.js';
+import { activityIndexName, DEFAULT_TABLE, parseTableName, streamsTableName, type TableName } from '../table-name.js';
 
 /** `db`.`table` with MySQL's backquotes. */
 export function backquoted({ schema, table }: TableName): string {
@@ -9,7 +9,8 @@ export function backquoted({ schema, table }: TableName): string {
  * The MySQL/MariaDB schema. event_id is VARBINARY so ids compare byte for byte: MySQL's usual collations ignore case
  * and trailing spaces, which would make `evt_a`, `EVT_A` and `evt_a ` one event. DATETIME(3) holds UTC
  * (UTC_TIMESTAMP) and so never depends on a session time zone, nor ends in 2038 like TIMESTAMP. `<table>_streams`
- * holds the stream cursors (the last seq processed per stream, kept until expires_at like the event records). Two
+ * holds the stream cursors (the last seq processed per stream, kept until expires_at like the event records) and
+ * `active_at`, the database's UTC time in Unix ms of the cursor's last write, indexed for listStreams. Two
  * statements, because mysql2 runs one per query unless multipleStatements is on: ensureSchema sends them one by one.
  *
  * @example
@@ -33,7 +34,9 @@ CREATE TABLE IF NOT EXISTS ${backquoted(streamsTableName(name))} (
   seq        BIGINT NOT NULL,
   expires_at DATETIME(3) NOT NULL,
   updated_at DATETIME(3) NOT NULL,
-  PRIMARY KEY (stream_id)
+  active_at  BIGINT NOT NULL,
+  PRIMARY KEY (stream_id),
+  KEY \`${activityIndexName(name)}\` (active_at, stream_id)
 ) ENGINE = InnoDB;
 `;
 }

@@ -1,9 +1,12 @@
 import {
+  checkListStreamsOptions,
   checkStreamArguments,
   checkStreamId,
   createLeaseToken,
   cursorRetention,
   optionRules,
+  readStreamPageToken,
+  streamPageToken,
   validateOptions,
   type ClaimResult,
   type CompleteInOrderResult,
@@ -73,6 +76,8 @@ const OPTIONS_SPEC: OptionsSpec = {
 // UTC_TIMESTAMP(3) is the database's clock and, unlike NOW(), ignores the session time zone, which may differ
 // between the connections of a pool. MySQL evaluates it once per statement.
 const NOW = 'UTC_TIMESTAMP(3)';
+/** The same clock in Unix milliseconds, for the cursors' active_at: DATETIME arithmetic, so no time zone enters. */
+const NOW_MS = `(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ${NOW}) DIV 1000)`;
 
 /** What the claim statement reports through LAST_INSERT_ID(expr) when the event already had a record. */
 const TAKEN_OVER = 1;
@@ -137,18 +142,22 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
   // connects with CLIENT_FOUND_ROWS, so affectedRows counts the matched rows: 2 when it applied, 0 when not.
   const completeInOrderSql = `UPDATE ${t} e JOIN ${s} c ON c.stream_id = ?
 SET e.state = 'completed', e.updated_at = ${NOW}, e.expires_at = ${NOW} + INTERVAL ? MICROSECOND,
-  c.seq = ?, c.updated_at = ${NOW}, c.expires_at = ${NOW} + INTERVAL ? MICROSECOND
+  c.seq = ?, c.updated_at = ${NOW}, c.active_at = ${NOW_MS}, c.expires_at = ${NOW} + INTERVAL ? MICROSECOND
 WHERE e.event_id = ? AND e.token = ? AND e.state = 'in_progress' AND e.expires_at > ${NOW}
   AND IF(c.expires_at > ${NOW}, c.seq = ? - 1, ? = ?)`;
   // IGNORE only turns the duplicate key into a warning here: the id and seq were checked before, so nothing else can be.
-  const placeholderSql = `INSERT IGNORE INTO ${s} (stream_id, seq, expires_at, updated_at) VALUES (?, -1, ${NOW}, ${NOW})`;
+  const placeholderSql = `INSERT IGNORE INTO ${s} (stream_id, seq, expires_at, updated_at, active_at) VALUES (?, -1, ${NOW}, ${NOW}, ${NOW_MS})`;
   const leaseSql = `SELECT 1 AS held FROM ${t}
 WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW}`;
   const getCursorSql = `SELECT seq FROM ${s} WHERE stream_id = ? AND expires_at > ${NOW}`;
-  const moveCursorSql = `UPDATE ${s} SET seq = ?, updated_at = ${NOW}, expires_at = ${NOW} + INTERVAL ? MICROSECOND
+  const moveCursorSql = `UPDATE ${s} SET seq = ?, updated_at = ${NOW}, active_at = ${NOW_MS}, expires_at = ${NOW} + INTERVAL ? MICROSECOND
 WHERE stream_id = ? AND (seq < ? OR expires_at <= ${NOW})`;
-  const startCursorSql = `INSERT IGNORE INTO ${s} (stream_id, seq, expires_at, updated_at)
-VALUES (?, ?, ${NOW} + INTERVAL ? MICROSECOND, ${NOW})`;
+  const startCursorSql = `INSERT IGNORE INTO ${s} (stream_id, seq, expires_at, updated_at, active_at)
+VALUES (?, ?, ${NOW} + INTERVAL ? MICROSECOND, ${NOW}, ${NOW_MS})`;
+  // Keyset paging on the (active_at, stream_id) index: the row after the last one listed, one more than a page.
+  const listStreamsSql = `SELECT stream_id, seq, active_at FROM ${s}
+WHERE expires_at > ${NOW} AND active_at >= ? AND (active_at, stream_id) > (?, ?)
+ORDER BY active_at, stream_id LIMIT ?`;
 
   async function completeInOrderOnce(
     id: Buffer,
@@ -247,6 +256,19 @@ VALUES (?, ?, ${NOW} + INTERVAL ? MICROSECOND, ${NOW})`;
       if (inserted.affectedRows === 1) return true;
       // Another caller created the cursor between the two statements: now that it exists, the UPDATE decides.
       return move();
+    },
+    async listStreams(listOptions) {
+      const { activeSince, limit, after } = checkListStreamsOptions(listOptions);
+      const from = after === undefined ? { activeAt: -1, streamId: '' } : readStreamPageToken(after);
+      const values = [activeSince, from.activeAt, Buffer.from(from.streamId, 'utf8'), limit + 1];
+      const [rows] = (await pool.query(listStreamsSql, values)) as [{ stream_id: Buffer | string; seq: number | string; active_at: number | string }[], unknown];
+      const streams = rows.slice(0, limit).map((row) => ({
+        streamId: Buffer.isBuffer(row.stream_id) ? row.stream_id.toString('utf8') : String(row.stream_id),
+        seq: Number(row.seq),
+        activeAt: Number(row.active_at),
+      }));
+      const last = streams[streams.length - 1];
+      return { streams, next: rows.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
     async ensureSchema(): Promise<void> {
       // One statement per query: mysql2 refuses several in one unless the pool enables multipleStatements.

@@ -1,9 +1,11 @@
-import { DEFAULT_TABLE, doubleQuoted, indexName, parseTableName, streamsTableName } from '../table-name.js';
+import { activityIndexName, DEFAULT_TABLE, doubleQuoted, indexName, parseTableName, streamsTableName } from '../table-name.js';
 
 /**
  * The Postgres schema: timestamptz so that the lease arithmetic never depends on a session time zone, and an index on
  * expires_at for purgeCompleted. `<table>_streams` holds the stream cursors (the last seq processed per stream, kept
- * until expires_at like the event records); it is small (one row per stream) and purged by a scan, so no index. The same text ships as sql/postgres.sql (see `postgresSchemaFile`).
+ * until expires_at like the event records) and `active_at`, the database's time in Unix ms of the cursor's last
+ * write, indexed with the stream id for listStreams' keyset paging; it is purged by a scan. The same text ships as
+ * sql/postgres.sql (see `postgresSchemaFile`).
  *
  * @example
  * ```ts
@@ -24,8 +26,10 @@ CREATE TABLE IF NOT EXISTS ${doubleQuoted(streamsTableName(name))} (
   stream_id  varchar(255) PRIMARY KEY,
   seq        bigint       NOT NULL,
   expires_at timestamptz  NOT NULL,
-  updated_at timestamptz  NOT NULL
+  updated_at timestamptz  NOT NULL,
+  active_at  bigint       NOT NULL
 );
+CREATE INDEX IF NOT EXISTS "${activityIndexName(name)}" ON ${doubleQuoted(streamsTableName(name))} (active_at, stream_id);
 `;
 }
 

@@ -1,9 +1,12 @@
 import {
+  checkListStreamsOptions,
   checkStreamArguments,
   checkStreamId,
   createLeaseToken,
   cursorRetention,
   optionRules,
+  readStreamPageToken,
+  streamPageToken,
   validateOptions,
   type ClaimResult,
   type CompleteInOrderResult,
@@ -79,6 +82,8 @@ const OPTIONS_SPEC: OptionsSpec = {
 // statement_timestamp(), not now(): now() stays frozen for a whole transaction, and a caller may run the store on a
 // client inside one. Either way the database's clock decides, never the application's.
 const NOW = 'statement_timestamp()';
+/** The same clock in Unix milliseconds, for the cursors' active_at. */
+const NOW_MS = `floor(extract(epoch from ${NOW}) * 1000)::bigint`;
 
 /** A claim that raced with a concurrent change is retried; this bounds a pathological loop. */
 const MAX_CLAIM_ATTEMPTS = 10;
@@ -141,13 +146,13 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
   WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}
   FOR UPDATE
 ), moved AS (
-  UPDATE ${s} SET seq = $4::bigint, updated_at = ${NOW}, expires_at = ${NOW} + $3::double precision * interval '1 millisecond'
+  UPDATE ${s} SET seq = $4::bigint, updated_at = ${NOW}, active_at = ${NOW_MS}, expires_at = ${NOW} + $3::double precision * interval '1 millisecond'
   WHERE stream_id = $5::text AND EXISTS (SELECT 1 FROM lease)
     AND CASE WHEN expires_at > ${NOW} THEN seq = $4::bigint - 1 ELSE $4::bigint = $6::bigint END
   RETURNING 1
 ), started AS (
-  INSERT INTO ${s} (stream_id, seq, expires_at, updated_at)
-  SELECT $5::text, $4::bigint, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW}
+  INSERT INTO ${s} (stream_id, seq, expires_at, updated_at, active_at)
+  SELECT $5::text, $4::bigint, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW}, ${NOW_MS}
   WHERE $4::bigint = $6::bigint AND EXISTS (SELECT 1 FROM lease)
   ON CONFLICT (stream_id) DO NOTHING
   RETURNING 1
@@ -163,11 +168,16 @@ SELECT CASE WHEN EXISTS (SELECT 1 FROM done) THEN 'completed'
 
   // Forward only: an existing live cursor at or beyond seq is left alone (the WHERE of DO UPDATE), an expired one
   // counts as none.
-  const advanceCursorSql = `INSERT INTO ${s} AS c (stream_id, seq, expires_at, updated_at)
-VALUES ($1, $2::bigint, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW})
+  const advanceCursorSql = `INSERT INTO ${s} AS c (stream_id, seq, expires_at, updated_at, active_at)
+VALUES ($1, $2::bigint, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW}, ${NOW_MS})
 ON CONFLICT (stream_id) DO UPDATE
-  SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at
+  SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at, active_at = excluded.active_at
   WHERE c.seq < excluded.seq OR c.expires_at <= ${NOW}`;
+
+  // Keyset paging on the (active_at, stream_id) index: the row after the last one listed, one more than a page.
+  const listStreamsSql = `SELECT stream_id, seq, active_at FROM ${s}
+WHERE expires_at > ${NOW} AND active_at >= $1::bigint AND (active_at, stream_id) > ($2::bigint, $3::text)
+ORDER BY active_at, stream_id LIMIT $4`;
 
   const prepared = options.preparedStatements ?? true;
   const statement = (purpose: string, text: string) => {
@@ -181,6 +191,7 @@ ON CONFLICT (stream_id) DO UPDATE
   const completeInOrderQuery = statement('complete_in_order', completeInOrderSql);
   const getCursorQuery = statement('get_cursor', getCursorSql);
   const advanceCursorQuery = statement('advance_cursor', advanceCursorSql);
+  const listStreamsQuery = statement('list_streams', listStreamsSql);
 
   return {
     table,
@@ -224,6 +235,16 @@ ON CONFLICT (stream_id) DO UPDATE
       checkStreamArguments(streamId, seq);
       const { rowCount } = await advanceCursorQuery([streamId, seq, milliseconds('retainMs', cursorRetention(advance))]);
       return rowCount === 1;
+    },
+    async listStreams(listOptions) {
+      const { activeSince, limit, after } = checkListStreamsOptions(listOptions);
+      const from = after === undefined ? { activeAt: -1, streamId: '' } : readStreamPageToken(after);
+      const { rows } = await listStreamsQuery([activeSince, from.activeAt, from.streamId, limit + 1]);
+      const streams = (rows as { stream_id: string; seq: string | number; active_at: string | number }[])
+        .slice(0, limit)
+        .map((row) => ({ streamId: row.stream_id, seq: Number(row.seq), activeAt: Number(row.active_at) }));
+      const last = streams[streams.length - 1];
+      return { streams, next: rows.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
     async ensureSchema(): Promise<void> {
       // CREATE … IF NOT EXISTS is not safe against itself: two processes creating the table at once can both pass

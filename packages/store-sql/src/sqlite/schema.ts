@@ -1,9 +1,10 @@
-import { DEFAULT_TABLE, indexName, parseTableName, streamsTableName } from '../table-name.js';
+import { activityIndexName, DEFAULT_TABLE, indexName, parseTableName, streamsTableName } from '../table-name.js';
 
 /**
  * The SQLite schema. Times are integer Unix milliseconds of SQLite's own clock (see `NOW_MS`); TEXT compares with
  * the BINARY collation, so ids that differ only in case are different events. `<table>_streams` holds the stream
- * cursors (the last seq processed per stream, kept until expires_at like the event records).
+ * cursors (the last seq processed per stream, kept until expires_at like the event records) and `active_at`, the
+ * time (Unix ms) of the cursor's last write, indexed for listStreams.
  *
  * @example
  * ```ts
@@ -26,8 +27,10 @@ CREATE TABLE IF NOT EXISTS ${schema}"${streamsTableName(name).table}" (
   stream_id  TEXT    NOT NULL PRIMARY KEY,
   seq        INTEGER NOT NULL,
   expires_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL
+  updated_at INTEGER NOT NULL,
+  active_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ${schema}"${activityIndexName(name)}" ON "${streamsTableName(name).table}" (active_at, stream_id);
 `;
 }
 

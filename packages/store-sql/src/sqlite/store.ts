@@ -1,9 +1,12 @@
 import {
+  checkListStreamsOptions,
   checkStreamArguments,
   checkStreamId,
   createLeaseToken,
   cursorRetention,
   optionRules,
+  readStreamPageToken,
+  streamPageToken,
   validateOptions,
   type ClaimResult,
   type CompleteInOrderResult,
@@ -26,6 +29,8 @@ import { sqliteSchema } from './schema.js';
 export interface SqliteStatementLike {
   run(...params: unknown[]): { changes: number };
   get(...params: unknown[]): unknown;
+  /** Every row; only `listStreams` needs it (better-sqlite3 and node:sqlite have it). */
+  all?(...params: unknown[]): unknown[];
 }
 
 /**
@@ -128,6 +133,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
     completeInOrder: (eventId: string, token: string, retainMs: number, streamId: string, seq: number, firstSeq: number) => CompleteInOrderResult;
     getCursor: SqliteStatementLike;
     advanceCursor: SqliteStatementLike;
+    listStreams: SqliteStatementLike;
   }
 
   /** The database, opened once even when the first calls come concurrently; a failed open is retried next call. */
@@ -191,9 +197,10 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
     const finish = database.prepare(`UPDATE ${t}
 SET state = 'completed', updated_at = ${NOW_MS}, expires_at = ${NOW_MS} + ?
 WHERE event_id = ?`);
-    const setCursor = database.prepare(`INSERT INTO ${s} (stream_id, seq, expires_at, updated_at)
-VALUES (?, ?, ${NOW_MS} + ?, ${NOW_MS})
-ON CONFLICT (stream_id) DO UPDATE SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at`);
+    const setCursor = database.prepare(`INSERT INTO ${s} (stream_id, seq, expires_at, updated_at, active_at)
+VALUES (?, ?, ${NOW_MS} + ?, ${NOW_MS}, ${NOW_MS})
+ON CONFLICT (stream_id) DO UPDATE
+  SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at, active_at = excluded.active_at`);
     // Lease check, cursor check and both writes in one IMMEDIATE transaction: the write lock is held from the first
     // read to the commit, so no other connection or process can move the cursor or take the lease in between.
     const completeInOrder = database.transaction(
@@ -210,10 +217,15 @@ ON CONFLICT (stream_id) DO UPDATE SET seq = excluded.seq, expires_at = excluded.
       completeInOrder: (...args) => completeInOrder.immediate(...args) as CompleteInOrderResult,
       getCursor: cursor,
       // One statement: an upsert that leaves a live cursor at or beyond seq alone; an expired one counts as none.
-      advanceCursor: database.prepare(`INSERT INTO ${s} AS c (stream_id, seq, expires_at, updated_at)
-VALUES (?, ?, ${NOW_MS} + ?, ${NOW_MS})
-ON CONFLICT (stream_id) DO UPDATE SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at
+      advanceCursor: database.prepare(`INSERT INTO ${s} AS c (stream_id, seq, expires_at, updated_at, active_at)
+VALUES (?, ?, ${NOW_MS} + ?, ${NOW_MS}, ${NOW_MS})
+ON CONFLICT (stream_id) DO UPDATE
+  SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at, active_at = excluded.active_at
   WHERE c.seq < excluded.seq OR c.expires_at <= ${NOW_MS}`),
+      // Keyset paging on the (active_at, stream_id) index: the row after the last one listed, one more than a page.
+      listStreams: database.prepare(`SELECT stream_id, seq, active_at FROM ${s}
+WHERE expires_at > ${NOW_MS} AND active_at >= ? AND (active_at, stream_id) > (?, ?)
+ORDER BY active_at, stream_id LIMIT ?`),
     };
   }
 
@@ -248,6 +260,22 @@ ON CONFLICT (stream_id) DO UPDATE SET seq = excluded.seq, expires_at = excluded.
       checkStreamArguments(streamId, seq);
       const retainMs = milliseconds('retainMs', cursorRetention(advance));
       return (await cursorStatements()).advanceCursor.run(streamId, seq, retainMs).changes === 1;
+    },
+    async listStreams(listOptions) {
+      const { activeSince, limit, after } = checkListStreamsOptions(listOptions);
+      const from = after === undefined ? { activeAt: -1, streamId: '' } : readStreamPageToken(after);
+      const statement = (await cursorStatements()).listStreams;
+      if (typeof statement.all !== 'function') {
+        throw new TypeError('listStreams needs the statements of a better-sqlite3 (or node:sqlite) database: they have all().');
+      }
+      const rows = statement.all(activeSince, from.activeAt, from.streamId, limit + 1) as {
+        stream_id: string;
+        seq: number;
+        active_at: number;
+      }[];
+      const streams = rows.slice(0, limit).map((row) => ({ streamId: row.stream_id, seq: Number(row.seq), activeAt: Number(row.active_at) }));
+      const last = streams[streams.length - 1];
+      return { streams, next: rows.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
     async ensureSchema(): Promise<void> {
       const database = await db();

@@ -6,6 +6,7 @@ import type { DedupeStore } from '@kyb-webhooks/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
 import { registerStreamCursorCases } from './stream-cursor.js';
+import { registerStreamListingCases } from './stream-listing.js';
 
 /**
  * What {@link runStoreConformance} runs its cases against.
@@ -233,17 +234,19 @@ export function runStoreConformance(
         }),
     );
 
-    registerStreamCursorCases({
+    const cursorCases = {
       store: () => store,
       peer: () => harness.peer ?? store,
       shortMs,
-      afterElapsing: (ms, before, after) =>
+      afterElapsing: (ms: number, before: () => Promise<void>, after: () => Promise<void>) =>
         exclusive(async () => {
           await before();
           await elapse(ms);
           await after();
         }),
-    });
+    };
+    registerStreamCursorCases(cursorCases);
+    registerStreamListingCases(cursorCases);
 
     it('never confuses different events: case, length, shared prefixes, odd characters', async () => {
       const base = ulid();
