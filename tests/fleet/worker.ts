@@ -43,7 +43,8 @@ async function openStore(): Promise<{ store: DedupeStore; close(): Promise<void>
   }
   const { default: pg } = await import('pg');
   const { createPostgresStore } = await import('@kyb-webhooks/store-sql/postgres');
-  const pool = new pg.Pool({ connectionString: env.KYB_STORE_URL, max: 8, connectionTimeoutMillis: 500 });
+  // 500 ms by default: the fault tests want a store that is down to show at once; KYB_PG_CONNECT_TIMEOUT_MS raises it.
+  const pool = new pg.Pool({ connectionString: env.KYB_STORE_URL, max: 8, connectionTimeoutMillis: Number(env.KYB_PG_CONNECT_TIMEOUT_MS ?? 500) });
   pool.on('error', () => {});
   const logTable = `${env.KYB_STORE_NAMESPACE}_log`;
   return {

@@ -82,8 +82,10 @@ describe.each([
         KYB_STORE_NAMESPACE: namespace,
         KYB_SECRET: signer.secrets[signer.currentVersion]!,
         KYB_HANDLER_MS: '2',
-        // A short lease (handler deadline 4 s, store deadline 1 s): a claim stranded by a store timeout frees quickly.
-        KYB_LEASE_MS: '8000',
+        // A claim stranded by a store timeout frees within the lease (20 s: handler deadline 10 s, store deadline 2.5 s),
+        // well inside the senders' 60 s; and PostgreSQL connections are waited for long enough on a loaded machine.
+        KYB_LEASE_MS: '20000',
+        KYB_PG_CONNECT_TIMEOUT_MS: '5000',
         KYB_API_URL: service.baseUrl,
         KYB_API_KEY: service.apiKey,
         KYB_ATTESTATION_ISSUER: service.issuer,
@@ -100,9 +102,9 @@ describe.each([
         const j = Math.floor(Math.random() * (i + 1));
         [copies[i], copies[j]] = [copies[j]!, copies[i]!];
       }
-      // Each stream's last event first, to alternating processes: both must backfill the rest from the API.
+      // Each stream's last event first, to alternating processes: they must backfill the rest from the API.
       const lasts = streams.map((events, index) => ({ sender: senders[index % senders.length]!, envelope: events.at(-1)! }));
-      const results = await pool([...lasts, ...copies].map(({ sender, envelope }) => () => deliverUntilAcknowledged(sender, envelope)), 16);
+      const results = await pool([...lasts, ...copies].map(({ sender, envelope }) => () => deliverUntilAcknowledged(sender, envelope)), 8);
 
       expect(results.filter((answers) => !answers.at(-1)!.startsWith('200'))).toEqual([]);
       const log = await readLog(kind, store.url!, namespace);

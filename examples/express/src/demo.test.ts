@@ -30,9 +30,9 @@ describe.each(['memory', 'sqlite'] as const)('the demo scenario with the %s stor
       ['wallet changed (seq 1), app down', null, 'service gave up after 3 attempts'],
       ['wallet changed (seq 2), app back: a gap', null, 'seq 1 backfilled from the API'],
       ['then seq 2 itself', 200, '—'],
-      [expect.stringMatching(/^app down: 3 requests, \d+ deliveries fail$/), null, 'endpoint quarantined'],
+      [expect.stringMatching(/^app down: 3 requests, \d+ attempts fail$/), null, 'endpoint quarantined'],
       ['meanwhile released, refused, signed', null, '6 events queued'],
-      ['app back, endpoint reactivated', null, 'backlog delivered'],
+      ['app back: client.reactivate()', null, 'backlog delivered in order'],
       ...Array.from({ length: 6 }, (_, index) => [expect.stringMatching(new RegExp(`^backlog: \\w\\w_…\\w{4} seq ${index % 2}$`)), 200, '—']),
     ]);
     // The wallet changes ran in order: each replaced the address the one before it set.

@@ -99,12 +99,12 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     await service.idle();
     const held = service.pending();
     const failed = service.attempts().filter((attempt) => requests.includes(attempt.streamId)).length;
-    rows.push({ step: `app down: 3 requests, ${failed} deliveries fail`, event: '—', status: null, code: service.quarantined ? 'endpoint quarantined' : 'not quarantined', handler: '—' });
+    rows.push({ step: `app down: 3 requests, ${failed} attempts fail`, event: '—', status: null, code: service.quarantined ? 'endpoint quarantined' : 'not quarantined', handler: '—' });
     rows.push({ step: `  meanwhile released, refused, signed`, event: '—', status: null, code: `${held} events queued`, handler: '—' });
     await up();
     const reactivated = await client.reactivate();
     await service.idle();
-    rows.push({ step: 'app back, endpoint reactivated', event: '—', status: null, code: reactivated.reactivated ? 'backlog delivered' : 'still quarantined', handler: '—' });
+    rows.push({ step: 'app back: client.reactivate()', event: '—', status: null, code: reactivated.reactivated ? 'backlog delivered in order' : 'still quarantined', handler: '—' });
     for (const id of requests) {
       for (const envelope of service.request(id)!.events) row(`  backlog: ${short(id)} seq ${envelope.seq}`, envelope);
     }
