@@ -1,0 +1,80 @@
+import type { Context, Middleware, Next } from 'koa';
+import type { Login, LoginRequest } from './login.js';
+import { isAuthenticatedUser, LoginRoutes, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
+
+/** The three login routes for Koa. */
+export interface KoaLoginHandlers {
+  /** GET: redirects to the login server; `?returnTo=/path` says where to come back. */
+  start: Middleware;
+  /** GET, at the path of the redirect URI: finishes the sign-in, sets the session cookie, redirects back. */
+  callback: Middleware;
+  /** POST: clears the session cookie and redirects to `?returnTo=` or `/`. */
+  logout: Middleware;
+}
+
+/**
+ * Login routes for Koa over a {@link Login}: a thin map of the context, as every framework gets.
+ *
+ * @example
+ * ```ts
+ * import { loginHandlers, requireUser } from '@kyb-webhooks/login/koa'
+ *
+ * const auth = loginHandlers(login)
+ * app.use(async (ctx, next) => {
+ *   if (ctx.method === 'GET' && ctx.path === '/auth/login') return auth.start(ctx, next)
+ *   if (ctx.method === 'GET' && ctx.path === '/auth/callback') return auth.callback(ctx, next)
+ *   if (ctx.method === 'POST' && ctx.path === '/auth/logout') return auth.logout(ctx, next)
+ *   return next()
+ * })
+ * router.get('/api/me', requireUser(login), (ctx) => { ctx.body = { userId: ctx.state.kybUser.userId } })
+ * ```
+ */
+export function loginHandlers(login: Login, options: LoginRoutesOptions<Context> = {}): KoaLoginHandlers {
+  const routes = new LoginRoutes<Context>(login, options);
+  return {
+    start: async (ctx) => write(ctx, await routes.start(toLoginRequest(ctx), ctx)),
+    callback: async (ctx) => write(ctx, await routes.callback(toLoginRequest(ctx), ctx)),
+    logout: async (ctx) => write(ctx, await routes.logout(toLoginRequest(ctx))),
+  };
+}
+
+/**
+ * Koa middleware that lets a request through only with a verified bearer access token for the configured audience
+ * (or, with `session: true`, the login routes' session cookie); the user is `ctx.state.kybUser`. Otherwise it
+ * answers 401 (503 when the login JWKS cannot be fetched) with `{ error, message }`.
+ *
+ * @example
+ * ```ts
+ * router.get('/api/orders', requireUser(login), (ctx) => { ctx.body = ordersOf(ctx.state.kybUser.userId) })
+ * ```
+ */
+export function requireUser(login: Login, options: RequireUserOptions & Pick<LoginRoutesOptions<Context>, 'onError'> = {}): Middleware {
+  const routes = new LoginRoutes<Context>(login, { ...(options.onError ? { onError: options.onError } : {}) });
+  return async (ctx: Context, next: Next) => {
+    const user = await routes.user(toLoginRequest(ctx), ctx, options);
+    if (!isAuthenticatedUser(user)) return write(ctx, user);
+    ctx.state.kybUser = user;
+    await next();
+  };
+}
+
+function toLoginRequest(ctx: Context): LoginRequest {
+  return {
+    url: ctx.originalUrl,
+    // ctx.get answers '' for a missing header; the core needs to tell missing from empty.
+    header: (name) => {
+      const value = ctx.req.headers[name.toLowerCase()];
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+    encrypted: Boolean((ctx.req.socket as { encrypted?: boolean }).encrypted),
+  };
+}
+
+function write(ctx: Context, answer: LoginResponse): void {
+  for (const [name, value] of answer.headers) {
+    if (name === 'set-cookie') ctx.append('set-cookie', value);
+    else ctx.set(name, value);
+  }
+  ctx.status = answer.status;
+  if (answer.body !== undefined) ctx.body = answer.body;
+}
