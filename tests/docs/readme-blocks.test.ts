@@ -4,7 +4,7 @@
  * signed, attested delivery, and must answer 200 and run its handler. See ./readme-blocks.ts for the info strings.
  */
 import { randomUUID } from 'node:crypto';
-import { createTestSigner, startJwksServer, type JwksServer, type TestSigner } from '@kyb-webhooks/testing';
+import { createTestSigner, randomSecret, startJwksServer, type JwksServer, type TestSigner } from '@kyb-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeBlocks, writeBlocks, type WrittenBlock } from './block-workspace.js';
 import { allReadmeBlocks, describeBlock, type ReadmeBlock } from './readme-blocks.js';
@@ -64,7 +64,8 @@ describe.concurrent('README quick starts run', () => {
   let signer: TestSigner;
   let jwks: JwksServer;
   beforeAll(async () => {
-    signer = await createTestSigner();
+    // Two secret versions, as during a rotation and as `kyb-webhooks keys` prints them; deliveries use the newer.
+    signer = await createTestSigner({ secrets: { '1': randomSecret(), '2': randomSecret() } });
     jwks = await startJwksServer(signer.jwks);
   });
   afterAll(async () => {
@@ -77,11 +78,21 @@ describe.concurrent('README quick starts run', () => {
       // A block that does not typecheck would only fail here less clearly.
       expect(errors.get(block)).toEqual([]);
       const entry = written.find((w) => w.block === block) as WrittenBlock;
-      const outcome = await runQuickstart(entry.file, { signer, jwksOrigin: jwks.origin, path: block.path });
+      const outcome = await runQuickstart(entry.file, { signer, jwksUrl: jwks.url, path: block.path });
       const report = `${outcome.failure ?? ''}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}\n--- response\n${outcome.responseBody}`;
       expect({ status: outcome.status, body: outcome.responseBody }, report).toEqual({ status: 200, body: '{"received":true}' });
       expect(outcome.stdout, report).toContain(outcome.requestId);
     },
     60_000,
   );
+
+  // The issue this guards: an unset secret used to crash with a bare TypeError.
+  it.each(['KYB_SECRET_V1', 'KYB_JWKS_URL'])('the root quick start started without %s exits, naming the variable to set', async (name) => {
+    const root = quickstarts.find((b) => b.readme === 'README.md') as ReadmeBlock;
+    const entry = written.find((w) => w.block === root) as WrittenBlock;
+    const unset = name === 'KYB_SECRET_V1' ? Object.keys(signer.secrets).map((version) => `KYB_SECRET_V${version}`) : [name];
+    const outcome = await runQuickstart(entry.file, { signer, jwksUrl: jwks.url, path: root.path, unset });
+    expect(outcome.exitCode, outcome.stderr).toBe(1); // Node's exit code for an uncaught error, before it listened
+    expect(outcome.stderr).toContain(`Error: Set ${name === 'KYB_SECRET_V1' ? 'KYB_SECRET_V<kv>' : name}`);
+  }, 60_000);
 });

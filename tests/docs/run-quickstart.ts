@@ -10,21 +10,18 @@ import type { TestSigner } from '@kyb-webhooks/testing';
 import { testEvents } from '@kyb-webhooks/testing';
 
 /**
- * The variables a quick start reads, as the test signer and its JWKS server define them. Both naming schemes of the
- * repository are set: the READMEs' (`KYB_WEBHOOK_SECRET`, `KYB_WEBHOOK_SECRET_VERSION`, `KYB_BASE_URL`) and the
- * examples' (`KYB_SECRET_V<n>`, `KYB_JWKS_URL`).
+ * The variables a quick start reads, as the test signer and its JWKS server define them: the names the example apps
+ * read and `kyb-webhooks keys` prints (`KYB_SECRET_V<kv>` for every secret version, `KYB_ATTESTATION_ISSUER`,
+ * `KYB_AUDIENCE`, `KYB_JWKS_URL`), plus `PORT` and `HOST`.
  */
-export function quickstartEnv(signer: TestSigner, jwksOrigin: string, port: number): Record<string, string> {
-  const version = signer.currentVersion;
-  const secret = signer.secrets[version] as string;
+export function quickstartEnv(signer: TestSigner, jwksUrl: string, port: number): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [version, secret] of Object.entries(signer.secrets)) env[`KYB_SECRET_V${version}`] = secret;
   return {
-    KYB_WEBHOOK_SECRET: secret,
-    KYB_WEBHOOK_SECRET_VERSION: version,
-    [`KYB_SECRET_V${version}`]: secret,
+    ...env,
     KYB_ATTESTATION_ISSUER: signer.issuer,
     KYB_AUDIENCE: signer.audience,
-    KYB_BASE_URL: jwksOrigin,
-    KYB_JWKS_URL: `${jwksOrigin}/.well-known/kyb-jwks.json`,
+    KYB_JWKS_URL: jwksUrl,
     PORT: String(port),
     HOST: '127.0.0.1',
   };
@@ -41,6 +38,8 @@ export interface QuickstartRun {
   stderr: string;
   /** Why the run could not deliver (exit before listening, no port within the deadline). */
   failure?: string;
+  /** The exit code, when it exited before listening. */
+  exitCode?: number | null;
 }
 
 /** A free TCP port on 127.0.0.1 (released again at once; the quick start binds it moments later). */
@@ -80,16 +79,29 @@ async function stop(child: ChildProcess): Promise<void> {
  */
 export async function runQuickstart(
   file: string,
-  options: { signer: TestSigner; jwksOrigin: string; path: string; startTimeoutMs?: number },
+  options: {
+    signer: TestSigner;
+    jwksUrl: string;
+    path: string;
+    startTimeoutMs?: number;
+    /** Variables to leave out of the quick start's environment, e.g. to see how it reports a missing one. */
+    unset?: readonly string[];
+  },
 ): Promise<QuickstartRun> {
   const port = await freePort();
   const envelope = testEvents.dataRequestReleased();
   const requestId = envelope.data.request_id as string;
+  // Nothing KYB_ from the test's own environment may stand in for what the quick start is given.
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
+  Object.assign(env, quickstartEnv(options.signer, options.jwksUrl, port));
+  for (const name of options.unset ?? []) delete env[name];
   const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', file], {
     cwd: dirname(file),
-    env: { ...process.env, ...quickstartEnv(options.signer, options.jwksOrigin, port) },
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // 'close' comes after the process exited AND its output pipes were drained.
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
   let stdout = '';
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -99,7 +111,8 @@ export async function runQuickstart(
     const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
     while (!(await portOpen(port))) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        return result({ status: null, responseBody: '', failure: `it exited (${child.exitCode ?? child.signalCode}) before listening on PORT` });
+        await closed;
+        return result({ status: null, responseBody: '', exitCode: child.exitCode, failure: `it exited (${child.exitCode ?? child.signalCode}) before listening on PORT` });
       }
       if (Date.now() > deadline) return result({ status: null, responseBody: '', failure: `it did not listen on PORT=${port} within the deadline` });
       await sleep(100);
