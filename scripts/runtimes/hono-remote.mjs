@@ -1,6 +1,7 @@
-// The Hono adapter's conformance cases against the Hono app served by Bun.serve, Deno.serve or workerd: bundles
-// packages/hono/src/hono.runtime.ts with the conditions that runtime's users get, serves it on 127.0.0.1, then runs
-// tests/runtimes/hono-remote.conformance.ts in vitest on this machine's Node against it.
+// The adapter conformance cases against an app served by Bun.serve, Deno.serve or workerd, for each entry point that
+// runs there: the Hono adapter (packages/hono/src/hono.runtime.ts) and the core's fetch handler
+// (scripts/runtimes/fetch/app.mjs). Bundles the app with the conditions that runtime's users get, serves it on
+// 127.0.0.1, then runs the matching tests/runtimes/*-remote.conformance.ts in vitest on this machine's Node against it.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -8,7 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { brokenFiles, freePort, noNodeModules } from './workerd.mjs';
 
-const here = join(dirname(fileURLToPath(import.meta.url)), 'hono');
+const scripts = dirname(fileURLToPath(import.meta.url));
+
+/** The entry points the remote cases run against: where their per-runtime entries are, and which cases. */
+const APPS = {
+  hono: { title: "the Hono adapter's conformance cases against a Hono app", dir: join(scripts, 'hono'), cases: 'tests/runtimes/hono-remote.conformance.ts', label: 'hono' },
+  fetch: { title: 'the fetch handler\'s conformance cases against createFetchHandler', dir: join(scripts, 'fetch'), cases: 'tests/runtimes/fetch-remote.conformance.ts', label: 'createFetchHandler' },
+};
 
 const TARGETS = {
   // What `bun` and `deno` resolve for a user of the built packages ("bun"/"deno", then "node"); workerd never "node".
@@ -73,24 +80,41 @@ const app :Workerd.Worker = (modules = [(name = "app.js", esModule = embed "app.
 }
 
 /**
- * Runs the conformance cases against the app on `runtime`; returns a table row.
+ * Runs the Hono adapter's conformance cases against the Hono app on `runtime`; returns a table row.
  *
  * @example
  * ```js
  * const row = await runHonoRemote({ root, runtime: 'bun', bin, out, vitest })
  * ```
  */
-export async function runHonoRemote({ root, runtime, bin, out, vitest }) {
+export function runHonoRemote(options) {
+  return runRemoteConformance({ ...options, app: 'hono' });
+}
+
+/**
+ * Runs the fetch handler's conformance cases against createFetchHandler served by `runtime`; returns a table row.
+ *
+ * @example
+ * ```js
+ * const row = await runFetchRemote({ root, runtime: 'deno', bin, out, vitest })
+ * ```
+ */
+export function runFetchRemote(options) {
+  return runRemoteConformance({ ...options, app: 'fetch' });
+}
+
+async function runRemoteConformance({ root, runtime, bin, out, vitest, app }) {
   const target = TARGETS[runtime];
-  const suites = `hono conformance over ${target.label} (vitest on node)`;
-  const dir = join(out, `hono-${runtime}`);
+  const entry = APPS[app];
+  const suites = `${entry.label} conformance over ${target.label} (vitest on node)`;
+  const dir = join(out, `${app}-${runtime}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const file = join(dir, 'app.js');
-  console.log(`\n› ${runtime}: the Hono adapter's conformance cases against a Hono app served by ${target.label}`);
+  console.log(`\n› ${runtime}: ${entry.title} served by ${target.label}`);
   try {
     await build({
-      entryPoints: [join(here, `${runtime}.mjs`)],
+      entryPoints: [join(entry.dir, `${runtime}.mjs`)],
       bundle: true,
       format: 'esm',
       outfile: file,
@@ -115,7 +139,7 @@ export async function runHonoRemote({ root, runtime, bin, out, vitest }) {
   const json = join(dir, 'results.json');
   try {
     const config = join(root, 'tests', 'runtimes', 'vitest.remote.config.ts');
-    spawnSync(process.execPath, [vitest, 'run', '--config', config, '--reporter=dot', '--reporter=json', `--outputFile.json=${json}`, 'tests/runtimes/hono-remote.conformance.ts'], {
+    spawnSync(process.execPath, [vitest, 'run', '--config', config, '--reporter=dot', '--reporter=json', `--outputFile.json=${json}`, entry.cases], {
       cwd: root,
       stdio: 'inherit',
       env: { ...process.env, KYB_REMOTE_ORIGIN: server.origin, KYB_REMOTE_NAME: target.label },

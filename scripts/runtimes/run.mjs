@@ -4,7 +4,8 @@
 // registry with plain npm (that folder is not part of the pnpm workspace, so the root lockfile is untouched).
 //   - Node 22/24, Bun, Deno: vitest itself on that runtime over packages/core and packages/hono (fuzzing at 0.05x);
 //   - workerd: the receiver's suites bundled for workers, run by vitest's runner inside workerd (./workerd.mjs);
-//   - Bun, Deno, workerd: the Hono adapter's conformance cases against a Hono app they serve (./hono-remote.mjs).
+//   - Bun, Deno, workerd: the adapter conformance cases against a Hono app and against createFetchHandler, each served
+//     by that runtime (./hono-remote.mjs).
 // This machine's Node gets a row too: from the tests step's report when scripts/run.mjs passes it, else a run.
 //
 //   node scripts/runtimes/run.mjs            every runtime
@@ -20,7 +21,7 @@ import { arch, platform } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brokenFiles, runWorkerd } from './workerd.mjs';
-import { runHonoRemote } from './hono-remote.mjs';
+import { runFetchRemote, runHonoRemote } from './hono-remote.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const project = join(root, 'tests', 'runtimes');
@@ -126,6 +127,7 @@ for (const runtime of selected) {
   }
   if (['bun', 'deno', 'workerd'].includes(runtime.kind)) {
     results.push(await runHonoRemote({ root, runtime: runtime.kind, bin: runtime.bin, out, vitest, project }));
+    results.push(await runFetchRemote({ root, runtime: runtime.kind, bin: runtime.bin, out, vitest, project }));
   }
   for (const result of results) rows.push({ runtime, version: runtime.version, ...result });
 }
