@@ -17,7 +17,14 @@ export interface ReplayOptions {
   signal?: AbortSignal;
 }
 
-/** What {@link replayFetched} borrows from the receiver. */
+/**
+ * What {@link replayFetched} borrows from the receiver.
+ *
+ * @example
+ * ```ts
+ * const steps: ReplaySteps<VerifiedItem, ReceiveResult> = { verify: verifyFetched, refuse: (e) => reject(e), process }
+ * ```
+ */
 export interface ReplaySteps<Item extends { context: DeliveryContext }, Result> {
   /** The receiver's verification of an event fetched from the API (no HMAC; attestation and schemas as a delivery). */
   verify(raw: unknown): Promise<Item | KybWebhookError>;

@@ -69,6 +69,11 @@ export function indexName({ table }: TableName): string {
 /**
  * The stream cursors' activity index (listStreams), `<table>_activity_idx`: like {@link indexName}, it fits the 63
  * characters of Postgres with the longest table name parseTableName accepts.
+ *
+ * @example
+ * ```ts
+ * activityIndexName(parseTableName('audit.kyb_webhook_events')) // 'kyb_webhook_events_activity_idx'
+ * ```
  */
 export function activityIndexName({ table }: TableName): string {
   return `${table}_activity_idx`;
