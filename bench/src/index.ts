@@ -1,6 +1,6 @@
 /**
  * The benchmarks: `pnpm bench` from the root, or `pnpm --filter @kyb-webhooks/bench run bench [-- flags]`.
- *   --only <section>   run one section: micro | http | stores
+ *   --only <section>   run one section: micro | http | stores | streams
  *   --quick            a short smoke run (rough figures, under a minute)
  * Speed is reported as ratios against baselines measured in the same run; these are not tests and CI does not run
  * them. The report goes to stdout, progress to stderr.
@@ -11,9 +11,10 @@ import { httpSection } from './http/index.js';
 import { microSection } from './micro/index.js';
 import type { BenchOptions, Section } from './section.js';
 import { storeSection } from './stores/index.js';
+import { streamSection } from './streams/index.js';
 
 // A later store section (bench/src/stores/index.ts exporting a `Section`) is added here.
-const sections: Section[] = [microSection, httpSection, storeSection];
+const sections: Section[] = [microSection, httpSection, storeSection, streamSection];
 
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
@@ -26,7 +27,7 @@ if (selected.length === 0) {
 }
 
 // Every section imports the built packages (dist), the code users install; a stale build would measure old code.
-const stale = staleBuilds(['core', 'testing', 'express', 'fastify', 'koa', 'hono', 'store-redis', 'store-sql']);
+const stale = staleBuilds(['core', 'client', 'testing', 'express', 'fastify', 'koa', 'hono', 'store-redis', 'store-sql']);
 if (stale.length > 0) {
   console.error(`${stale.join('; ')}: run \`pnpm build\` first (\`npm run bench\` builds before it measures).`);
   process.exit(2);

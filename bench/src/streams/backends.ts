@@ -1,0 +1,279 @@
+/**
+ * The five stores of the stream section, each able to open fresh, empty namespaces (a key prefix, a table) over one
+ * client, so every backfill round starts from a stream no cursor has seen. The clients are wrapped to count what
+ * reaches the server (ioredis commands, pg and mysql2 queries; statements for SQLite, which runs in process), the
+ * wire-level cross-check of the store calls counted in counting.ts.
+ */
+import { rmSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMemoryStore, type StreamCursorStore } from '@kyb-webhooks/core';
+import { createRedisStore } from '@kyb-webhooks/store-redis';
+import { createMySqlStore, type MySqlQueryable } from '@kyb-webhooks/store-sql/mysql';
+import { createPostgresStore, type PgQueryable } from '@kyb-webhooks/store-sql/postgres';
+import { createSqliteStore, type SqliteDatabaseLike, type SqliteStatementLike } from '@kyb-webhooks/store-sql/sqlite';
+import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { mariadb } from '../../../scripts/services/mariadb.js';
+import { signal } from '../../../scripts/services/process.js';
+import { startService, type StartedService } from '../../../scripts/services/service.js';
+import type { Server } from '../stores/servers.js';
+
+export type StreamBackendId = 'memory' | 'redis' | 'postgres' | 'mysql' | 'sqlite';
+
+/** One empty namespace of a store: its own keys or tables. */
+export interface Namespace {
+  store: StreamCursorStore;
+  /** Deletes the namespace's keys or tables (outside any timing). */
+  dispose(): Promise<void>;
+}
+
+export interface StreamBackend {
+  id: StreamBackendId;
+  /** Row label. */
+  name: string;
+  /** Server and client, for the report's footer. */
+  describe: string;
+  /** What {@link wire} counts, or undefined when nothing leaves the process (memory). */
+  wireLabel?: 'commands' | 'queries' | 'statements';
+  /** Cumulative client calls that reached the server (SQLite: statements executed). */
+  wire(): number;
+  /** A fresh, empty namespace named by `label` (letters, digits, `_`). */
+  open(label: string): Promise<Namespace>;
+  close(): Promise<void>;
+}
+
+export function memoryBackend(): StreamBackend {
+  return {
+    id: 'memory',
+    name: 'memory',
+    describe: 'memory store',
+    wire: () => 0,
+    // No entry cap in reach: eviction would be measured instead of the cursor.
+    open: async () => ({ store: createMemoryStore({ maxEntries: Number.MAX_SAFE_INTEGER }), dispose: async () => {} }),
+    async close() {},
+  };
+}
+
+/** Redis through one ioredis connection, every command its own write (no auto-pipelining). */
+export async function redisBackend(url: string, tag: string): Promise<StreamBackend> {
+  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  let lastError: Error | undefined;
+  client.on('error', (error: Error) => (lastError = error));
+  try {
+    await client.connect();
+  } catch (error) {
+    client.disconnect();
+    throw lastError ?? error;
+  }
+  let calls = 0;
+  const send = client.sendCommand.bind(client);
+  client.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
+    calls++;
+    return send(...args);
+  }) as Redis['sendCommand'];
+  const version = /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? '?';
+  const deleteKeys = async (pattern: string): Promise<void> => {
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      if (keys.length > 0) await client.unlink(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  };
+  return {
+    id: 'redis',
+    name: 'Redis',
+    describe: `Redis ${version}, one ioredis connection`,
+    wireLabel: 'commands',
+    wire: () => calls,
+    async open(label) {
+      const prefix = `kyb:bench:streams:${tag}:${label}:`;
+      return { store: createRedisStore({ client, prefix }), dispose: () => deleteKeys(`${prefix}*`) };
+    },
+    async close() {
+      await client.quit().catch(() => client.disconnect());
+    },
+  };
+}
+
+/** PostgreSQL through a pg Pool (one delivery in flight at a time, so its size does not matter). */
+export async function postgresBackend(url: string, tag: string): Promise<StreamBackend> {
+  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  pool.on('error', () => {}); // an idle client losing its connection: the next query reports it
+  let calls = 0;
+  const db: PgQueryable = {
+    query(text, values) {
+      calls++;
+      return pool.query(text, values);
+    },
+  };
+  try {
+    const version = (await pool.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version'])).rows[0]?.v ?? '?';
+    return {
+      id: 'postgres',
+      name: 'PostgreSQL',
+      describe: `PostgreSQL ${version.split(' ')[0]}, pg Pool`,
+      wireLabel: 'queries',
+      wire: () => calls,
+      async open(label) {
+        const table = `kyb_bench_${tag}_${label}`;
+        const store = createPostgresStore({ pool: db, table });
+        await store.ensureSchema();
+        return { store, dispose: async () => void (await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_streams"`)) };
+      },
+      async close() {
+        await pool.end();
+      },
+    };
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+}
+
+interface MySqlPool extends MySqlQueryable {
+  end(): Promise<void>;
+}
+interface MySqlModule {
+  createPool(options: { uri: string; connectionLimit: number }): MySqlPool;
+}
+
+/**
+ * mysql2 is a dependency of store-sql's tests, not of the bench: it is loaded from there, so the bench runs without
+ * a lockfile change. Undefined when it cannot be found (MariaDB is then skipped with that reason).
+ */
+function loadMysql2(): MySqlModule | undefined {
+  try {
+    const require = createRequire(new URL('../../../packages/store-sql/package.json', import.meta.url));
+    return require('mysql2/promise') as MySqlModule;
+  } catch {
+    return undefined;
+  }
+}
+
+/** MariaDB (MySQL-compatible) through a mysql2 pool. */
+export async function mysqlBackend(url: string, tag: string): Promise<StreamBackend> {
+  const mysql = loadMysql2();
+  if (!mysql) throw new Error('mysql2 could not be loaded from packages/store-sql (run pnpm install)');
+  const pool = mysql.createPool({ uri: url, connectionLimit: 4 });
+  let calls = 0;
+  const db: MySqlQueryable = {
+    query(sql, values) {
+      calls++;
+      return pool.query(sql, values);
+    },
+  };
+  try {
+    const [rows] = (await pool.query('SELECT VERSION() AS v')) as [{ v: string }[], unknown];
+    return {
+      id: 'mysql',
+      name: 'MariaDB',
+      describe: `MariaDB ${rows[0]?.v.split('-')[0] ?? '?'}, mysql2 pool`,
+      wireLabel: 'queries',
+      wire: () => calls,
+      async open(label) {
+        const table = `kyb_bench_${tag}_${label}`;
+        const store = createMySqlStore({ pool: db, table });
+        await store.ensureSchema();
+        return { store, dispose: async () => void (await pool.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_streams\``)) };
+      },
+      async close() {
+        await pool.end();
+      },
+    };
+  } catch (error) {
+    await pool.end().catch(() => {});
+    throw error;
+  }
+}
+
+/** SQLite through better-sqlite3 on a WAL file, wrapped to count statement executions. */
+export async function sqliteBackend(dir: string, tag: string): Promise<StreamBackend> {
+  const database = new Database(join(dir, `bench-streams-${tag}.sqlite`));
+  database.pragma('journal_mode = WAL');
+  let statements = 0;
+  const counted: SqliteDatabaseLike = {
+    prepare(sql) {
+      const statement = database.prepare(sql);
+      const wrapped: SqliteStatementLike = {
+        run(...params) {
+          statements++;
+          return statement.run(...params);
+        },
+        get(...params) {
+          statements++;
+          return statement.get(...params);
+        },
+      };
+      return wrapped;
+    },
+    exec: (sql) => database.exec(sql),
+    transaction(fn) {
+      const transaction = database.transaction(fn as (...args: unknown[]) => unknown);
+      return { immediate: (...args) => transaction.immediate(...args) };
+    },
+    close: () => database.close(),
+  };
+  const version = (database.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  return {
+    id: 'sqlite',
+    name: 'SQLite',
+    describe: `SQLite ${version} (better-sqlite3, WAL file)`,
+    wireLabel: 'statements',
+    wire: () => statements,
+    async open(label) {
+      const table = `kyb_bench_${tag}_${label}`;
+      const store = createSqliteStore({ database: counted, table });
+      await store.ensureSchema();
+      return { store, dispose: async () => void database.exec(`DROP TABLE IF EXISTS "${table}"; DROP TABLE IF EXISTS "${table}_streams";`) };
+    },
+    async close() {
+      database.close();
+    },
+  };
+}
+
+/**
+ * MariaDB for this section (the store section's servers.ts starts Redis and PostgreSQL only): started in a temp dir
+ * of its own on a free port of 127.0.0.1, unless KYB_BENCH_MYSQL_URL points at a running server; stopped by PID and
+ * the dir deleted by `stop`, and killed by an 'exit' handler if the process ends first.
+ */
+export async function startMariaDb(progress: (line: string) => void): Promise<Server & { stop(): Promise<void> }> {
+  const url = process.env['KYB_BENCH_MYSQL_URL'];
+  if (url) return { url, external: true, stop: async () => {} };
+  const root = await mkdtemp(join(tmpdir(), 'kyb-bench-mariadb-'));
+  progress(`starting ${mariadb.title}`);
+  let service: StartedService;
+  try {
+    service = await startService(mariadb, root);
+  } catch (error) {
+    await rm(root, { recursive: true, force: true });
+    const reason = String((error as Error)?.message ?? error).split('\n')[0]!;
+    return { skipReason: `${mariadb.title} could not start (${reason}); set KYB_BENCH_MYSQL_URL to use a running server`, stop: async () => {} };
+  }
+  const kill = (): void => {
+    signal(service.process.pid, 'SIGKILL');
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once('exit', kill);
+  let stopped = false;
+  return {
+    url: service.url,
+    external: false,
+    startMs: service.ms,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        await service.process.stop();
+        await rm(root, { recursive: true, force: true });
+      } finally {
+        process.removeListener('exit', kill);
+      }
+    },
+  };
+}
