@@ -10,7 +10,6 @@ import { afterEach, expect, it } from 'vitest';
 import { createMemoryStore, createReceiver } from '@kyb-webhooks/core';
 import { kybWebhooks } from '@kyb-webhooks/express';
 import { randomSecret, startKybService } from '@kyb-webhooks/testing';
-// The fleet-test package does not list the client (the lead owns the lockfile); its sources are used directly.
 import { createKybClient } from '@kyb-webhooks/client';
 
 const cleanups: (() => Promise<void>)[] = [];
