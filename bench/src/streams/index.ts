@@ -110,7 +110,7 @@ export const streamSection: Section = {
 
 const firstLine = (error: unknown): string => String((error as Error)?.message ?? error).split('\n')[0]!;
 
-/** `1.23× [1.10–1.31]`, or the median alone when the rounds are too few for a 95% interval. */
+/** `1.23× [1.10× … 1.31×]`, or the median and `[—]` when the rounds are too few for a 95% interval. */
 function withInterval(value: Interval, format: (x: number) => string): string {
   const ci = value.low !== undefined && value.high !== undefined ? ` [${format(value.low)} … ${format(value.high)}]` : ' [—]';
   return `${format(value.median)}${ci}`;
