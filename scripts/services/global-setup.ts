@@ -6,13 +6,13 @@
  * A server that cannot start fails the run under CI=true; elsewhere its tests are skipped with a message that says
  * how to enable them, so a laptop without MariaDB can still run everything else.
  *
- * Missing binaries are installed with ONE `apt-get install` (redis-server, postgresql-15, mariadb-server) when running
- * as root on Debian/Ubuntu, unless KYB_TEST_NO_INSTALL=1. Each server gets its own data directory under one temp
+ * Missing binaries are installed with ONE `apt-get install` (redis-server, postgresql-15, mariadb-server, and chromium
+ * when a selected test calls launchChromium) when running as root on Debian/Ubuntu, unless KYB_TEST_NO_INSTALL=1. Each server gets its own data directory under one temp
  * folder, deleted at the end. Servers never outlive the run: teardown stops them, an 'exit' handler kills them if
  * teardown never ran, and a detached watchdog (reaper.mjs) stops them if vitest itself is killed.
  */
 import { spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,15 +28,22 @@ import { startService, type ServiceDefinition, type ServiceName, type StartedSer
 const DEFINITIONS: readonly ServiceDefinition[] = [redis, postgres, mariadb];
 // A test file needs a server when it calls testService('<name>') or reads KYB_TEST_<NAME>_URL itself.
 const NEEDS = /testService\(\s*['"](redis|postgres|mysql)['"]|KYB_TEST_(REDIS|POSTGRES|MYSQL)_URL/g;
+// The login browser test (packages/login) drives Debian's Chromium; it is installed in the same apt-get run.
+const NEEDS_CHROMIUM = /launchChromium\(/;
+const CHROMIUM = '/usr/bin/chromium';
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const needed = await neededServices(project);
   const todo = DEFINITIONS.filter((d) => needed.has(d.name) && !process.env[d.envVar]);
-  if (todo.length === 0) return async () => {};
+  const extra = needed.has('chromium') && !existsSync(CHROMIUM) ? ['chromium'] : [];
+  if (todo.length === 0) {
+    await installMissing([], extra);
+    return async () => {};
+  }
 
   const ci = isCi();
   const begin = performance.now();
-  await installMissing(todo);
+  await installMissing(todo, extra);
 
   const root = await mkdtemp(join(tmpdir(), 'kyb-test-services-'));
   // The servers' own directories are chowned to the postgres user, who must be able to traverse the root.
@@ -103,15 +110,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 /** Servers referenced by the test files this run selected (`vitest run packages/core` needs none). */
-async function neededServices(project: TestProject): Promise<Set<ServiceName>> {
-  const all = new Set<ServiceName>(DEFINITIONS.map((d) => d.name));
+async function neededServices(project: TestProject): Promise<Set<ServiceName | 'chromium'>> {
+  const all = new Set<ServiceName | 'chromium'>([...DEFINITIONS.map((d) => d.name), 'chromium']);
   try {
     // The CLI's file filters live on the Vitest instance (`filenamePattern`); config.filters is not filled in yet.
     const filters = (project.vitest as { filenamePattern?: string[] }).filenamePattern ?? project.vitest.config.filters;
     const { testFiles } = await project.globTestFiles(filters);
-    const needed = new Set<ServiceName>();
+    const needed = new Set<ServiceName | 'chromium'>();
     for (const file of testFiles) {
-      for (const match of (await readFile(file, 'utf8')).matchAll(NEEDS)) {
+      const text = await readFile(file, 'utf8');
+      if (NEEDS_CHROMIUM.test(text)) needed.add('chromium');
+      for (const match of text.matchAll(NEEDS)) {
         needed.add((match[1] ?? match[2]!.toLowerCase()) as ServiceName);
       }
     }
@@ -121,11 +130,14 @@ async function neededServices(project: TestProject): Promise<Set<ServiceName>> {
   }
 }
 
-/** One apt-get run for every missing server, only when allowed (root, apt-get present, KYB_TEST_NO_INSTALL unset). */
-async function installMissing(definitions: readonly ServiceDefinition[]): Promise<void> {
+/**
+ * One apt-get run for every missing server and `extra` package (Chromium for the login browser test), only when
+ * allowed (root, apt-get present, KYB_TEST_NO_INSTALL unset).
+ */
+async function installMissing(definitions: readonly ServiceDefinition[], extra: readonly string[] = []): Promise<void> {
   const missing = definitions.filter((d) => !d.locate().ok);
-  if (missing.length === 0 || !canInstall()) return;
-  const packages = missing.map((d) => d.aptPackage);
+  const packages = [...missing.map((d) => d.aptPackage), ...extra];
+  if (packages.length === 0 || !canInstall()) return;
   const begin = performance.now();
   log(`installing ${packages.join(' ')} with apt-get (only needed once)`);
   try {
