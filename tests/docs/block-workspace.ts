@@ -106,6 +106,35 @@ export function writeBlocks(blocks: readonly ReadmeBlock[], run: string, root: s
   return written;
 }
 
+/**
+ * Removes the folders of earlier runs whose process is gone (a run killed before its cleanup), so they never pile up.
+ * Run names start with `run-<pid>-`.
+ */
+export function removeStaleRuns(root: string = REPO_ROOT): void {
+  for (const dir of candidateDirs(root)) {
+    let runs: string[];
+    try {
+      runs = readdirSync(join(root, dir, BLOCKS_DIR));
+    } catch {
+      continue;
+    }
+    for (const name of runs) {
+      const pid = Number(/^run-(\d+)-/.exec(name)?.[1]);
+      if (Number.isInteger(pid) && !isAlive(pid)) rmSync(join(root, dir, BLOCKS_DIR, name), { recursive: true, force: true });
+    }
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Removes what {@link writeBlocks} wrote under `run`, in every workspace package. */
 export function removeBlocks(run: string, root: string = REPO_ROOT): void {
   for (const dir of candidateDirs(root)) {

@@ -4,10 +4,12 @@
  * signed, attested delivery, and must answer 200 and run its handler. See ./readme-blocks.ts for the info strings.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { createTestSigner, randomSecret, startJwksServer, type JwksServer, type TestSigner } from '@kyb-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeBlocks, writeBlocks, type WrittenBlock } from './block-workspace.js';
-import { allReadmeBlocks, describeBlock, type ReadmeBlock } from './readme-blocks.js';
+import { removeBlocks, removeStaleRuns, writeBlocks, type WrittenBlock } from './block-workspace.js';
+import { allReadmeBlocks, describeBlock, REPO_ROOT, type ReadmeBlock } from './readme-blocks.js';
 import { runQuickstart } from './run-quickstart.js';
 import { typecheckBlocks } from './typecheck-blocks.js';
 
@@ -24,18 +26,30 @@ const blocks = allReadmeBlocks().filter((b) => PENDING[b.readme] === undefined);
 const checked = blocks.filter((b) => b.kind !== 'fragment');
 const quickstarts = blocks.filter((b) => b.kind === 'quickstart');
 const fragments = blocks.filter((b) => b.kind === 'fragment');
-// The READMEs of a webhook entry point must show a server that runs: the root one, one per framework.
-const MUST_HAVE_QUICKSTART = ['README.md', 'packages/express/README.md', 'packages/fastify/README.md', 'packages/koa/README.md', 'packages/hono/README.md'];
+// The READMEs of a webhook entry point must show a server that runs: the root one, the core's, one per framework,
+// and the plain Node one once it has a README.
+const MUST_HAVE_QUICKSTART = [
+  'README.md',
+  'packages/core/README.md',
+  'packages/express/README.md',
+  'packages/fastify/README.md',
+  'packages/koa/README.md',
+  'packages/hono/README.md',
+  'packages/node/README.md',
+].filter((readme) => existsSync(join(REPO_ROOT, readme)));
 
 const run = `run-${process.pid}-${randomUUID().slice(0, 8)}`;
 let written: WrittenBlock[] = [];
 let errors = new Map<ReadmeBlock, string[]>();
 
 beforeAll(() => {
+  removeStaleRuns();
+  const started = performance.now();
   written = writeBlocks(checked, run);
   errors = typecheckBlocks(written);
   console.info(
-    `README code blocks: ${checked.length} typechecked (${quickstarts.length} of them run as quick starts), ` +
+    `README code blocks: ${checked.length} typechecked in ${((performance.now() - started) / 1000).toFixed(1)} s ` +
+      `(${quickstarts.length} of them run as quick starts), ` +
       `${fragments.length} fragments skipped${fragments.length ? `: ${fragments.map(describeBlock).join('; ')}` : ''}`,
   );
   for (const [readme, why] of Object.entries(PENDING)) console.warn(`README code blocks NOT checked, pending a fix: ${readme}: ${why}`);
