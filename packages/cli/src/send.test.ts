@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys, freePort, runCli, secretsIn, startExample, type KeysOutput, type Running } from './e2e-support.js';
+import { CLI_PACKAGE, createKeys, freePort, runCli, secretsIn, startExample, type KeysOutput, type Running } from './e2e-support.js';
 
 // `send` end to end: the CLI as a child process against the Express example app, started from the environment
 // `kyb-webhooks keys` printed, as a user would after pasting it.
@@ -23,6 +25,7 @@ afterAll(async () => {
 
 interface SendJson {
   ok: boolean;
+  jwks: { url: string; started: boolean } | null;
   deliveries: { delivery: string; event: string; event_id: string; stream_id: string; seq: number; attempt: number; attested: boolean; status: number | null; code: string | null; error: string | null }[];
 }
 
@@ -126,5 +129,48 @@ describe('send usage errors exit 2 and say how to fix them', () => {
     const run = await send(...args);
     expect(run.stderr).toContain(message);
     expect(run.code).toBe(2);
+  });
+});
+
+describe('the development JWKS while sending', () => {
+  it('an attested send serves the JWKS itself at KYB_JWKS_URL while it runs', async () => {
+    const { run, result } = await sendJson('data_request.released');
+    expect(result.jwks).toEqual({ url: keys.env.KYB_JWKS_URL, started: true });
+    expect(run.code).toBe(0);
+  });
+
+  it('uses a running `jwks serve` on that port instead of starting its own', async () => {
+    const server = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/cli.ts', 'jwks', 'serve', '--keys', keysFile], {
+      cwd: CLI_PACKAGE,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      let output = '';
+      server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      await expect.poll(() => output, { timeout: 30_000 }).toContain('Press Ctrl-C to stop.');
+      const { run, result } = await sendJson('business.wallet_address_changed');
+      expect(result.jwks).toEqual({ url: keys.env.KYB_JWKS_URL, started: false });
+      expect(result.deliveries[0]).toMatchObject({ status: 200 });
+      expect(run.code).toBe(0);
+    } finally {
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      process.kill(server.pid!, 'SIGTERM');
+      await exited;
+    }
+  });
+
+  it('something else on the JWKS port: exit 1 and what to do, nothing sent', async () => {
+    const port = Number(new URL(keys.env.KYB_JWKS_URL!).port);
+    const squatter = createServer((_request, response) => response.writeHead(404).end());
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', () => resolve()));
+    try {
+      const run = await send('data_request.released', '--to', app.url);
+      expect(run.stderr).toContain(`Port ${port} is in use by something that does not serve these development keys`);
+      expect(run.stdout).toBe('');
+      expect(run.code).toBe(1);
+    } finally {
+      squatter.closeAllConnections();
+      await new Promise((resolve) => squatter.close(resolve));
+    }
   });
 });

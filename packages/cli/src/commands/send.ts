@@ -109,6 +109,7 @@ export async function runSend(type: TestEventType, options: SendOptions): Promis
     printJson({
       ok,
       to: options.to,
+      jwks: session.jwks ?? null,
       deliveries: rows.map((row) => ({
         delivery: row.label,
         event: row.envelope.event,
