@@ -8,7 +8,7 @@ import { createMemoryStore, createReceiver, KybWebhookError, type OrderingMode, 
 import { randomSecret, startKybService, type KybService, type KybServiceOptions } from '@kyb-webhooks/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKybClient, type KybClient } from './client.js';
-import { recover, type RecoverProgress } from './recover.js';
+import { recover, type RecoverOptions, type RecoverProgress } from './recover.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -255,16 +255,57 @@ describe('progress', () => {
   });
 });
 
+describe('abort', () => {
+  it("rejects with the signal's reason when aborted mid-way, and does not reactivate", async () => {
+    const { service, client, receiver, store, a, b } = await quarantinedDuringOutage('enforce');
+    const controller = new AbortController();
+    const reason = new Error('deploy started');
+    const onProgress = (p: RecoverProgress) => {
+      if (p.kind === 'stream_done') controller.abort(reason);
+    };
+    await expect(recover({ client, receiver, store, requestIds: [a, b] }, { signal: controller.signal, onProgress })).rejects.toBe(reason);
+    expect(service.quarantined).toBe(true);
+  });
+});
+
+describe('concurrency', () => {
+  it.each([
+    [1, 1],
+    [2, 2],
+  ])('with concurrency %i recovers every stream, at most %i at a time', async (concurrency, most) => {
+    const { service, client, receiver, store, outage, handled } = await setUp('enforce', { quarantineAfter: 3 });
+    const ids = [await service.createDataRequest(), await service.createDataRequest(), await service.createDataRequest()];
+    await service.idle();
+    outage.down = true;
+    for (const id of ids) await service.emit(id, 'kyb.data_request.pending_approval');
+    await service.idle();
+    outage.down = false;
+    let running = 0;
+    let peak = 0;
+    const onProgress = (p: RecoverProgress) => {
+      if (p.kind === 'stream_started') peak = Math.max(peak, ++running);
+      if (p.kind === 'stream_done') running -= 1;
+    };
+    const report = await recover({ client, receiver, store, requestIds: ids }, { concurrency, onProgress, reactivate: false });
+    expect(report.ok).toBe(true);
+    expect(report.streams.map((s) => [s.requestId, s.processed])).toEqual(ids.map((id) => [id, 1]));
+    expect(peak).toBe(most);
+    for (const id of ids) expect(seqsOf(handled, id)).toEqual([0, 1]);
+  });
+});
+
 describe('arguments', () => {
   it.each([
     ['no streams named', (t: object) => t],
     ['since without a store', (t: object) => ({ ...t, since: Date.now() })],
     ['requestIds not an array', (t: object) => ({ ...t, requestIds: 'dr_1' })],
     ['a since that is no time', (t: object) => ({ ...t, since: 'yesterday', store: createMemoryStore() })],
-  ])('throws config_invalid for %s', async (_, make) => {
+    ['concurrency 0', (t: object) => ({ ...t, requestIds: ['dr_1'] }), { concurrency: 0 }],
+    ['a fractional progressEvery', (t: object) => ({ ...t, requestIds: ['dr_1'] }), { progressEvery: 2.5 }],
+  ] as [string, (t: object) => object, RecoverOptions?][])('throws config_invalid for %s', async (_, make, options) => {
     const client = createKybClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'kyb_test_x' });
     const receiver = createReceiver({ secrets: { '1': 'secret' } });
-    const attempt = recover(make({ client, receiver }) as never);
+    const attempt = recover(make({ client, receiver }) as never, options);
     await expect(attempt).rejects.toBeInstanceOf(KybWebhookError);
     await expect(attempt).rejects.toMatchObject({ code: 'config_invalid' });
   });

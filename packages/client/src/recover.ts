@@ -46,6 +46,11 @@ export interface RecoverOptions {
   /** Aborts the recovery: the call rejects with the signal's reason; what was replayed stays done (dedupe). */
   signal?: AbortSignal;
   /**
+   * Streams recovered at the same time. Default 1: one after the other, gentle on the API and on your handlers.
+   * Events of one stream are always replayed one at a time, in seq order.
+   */
+  concurrency?: number;
+  /**
    * POST reactivate once the streams are replayed, so the service delivers its held backlog (now answered
    * `duplicate` for what was replayed). Default true; false leaves the endpoint as it is.
    */
@@ -176,8 +181,8 @@ const IN_PROGRESS_WAITS_MS = [50, 100, 200, 400, 800, 1600];
  * reactivate the endpoint. Dedupe makes it idempotent: what was processed before is answered `duplicate`, so running
  * it twice is safe and the second run reports everything duplicate.
  *
- * Streams are recovered one after the other; an API or store failure of one stream is reported in its entry and the
- * others go on. Under ordering enforce a stream stops at its first still-failing event (the rest are `held`); with
+ * Streams are recovered one after the other (or `concurrency` at a time); an API or store failure of one stream is
+ * reported in its entry and the others go on. Under ordering enforce a stream stops at its first still-failing event (the rest are `held`); with
  * ordering off every event is tried. An event answered `in_progress` (being delivered right now) is retried for
  * about 3 s before it counts as failed.
  *
@@ -194,7 +199,8 @@ const IN_PROGRESS_WAITS_MS = [50, 100, 200, 400, 800, 1600];
  */
 export async function recover(target: RecoverTarget, options: RecoverOptions = {}): Promise<RecoverReport> {
   const { client, receiver, store } = checkTarget(target);
-  const progressEvery = checkProgressEvery(options.progressEvery);
+  const progressEvery = checkPositiveInteger('progressEvery', options.progressEvery, DEFAULT_PROGRESS_EVERY);
+  const concurrency = checkPositiveInteger('concurrency', options.concurrency, 1);
   const signal = options.signal;
   signal?.throwIfAborted();
   const call = signal ? { signal } : {};
@@ -209,13 +215,13 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
   };
 
   const requestIds = await findStreams(target, store, signal);
-  const streams: StreamRecovery[] = [];
+  const streams: StreamRecovery[] = requestIds.map((requestId) => ({ requestId, afterSeq: undefined, failures: [], ...emptyCounts() }));
   progress({ kind: 'streams_found', streamCount: requestIds.length, streamIndex: -1 });
 
-  for (const [streamIndex, requestId] of requestIds.entries()) {
+  async function recoverStream(streamIndex: number): Promise<void> {
     signal?.throwIfAborted();
-    const stream: StreamRecovery = { requestId, afterSeq: undefined, failures: [], ...emptyCounts() };
-    streams.push(stream);
+    const stream = streams[streamIndex]!;
+    const { requestId } = stream;
     const where = { streamCount: requestIds.length, streamIndex, requestId };
     progress({ ...where, kind: 'stream_started', stream: { ...stream } });
     try {
@@ -252,6 +258,13 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
     addCounts(totals, stream);
     progress({ ...where, kind: 'stream_done', stream: { ...stream, failures: [...stream.failures] } });
   }
+
+  // A few workers take the streams in order; each stream's events stay in seq order within its worker.
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < requestIds.length) await recoverStream(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, requestIds.length) }, worker));
 
   let reactivated: RecoverReport['reactivated'] = false;
   if (options.reactivate !== false) {
@@ -295,9 +308,9 @@ function checkTarget(target: RecoverTarget): RecoverTarget & { store: StreamCurs
   return { ...target, store };
 }
 
-function checkProgressEvery(value: number | undefined): number {
-  if (value === undefined) return DEFAULT_PROGRESS_EVERY;
-  if (!Number.isInteger(value) || value < 1) throw configInvalid('recover: `progressEvery` must be a positive integer, e.g. 100.');
+function checkPositiveInteger(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw configInvalid(`recover: \`${name}\` must be a positive integer, e.g. ${fallback}.`);
   return value;
 }
 
