@@ -78,3 +78,18 @@ describe('jwks serve', () => {
     expect(existsSync(file)).toBe(true);
   });
 });
+
+describe('the program', () => {
+  it('--help lists every command and the exit codes, exit 0', async () => {
+    const run = await runCli(['--help']);
+    for (const command of ['keys', 'jwks', 'send', 'scenario', 'verify', 'replay']) expect(run.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    expect(run.stdout).toContain('Exit codes: 0 ok, 1 a check or expectation failed (or the app could not be reached), 2 usage error.');
+    expect(run.code).toBe(0);
+  });
+
+  it('an unknown command is a usage error, exit 2', async () => {
+    const run = await runCli(['sned', 'data_request.refused']);
+    expect(run.stderr).toContain("unknown command 'sned'");
+    expect(run.code).toBe(2);
+  });
+});

@@ -130,6 +130,18 @@ describe('verify', () => {
     expect(run.code).toBe(0);
   });
 
+  it('--from-env checks with the secrets and attestation settings of the environment, and prints none of them', async () => {
+    // An unattested capture: the environment's KYB_JWKS_URL is not served during this check.
+    const good = await runCli(['verify', refused, '--from-env', '--json'], { env: keys.env });
+    expect(JSON.parse(good.stdout)).toMatchObject({ ok: true, checkedWith: expect.stringContaining('KYB_SECRET_V1, KYB_SECRET_V2, KYB_ATTESTATION_ISSUER') });
+    expect(good.code).toBe(0);
+    const rotated = { ...keys.env, KYB_SECRET_V2: 'whsec_a_secret_the_sender_never_had' };
+    const bad = await runCli(['verify', refused, '--from-env'], { env: rotated });
+    expect(bad.stdout).toContain('\u2717 401 signature_mismatch');
+    expect(bad.stdout + bad.stderr).not.toContain('whsec_a_secret_the_sender_never_had');
+    expect(bad.code).toBe(1);
+  });
+
   it('nothing to verify is a usage error (exit 2)', async () => {
     const run = await cli('verify');
     expect(run.stderr).toContain('Nothing to verify: give capture files, or --headers <file> --body <file>.');
