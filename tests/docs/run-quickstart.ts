@@ -108,7 +108,7 @@ export async function runQuickstart(
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const result = (partial: Omit<QuickstartRun, 'requestId' | 'stdout' | 'stderr'>): QuickstartRun => ({ ...partial, requestId, stdout, stderr });
   try {
-    const deadline = Date.now() + (options.startTimeoutMs ?? 30_000);
+    const deadline = Date.now() + (options.startTimeoutMs ?? 90_000);
     while (!(await portOpen(port))) {
       if (child.exitCode !== null || child.signalCode !== null) {
         await closed;
@@ -118,7 +118,7 @@ export async function runQuickstart(
       await sleep(100);
     }
     const { headers, body } = await options.signer.sign(envelope);
-    const response = await fetch(`http://127.0.0.1:${port}${options.path}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(15_000) });
+    const response = await fetch(`http://127.0.0.1:${port}${options.path}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
     const responseBody = await response.text();
     // The handler ran before the answer was written; its output may still be in the pipe.
     const outputDeadline = Date.now() + 5_000;
