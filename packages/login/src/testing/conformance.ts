@@ -1,12 +1,6 @@
 /**
  * The login conformance suite: the same cases over real HTTP for every framework mount. Each framework's test file
- * supplies `mount`, which attaches an app with these routes to an already listening Node server:
- *
- *   GET  /auth/login     loginHandlers(...).start
- *   GET  /auth/callback  loginHandlers(...).callback
- *   POST /auth/logout    loginHandlers(...).logout
- *   GET  /api/me         requireUser(login)                     → 200 { userId, via }
- *   GET  /me             requireUser(login, { session: true })  → 200 { userId, via }
+ * supplies `mount` (see testing/apps.ts), which attaches the app of the same routes to an already listening server.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
