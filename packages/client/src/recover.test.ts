@@ -193,6 +193,20 @@ describe('recover events that exhausted their retries', () => {
   });
 });
 
+describe('where replay starts', () => {
+  it('with an empty delivery log: the whole stream, then, with ordering on, after the cursor', async () => {
+    const { service, client, receiver, store, handled } = await setUp('enforce');
+    service.setEndpoint(undefined); // events queue and no attempt is logged
+    const id = await service.createDataRequest();
+    await service.emit(id, 'kyb.data_request.pending_approval');
+    const first = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(first.streams[0]).toMatchObject({ afterSeq: -1, unacknowledged: 0, processed: 2 });
+    const second = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(second.streams[0]).toMatchObject({ afterSeq: 1, replayed: 0 });
+    expect(seqsOf(handled, id)).toEqual([0, 1]);
+  });
+});
+
 describe('which streams', () => {
   it('with since, recovers the streams the store saw active since then, and not the older ones', async () => {
     const { service, client, receiver, store, handled } = await setUp('enforce');

@@ -347,7 +347,7 @@ function unacknowledgedIn(log: readonly DeliveryLogEntry[]): Map<string, number>
  * The seq replay starts after. The first unacknowledged event bounds it (the seq before it), so it is replayed; with
  * ordering on the stream's cursor does too, so everything the receiver has not run in order is replayed; when the log
  * shows nothing unacknowledged, replay starts after the last acknowledged event: anything later was never attempted
- * (held by a quarantine). A log without entries replays the whole stream.
+ * (held by a quarantine). A log without entries replays after the cursor with ordering on, else the whole stream.
  */
 async function startAfter(
   mode: Receiver['orderingMode'],
@@ -356,12 +356,13 @@ async function startAfter(
   log: readonly DeliveryLogEntry[],
   unacknowledged: Map<string, number>,
 ): Promise<number> {
-  let start: number;
-  if (unacknowledged.size > 0) start = lowest(unacknowledged.values()) - 1;
-  else start = log.length > 0 ? -lowest(log.map((entry) => -entry.seq)) : -1;
+  let fromLog: number | undefined;
+  if (unacknowledged.size > 0) fromLog = lowest(unacknowledged.values()) - 1;
+  else if (log.length > 0) fromLog = -lowest(log.map((entry) => -entry.seq));
+  let start = fromLog ?? -1;
   if (mode !== 'off' && store) {
-    const cursor = await store.getCursor(requestId);
-    start = Math.min(start, cursor ?? -1);
+    const cursor = (await store.getCursor(requestId)) ?? -1;
+    start = fromLog === undefined ? cursor : Math.min(fromLog, cursor);
   }
   return Math.max(start, -1);
 }
