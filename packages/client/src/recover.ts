@@ -182,9 +182,10 @@ const IN_PROGRESS_WAITS_MS = [50, 100, 200, 400, 800, 1600];
  * it twice is safe and the second run reports everything duplicate.
  *
  * Streams are recovered one after the other (or `concurrency` at a time); an API or store failure of one stream is
- * reported in its entry and the others go on. Under ordering enforce a stream stops at its first still-failing event (the rest are `held`); with
- * ordering off every event is tried. An event answered `in_progress` (being delivered right now) is retried for
- * about 3 s before it counts as failed.
+ * reported in its entry and the others go on (a failure to list the streams for `since` rejects the call). Under
+ * ordering enforce a stream stops at its first still-failing event (the rest are `held`); with ordering off every
+ * event is tried. An event answered `in_progress` (being delivered right now) is retried for about 3 s before it
+ * counts as failed.
  *
  * @example
  * ```ts
