@@ -18,7 +18,7 @@ function startNodeApp(receiver: Receiver, options: AdapterTestOptions = {}, pars
     } catch {
       // ignored, as every adapter does
     }
-    res.writeHead(result.status, { ...result.headers, 'content-type': 'application/json' }).end(JSON.stringify(result.body));
+    res.writeHead(result.status, { ...result.headers, 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(result.body));
   });
   return serveOnLoopback(server);
 }

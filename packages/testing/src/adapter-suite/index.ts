@@ -202,8 +202,8 @@ function sleep(ms: number): Promise<void> {
 
 function expectAnswer(answer: Answer, status: number, code?: string): void {
   expect({ status: answer.status, code: answer.code }).toEqual({ status, code });
-  // Every answer of the adapter is the receiver's JSON, whatever the status.
-  expect(answer.contentType).toMatch(/^application\/json\b/);
+  // Every answer of the adapter is the receiver's JSON, whatever the status, with the same Content-Type everywhere.
+  expect(answer.contentType).toBe('application/json; charset=utf-8');
 }
 
 /**
