@@ -313,7 +313,11 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
       if (typeof input?.code !== 'string' || input.code === '' || typeof input.codeVerifier !== 'string' || input.codeVerifier === '') {
         throw loginError('code_exchange_failed', 'exchangeCode needs a code and a codeVerifier');
       }
-      const callbackUrl = new URL(input.redirectUri ?? (options.redirectUri.startsWith('/') ? '' : options.redirectUri));
+      const redirectUri = input.redirectUri ?? (options.redirectUri.startsWith('/') ? undefined : options.redirectUri);
+      if (redirectUri === undefined) {
+        throw new KybLoginError('config_invalid', 'exchangeCode needs the absolute redirectUri the browser used, because the configured redirectUri is a path.');
+      }
+      const callbackUrl = new URL(redirectUri);
       // The browser checked the authorization response itself; `iss` (RFC 9207) is the one it got, or the issuer.
       callbackUrl.search = new URLSearchParams({ code: input.code, iss: input.iss ?? server.issuer }).toString();
       const response = await exchange(callbackUrl, { pkceCodeVerifier: input.codeVerifier, ...(input.nonce ? { expectedNonce: input.nonce } : {}) });
