@@ -1,4 +1,4 @@
-import { answersFromClaims } from './answers.js';
+import { answersFromClaims, type ReleasedAnswers } from './answers.js';
 import { createAttestationVerifier, type AttestationClaims, type AttestationOptions } from './attestation.js';
 import type { PlatformCrypto } from './crypto/types.js';
 import { typeBindingOf } from './attestation-binding.js';
@@ -10,6 +10,7 @@ import {
   HandlerError,
   HandlerRegistry,
   type AnyEventHandler,
+  type DeliveryAuthentication,
   type EventHandler,
   type HandlerContext,
   type UnauthenticatedContext,
@@ -109,6 +110,28 @@ export interface ReceiveResult {
 }
 
 /**
+ * A delivery that passed every check `receive` makes before dedupe: what {@link Receiver.verify} resolves with.
+ *
+ * @example
+ * ```ts
+ * const { event, authentication } = await receiver.verify({ headers, body })
+ * if (event.event === 'kyb.data_request.released') queue.push(event) // your own dedupe and dispatch
+ * ```
+ */
+export interface VerifiedDelivery {
+  /** The verified event; its data validated for its type when the type is known. */
+  event: KybEvent | UnknownKybEvent;
+  /** What authenticated it: the HMAC version, the attestation, or both. */
+  authentication: DeliveryAuthentication;
+  /** The verified attestation claims, when the event carries an attestation. */
+  claims: AttestationClaims | undefined;
+  /** A release's answers keyed by subject and name (spec 2.6). */
+  answers: ReleasedAnswers | undefined;
+  /** `Service-Delivery-Attempt`, when present and valid. */
+  deliveryAttempt: number | undefined;
+}
+
+/**
  * A webhook receiver: register handlers, then hand every delivery to `receive`.
  */
 export interface Receiver {
@@ -146,6 +169,26 @@ export interface Receiver {
   onGap(handler: GapHandler): Receiver;
   /** Verify, dedupe and dispatch one delivery. Never throws; every outcome is a result. */
   receive(input: ReceiveInput): Promise<ReceiveResult>;
+  /**
+   * Verification only, in one call, like Stripe's `constructEvent`: every check `receive` makes (limits, HMAC,
+   * envelope, attestation and its binding, data schema), then the verified event. No dedupe, no store, no handlers,
+   * no log entry. A refused delivery throws the {@link KybWebhookError} whose `code` `receive` would answer (its
+   * status is `ERRORS[code].status`); an event nothing authenticates (no `secrets`, no attestation) throws
+   * `attestation_missing`. Dedupe on `event.event_id` yourself: at-least-once delivery sends duplicates.
+   *
+   * @example
+   * ```ts
+   * try {
+   *   const { event } = await receiver.verify({ method: 'POST', headers: req.headers, body: rawBody })
+   *   await jobs.enqueueOnce(event.event_id, event)
+   *   res.status(200).end()
+   * } catch (error) {
+   *   const code = error instanceof KybWebhookError ? error.code : 'internal_error'
+   *   res.status(code === 'config_invalid' ? 500 : ERRORS[code].status).json({ error: { code } })
+   * }
+   * ```
+   */
+  verify(input: ReceiveInput): Promise<VerifiedDelivery>;
   /**
    * Run an event that YOU fetched from the authenticated KYB API (e.g. `client.events(requestId)`) through the same
    * pipeline as a delivery, minus the HMAC it cannot have: envelope, attestation (an attested type must carry one,
@@ -379,15 +422,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // Every step below runs once per delivery, so the common path avoids what it can: no microtask for an answer
   // that is already there (a synchronous HMAC), no copy of a payload the schema guard accepted as it is, no log
   // entry built for a receiver without a logger.
-  async function receive(input: ReceiveInput): Promise<ReceiveResult> {
-    try {
+  async function check(input: ReceiveInput): Promise<Checked> {
+    {
       // 1. limits
       const method = input.method;
-      if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST') return reject('method_not_allowed');
+      if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST') return { refused: rejection('method_not_allowed') };
       const body = toBytes(input.body);
-      if (!body) return reject('body_already_parsed');
-      if (body.byteLength > maxBodyBytes) return reject('body_too_large');
-      if (!isJsonContentType(readHeader(input.headers, 'content-type'))) return reject('unsupported_media_type');
+      if (!body) return { refused: rejection('body_already_parsed') };
+      if (body.byteLength > maxBodyBytes) return { refused: rejection('body_too_large') };
+      if (!isJsonContentType(readHeader(input.headers, 'content-type'))) return { refused: rejection('unsupported_media_type') };
 
       // 2. signature over the exact bytes
       let hmac: { version: string } | null = null;
@@ -397,7 +440,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
           verified = checkSignature(readHeader(input.headers, 'service-kyb-signature'), body);
           if (verified instanceof Promise) verified = await verified;
         } catch (error) {
-          return reject(asKybError(error));
+          return { refused: asKybError(error) };
         }
         hmac = { version: verified.version };
       }
@@ -407,35 +450,35 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       try {
         json = JSON.parse(utf8.decode(body));
       } catch {
-        return reject('body_not_json');
+        return { refused: rejection('body_not_json') };
       }
 
       // 4. envelope
       const parsed = validateEnvelope(json);
-      if (!parsed.success) return reject(rejection('envelope_invalid', describeIssues(parsed.issues)));
+      if (!parsed.success) return { refused: rejection('envelope_invalid', describeIssues(parsed.issues)) };
       const envelope = parsed.data;
 
       // 5. attestation: every event that carries one is verified, known type or not, and bound to this envelope
       let claims: AttestationClaims | undefined;
       if (envelope.attestation !== undefined) {
-        if (!verifyAttestation) return reject('attestation_not_configured', envelope);
+        if (!verifyAttestation) return { refused: rejection('attestation_not_configured'), envelope };
         try {
           claims = await verifyAttestation(envelope.attestation, envelope);
         } catch (error) {
-          return reject(asKybError(error), envelope);
+          return { refused: asKybError(error), envelope };
         }
       } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
-        return reject('attestation_missing', envelope);
+        return { refused: rejection('attestation_missing'), envelope };
       } else if (!hmac) {
         // No secrets and no attestation: nothing authenticates this delivery (spec 5.4).
-        return receiveUnauthenticated(envelope, input);
+        return { unauthenticated: envelope };
       }
 
       const validateData = dataValidators.get(envelope.event);
       let event: KybEvent | UnknownKybEvent = envelope;
       if (validateData) {
         const data = validateData(envelope.data);
-        if (!data.success) return reject(rejection('event_data_invalid', describeIssues(data.issues)), envelope);
+        if (!data.success) return { refused: rejection('event_data_invalid', describeIssues(data.issues)), envelope };
         // The guard hands back the very object it accepted; only zod's own output (never expected) is a copy.
         if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
       }
@@ -453,14 +496,43 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       // genuine event as done, whatever else authenticated the envelope.
       const dedupeKey =
         claims && typeBindingOf(claims, envelope.event) === 'unbound' ? `${envelope.event_id}:${envelope.event}` : envelope.event_id;
+      return { envelope, event, context, dedupeKey, typed: validateData !== undefined };
+    }
+  }
+
+  async function receive(input: ReceiveInput): Promise<ReceiveResult> {
+    try {
+      const checked = await check(input);
+      if ('refused' in checked) return reject(checked.refused, checked.envelope);
+      if ('unauthenticated' in checked) return await receiveUnauthenticated(checked.unauthenticated, input);
       // Ordering on: the ordered path dedupes, orders and runs it (ordering.ts).
-      if (ordered) return await ordered({ envelope, event, context, dedupeKey, typed: validateData !== undefined });
-      return await processVerified(envelope, event, context, dedupeKey, validateData !== undefined);
+      if (ordered) return await ordered(checked);
+      return await processVerified(checked.envelope, checked.event, checked.context, checked.dedupeKey, checked.typed);
     } catch (error) {
       // A bug of ours or a throwing logger: still a clean, retryable answer, never a crash and never a 2xx.
       return reject(rejection('internal_error', undefined, error));
     }
   }
+
+  async function verify(input: ReceiveInput): Promise<VerifiedDelivery> {
+    const checked = await check(input);
+    if ('refused' in checked) throw checked.refused;
+    if ('unauthenticated' in checked) {
+      throw new KybWebhookError(
+        'attestation_missing',
+        'Nothing authenticates this delivery: the receiver has no secrets and the event carries no attestation (spec 5.4).',
+      );
+    }
+    const { context } = checked;
+    return {
+      event: checked.event,
+      authentication: context.authentication,
+      claims: context.claims,
+      answers: context.answers,
+      deliveryAttempt: context.deliveryAttempt,
+    };
+  }
+
 
   /**
    * Steps 6 to 8 with ordering off, for a verified event (a delivery, or a fetched one given to `replay`): dedupe,
@@ -622,6 +694,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     receive,
+    verify,
     async replay(raw, replayOptions) {
       try {
         return await replayFetched(raw, replayOptions, {
@@ -643,6 +716,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   };
   return receiver;
 }
+
+/** What the checks of a delivery (steps 1 to 5 and the data schema) end in. */
+type Checked = VerifiedItem | { refused: KybWebhookError; envelope?: Envelope } | { unauthenticated: Envelope };
 
 /** A verified event on the ordered path: what the handlers get, and how it is deduped. */
 interface VerifiedItem extends OrderedItem {
