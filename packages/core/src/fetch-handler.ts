@@ -64,7 +64,8 @@ const FETCH_MAP: AdapterMap<Request, undefined, Response> = {
  * `maxBodyBytes` (an oversized body is refused without being kept), and answers every delivery with the receiver's
  * JSON. Any method reaches it: a GET is answered 405 with `Allow: POST`. Uses Web APIs only, so it runs on Node 20+,
  * Bun, Deno, Cloudflare Workers and in Next.js route handlers. A request whose body something already read gets
- * 500 `body_already_parsed`.
+ * 500 `body_already_parsed`. The promise rejects only when the body stream fails while it is read (the sender went
+ * away): nobody is left to answer, and the server handles it as any failed handler.
  *
  * @example
  * ```ts
