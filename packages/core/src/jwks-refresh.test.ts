@@ -120,7 +120,7 @@ describe('a failed JWKS fetch keeps its cause chain', () => {
   it('an inline key set jose refuses, with jose’s error as the cause', () => {
     let thrown: unknown;
     try {
-      createAttestationVerifier({ issuer: 'i', audience: 'a', jwks: { keys: [1 as never] } });
+      createAttestationVerifier({ issuer: 'i', audience: 'a', jwks: { keys: [1 as never] } }, Date.now);
     } catch (error) {
       thrown = error;
     }
