@@ -29,7 +29,14 @@ export const LOGIN_ERRORS = {
   internal_error: { status: 500, message: 'The sign-in failed unexpectedly.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
-/** A stable login error code, e.g. `'state_mismatch'`. */
+/**
+ * A stable login error code, e.g. `'state_mismatch'`.
+ *
+ * @example
+ * ```ts
+ * const retryable: LoginErrorCode[] = ['jwks_unavailable', 'login_server_unavailable', 'discovery_failed']
+ * ```
+ */
 export type LoginErrorCode = keyof typeof LOGIN_ERRORS;
 
 /**

@@ -13,7 +13,14 @@ declare global {
   }
 }
 
-/** The three login routes for Express. */
+/**
+ * The three login routes for Express.
+ *
+ * @example
+ * ```ts
+ * const { start, callback, logout } = loginHandlers(login)
+ * ```
+ */
 export interface ExpressLoginHandlers {
   /** GET: redirects to the login server; `?returnTo=/path` says where to come back. */
   start: RequestHandler;

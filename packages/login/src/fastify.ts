@@ -9,7 +9,14 @@ declare module 'fastify' {
   }
 }
 
-/** The three login routes for Fastify. */
+/**
+ * The three login routes for Fastify.
+ *
+ * @example
+ * ```ts
+ * const { start, callback, logout } = loginHandlers(login)
+ * ```
+ */
 export interface FastifyLoginHandlers {
   /** GET: redirects to the login server; `?returnTo=/path` says where to come back. */
   start: RouteHandlerMethod;

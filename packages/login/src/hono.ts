@@ -13,7 +13,14 @@ import { isAuthenticatedUser, LoginRoutes, type AuthenticatedUser, type LoginRes
  */
 export type KybLoginVariables = { kybUser: AuthenticatedUser };
 
-/** The three login routes for Hono. */
+/**
+ * The three login routes for Hono.
+ *
+ * @example
+ * ```ts
+ * const { start, callback, logout } = loginHandlers(login)
+ * ```
+ */
 export interface HonoLoginHandlers {
   /** GET: redirects to the login server; `?returnTo=/path` says where to come back. */
   start: Handler;

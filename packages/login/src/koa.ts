@@ -2,7 +2,14 @@ import type { Context, Middleware, Next } from 'koa';
 import type { Login, LoginRequest } from './login.js';
 import { isAuthenticatedUser, LoginRoutes, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
 
-/** The three login routes for Koa. */
+/**
+ * The three login routes for Koa.
+ *
+ * @example
+ * ```ts
+ * const { start, callback, logout } = loginHandlers(login)
+ * ```
+ */
 export interface KoaLoginHandlers {
   /** GET: redirects to the login server; `?returnTo=/path` says where to come back. */
   start: Middleware;

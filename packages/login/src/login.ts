@@ -7,7 +7,15 @@ import { Sealer } from './sealed.js';
 import { TokenVerifier, type VerifiedClaims, type VerifiedUser } from './tokens.js';
 import type { LoginTransaction } from './transaction-store.js';
 
-/** The token response of spec 2.2, typed. */
+/**
+ * The token response of spec 2.2, typed.
+ *
+ * @example
+ * ```ts
+ * const { tokens } = await login.finish(request)
+ * await fetch(apiUrl, { headers: { authorization: `Bearer ${tokens.accessToken}` } })
+ * ```
+ */
 export interface LoginTokens {
   accessToken: string;
   idToken: string;
@@ -20,7 +28,15 @@ export interface LoginTokens {
   scope?: string;
 }
 
-/** A completed sign-in (sign-up and login are one operation, spec 1.2). */
+/**
+ * A completed sign-in (sign-up and login are one operation, spec 1.2).
+ *
+ * @example
+ * ```ts
+ * const { userId, isNewUser } = await login.exchangeCode({ code, codeVerifier })
+ * if (isNewUser) await sendWelcome(userId)
+ * ```
+ */
 export interface LoginResult {
   /** The stable user id: the ID token's `sub` without `svcid:`. */
   userId: string;
@@ -31,7 +47,14 @@ export interface LoginResult {
   claims: VerifiedClaims;
 }
 
-/** What a login route needs from a request, whatever the framework. */
+/**
+ * What a login route needs from a request, whatever the framework.
+ *
+ * @example
+ * ```ts
+ * const request: LoginRequest = { url: req.originalUrl, header: (name) => req.get(name), encrypted: req.secure }
+ * ```
+ */
 export interface LoginRequest {
   /** Path and query as received, e.g. `/auth/callback?code=…&state=…`. */
   url: string;
@@ -40,7 +63,15 @@ export interface LoginRequest {
   encrypted: boolean;
 }
 
-/** The start of a login: where to send the browser, and the cookie that remembers the transaction. */
+/**
+ * The start of a login: where to send the browser, and the cookie that remembers the transaction.
+ *
+ * @example
+ * ```ts
+ * const { url, setCookie } = await login.start(request, { returnTo: '/account' })
+ * res.setHeader('set-cookie', setCookie).redirect(url.href)
+ * ```
+ */
 export interface LoginStart {
   url: URL;
   setCookie: string;
@@ -49,6 +80,12 @@ export interface LoginStart {
 /**
  * Signs users in with the service's login server. Create it once at start-up with {@link createLogin}; the framework
  * mounts (`@kyb-webhooks/login/express`, `/fastify`, `/koa`, `/hono`) wrap it in routes.
+ *
+ * @example
+ * ```ts
+ * const login: Login = await createLogin(options)
+ * const { userId } = await login.verifyAccessToken(bearerToken)
+ * ```
  */
 export interface Login {
   /** The issuer of the discovery document: the only accepted `iss`. */
@@ -363,7 +400,7 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
 }
 
 /** The origin of a request; proxy headers are believed only with trustProxy (first value of each). */
-export function requestOrigin(request: LoginRequest, trustProxy: boolean): string {
+function requestOrigin(request: LoginRequest, trustProxy: boolean): string {
   const first = (name: string): string | undefined => request.header(name)?.split(',')[0]?.trim() || undefined;
   const proto = (trustProxy && first('x-forwarded-proto')) || (request.encrypted ? 'https' : 'http');
   const host = (trustProxy && first('x-forwarded-host')) || request.header('host');

@@ -3,7 +3,15 @@ import type { Login, LoginRequest, LoginResult } from './login.js';
 import { safeReturnPath } from './return-path.js';
 import type { VerifiedUser } from './tokens.js';
 
-/** A framework-neutral answer; each adapter writes it with its framework's own calls. */
+/**
+ * A framework-neutral answer; each adapter writes it with its framework's own calls.
+ *
+ * @example
+ * ```ts
+ * const answer: LoginResponse = await routes.start(request, req)
+ * res.writeHead(answer.status, answer.headers.flat()).end(answer.body)
+ * ```
+ */
 export interface LoginResponse {
   status: number;
   /** In order; Set-Cookie may repeat. */
@@ -33,7 +41,14 @@ export interface LoginRoutesOptions<Native> {
   onError?: (error: KybLoginError, native: Native) => void;
 }
 
-/** The user a guard accepted, with where it came from. */
+/**
+ * The user a guard accepted, with where it came from.
+ *
+ * @example
+ * ```ts
+ * const user: AuthenticatedUser = req.kybUser! // { userId: '0x5a0b…', via: 'bearer', claims }
+ * ```
+ */
 export interface AuthenticatedUser {
   userId: string;
   /** 'bearer' for a verified access token, 'session' for the login routes' session cookie. */
@@ -58,7 +73,15 @@ export interface RequireUserOptions {
   session?: boolean;
 }
 
-/** The routes every adapter mounts, as framework-neutral functions. */
+/**
+ * The routes every adapter mounts, as framework-neutral functions: what a mount for another framework builds on.
+ *
+ * @example
+ * ```ts
+ * const routes = new LoginRoutes<IncomingMessage>(login, { onLogin: (result) => console.log(result.userId) })
+ * const answer = await routes.callback({ url: req.url!, header: (n) => req.headers[n] as string, encrypted: false }, req)
+ * ```
+ */
 export class LoginRoutes<Native> {
   constructor(
     readonly login: Login,
@@ -151,7 +174,15 @@ export class LoginRoutes<Native> {
   }
 }
 
-/** Whether a guard answered with a user (rather than a refusal). */
+/**
+ * Whether a guard answered with a user (rather than a refusal).
+ *
+ * @example
+ * ```ts
+ * const user = await routes.user(request, req)
+ * if (!isAuthenticatedUser(user)) return write(res, user)
+ * ```
+ */
 export function isAuthenticatedUser(value: AuthenticatedUser | LoginResponse): value is AuthenticatedUser {
   return typeof (value as AuthenticatedUser).userId === 'string';
 }

@@ -8,7 +8,15 @@ import {
 } from 'jose';
 import { KybLoginError, loginError } from './errors.js';
 
-/** The claims of a verified token; `sub` is always a `svcid:` identifier. */
+/**
+ * The claims of a verified token; `sub` is always a `svcid:` identifier.
+ *
+ * @example
+ * ```ts
+ * const { claims } = await login.verifyAccessToken(token)
+ * console.log(claims.sub, new Date(claims.exp * 1000))
+ * ```
+ */
 export interface VerifiedClaims extends JWTPayload {
   iss: string;
   sub: string;
@@ -16,7 +24,14 @@ export interface VerifiedClaims extends JWTPayload {
   iat: number;
 }
 
-/** A verified token's user: the address of its `svcid:` subject (spec 1.4), and its claims. */
+/**
+ * A verified token's user: the address of its `svcid:` subject (spec 1.4), and its claims.
+ *
+ * @example
+ * ```ts
+ * const { userId }: VerifiedUser = await login.verifyIdToken(idToken)
+ * ```
+ */
 export interface VerifiedUser {
   /** The stable user identifier: the token's `sub` without the `svcid:` prefix. */
   userId: string;

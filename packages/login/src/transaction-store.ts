@@ -1,6 +1,11 @@
 /**
  * What a started login must remember until its callback: the PKCE verifier, the state and nonce it sent, where to
  * return, and the redirect URI it used (the token request must repeat it exactly).
+ *
+ * @example
+ * ```ts
+ * const saved: LoginTransaction | undefined = await store.take(id)
+ * ```
  */
 export interface LoginTransaction {
   state: string;
