@@ -39,7 +39,7 @@ describe('the callback is refused', () => {
     expect((await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).code).toBe('state_mismatch');
   });
 
-  it('with the state and code of another browser\u2019s login', async () => {
+  it("with the state and code of another browser's login", async () => {
     const mine = await approvedCallback(login);
     const theirs = await approvedCallback(login);
     expect((await refusal(login.finish(loginRequest(theirs.callbackUrl, [mine.setCookie])))).code).toBe('state_mismatch');
@@ -212,11 +212,11 @@ describe('the ID token of the token response is refused', () => {
     expect((await signInWithIdToken((c) => sign(c, 'none'))).code).toBe('token_invalid');
   });
 
-  it('signed with HS256 using the login server\u2019s public key as the secret', async () => {
+  it("signed with HS256 using the login server's public key as the secret", async () => {
     expect((await signInWithIdToken((c) => sign(c, 'hs256-public-key'))).code).toBe('token_invalid');
   });
 
-  it('signed by a key that is not the login server\u2019s (same kid)', async () => {
+  it("signed by a key that is not the login server's (same kid)", async () => {
     expect((await signInWithIdToken((c) => sign(c, 'other-key'))).code).toBe('token_invalid');
   });
 
