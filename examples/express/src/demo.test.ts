@@ -23,7 +23,7 @@ describe.each(['memory', 'sqlite'] as const)('the demo scenario with the %s stor
     expect(rows[8]!.handler).toBe(store === 'sqlite' ? '—' : rows[1]!.handler);
   });
 
-  it('shows a gap backfilled and a quarantine recovered, every stream complete and in order', async () => {
+  it('shows a gap backfilled and a quarantine recovered by recover(), every stream complete and in order', async () => {
     const { streams } = await runDemo('Express', serveApp, store, () => {});
     expect(streams.rows.map((row) => [row.step.trim(), row.status, row.code])).toEqual([
       ['wallet changed (seq 0)', 200, '—'],
@@ -32,8 +32,9 @@ describe.each(['memory', 'sqlite'] as const)('the demo scenario with the %s stor
       ['then seq 2 itself', 200, '—'],
       [expect.stringMatching(/^app down: 3 requests, \d+ attempts fail$/), null, 'endpoint quarantined'],
       ['meanwhile released, refused, signed', null, '6 events queued'],
-      ['app back: client.reactivate()', null, 'backlog delivered in order'],
-      ...Array.from({ length: 6 }, (_, index) => [expect.stringMatching(new RegExp(`^backlog: \\w\\w_…\\w{4} seq ${index % 2}$`)), 200, '—']),
+      ['app back: recover({ requestIds })', null, '6 events replayed'],
+      ...Array.from({ length: 6 }, (_, index) => [expect.stringMatching(new RegExp(`^\\w\\w_…\\w{4} seq ${index % 2}$`)), null, 'replayed']),
+      ['then the reactivated backlog arrives', null, '6 deliveries, 6 duplicate'],
     ]);
     // The wallet changes ran in order: each replaced the address the one before it set.
     expect(streams.rows.slice(0, 4).map((row) => row.handler)).toEqual([
@@ -42,7 +43,7 @@ describe.each(['memory', 'sqlite'] as const)('the demo scenario with the %s stor
       'replaced wallet 0x2222bb… (no alias kept)',
       'replaced wallet 0x3333cc… (no alias kept)',
     ]);
-    expect(streams.rows.slice(7).every((row) => row.handler !== '—')).toBe(true);
+    expect(streams.rows.slice(7, 13).every((row) => row.handler !== '—')).toBe(true);
     expect([streams.events, streams.streams, streams.inOrder]).toEqual([9, 4, true]);
   });
 });

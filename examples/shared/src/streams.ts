@@ -1,7 +1,7 @@
-import { createReceiver, type DedupeStore, type Receiver } from '@kyb-webhooks/core';
+import { createReceiver, isStreamCursorStore, type DedupeStore, type Receiver } from '@kyb-webhooks/core';
 import { randomSecret, startKybService, type TestEnvelope } from '@kyb-webhooks/testing';
 // examples/shared does not list @kyb-webhooks/client yet (the lockfile is the lead's): its sources are used directly.
-import { createKybClient } from '../../../packages/client/src/index.js';
+import { createKybClient, recover } from '../../../packages/client/src/index.js';
 import type { ServedApp } from './demo.js';
 import { registerDemoHandlers } from './handlers.js';
 import type { ScenarioRow } from './scenario.js';
@@ -23,7 +23,7 @@ const SERVICE_OPTIONS = { timeScale: 1e-3, retry: { maxAttempts: 3 }, quarantine
  * The stream part of the demo: the local KYB service (the test kit's) delivers to the example app with its real rules
  * (retries, seq order, quarantine), and the app's receiver enforces each stream's order, backfilling gaps through
  * the KYB API client. It plays a wallet change given up on during a short outage (a gap, backfilled when the next
- * change arrives), then a longer outage that gets the endpoint quarantined, recovered by reactivating it.
+ * change arrives), then a longer outage that gets the endpoint quarantined, recovered in one call by `recover()`.
  *
  * @example
  * ```ts
@@ -42,9 +42,9 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     ordering: { mode: 'enforce', firstSeq: 0, fetchEventsAfter: (streamId, afterSeq) => client.events(streamId, { afterSeq }) },
   });
   const activity = registerDemoHandlers(receiver);
-  const ran: { streamId: string; eventId: string }[] = [];
-  receiver.onAny((event) => {
-    ran.push({ streamId: event.stream_id, eventId: event.event_id });
+  const ran: { streamId: string; eventId: string; fetched: boolean }[] = [];
+  receiver.onAny((event, context) => {
+    ran.push({ streamId: event.stream_id, eventId: event.event_id, fetched: context.authentication.fetched === true });
   });
 
   let app: ServedApp | undefined;
@@ -102,12 +102,34 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     rows.push({ step: `app down: 3 requests, ${failed} attempts fail`, event: '—', status: null, code: service.quarantined ? 'endpoint quarantined' : 'not quarantined', handler: '—' });
     rows.push({ step: `  meanwhile released, refused, signed`, event: '—', status: null, code: `${held} events queued`, handler: '—' });
     await up();
-    const reactivated = await client.reactivate();
-    await service.idle();
-    rows.push({ step: 'app back: client.reactivate()', event: '—', status: null, code: reactivated.reactivated ? 'backlog delivered in order' : 'still quarantined', handler: '—' });
+    // Recovery in one call: replay each stream from the API through the receiver (in order, deduped), then reactivate.
+    // These streams never completed an event, so the store has no cursor for them: they are named.
+    const store = isStreamCursorStore(options.store) ? options.store : undefined;
+    const report = await recover({ client, receiver, store, requestIds: requests });
+    rows.push({
+      step: 'app back: recover({ requestIds })',
+      event: '—',
+      status: null,
+      code: report.ok ? `${report.totals.processed} events replayed` : `${report.totals.failed} events still failing`,
+      handler: '—',
+    });
     for (const id of requests) {
-      for (const envelope of service.request(id)!.events) row(`  backlog: ${short(id)} seq ${envelope.seq}`, envelope);
+      for (const envelope of service.request(id)!.events) {
+        const replayed = ran.some((entry) => entry.eventId === envelope.event_id && entry.fetched);
+        row(`  ${short(id)} seq ${envelope.seq}`, envelope, { status: null, code: replayed ? 'replayed' : 'delivered' });
+      }
     }
+    // recover() reactivated the endpoint last, so the service's held backlog finds every event already done.
+    await service.idle();
+    const backlog = service.attempts().filter((attempt) => requests.includes(attempt.streamId) && attempt.status !== null);
+    const duplicates = backlog.filter((attempt) => attempt.responseCode === 'duplicate').length;
+    rows.push({
+      step: 'then the reactivated backlog arrives',
+      event: '—',
+      status: null,
+      code: `${backlog.length} deliveries, ${duplicates} duplicate`,
+      handler: '—',
+    });
 
     const streamIds = [business, ...requests];
     const inOrder = streamIds.every((id) => {
