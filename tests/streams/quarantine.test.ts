@@ -5,6 +5,7 @@
  * handlers see all its events, once, in seq order.
  */
 import { afterEach, expect, it } from 'vitest';
+import { recover } from '@kyb-webhooks/client';
 import { startRig, type StreamRig } from './harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -73,4 +74,22 @@ it("the backlog's first deliveries count on from the attempts that failed before
   const first = log.filter((entry) => entry.seq === 0);
   expect(first.map((entry) => entry.status)).toEqual([...first.slice(0, -1).map(() => null), 200]);
   expect(first.map((entry) => entry.attempt)).toEqual(first.map((_, index) => index + 1));
+});
+
+it('recovered in one call by recover(): the backlog replayed in order from the API, then the reactivated backlog is all duplicate', async () => {
+  const { rig, ids } = await quarantinedBacklog();
+  const report = await recover({ client: rig.client, receiver: rig.receiver, requestIds: ids });
+  expect([report.ok, report.reactivated, report.totals.processed, report.totals.failed]).toEqual([true, true, 6, 0]);
+  await rig.service.idle();
+
+  expect(ids.map((id) => rig.seqs(id))).toEqual([
+    [0, 1],
+    [0, 1],
+    [0, 1, 2],
+  ]);
+  expect(rig.handled.filter((entry) => entry.fetched).length).toBe(6);
+  // Every answered attempt after the one delivery before the outage: the held backlog, delivered after reactivation.
+  const backlog = rig.service.attempts().slice(1).filter((attempt) => attempt.status !== null);
+  expect(backlog.map((attempt) => attempt.responseCode)).toEqual(backlog.map(() => 'duplicate'));
+  expect(backlog.length).toBe(6);
 });
