@@ -15,7 +15,7 @@
 import { fileURLToPath } from 'node:url';
 
 const target = process.env.KYB_MUTATE_TARGET ?? 'core';
-const ADAPTERS = ['express', 'fastify', 'koa', 'hono'];
+const ADAPTERS = ['express', 'fastify', 'koa', 'hono', 'node'];
 const MUTATE = {
   core: [
     'packages/core/src/**/*.ts',

@@ -6,7 +6,7 @@ import base from './vitest.config.js';
 // KYB_MUTATE_TARGET is set by stryker.config.mjs ("core" or "adapters").
 const TESTS: Record<string, string[]> = {
   core: ['packages/core/src/**/*.test.ts'],
-  adapters: ['packages/{express,fastify,koa,hono}/src/**/*.test.ts'],
+  adapters: ['packages/{express,fastify,koa,hono,node}/src/**/*.test.ts'],
 };
 const target = process.env['KYB_MUTATE_TARGET'] ?? 'core';
 const include = TESTS[target];

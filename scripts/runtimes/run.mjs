@@ -5,7 +5,8 @@
 //   - Node 22/24, Bun, Deno: vitest itself on that runtime over packages/core and packages/hono (fuzzing at 0.05x);
 //   - workerd: the receiver's suites bundled for workers, run by vitest's runner inside workerd (./workerd.mjs);
 //   - Bun, Deno, workerd: the adapter conformance cases against a Hono app and against createFetchHandler, each served
-//     by that runtime (./hono-remote.mjs).
+//     by that runtime (./hono-remote.mjs);
+//   - Bun, Deno: the fetch example (examples/fetch) started on that runtime and sent signed deliveries (./examples.mjs).
 // This machine's Node gets a row too: from the tests step's report when scripts/run.mjs passes it, else a run.
 //
 //   node scripts/runtimes/run.mjs            every runtime
@@ -22,6 +23,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brokenFiles, runWorkerd } from './workerd.mjs';
 import { runFetchRemote, runHonoRemote } from './hono-remote.mjs';
+import { runFetchExample } from './examples.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const project = join(root, 'tests', 'runtimes');
@@ -128,6 +130,9 @@ for (const runtime of selected) {
   if (['bun', 'deno', 'workerd'].includes(runtime.kind)) {
     results.push(await runHonoRemote({ root, runtime: runtime.kind, bin: runtime.bin, out, vitest, project }));
     results.push(await runFetchRemote({ root, runtime: runtime.kind, bin: runtime.bin, out, vitest, project }));
+  }
+  if (['bun', 'deno'].includes(runtime.kind)) {
+    results.push(await runFetchExample({ root, runtime: runtime.kind, bin: runtime.bin, out }));
   }
   for (const result of results) rows.push({ runtime, version: runtime.version, ...result });
 }

@@ -60,7 +60,8 @@ export const ERRORS = {
     status: 500,
     message:
       'The request body was already parsed before the webhook handler ran, so its exact bytes are lost. ' +
-      'Mount the webhook route before any JSON body parser (or exclude its path from it).',
+      'Mount the webhook route before any JSON body parser (or exclude its path from it); in a Next.js pages route, ' +
+      'export const config = { api: { bodyParser: false } }.',
   },
   attestation_not_configured: {
     status: 500,
