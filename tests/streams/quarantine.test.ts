@@ -1,5 +1,5 @@
 /**
- * Issue 12 §5, quarantine and recovery, through the Koa example app: the app goes down, the local service's
+ * Issue 12 §5, quarantine and recovery, through the Hono example app: the app goes down, the local service's
  * deliveries keep failing and it quarantines the endpoint (spec 6 rule 4); events keep queuing, none is dropped. The
  * app comes back, the merchant reactivates through the client, and the backlog arrives in order: every stream's
  * handlers see all its events, once, in seq order.
@@ -15,8 +15,7 @@ afterEach(async () => {
 
 /** Three requests created during an outage (quarantine after 3 failures), then more events while quarantined. */
 async function quarantinedBacklog(): Promise<{ rig: StreamRig; ids: string[] }> {
-  // Meant for Hono, back once its adapter works on @hono/node-server (see `workingAdapters`).
-  const rig = await startRig({ adapter: 'Koa', service: { quarantineAfter: 3 } }, cleanups);
+  const rig = await startRig({ adapter: 'Hono', service: { quarantineAfter: 3 } }, cleanups);
   const before = await rig.service.createDataRequest();
   await rig.service.idle();
   await rig.stopApp();

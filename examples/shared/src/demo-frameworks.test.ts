@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { serveApp as serveFastify } from '../../fastify/src/serve.js';
+import { serveApp as serveHono } from '../../hono/src/serve.js';
 import { serveApp as serveKoa } from '../../koa/src/serve.js';
 import { runDemo } from './demo.js';
 
 // `npm run demo -- fastify` and `-- koa` are README commands too: the same answers as the Express demo (whose test
-// checks every row in detail), through each framework's example app. Hono is not here while its adapter answers 500
-// on @hono/node-server (see tests/streams/harness.ts, workingAdapters).
+// checks every row in detail), through each framework's example app.
 describe.each([
   ['Fastify', serveFastify],
   ['Koa', serveKoa],
+  ['Hono', serveHono],
 ] as const)('the demo on %s', (framework, serve) => {
   it('answers every delivery as the README shows and keeps every stream complete and in order', async () => {
     const { rows, streams } = await runDemo(framework, serve, 'memory', () => {});
