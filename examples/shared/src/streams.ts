@@ -1,7 +1,6 @@
 import { createReceiver, isStreamCursorStore, type DedupeStore, type Receiver } from '@kyb-webhooks/core';
 import { randomSecret, startKybService, type TestEnvelope } from '@kyb-webhooks/testing';
-// examples/shared does not list @kyb-webhooks/client yet (the lockfile is the lead's): its sources are used directly.
-import { createKybClient, recover } from '../../../packages/client/src/index.js';
+import { createKybClient, recover } from '@kyb-webhooks/client';
 import type { ServedApp } from './demo.js';
 import { registerDemoHandlers } from './handlers.js';
 import type { ScenarioRow } from './scenario.js';
