@@ -6,7 +6,9 @@
  * confidential client (client_secret_basic) and a public client. Its login and consent pages are plain HTML forms,
  * so a test can drive them over HTTP and a browser can click through them.
  *
- * Not part of the package's public entry points: it is only imported by this package's tests.
+ * Published as `@kyb-webhooks/login/testing` (`startLoginProvider`) for the examples' demo and merchants' own tests;
+ * oidc-provider is then an optional peer dependency. Never a login server for production: it approves whatever
+ * address its login form is given.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,7 +17,14 @@ import { Readable } from 'node:stream';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import Provider, { errors, type ClientMetadata, type Configuration } from 'oidc-provider';
 
-/** What differs between the tests' providers. */
+/**
+ * What differs between the tests' providers.
+ *
+ * @example
+ * ```ts
+ * const options: TestProviderOptions = { redirectUris: ['http://127.0.0.1:3000/auth/callback'], accessTokenTtl: 60 }
+ * ```
+ */
 export interface TestProviderOptions {
   /** Redirect URIs registered for both clients. */
   redirectUris: string[];
@@ -25,7 +34,16 @@ export interface TestProviderOptions {
   accessTokenTtl?: number;
 }
 
-/** A running provider; `stop()` closes it. */
+/**
+ * A running provider; `stop()` closes it.
+ *
+ * @example
+ * ```ts
+ * const provider: TestProvider = await startTestProvider({ redirectUris })
+ * const login = await createLogin({ authUrl: provider.issuer, clientId: provider.confidentialClient.clientId, … })
+ * await provider.stop()
+ * ```
+ */
 export interface TestProvider {
   issuer: string;
   /** Origin of the server (no path). */
@@ -40,9 +58,25 @@ export interface TestProvider {
   stop(): Promise<void>;
 }
 
-/** The address every test user signs in with unless it asks for another. */
+/**
+ * The address every test user signs in with unless it asks for another; the user id is this address.
+ *
+ * @example
+ * ```ts
+ * expect(result.userId).toBe(TEST_ADDRESS)
+ * ```
+ */
 export const TEST_ADDRESS = '0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c';
 
+/**
+ * Starts the provider on a free port of 127.0.0.1. The issuer is its origin (`http://127.0.0.1:<port>`), so a login
+ * needs `allowInsecureRequests: true` for it.
+ *
+ * @example
+ * ```ts
+ * const provider = await startTestProvider({ redirectUris: [`${appOrigin}/auth/callback`] })
+ * ```
+ */
 export async function startTestProvider(options: TestProviderOptions): Promise<TestProvider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signingKey: JWK = { ...(await exportJWK(privateKey)), kid: `login-${randomBytes(4).toString('hex')}`, alg: 'RS256', use: 'sig' };

@@ -5,9 +5,19 @@
  */
 import { TEST_ADDRESS } from './provider.js';
 
+/**
+ * The minimal browser: cookies by name, no automatic redirects (so every hop can be checked).
+ *
+ * @example
+ * ```ts
+ * const agent = new UserAgent()
+ * const start = await agent.request(`${appOrigin}/auth/login`) // 302 to the provider; the transaction cookie kept
+ * ```
+ */
 export class UserAgent {
   readonly cookies = new Map<string, string>();
 
+  /** One request with the cookies held so far (`form` is sent urlencoded); remembers the Set-Cookie it gets back. */
   async request(url: string | URL, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
@@ -41,6 +51,12 @@ export class UserAgent {
 /**
  * From an authorization URL, sign in at the test provider as `address` and approve consent; returns the URL the
  * provider sends the browser back to (the app's redirect_uri with code and state), without requesting it.
+ *
+ * @example
+ * ```ts
+ * const callbackUrl = await approveAtProvider(agent, start.headers.get('location')!)
+ * await agent.request(callbackUrl) // the app's callback: 303 to returnTo with the session cookie
+ * ```
  */
 export async function approveAtProvider(agent: UserAgent, authorizationUrl: string | URL, address = TEST_ADDRESS): Promise<URL> {
   let url = new URL(authorizationUrl);
