@@ -1,8 +1,7 @@
-import { createPrivateKey, sign as rsaSign, type KeyObject } from 'node:crypto';
+import { createPrivateKey } from 'node:crypto';
 import {
-  ATTESTATION_TYP,
-  ATTESTED_TEST_EVENT_TYPES,
   createTestSigner,
+  importAttestationKey,
   type AttestOptions,
   type Jwks,
   type SignOptions,
@@ -34,8 +33,8 @@ export interface DevSigner {
 }
 
 /**
- * Creates a {@link DevSigner}. The kit's signer makes its own key; only its claims are used, and the token is signed
- * here with the dev key, so the app's cached JWKS stays valid across CLI runs.
+ * Creates a {@link DevSigner}: the kit's signer on the dev key and secrets of the keys file, so the app's cached JWKS
+ * stays valid across CLI runs.
  *
  * @example
  * ```ts
@@ -43,53 +42,20 @@ export interface DevSigner {
  * ```
  */
 export async function createDevSigner(keys: DevKeys, options: { version?: string } = {}): Promise<DevSigner> {
+  // The kit's signer on the file's key: node:crypto reads the stored PEM, the kit imports it as a JWK.
+  const privateJwk = createPrivateKey(keys.privateKeyPem).export({ format: 'jwk' });
   const kit = await createTestSigner({
-    kid: keys.kid,
+    key: await importAttestationKey(privateJwk, keys.kid),
     issuer: keys.issuer,
     audience: keys.audience,
     secrets: keys.secrets,
     currentVersion: options.version ?? keys.currentVersion,
   });
-  const privateKey = createPrivateKey(keys.privateKeyPem);
-
-  async function attest(envelope: TestEnvelope, attestOptions: AttestOptions = {}): Promise<string> {
-    // The kit's unsigned token carries exactly the claims the kit would sign (ids, answers, iat/exp, overrides).
-    const unsigned = await kit.unsignedToken(envelope, attestOptions);
-    const payload = unsigned.split('.')[1] as string;
-    return signJwt(payload, { typ: ATTESTATION_TYP, alg: 'RS256', kid: keys.kid, ...attestOptions.header }, privateKey);
-  }
-
-  async function withAttestation(envelope: TestEnvelope, signOptions: SignOptions = {}): Promise<TestEnvelope> {
-    if (signOptions.attestation !== undefined || signOptions.attest === false) return kit.withAttestation(envelope, signOptions);
-    // The kit's rule: an attestation option asks for a fresh token; otherwise a carried one is kept (as the service
-    // keeps it across retries) and attested types without one get one.
-    const wantsFresh =
-      signOptions.attest === true ||
-      signOptions.claims !== undefined ||
-      signOptions.header !== undefined ||
-      signOptions.answers !== undefined ||
-      signOptions.expiresInSeconds !== undefined;
-    if (!wantsFresh && (envelope.attestation !== undefined || !ATTESTED_TEST_EVENT_TYPES.has(envelope.event))) {
-      return kit.withAttestation(envelope, signOptions);
-    }
-    return kit.withAttestation(envelope, { ...signOptions, attestation: await attest(envelope, signOptions) });
-  }
-
   return {
     kit,
-    jwks: { keys: [keys.publicJwk] },
-    attest,
-    withAttestation,
-    async sign(envelope, signOptions = {}) {
-      const carried = await withAttestation(envelope, signOptions);
-      const { attestation } = carried;
-      return kit.sign(carried, attestation === undefined ? { ...signOptions, attest: false } : { ...signOptions, attestation });
-    },
+    jwks: kit.jwks,
+    attest: (envelope, attestOptions) => kit.attest(envelope, attestOptions),
+    withAttestation: (envelope, signOptions) => kit.withAttestation(envelope, signOptions),
+    sign: (envelope, signOptions) => kit.sign(envelope, signOptions),
   };
-}
-
-function signJwt(payload: string, header: Record<string, unknown>, key: KeyObject): string {
-  const cleanHeader = Object.fromEntries(Object.entries(header).filter(([, value]) => value !== undefined));
-  const input = `${Buffer.from(JSON.stringify(cleanHeader)).toString('base64url')}.${payload}`;
-  return `${input}.${rsaSign('sha256', Buffer.from(input), key).toString('base64url')}`;
 }

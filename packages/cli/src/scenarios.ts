@@ -1,4 +1,4 @@
-import { createTestEvent, testEvents, type SignOptions, type TestEnvelope } from '@kyb-webhooks/testing';
+import { createTestEvent, createTestSigner, testEvents, type SignOptions, type TestEnvelope } from '@kyb-webhooks/testing';
 import type { DevKeys } from './dev-keys.js';
 import type { DevSigner } from './dev-signer.js';
 
@@ -308,7 +308,11 @@ export const SCENARIOS: Record<string, Scenario> = {
         },
         {
           label: 'unknown type, attestation by another key',
-          make: async () => signer.sign(forged, { attestation: await signer.kit.attest(forged, { header: { kid: keys.kid } }) }),
+          make: async () => {
+            // A key of its own, under the dev key's kid: signed correctly, but not by the key the JWKS publishes.
+            const stranger = await createTestSigner({ issuer: keys.issuer, audience: keys.audience });
+            return signer.sign(forged, { attestation: await stranger.attest(forged, { header: { kid: keys.kid } }) });
+          },
           expect: [{ status: 401, code: 'attestation_invalid' }],
           why: 'every attested event is verified, known type or not (spec 5.6): a token that does not verify under the kid is 401 attestation_invalid',
         },
