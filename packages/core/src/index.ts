@@ -1,5 +1,5 @@
 export { createReceiver } from './receiver.js';
-export type { Receiver, ReceiverOptions, ReceiveInput, ReceiveResult, ResponseBody, VerifiedDelivery } from './receiver.js';
+export type { Receiver, ReceiverOptions, ReceiveInput, ReceiveResult, ResponseBody, VerifiedDelivery } from './receiver-types.js';
 export { createSignatureVerifier, parseSignatureHeader } from './signature.js';
 export type { SecretKeyring, SecretVersion, ParsedSignatureHeader, SignatureVerifierOptions } from './signature.js';
 export { createAttestationVerifier, ATTESTATION_TYP } from './attestation.js';

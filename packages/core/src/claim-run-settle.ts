@@ -1,0 +1,191 @@
+/**
+ * Steps 6 to 8 of the pipeline (design §1 and §4), for an event that passed every check (checks.ts): claim it in the
+ * dedupe store (dedupe.ts), run its handlers (run-handlers.ts), then settle the claim: complete() after a success,
+ * release() after a failure so the service's retry runs the handlers again. Every store call has a deadline shorter
+ * than the lease, so every delivery gets an answer.
+ */
+import { typeBindingOf } from './attestation-binding.js';
+import type { AttestationClaims } from './attestation.js';
+import type { VerifiedItem } from './checks.js';
+import { settleWithin, TIMED_OUT } from './deadline.js';
+import { checkClaimResult, type ClaimResult, type DedupeStore } from './dedupe.js';
+import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispatch.js';
+import type { Envelope } from './envelope.js';
+import { rejection, type KybWebhookError } from './errors.js';
+import { safeLog, type Logger } from './logger.js';
+import { settlesPromptly } from './memory-store.js';
+import type { ReceiveResult } from './receiver-types.js';
+import { answerDuplicate, answerProcessed, reject } from './results.js';
+import { HANDLED, type RunHandlers } from './run-handlers.js';
+
+/**
+ * The key an event is claimed under: its event id, plus its type when it is attested but nothing signed fixes its
+ * type (no type claim, not a release). The attestation is the trust boundary (spec 5.4), so a token re-wrapped under
+ * another type must never mark the genuine event as done, whatever else authenticated the envelope.
+ */
+export function dedupeKeyOf(envelope: Envelope, claims: AttestationClaims | undefined): string {
+  return claims && typeBindingOf(claims, envelope.event) === 'unbound' ? `${envelope.event_id}:${envelope.event}` : envelope.event_id;
+}
+
+/** What the claim, run and settle steps of one receiver work with. */
+export interface ClaimRunSettleOptions {
+  store: DedupeStore;
+  leaseMs: number;
+  retainMs: number;
+  storeTimeoutMs: number;
+  logger: Logger | undefined;
+  handlers: HandlerRegistry;
+  runHandlers: RunHandlers;
+}
+
+/** The claim, run and settle steps of one receiver; the ordered path (ordering.ts) borrows the parts it needs. */
+export interface ClaimRunSettle {
+  /**
+   * Steps 6 to 8 with ordering off, for a verified event (a delivery, or a fetched one given to `replay`): dedupe,
+   * dispatch within handlerTimeoutMs, settle. May throw only through a bug; the callers turn that into internal_error.
+   */
+  processVerified(item: VerifiedItem): Promise<ReceiveResult>;
+  /** Calls the store within storeTimeoutMs; a synchronous throw, a rejection and a timeout all throw. */
+  callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
+  /** Claims the key within storeTimeoutMs; an answer outside the contract throws. */
+  claim(dedupeKey: string): Promise<ClaimResult>;
+  /** Runs the handlers of a claimed event for the ordered path; a failure has released the claim. */
+  runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;
+  /** Frees the claim after a failure, so that the service's retry runs the handlers again. */
+  settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void>;
+}
+
+/** Creates the claim, run and settle steps of one receiver. */
+export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSettle {
+  const { store, storeTimeoutMs, logger, handlers, runHandlers } = options;
+  // The built-in memory store answers at once; a deadline timer per call would be pure cost on the hot path.
+  const storeSettlesPromptly = settlesPromptly(store);
+  // Frozen once: the store only reads them, and a delivery need not allocate them again.
+  const claimOptions = Object.freeze({ leaseMs: options.leaseMs });
+  const completeOptions = Object.freeze({ retainMs: options.retainMs });
+
+  async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+    const pending = call();
+    const answer = storeSettlesPromptly ? await pending : await settleWithin(pending, storeTimeoutMs);
+    if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
+    return answer as Awaited<T>;
+  }
+
+  async function claim(dedupeKey: string): Promise<ClaimResult> {
+    try {
+      return checkClaimResult(await callStore('claim', () => store.claim(dedupeKey, claimOptions)));
+    } catch (error) {
+      if (error instanceof StoreTimeoutError) {
+        // A claim that lands after we gave up would hold the event for a whole lease: hand it back.
+        Promise.resolve(error.pending).then(
+          (late) => {
+            const token = (late as { status?: unknown; token?: unknown } | null)?.token;
+            if ((late as { status?: unknown } | null)?.status === 'acquired' && typeof token === 'string') {
+              callStore('release', () => store.release(dedupeKey, token)).catch(() => {});
+            }
+          },
+          () => {},
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same. */
+  async function settleSuccess(dedupeKey: string, token: string, envelope: Envelope, late: boolean): Promise<void> {
+    const where = { eventId: envelope.event_id, eventType: envelope.event };
+    try {
+      const completed = await callStore('complete', () => store.complete(dedupeKey, token, completeOptions));
+      if (completed === false) {
+        safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
+      } else if (completed !== true) {
+        safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
+      } else if (late) {
+        safeLog(logger, { level: 'warn', message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded', ...where });
+      }
+    } catch (error) {
+      safeLog(logger, { level: 'error', message: `complete failed after the handlers succeeded: ${storeFailure('complete', error)}`, code: 'store_unavailable', ...where, error });
+    }
+  }
+
+  async function settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void> {
+    try {
+      const released = await callStore('release', () => store.release(dedupeKey, token));
+      if (typeof released !== 'boolean') throw new TypeError('the store answered release() with something other than a boolean');
+    } catch (error) {
+      safeLog(logger, { level: 'error', message: 'release failed; the event stays claimed until its lease expires', code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+    }
+  }
+
+  async function processVerified(item: VerifiedItem): Promise<ReceiveResult> {
+    const { envelope, event, context, dedupeKey, typed } = item;
+    // 6. dedupe: claim the event
+    let claimed: ClaimResult;
+    try {
+      claimed = await claim(dedupeKey);
+    } catch (error) {
+      return reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope);
+    }
+    if (claimed.status === 'completed') return answerDuplicate(logger, envelope, event);
+    if (claimed.status === 'in_progress') return { ...reject(logger, 'in_progress', envelope), event };
+
+    // 7. dispatch, within handlerTimeoutMs
+    const token = claimed.token;
+    const outcome = await runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, typed), context, envelope);
+    if (outcome instanceof HandlerError) {
+      // 8. settle a failure: free the claim so the service's retry runs the handlers again
+      await settleFailure(dedupeKey, token, envelope);
+      return { ...reject(logger, rejection('handler_failed', undefined, outcome), envelope), event };
+    }
+    if (outcome !== HANDLED) {
+      // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
+      // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
+      // so the retry is answered duplicate; a late failure frees the claim for the retry).
+      outcome.stillRunning.then(
+        () => settleSuccess(dedupeKey, token, envelope, true),
+        () => settleFailure(dedupeKey, token, envelope),
+      );
+      return { ...reject(logger, 'handler_timeout', envelope), event };
+    }
+
+    // 8. settle a success
+    await settleSuccess(dedupeKey, token, envelope, false);
+    return answerProcessed(logger, envelope, event);
+  }
+
+  async function runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined> {
+    const { envelope, context } = item;
+    const outcome = await runHandlers(() => handlers.run(item.event as Envelope, context as unknown as HandlerContext, item.typed), context, envelope);
+    if (outcome instanceof HandlerError) {
+      await settleFailure(item.dedupeKey, token, envelope);
+      return rejection('handler_failed', undefined, outcome);
+    }
+    if (outcome !== HANDLED) {
+      // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
+      outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope));
+      return rejection('handler_timeout');
+    }
+    return undefined;
+  }
+
+  return { processVerified, callStore, claim, runClaimed, settleFailure };
+}
+
+/** A store call that did not settle within storeTimeoutMs; `pending` is the call, which may still settle. */
+class StoreTimeoutError extends Error {
+  override readonly name = 'StoreTimeoutError';
+  constructor(
+    readonly operation: string,
+    timeoutMs: number,
+    readonly pending: unknown,
+  ) {
+    super(`the store's ${operation}() did not settle within storeTimeoutMs (${timeoutMs} ms)`);
+  }
+}
+
+/** Why a store call failed, for the log: timed out, answered unexpectedly, or threw. */
+export function storeFailure(operation: string, error: unknown): string {
+  if (error instanceof StoreTimeoutError) return error.message;
+  if (error instanceof TypeError && /answered/.test(error.message)) return error.message;
+  return `${operation} failed`;
+}
