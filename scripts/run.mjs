@@ -2,6 +2,7 @@
 // The README's commands, runnable on a fresh machine with only Node and npm: finds or fetches pnpm 10, installs the
 // workspace from the lockfile when needed, then runs the task.
 //   node scripts/run.mjs demo [framework] [sqlite]   the demo scenario (default: express, memory store)
+//   node scripts/run.mjs demo [framework] login      sign in to the example through a local login server
 //   node scripts/run.mjs test               typecheck, lint, build, package checks, every test
 //   node scripts/run.mjs bench              the benchmarks
 //   node scripts/run.mjs mutate [core|adapters|all] [stryker options]   mutation testing (not in CI; default core)
@@ -88,7 +89,8 @@ const [task = 'test', ...rest] = process.argv.slice(2);
 ensureInstalled();
 switch (task) {
   case 'demo': {
-    const [framework = 'express', ...demoArgs] = rest;
+    // `demo login` is the Express example's login demo, as `demo` alone is its webhook demo.
+    const [framework = 'express', ...demoArgs] = rest[0] === 'login' ? ['express', ...rest] : rest;
     steps([[`demo (${framework})`, ['--filter', `@kyb-webhooks/example-${framework}`, 'run', 'demo', ...demoArgs]]]);
     break;
   }

@@ -1,7 +1,9 @@
-/** Runs the example as a real server on 127.0.0.1; see examples/shared/src/config.ts for the environment it reads. */
-import { port, receiverFromEnv } from '@kyb-webhooks/example-shared';
+/** Runs the example as a real server on 127.0.0.1; see examples/shared/src/config.ts and login.ts for the environment it reads. */
+import { exitWith, loginFromEnv, port, receiverFromEnv } from '@kyb-webhooks/example-shared';
 import { createApp } from './app.js';
 
-createApp(receiverFromEnv().receiver).listen(port, '127.0.0.1', () => {
+const login = await loginFromEnv().catch(exitWith);
+createApp(receiverFromEnv().receiver, login).listen(port, '127.0.0.1', () => {
   console.log(`KYB webhooks Express example listening on http://127.0.0.1:${port}/webhooks/kyb`);
+  if (login) console.log(`Sign in with the service: http://127.0.0.1:${port}/`);
 });

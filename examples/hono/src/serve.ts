@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
-import { serve } from '@hono/node-server';
+import { getRequestListener, serve } from '@hono/node-server';
 import type { Receiver } from '@kyb-webhooks/core';
-import { listening, type ServedApp } from '@kyb-webhooks/example-shared';
+import { listenThenMount, listening, type ExampleLogin, type ServedApp, type ServedLoginApp } from '@kyb-webhooks/example-shared';
 import { createApp } from './app.js';
 
 /**
@@ -17,4 +17,18 @@ import { createApp } from './app.js';
  */
 export function serveApp(receiver: Receiver): Promise<ServedApp> {
   return listening(serve({ fetch: createApp(receiver).fetch, port: 0, hostname: '127.0.0.1' }) as Server);
+}
+
+/**
+ * Starts the Hono example app with "Sign in with the service" on Node, on a free port of 127.0.0.1, for the login
+ * demo and its tests: the server listens first, because the redirect URI registered at the login server holds its
+ * port.
+ *
+ * @example
+ * ```ts
+ * const app = await serveAppWithLogin(receiver, (origin) => loginFromEnv({ ...env, KYB_REDIRECT_URI: `${origin}/auth/callback` }))
+ * ```
+ */
+export function serveAppWithLogin(receiver: Receiver, loginFor: (origin: string) => Promise<ExampleLogin>): Promise<ServedLoginApp> {
+  return listenThenMount(loginFor, (server, login) => void server.on('request', getRequestListener(createApp(receiver, login).fetch)));
 }

@@ -1,8 +1,11 @@
-/** Runs the example as a real server on 127.0.0.1 (see examples/shared/src/config.ts for the environment it reads). */
+/** Runs the example as a real server on 127.0.0.1 (see examples/shared/src/config.ts and login.ts for the environment it reads). */
 import { serve } from '@hono/node-server';
 import { createApp } from './app.js';
-import { port, receiverFromEnv } from '@kyb-webhooks/example-shared';
+import { exitWith, loginFromEnv, port, receiverFromEnv } from '@kyb-webhooks/example-shared';
 
-serve({ fetch: createApp(receiverFromEnv().receiver).fetch, port, hostname: '127.0.0.1' }, () => {
+const login = await loginFromEnv().catch(exitWith);
+
+serve({ fetch: createApp(receiverFromEnv().receiver, login).fetch, port, hostname: '127.0.0.1' }, () => {
   console.log(`KYB webhooks Hono example listening on http://127.0.0.1:${port}/webhooks/kyb`);
+  if (login) console.log(`Sign in with the service: http://127.0.0.1:${port}/`);
 });

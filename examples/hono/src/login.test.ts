@@ -1,0 +1,31 @@
+import { runLoginDemo } from '@kyb-webhooks/example-shared/login-demo';
+import { LOGIN_TEST_ADDRESS } from '@kyb-webhooks/login/testing';
+import { describe, expect, it } from 'vitest';
+import { serveAppWithLogin } from './serve.js';
+
+// "Sign in with the service" on the Hono example, end to end over HTTP: the example app configured from the same
+// environment variables as `pnpm start`, a local oidc-provider configured like the service, a browser's requests.
+describe('Sign in with the service on the Hono example', () => {
+  it('signs in from the home page link and shows the user id on the account page, then signs out', async () => {
+    const { rows, userId } = await runLoginDemo('Hono', serveAppWithLogin, { print: () => {} });
+    expect(rows.map((row) => [row.request.trim(), row.status])).toEqual([
+      ['GET  /', 200],
+      ['GET  /auth/login?returnTo=/account', 302],
+      ['login server', null],
+      ['GET  /auth/callback', 303],
+      ['GET  /account', 200],
+      ['POST /auth/logout', 303],
+      ['GET  /account', 401],
+    ]);
+    expect(rows[1]!.what).toBe("to the login server's /oauth2/auth: PKCE S256, state, nonce, prompt=consent, access_type=offline, audience");
+    expect(rows[3]!.what).toBe(`code exchanged (HTTP Basic), ID token verified, signed up: ${LOGIN_TEST_ADDRESS}; to /account`);
+    expect(rows[6]!.what).toBe('signed out: token_missing');
+    expect(userId).toBe(LOGIN_TEST_ADDRESS);
+  });
+
+  it('shows the id of the address that approved the sign-in', async () => {
+    const address = '0x1111111111111111111111111111111111111111';
+    const { userId } = await runLoginDemo('Hono', serveAppWithLogin, { address, print: () => {} });
+    expect(userId).toBe(address);
+  });
+});
