@@ -46,6 +46,9 @@ describe('suggestOption: the closest known name, within a third of the shorter n
     ['stoer', ['store'], 'store'],
     ['tsore', ['store'], 'store'],
     ['soter', ['store'], undefined],
+    // Only a swap of the same two letters counts as one edit; one letter in the other's place is two.
+    ['ab', ['ca'], undefined],
+    ['ab', ['bc'], undefined],
     ['etsor', ['store'], undefined],
     ['abcdef', ['abcdxy', 'abcdex'], 'abcdex'],
     ['abcdef', ['abcdex', 'abcdxy'], 'abcdex'],
@@ -66,6 +69,15 @@ describe('an unknown option name is shown safely', () => {
   it('shows a 64-character identifier as it is', () => {
     const name = 'x'.repeat(64);
     expect(messageOf(() => validateReceiverOptions({ secrets, [name]: 1 }))).toContain(`\`${name}\` is not an option`);
+  });
+
+  it('shows a 64-character name that is not an identifier whole, without an ellipsis', () => {
+    const name = 'x-'.repeat(32);
+    expect(messageOf(() => validateReceiverOptions({ secrets, [name]: 1 }))).toContain(`\`['${name}']\` is not an option`);
+  });
+
+  it('keeps a quote inside a name escaped', () => {
+    expect(messageOf(() => validateReceiverOptions({ secrets, 'a"b': 1 }))).toContain("`['a\\\"b']` is not an option");
   });
 
   it('cuts a longer name to 64 characters', () => {
@@ -118,7 +130,9 @@ describe('secrets: the message names the entry and the fix', () => {
   });
 
   it('gives the version hint only for a bare string', () => {
-    expect(messageOf(() => validateReceiverOptions({ secrets: 42 }))).not.toContain('needs its version as the key');
+    expect(messageOf(() => validateReceiverOptions({ secrets: 42 }))).toBe(
+      "createReceiver: `secrets` must be an object of secret versions, e.g. `secrets: { '3': process.env.KYB_SECRET_V3 }`; got a number.",
+    );
   });
 
   it('says where the secret goes when a key is not a version', () => {

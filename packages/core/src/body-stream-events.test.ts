@@ -1,0 +1,119 @@
+import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { discardBodyStream, OVERSIZED_BODY_DRAIN, readBodyStream, readWebBodyStream } from './body.js';
+
+// What the body readers make of the events a request stream can emit: the exact bytes whatever they are, a sender
+// failing mid-body, and a drain that ends on 'end', 'close', 'error' or its byte budget (string chunks included),
+// without waiting for its timer. Fake timers stand in for the drain's 5 s limit, so "ended without the timer" is
+// checked without measuring time.
+
+/** Whether `promise` has settled after pending I/O callbacks ran. */
+async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+/** A request stream with no resume() and no Node stream machinery: events are emitted by the test. */
+class BareStream extends EventEmitter {}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('readBodyStream', () => {
+  it('returns the exact bytes, including bytes that are not UTF-8', async () => {
+    const stream = new PassThrough();
+    const read = readBodyStream(stream, { maxBytes: 100 });
+    stream.write(new Uint8Array([0xff, 0xfe, 0x00]));
+    stream.end(new Uint8Array([0x80, 0x41]));
+    const result = await read;
+    expect(result.ok && Array.from(result.body)).toEqual([0xff, 0xfe, 0x00, 0x80, 0x41]);
+  });
+
+  it('returns the bytes of plain Uint8Array chunks as they are', async () => {
+    const stream = new BareStream();
+    const read = readBodyStream(stream, { maxBytes: 100 });
+    stream.emit('data', new Uint8Array([1, 2, 3]));
+    stream.emit('end');
+    const result = await read;
+    expect(result.ok && Array.from(result.body)).toEqual([1, 2, 3]);
+  });
+
+  it('rejects with the stream error when the sender fails before the end of the body', async () => {
+    const stream = new PassThrough();
+    const read = readBodyStream(stream, { maxBytes: 100 });
+    stream.write(new Uint8Array(10));
+    await isSettled(read);
+    stream.destroy(new Error('connection reset'));
+    await expect(read).rejects.toThrow('connection reset');
+  });
+});
+
+describe('discardBodyStream ends the drain without waiting for its timer', () => {
+  it.each(['end', 'close', 'error'])("on '%s'", async (event) => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stream = new BareStream();
+    const drained = discardBodyStream(stream, { maxBytes: 100 });
+    expect(await isSettled(drained)).toBe(false);
+    stream.emit(event, event === 'error' ? new Error('gone') : undefined);
+    expect(await isSettled(drained)).toBe(true);
+  });
+
+  it('once string chunks pass the budget', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stream = new BareStream();
+    const drained = discardBodyStream(stream, { maxBytes: 0 });
+    stream.emit('data', 'x'.repeat(OVERSIZED_BODY_DRAIN.maxBytesPastLimit));
+    expect(await isSettled(drained)).toBe(false);
+    stream.emit('data', 'x');
+    expect(await isSettled(drained)).toBe(true);
+  });
+
+  it('works on a stream without resume()', async () => {
+    const stream = new BareStream();
+    const drained = discardBodyStream(stream, { maxBytes: 0 });
+    stream.emit('end');
+    await expect(drained).resolves.toBeUndefined();
+  });
+
+  it('after readBodyStream passed maxBytes: 413 once maxBytesPastLimit more bytes were drained', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stream = new BareStream();
+    const read = readBodyStream(stream, { maxBytes: 10 });
+    stream.emit('data', new Uint8Array(11));
+    stream.emit('data', new Uint8Array(OVERSIZED_BODY_DRAIN.maxBytesPastLimit));
+    expect(await isSettled(read)).toBe(false);
+    stream.emit('data', new Uint8Array(1));
+    expect(await read).toEqual({ ok: false, code: 'body_too_large' });
+  });
+});
+
+describe('readWebBodyStream hands the stream back after a 413', () => {
+  it('for a body declared over maxBytes', async () => {
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(20));
+        controller.close();
+      },
+    });
+    expect(await readWebBodyStream(stream, { maxBytes: 10, declaredLength: 20 })).toEqual({ ok: false, code: 'body_too_large' });
+    expect(stream.locked).toBe(false);
+  });
+
+  it('for a body that passes maxBytes while streaming', async () => {
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(20));
+        controller.close();
+      },
+    });
+    expect(await readWebBodyStream(stream, { maxBytes: 10 })).toEqual({ ok: false, code: 'body_too_large' });
+    expect(stream.locked).toBe(false);
+  });
+});
