@@ -1,14 +1,13 @@
 /**
- * The server-side pieces around the apps: the hand-written node:crypto HMAC check of endpoint (b), and the
- * dedupe store of endpoint (c).
+ * The hand-written baseline: what a careful receiver written without our library does once the framework has
+ * handed it the raw body. Every framework's `handwritten` endpoints call it, so they differ only in the framework.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createMemoryStore, type DedupeStore } from '@kyb-webhooks/core';
 import { benchNow } from '../fixtures.js';
 
 const TOLERANCE_S = 300;
 
-/** (b): what a hand-written receiver checks: t within the skew, HMAC-SHA256 over "<t>." + bytes, constant time. */
+/** HMAC check: t within the skew, kv picks the secret, HMAC-SHA256 over "<t>." + bytes, constant-time compare. */
 export function createHmacCheck(secrets: Record<string, string>): (header: string | undefined, body: Uint8Array) => boolean {
   return (header, body) => {
     if (header === undefined) return false;
@@ -31,28 +30,63 @@ export function createHmacCheck(secrets: Record<string, string>): (header: strin
   };
 }
 
+/** Most event ids kept, as our memory store's default cap; the oldest go first, a batch at a time like there. */
+const MAX_SEEN = 100_000;
+const EVICTION_BATCH = MAX_SEEN / 100;
+
 /**
- * The default memory store, with every claim under its own key (`<event_id>#<n>`), so the load generator can cycle
- * through a pool of pre-signed attested deliveries (an RS256 signature per request would swamp it): each request
- * does the store's real work (claim with a fresh lease token, complete) instead of being answered as a duplicate.
+ * A Map of the event ids seen, bounded like a careful receiver bounds it. With `keyPerRequest`, every request is
+ * recorded under its own key (`<event_id>#<n>`), as `perRequestKeyStore` does for our adapter: the attested pool is
+ * cycled, and both sides should do the work of a first delivery on every request.
  */
-export function perRequestKeyStore(): DedupeStore {
-  const inner = createMemoryStore({ now: benchNow });
-  const keys = new Map<string, string>(); // lease token → the key it was claimed under
+export function createSeenEvents(keyPerRequest: boolean): (eventId: string) => boolean {
+  const seen = new Map<string, number>();
   let sequence = 0;
-  const take = (eventId: string, token: string): string => {
-    const key = keys.get(token) ?? eventId;
-    keys.delete(token);
-    return key;
+  return (eventId) => {
+    const key = keyPerRequest ? `${eventId}#${++sequence}` : eventId;
+    if (seen.has(key)) return false;
+    seen.set(key, benchNow());
+    if (seen.size > MAX_SEEN) {
+      let excess = seen.size - MAX_SEEN + EVICTION_BATCH;
+      for (const old of seen.keys()) {
+        if (excess-- <= 0) break;
+        seen.delete(old);
+      }
+    }
+    return true;
   };
-  return {
-    async claim(eventId, options) {
-      const key = `${eventId}#${++sequence}`;
-      const claim = await inner.claim(key, options);
-      if (claim.status === 'acquired') keys.set(claim.token, key);
-      return claim;
-    },
-    complete: (eventId, token, options) => inner.complete(take(eventId, token), token, options),
-    release: (eventId, token) => inner.release(take(eventId, token), token),
+}
+
+/** The status a manual endpoint answers. */
+export type ManualStatus = 200 | 400 | 401;
+
+/**
+ * The hand-written receiver: HMAC, JSON.parse of the verified bytes, dedupe on event_id, 200 (a duplicate is a
+ * 200 too, without handling it again).
+ *
+ * @example
+ * ```ts
+ * const answer = createHandwrittenReceiver({ '1': secret }, { keyPerRequest: false })
+ * answer(req.headers['service-kyb-signature'], rawBody) // 200 | 400 | 401
+ * ```
+ */
+export function createHandwrittenReceiver(
+  secrets: Record<string, string>,
+  options: { keyPerRequest: boolean },
+): (header: string | undefined, body: Buffer) => ManualStatus {
+  const checkHmac = createHmacCheck(secrets);
+  const firstTime = createSeenEvents(options.keyPerRequest);
+  return (header, body) => {
+    if (!checkHmac(header, body)) return 401;
+    let event: unknown;
+    try {
+      event = JSON.parse(body.toString('utf8'));
+    } catch {
+      return 400;
+    }
+    const eventId = (event as { event_id?: unknown } | null)?.event_id;
+    if (typeof eventId !== 'string') return 400;
+    firstTime(eventId);
+    return 200;
   };
 }

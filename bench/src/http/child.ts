@@ -11,13 +11,15 @@ const START_TIMEOUT_MS = 60_000;
 export interface ServerHandle {
   framework: Framework;
   variant: Variant;
+  /** 1 or 2: which of the endpoint's replica processes this is. */
+  replica: number;
   port: number;
   /** The server's process.cpuUsage(), user + system, in µs. */
   cpuMicros(): Promise<number>;
   close(): Promise<void>;
 }
 
-export async function startServer(framework: Framework, variant: Variant, config: ServerConfig): Promise<ServerHandle> {
+export async function startServer(framework: Framework, variant: Variant, replica: number, config: ServerConfig): Promise<ServerHandle> {
   const child: ChildProcess = fork(SERVER_FILE, [framework, variant], {
     cwd: BENCH_DIR,
     // KYB_BENCH_SERVER_NODE_ARGS adds Node flags to the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
@@ -38,7 +40,7 @@ export async function startServer(framework: Framework, variant: Variant, config
     function fail(reason: string) {
       clearTimeout(timer);
       child.kill();
-      reject(new Error(`${framework} ${variant} server: ${reason}${stderr ? `\n${stderr.trim()}` : ''}`));
+      reject(new Error(`${framework} ${variant} #${replica} server: ${reason}${stderr ? `\n${stderr.trim()}` : ''}`));
     }
     child.on('message', function onMessage(message: ServerMessage) {
       if (message.type === 'ready') {
@@ -64,6 +66,7 @@ export async function startServer(framework: Framework, variant: Variant, config
   return {
     framework,
     variant,
+    replica,
     port,
     cpuMicros() {
       const id = ++nextId;

@@ -3,10 +3,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ulid, type SignedDelivery, type TestSigner } from '@kyb-webhooks/testing';
 import autocannon, { type AutocannonRequest } from 'autocannon';
 import type { ServerHandle } from './child.js';
+import { STRIPE_HEADER } from './protocol.js';
+import { stripeHeaderFor } from './stripe-header.js';
 
 export interface LoadOptions {
   durationS: number;
   connections: number;
+  /** Stop after this many requests instead of after `durationS` (warm-ups of the quick run). */
+  amount?: number;
 }
 
 export interface LoadResult {
@@ -16,12 +20,20 @@ export interface LoadResult {
   completed: number;
 }
 
+/**
+ * The delivery's headers plus a Stripe-format signature of the same bytes with the same secret: every endpoint
+ * gets the very same requests, and each reads the header of its own scheme.
+ */
+export function withStripeHeader(headers: Record<string, string>): Record<string, string> {
+  return { ...headers, [STRIPE_HEADER]: stripeHeaderFor(headers['service-kyb-signature']!) };
+}
+
 /** Pre-built requests cycled by every connection (autocannon builds each one once). */
 export function toRequests(pool: readonly SignedDelivery[], path: string): AutocannonRequest[] {
   return pool.map((delivery) => ({
     method: 'POST',
     path,
-    headers: delivery.headers,
+    headers: withStripeHeader(delivery.headers),
     body: Buffer.from(delivery.body.buffer, delivery.body.byteOffset, delivery.body.byteLength),
   }));
 }
@@ -45,7 +57,8 @@ export function freshHmacRequests(template: SignedDelivery, signer: TestSigner, 
       setupRequest(request) {
         const id = ulid(nowMs);
         const body = before + id + after;
-        return { ...request, body, headers: { ...template.headers, 'service-event-id': id, 'service-kyb-signature': signer.hmacHeader(body) } };
+        const headers = withStripeHeader({ ...template.headers, 'service-event-id': id, 'service-kyb-signature': signer.hmacHeader(body) });
+        return { ...request, body, headers };
       },
     },
   ];
@@ -57,6 +70,7 @@ export async function runLoad(server: ServerHandle, requests: AutocannonRequest[
     url: `http://127.0.0.1:${server.port}`,
     connections: options.connections,
     duration: options.durationS,
+    ...(options.amount === undefined ? {} : { amount: options.amount }),
     requests,
   });
   // Let the requests still in flight when autocannon stopped finish, so their CPU is not left out... or counted
@@ -66,7 +80,7 @@ export async function runLoad(server: ServerHandle, requests: AutocannonRequest[
   const completed = result.requests.total;
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0 || completed === 0) {
     const codes = Object.entries(result.statusCodeStats).map(([code, { count }]) => `${code}×${count}`).join(', ');
-    throw new Error(`${server.framework} ${server.variant}: ${completed} completed, ${result.errors} errors, ${result.timeouts} timeouts, status ${codes}`);
+    throw new Error(`${server.framework} ${server.variant} #${server.replica}: ${completed} completed, ${result.errors} errors, ${result.timeouts} timeouts, status ${codes}`);
   }
   return {
     requestsPerSecond: completed / result.duration,

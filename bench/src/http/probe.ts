@@ -1,11 +1,14 @@
 /** One request before measuring, so a broken endpoint is reported instead of timed. */
 import type { SignedDelivery } from '@kyb-webhooks/testing';
 import type { ServerHandle } from './child.js';
+import { withStripeHeader } from './load.js';
+import { STRIPE_HEADER } from './protocol.js';
 
-function tampered(delivery: SignedDelivery): Record<string, string> {
-  const signature = delivery.headers['service-kyb-signature']!;
-  const flipped = signature.replace(/v1=([0-9a-f])/, (_match, digit: string) => `v1=${digit === '0' ? '1' : '0'}`);
-  return { ...delivery.headers, 'service-kyb-signature': flipped };
+const flip = (signature: string): string => signature.replace(/v1=([0-9a-f])/, (_match, digit: string) => `v1=${digit === '0' ? '1' : '0'}`);
+
+/** The MAC of both schemes' headers altered, so whichever header an endpoint reads no longer matches. */
+function tampered(headers: Record<string, string>): Record<string, string> {
+  return { ...headers, 'service-kyb-signature': flip(headers['service-kyb-signature']!), [STRIPE_HEADER]: flip(headers[STRIPE_HEADER]!) };
 }
 
 async function post(server: ServerHandle, path: string, headers: Record<string, string>, body: Uint8Array<ArrayBuffer>): Promise<number> {
@@ -18,12 +21,11 @@ async function post(server: ServerHandle, path: string, headers: Record<string, 
 export async function probe(server: ServerHandle, path: string, deliveries: readonly SignedDelivery[]): Promise<string[]> {
   const problems: string[] = [];
   for (const delivery of deliveries) {
-    const status = await post(server, path, delivery.headers, delivery.body);
+    const headers = withStripeHeader(delivery.headers);
+    const status = await post(server, path, headers, delivery.body);
     if (status !== 200) problems.push(`${delivery.envelope.event}: ${status} instead of 200`);
-    if (server.variant !== 'bare') {
-      const forged = await post(server, path, tampered(delivery), delivery.body);
-      if (forged !== 401) problems.push(`${delivery.envelope.event} with a wrong MAC: ${forged} instead of 401`);
-    }
+    const forged = await post(server, path, tampered(headers), delivery.body);
+    if (forged !== 401) problems.push(`${delivery.envelope.event} with a wrong MAC: ${forged} instead of 401`);
   }
   return problems;
 }

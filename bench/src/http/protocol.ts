@@ -5,18 +5,35 @@ export const FRAMEWORKS = ['express', 'fastify', 'koa', 'hono'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
 /**
- * (a) read the raw body and answer 200; (b) the same plus a node:crypto HMAC check; (c) our adapter, as a user
- * sets it up (default memory store), for HMAC-only events; (c) our adapter for attested events, whose pre-signed
- * pool is cycled (see `perRequestKeyStore`).
+ * The endpoints, each in server processes of its own:
+ * - `handwritten`: what a careful hand-written receiver does: the framework's raw body, HMAC over "<t>." + bytes
+ *   compared in constant time, JSON.parse, a bounded Map for dedupe on event_id, 200;
+ * - `handwritten-attested`: the same, fed the attested pool (it does not verify the attestation: the target allows
+ *   ours 1.3 × a raw crypto.verify of the token for that);
+ * - `adapter`: our adapter, as a user sets it up (default memory store), HMAC-only events;
+ * - `adapter-attested`: our adapter on the attested pool (see `perRequestKeyStore`);
+ * - `stripe`: the peer a user would otherwise pick, Stripe's `constructEvent` (its own header and HMAC over the same
+ *   bytes with the same secret) plus the same Map dedupe; Express and Fastify only.
  */
-export const VARIANTS = ['bare', 'hmac', 'adapter', 'adapter-attested'] as const;
+export const VARIANTS = ['handwritten', 'handwritten-attested', 'adapter', 'adapter-attested', 'stripe'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
+/** Frameworks with a `stripe` endpoint: the ones Stripe's own webhook docs show. */
+export const PEER_FRAMEWORKS: readonly Framework[] = ['express', 'fastify'];
+
+export function variantsOf(framework: Framework): Variant[] {
+  return VARIANTS.filter((variant) => variant !== 'stripe' || PEER_FRAMEWORKS.includes(framework));
+}
+
 export const WEBHOOK_PATH = '/webhooks/kyb';
+/** The header the `stripe` endpoint reads; every request carries it beside Service-KYB-Signature. */
+export const STRIPE_HEADER = 'stripe-signature';
 
 /** Passed to the server in the `KYB_BENCH_SERVER` environment variable (JSON). */
 export interface ServerConfig extends ReceiverConfig {
   path: string;
+  /** The secret the signer signs with (its current version): the one `stripe` endpoint's constructEvent gets. */
+  peerSecret: string;
 }
 
 export type ParentMessage = { type: 'cpu'; id: number };

@@ -1,23 +1,20 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { header, OK_BODY, UNAUTHORIZED_BODY, type StartApp } from './types.js';
+import { answerBody, BODY_LIMIT_BYTES, header, type StartApp } from './types.js';
 
-export const start: StartApp = async ({ variant, path, checkHmac, receiver }) => {
+export const start: StartApp = async ({ path, endpoint }) => {
   const app = Fastify({ logger: false });
-  if (variant === 'adapter' || variant === 'adapter-attested') {
+  if (endpoint.kind === 'adapter') {
     const { kybWebhooks } = await import('@kyb-webhooks/fastify');
-    await app.register(kybWebhooks, { receiver: receiver(), path });
+    await app.register(kybWebhooks, { receiver: endpoint.receiver, path });
   } else {
-    // The idiomatic raw body in Fastify, scoped like the plugin does it: a buffer parser in its own context.
+    // The idiomatic raw body in Fastify (Stripe's docs too): a buffer parser, scoped to the route's own context.
     await app.register(async (raw) => {
       raw.removeAllContentTypeParsers();
-      raw.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+      raw.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
       raw.post(path, async (request, reply) => {
-        const body = request.body as Buffer;
-        if (variant === 'hmac' && !checkHmac(header(request.headers['service-kyb-signature']), body)) {
-          return reply.code(401).send(UNAUTHORIZED_BODY);
-        }
-        return reply.code(200).send(OK_BODY);
+        const status = endpoint.answer(header(request.headers[endpoint.header]), request.body as Buffer);
+        return reply.code(status).send(answerBody(status));
       });
     });
   }

@@ -1,17 +1,16 @@
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { OK_BODY, UNAUTHORIZED_BODY, type StartApp } from './types.js';
+import { answerBody, type StartApp } from './types.js';
 
-export const start: StartApp = async ({ variant, path, checkHmac, receiver }) => {
+export const start: StartApp = async ({ path, endpoint }) => {
   const app = new Hono();
-  if (variant === 'adapter' || variant === 'adapter-attested') {
+  if (endpoint.kind === 'adapter') {
     const { kybWebhooks } = await import('@kyb-webhooks/hono');
-    app.post(path, kybWebhooks(receiver()));
+    app.post(path, kybWebhooks(endpoint.receiver));
   } else {
     app.post(path, async (c) => {
-      const body = new Uint8Array(await c.req.arrayBuffer());
-      if (variant === 'hmac' && !checkHmac(c.req.header('service-kyb-signature'), body)) return c.json(UNAUTHORIZED_BODY, 401);
-      return c.json(OK_BODY, 200);
+      const status = endpoint.answer(c.req.header(endpoint.header), Buffer.from(await c.req.arrayBuffer()));
+      return c.json(answerBody(status), status);
     });
   }
   return new Promise<number>((resolve) => {

@@ -2,24 +2,24 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { readRawBody } from '../raw-body.js';
-import { header, OK_BODY, UNAUTHORIZED_BODY, type StartApp } from './types.js';
+import { answerBody, BODY_LIMIT_BYTES, header, type StartApp } from './types.js';
 
-export const start: StartApp = async ({ variant, path, checkHmac, receiver }) => {
+export const start: StartApp = async ({ path, endpoint }) => {
   const app = new Koa();
-  if (variant === 'adapter' || variant === 'adapter-attested') {
+  if (endpoint.kind === 'adapter') {
     const { kybWebhooks } = await import('@kyb-webhooks/koa');
-    app.use(kybWebhooks(receiver(), { path }));
+    app.use(kybWebhooks(endpoint.receiver, { path }));
   } else {
     app.use(async (ctx, next) => {
       if (ctx.path !== path || ctx.method !== 'POST') return next();
-      const body = await readRawBody(ctx.req);
-      if (variant === 'hmac' && !checkHmac(header(ctx.req.headers['service-kyb-signature']), body)) {
-        ctx.status = 401;
-        ctx.body = UNAUTHORIZED_BODY;
+      const body = await readRawBody(ctx.req, BODY_LIMIT_BYTES);
+      if (body === undefined) {
+        ctx.status = 413;
         return;
       }
-      ctx.status = 200;
-      ctx.body = OK_BODY;
+      const status = endpoint.answer(header(ctx.req.headers[endpoint.header]), body);
+      ctx.status = status;
+      ctx.body = answerBody(status);
     });
   }
   const server = app.listen(0, '127.0.0.1');
