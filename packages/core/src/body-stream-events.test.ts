@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { discardBodyStream, OVERSIZED_BODY_DRAIN, readBodyStream, readWebBodyStream } from './body.js';
+import { discardBodyStream, OVERSIZED_BODY_DRAIN, readBodyStream, readWebBodyStream, type ByteStream } from './body.js';
 
 // What the body readers make of the events a request stream can emit: the exact bytes whatever they are, a sender
 // failing mid-body, and a drain that ends on 'end', 'close', 'error' or its byte budget (string chunks included),
@@ -20,7 +20,7 @@ async function isSettled(promise: Promise<unknown>): Promise<boolean> {
 }
 
 /** A request stream with no resume() and no Node stream machinery: events are emitted by the test. */
-class BareStream extends EventEmitter {}
+const bareStream = (): EventEmitter & ByteStream => new EventEmitter() as unknown as EventEmitter & ByteStream;
 
 afterEach(() => {
   vi.useRealTimers();
@@ -37,7 +37,7 @@ describe('readBodyStream', () => {
   });
 
   it('returns the bytes of plain Uint8Array chunks as they are', async () => {
-    const stream = new BareStream();
+    const stream = bareStream();
     const read = readBodyStream(stream, { maxBytes: 100 });
     stream.emit('data', new Uint8Array([1, 2, 3]));
     stream.emit('end');
@@ -58,7 +58,7 @@ describe('readBodyStream', () => {
 describe('discardBodyStream ends the drain without waiting for its timer', () => {
   it.each(['end', 'close', 'error'])("on '%s'", async (event) => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const stream = new BareStream();
+    const stream = bareStream();
     const drained = discardBodyStream(stream, { maxBytes: 100 });
     expect(await isSettled(drained)).toBe(false);
     stream.emit(event, event === 'error' ? new Error('gone') : undefined);
@@ -67,7 +67,7 @@ describe('discardBodyStream ends the drain without waiting for its timer', () =>
 
   it('once string chunks pass the budget', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const stream = new BareStream();
+    const stream = bareStream();
     const drained = discardBodyStream(stream, { maxBytes: 0 });
     stream.emit('data', 'x'.repeat(OVERSIZED_BODY_DRAIN.maxBytesPastLimit));
     expect(await isSettled(drained)).toBe(false);
@@ -76,7 +76,7 @@ describe('discardBodyStream ends the drain without waiting for its timer', () =>
   });
 
   it('works on a stream without resume()', async () => {
-    const stream = new BareStream();
+    const stream = bareStream();
     const drained = discardBodyStream(stream, { maxBytes: 0 });
     stream.emit('end');
     await expect(drained).resolves.toBeUndefined();
@@ -84,7 +84,7 @@ describe('discardBodyStream ends the drain without waiting for its timer', () =>
 
   it('after readBodyStream passed maxBytes: 413 once maxBytesPastLimit more bytes were drained', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const stream = new BareStream();
+    const stream = bareStream();
     const read = readBodyStream(stream, { maxBytes: 10 });
     stream.emit('data', new Uint8Array(11));
     stream.emit('data', new Uint8Array(OVERSIZED_BODY_DRAIN.maxBytesPastLimit));
