@@ -92,6 +92,8 @@ describe('a failed JWKS fetch says why in the detail for the logger', () => {
     ],
     ['a 200 without a body', async () => new Response(null, { status: 200 }), 'JWKS response is not UTF-8 JSON'],
     ['a network error', () => Promise.reject(new TypeError('fetch failed')), 'fetch failed'],
+    // A fetch implementation that rejects with something other than an Error: its value is never shown.
+    ['a rejection that is not an Error', () => Promise.reject('secret-looking text'), 'unknown error'],
   ])('%s', async (_name, respond, reason) => {
     const check = verifierFor({ fetch: countingFetch(respond).fetch, jwksTimeoutMs: 10_000 });
     const error = await Promise.race([check(), sleep(3_000).then(() => undefined)]);
@@ -153,6 +155,13 @@ describe('a JWKS body that is given up on is cancelled, so its connection is fre
     expect(codeOf(await check())).toBe('jwks_unavailable');
     await sleep(400);
     expect(body.cancelled).toBe(true);
+  });
+
+  it('an answer without a body that arrives after jwksTimeoutMs is dropped quietly', async () => {
+    const check = verifierFor({ fetch: countingFetch(() => sleep(300).then(() => new Response(null, { status: 200 }))).fetch, jwksTimeoutMs: 100 });
+    expect(codeOf(await check())).toBe('jwks_unavailable');
+    // An exception here would surface as an unhandled rejection and fail the run.
+    await sleep(400);
   });
 
   it('a body that stops arriving', async () => {
