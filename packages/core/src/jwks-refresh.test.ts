@@ -131,6 +131,21 @@ describe('a failed JWKS fetch keeps its cause chain', () => {
   });
 });
 
+describe('jwksMaxStaleMs shorter than jwksCacheMaxAgeMs', () => {
+  it('is refused at creation, saying what the stale period is', () => {
+    let thrown: unknown;
+    try {
+      createAttestationVerifier({ issuer: 'i', audience: 'a', jwksUrl: JWKS_URL, jwksCacheMaxAgeMs: 60_000, jwksMaxStaleMs: 1_000 });
+    } catch (error) {
+      thrown = error;
+    }
+    expect((thrown as KybWebhookError | undefined)?.message).toBe(
+      'attestation.jwksMaxStaleMs (1000) must be at least attestation.jwksCacheMaxAgeMs (60000): ' +
+        'it is how long keys stay usable while refreshes fail, counted from the last successful fetch.',
+    );
+  });
+});
+
 describe('a JWKS body that is given up on is cancelled, so its connection is freed', () => {
   /** A body that records its cancellation; `stall` sends one chunk and then nothing. */
   function trackedBody(stall: boolean) {
