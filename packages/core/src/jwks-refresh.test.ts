@@ -135,7 +135,7 @@ describe('jwksMaxStaleMs shorter than jwksCacheMaxAgeMs', () => {
   it('is refused at creation, saying what the stale period is', () => {
     let thrown: unknown;
     try {
-      createAttestationVerifier({ issuer: 'i', audience: 'a', jwksUrl: JWKS_URL, jwksCacheMaxAgeMs: 60_000, jwksMaxStaleMs: 1_000 });
+      createAttestationVerifier({ issuer: 'i', audience: 'a', jwksUrl: JWKS_URL, jwksCacheMaxAgeMs: 60_000, jwksMaxStaleMs: 1_000 }, () => START);
     } catch (error) {
       thrown = error;
     }
