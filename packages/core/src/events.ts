@@ -13,6 +13,12 @@ import type { Envelope } from './envelope.js';
 /**
  * A point in time as the service may send it inside `data`, whose type the spec does not show: Unix seconds or
  * milliseconds (a number or a string of digits), or an ISO 8601 date or date-time.
+ *
+ * @example
+ * ```ts
+ * timestampSchema.parse(1763899200)             // Unix seconds
+ * timestampSchema.parse('2026-11-23T12:00:00Z') // ISO 8601
+ * ```
  */
 export const timestampSchema = z.union([
   z.number().nonnegative().finite(),
@@ -23,7 +29,14 @@ export const timestampSchema = z.union([
 /** See {@link timestampSchema}. */
 export type Timestamp = z.infer<typeof timestampSchema>;
 
-/** One billed line of a price or charge (spec 2.5). */
+/**
+ * One billed line of a price or charge (spec 2.5).
+ *
+ * @example
+ * ```ts
+ * priceLineSchema.parse({ field: 'director_name', tier: 'pii', cents: 500 })
+ * ```
+ */
 export const priceLineSchema = z.looseObject({
   field: z.string(),
   tier: z.string(),
@@ -32,7 +45,14 @@ export const priceLineSchema = z.looseObject({
 /** See {@link priceLineSchema}. */
 export type PriceLine = z.infer<typeof priceLineSchema>;
 
-/** The amount reserved when a data request waits for approval (spec 2.5). */
+/**
+ * The amount reserved when a data request waits for approval (spec 2.5).
+ *
+ * @example
+ * ```ts
+ * const price = priceSchema.parse(event.data.price) // { quoted_cents, currency, lines }
+ * ```
+ */
 export const priceSchema = z.looseObject({
   quoted_cents: z.number().int(),
   currency: z.string(),
@@ -41,7 +61,14 @@ export const priceSchema = z.looseObject({
 /** See {@link priceSchema}. */
 export type Price = z.infer<typeof priceSchema>;
 
-/** The actual charge of a release; only released fields are billed (spec 2.5). */
+/**
+ * The actual charge of a release; only released fields are billed (spec 2.5).
+ *
+ * @example
+ * ```ts
+ * if (event.data.charge) ledger.add(event.data.charge.charged_cents, event.data.charge.currency)
+ * ```
+ */
 export const chargeSchema = z.looseObject({
   charged_cents: z.number().int(),
   currency: z.string(),
@@ -53,6 +80,11 @@ export type Charge = z.infer<typeof chargeSchema>;
 /**
  * One released answer (spec 2.6). A director-level field answered by two people is two entries with the same
  * `name` and different `subject`: key on subject and name together.
+ *
+ * @example
+ * ```ts
+ * releasedAnswerSchema.parse({ name: 'director_name', subject_type: 'director', subject: '0x9b2e…', value: 'Jane Doe' })
+ * ```
  */
 export const releasedAnswerSchema = z.looseObject({
   name: z.string(),
@@ -63,7 +95,14 @@ export const releasedAnswerSchema = z.looseObject({
 /** See {@link releasedAnswerSchema}. */
 export type ReleasedAnswer = z.infer<typeof releasedAnswerSchema>;
 
-/** Present only on a successful release (spec 2.7). Votes, tally and threshold are never disclosed. */
+/**
+ * Present only on a successful release (spec 2.7). Votes, tally and threshold are never disclosed.
+ *
+ * @example
+ * ```ts
+ * approvalSchema.parse({ approved_at: '2026-11-23T12:00:00Z', action_id: 'act_1', threshold_met: true })
+ * ```
+ */
 export const approvalSchema = z.looseObject({
   approved_at: timestampSchema,
   action_id: z.string(),
@@ -72,7 +111,14 @@ export const approvalSchema = z.looseObject({
 /** See {@link approvalSchema}. */
 export type Approval = z.infer<typeof approvalSchema>;
 
-/** The refusal reasons of a data request named in spec §3. */
+/**
+ * The refusal reasons of a data request named in spec §3.
+ *
+ * @example
+ * ```ts
+ * const known = (DATA_REQUEST_REFUSAL_REASONS as readonly string[]).includes(event.data.reason)
+ * ```
+ */
 export const DATA_REQUEST_REFUSAL_REASONS = [
   'declined',
   'threshold_not_met',
@@ -87,7 +133,14 @@ export type DataRequestRefusalReason = (typeof DATA_REQUEST_REFUSAL_REASONS)[num
 
 const reasonSchema = z.string().min(1) as z.ZodType<DataRequestRefusalReason>;
 
-/** `data` of each event type of spec §6, by event name. */
+/**
+ * `data` of each event type of spec §6, by event name.
+ *
+ * @example
+ * ```ts
+ * const data = eventDataSchemas['kyb.data_request.refused'].parse(envelope.data) // { reason, … }
+ * ```
+ */
 export const eventDataSchemas = {
   'kyb.data_request.pending_approval': z.looseObject({
     request_id: z.string().optional(),
@@ -136,10 +189,24 @@ export const eventDataSchemas = {
 
 /** Every event type this version of the library knows. Other types are still verified and reach `onUnknown`. */
 export type KnownEventType = keyof typeof eventDataSchemas;
-/** The event types of spec §6. */
+/**
+ * The event types of spec §6.
+ *
+ * @example
+ * ```ts
+ * for (const type of KNOWN_EVENT_TYPES) receiver.on(type, audit)
+ * ```
+ */
 export const KNOWN_EVENT_TYPES = Object.keys(eventDataSchemas) as KnownEventType[];
 
-/** Types the spec marks attested: a delivery of one of these without an attestation is rejected. */
+/**
+ * Types the spec marks attested: a delivery of one of these without an attestation is rejected.
+ *
+ * @example
+ * ```ts
+ * ATTESTED_EVENT_TYPES.has('kyb.data_request.released') // true
+ * ```
+ */
 export const ATTESTED_EVENT_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
   'kyb.data_request.released',
   'kyb.business.wallet_address_changed',
@@ -176,6 +243,15 @@ interface EnvelopeFields {
 /** A verified event of a type this library version does not know; its data is unchecked. */
 export type UnknownKybEvent = Envelope;
 
+/**
+ * Whether `type` is an event type this library version knows (has a data schema for).
+ *
+ * @example
+ * ```ts
+ * isKnownEventType('kyb.data_request.released') // true
+ * isKnownEventType('kyb.business.sanctions_flagged') // false: verified all the same, handled by onUnknown
+ * ```
+ */
 export function isKnownEventType(type: string): type is KnownEventType {
   return Object.hasOwn(eventDataSchemas, type);
 }
