@@ -1,13 +1,21 @@
-import { runLoginDemo } from '@kyb-webhooks/example-shared/login-demo';
 import { LOGIN_TEST_ADDRESS } from '@kyb-webhooks/login/testing';
 import { describe, expect, it } from 'vitest';
-import { serveAppWithLogin } from './serve.js';
+import { serveAppWithLogin as serveExpress } from '../../express/src/serve.js';
+import { serveAppWithLogin as serveFastify } from '../../fastify/src/serve.js';
+import { serveAppWithLogin as serveHono } from '../../hono/src/serve.js';
+import { serveAppWithLogin as serveKoa } from '../../koa/src/serve.js';
+import { runLoginDemo } from './login-demo.js';
 
-// "Sign in with the service" on the Hono example, end to end over HTTP: the example app configured from the same
-// environment variables as `pnpm start`, a local oidc-provider configured like the service, a browser's requests.
-describe('Sign in with the service on the Hono example', () => {
+// "Sign in with the service" on each framework's example, end to end over HTTP: the example app configured from the
+// same environment variables as `pnpm start`, a local oidc-provider configured like the service, a browser's requests.
+describe.each([
+  ['Express', serveExpress],
+  ['Fastify', serveFastify],
+  ['Koa', serveKoa],
+  ['Hono', serveHono],
+] as const)('Sign in with the service on the %s example', (framework, serve) => {
   it('signs in from the home page link and shows the user id on the account page, then signs out', async () => {
-    const { rows, userId } = await runLoginDemo('Hono', serveAppWithLogin, { print: () => {} });
+    const { rows, userId } = await runLoginDemo(framework, serve, { print: () => {} });
     expect(rows.map((row) => [row.request.trim(), row.status])).toEqual([
       ['GET  /', 200],
       ['GET  /auth/login?returnTo=/account', 302],
@@ -25,7 +33,7 @@ describe('Sign in with the service on the Hono example', () => {
 
   it('shows the id of the address that approved the sign-in', async () => {
     const address = '0x1111111111111111111111111111111111111111';
-    const { userId } = await runLoginDemo('Hono', serveAppWithLogin, { address, print: () => {} });
+    const { userId } = await runLoginDemo(framework, serve, { address, print: () => {} });
     expect(userId).toBe(address);
   });
 });
