@@ -1,28 +1,18 @@
-import { build } from 'esbuild';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { bundleForWebRuntime } from '../../../scripts/web-bundle.js';
 import { createTestSigner, testEvents } from '../../testing/src/index.js';
 
 // Bundles the core as a Worker/Deno/Bun bundler would (no "node" condition) and runs the bundle: it must contain no
 // node: import and no Buffer, pick the Web Crypto module through "#crypto", and still verify real deliveries.
 describe('core on a Web-standard runtime', () => {
   it('bundles without node: or Buffer and verifies an HMAC and an attestation with Web Crypto', async () => {
-    const result = await build({
-      entryPoints: [fileURLToPath(new URL('./index.ts', import.meta.url))],
-      bundle: true,
-      write: false,
-      format: 'esm',
-      platform: 'neutral',
-      conditions: ['worker', 'browser', '@kyb-webhooks/source'],
-      mainFields: ['module', 'main'],
-      logLevel: 'silent',
-    });
-    const code = result.outputFiles[0]!.text;
+    const bundle = await bundleForWebRuntime<typeof import('./index.js')>(new URL('./index.ts', import.meta.url));
+    const code = bundle.code;
     expect(code).not.toMatch(/["']node:/);
     expect(code).not.toMatch(/\bBuffer\b/);
     expect(code).toContain('name: "web"');
 
-    const core = await import(`data:text/javascript;base64,${btoa(unescape(encodeURIComponent(code)))}`);
+    const core = await bundle.load();
     const signer = await createTestSigner();
     const receiver = core.createReceiver({
       secrets: { ...signer.secrets },
