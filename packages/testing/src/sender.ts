@@ -1,3 +1,4 @@
+import { answerCode, describeDeliveryFailure } from './answer.js';
 import type { TestEnvelope } from './fixtures.js';
 import type { SignOptions, TestSigner } from './signer.js';
 
@@ -171,7 +172,7 @@ export function createTestSender(options: TestSenderOptions): TestSender {
         signal: AbortSignal.timeout(timeoutMs),
       });
       const text = (await response.text()).slice(0, MAX_BODY_CHARS);
-      const code = errorCode(text);
+      const code = answerCode(new TextEncoder().encode(text));
       const responseHeaders: Record<string, string> = {};
       response.headers.forEach((value, name) => {
         responseHeaders[name] = value;
@@ -186,7 +187,7 @@ export function createTestSender(options: TestSenderOptions): TestSender {
       if (code !== undefined) result.code = code;
       return result;
     } catch (error) {
-      return { ...base, status: null, body: '', headers: {}, durationMs: performance.now() - started, error: describeFailure(error) };
+      return { ...base, status: null, body: '', headers: {}, durationMs: performance.now() - started, error: describeDeliveryFailure(error) };
     }
   }
 
@@ -260,26 +261,6 @@ export function createTestSender(options: TestSenderOptions): TestSender {
   };
 }
 
-function errorCode(text: string): string | undefined {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null) return undefined;
-    const { error, code } = parsed as { error?: unknown; code?: unknown };
-    if (typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string') {
-      return (error as { code: string }).code;
-    }
-    return typeof code === 'string' ? code : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-// Only the kind of failure is recorded: error messages can quote URLs or bodies, which must not leak into logs.
-function describeFailure(error: unknown): string {
-  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) return 'timeout';
-  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-  return typeof cause?.code === 'string' ? `network error (${cause.code})` : 'network error';
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,3 +1,4 @@
+import { answerCode, describeDeliveryFailure } from '../answer.js';
 import type { TestEnvelope } from '../fixtures.js';
 import { signatureHeader } from '../hmac.js';
 
@@ -207,11 +208,11 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
       });
       const answer = await response.arrayBuffer().catch(() => undefined);
       record.status = response.status;
-      const code = answer === undefined ? undefined : responseCode(answer);
+      const code = answer === undefined ? undefined : answerCode(answer);
       if (code !== undefined) record.responseCode = code;
       if (response.status >= 300 && response.status < 400) record.error = 'redirect not followed';
     } catch (error) {
-      record.error = describeFailure(error);
+      record.error = describeDeliveryFailure(error);
     }
     record.durationMs = performance.now() - started;
     attempts.push(record);
@@ -280,24 +281,4 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
       sleepers.clear();
     },
   };
-}
-
-// Only a short code-shaped `code` field is kept: a merchant's answer could quote anything, and the log is shown to tests.
-function responseCode(body: ArrayBuffer): string | undefined {
-  if (body.byteLength === 0 || body.byteLength > 4096) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
-    const code = typeof parsed === 'object' && parsed !== null ? (parsed as { code?: unknown; error?: { code?: unknown } }) : undefined;
-    const value = typeof code?.code === 'string' ? code.code : code?.error?.code;
-    return typeof value === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(value) ? value : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-// Only the kind of failure: error messages can quote URLs, which must not end up in test logs or reports.
-function describeFailure(error: unknown): string {
-  if (error instanceof DOMException && (error.name === 'TimeoutError' || error.name === 'AbortError')) return 'timeout';
-  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-  return typeof cause?.code === 'string' ? `network error (${cause.code})` : 'network error';
 }
