@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
@@ -12,7 +13,13 @@ const target = process.env['KYB_MUTATE_TARGET'] ?? 'core';
 const include = TESTS[target];
 if (!include) throw new Error(`KYB_MUTATE_TARGET must be one of ${Object.keys(TESTS).join(', ')}; got "${target}".`);
 
+// Stryker's sandbox links each package's node_modules to the real workspace, so `@kyb-webhooks/core` imported by the
+// test kit (the adapter suite, expectConfigInvalid) would load the workspace's core next to the sandbox's mutated one:
+// two KybWebhookError classes, and `instanceof` fails. Every import of the core resolves to this tree's sources.
+const core = fileURLToPath(new URL('./packages/core/src/index.ts', import.meta.url));
+
 export default defineConfig({
   ...base,
+  resolve: { ...base.resolve, alias: [{ find: /^@kyb-webhooks\/core$/, replacement: core }] },
   test: { ...base.test, include, globalSetup: [] },
 });
