@@ -138,7 +138,7 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
 
   // completeInOrder is ONE multi-table UPDATE: InnoDB locks the event row and the cursor row and writes both or
   // neither. It needs the cursor row to exist, so a stream's first event inserts an expired placeholder (which reads
-  // as no cursor) and runs it again. A cursor that expired counts as none: only firstSeq may start it again. mysql2
+  // as no cursor) before it. A cursor that expired counts as none: only firstSeq may start it again. mysql2
   // connects with CLIENT_FOUND_ROWS, so affectedRows counts the matched rows: 2 when it applied, 0 when not.
   const completeInOrderSql = `UPDATE ${t} e JOIN ${s} c ON c.stream_id = ?
 SET e.state = 'completed', e.updated_at = ${NOW}, e.expires_at = ${NOW} + INTERVAL ? MICROSECOND,
@@ -168,12 +168,10 @@ ORDER BY active_at, stream_id LIMIT ?`;
     firstSeq: number,
   ): Promise<CompleteInOrderResult> {
     const values = [streamId, retainUs, seq, retainUs, id, token, seq, seq, firstSeq];
-    let [ok] = (await pool.query(completeInOrderSql, values)) as [OkPacket, unknown];
-    if (ok.affectedRows === 0 && seq === firstSeq) {
-      // Again even when another caller inserted the placeholder first: theirs may yet fail (a lost lease).
-      await pool.query(placeholderSql, [streamId]);
-      [ok] = (await pool.query(completeInOrderSql, values)) as [OkPacket, unknown];
-    }
+    // A stream's first event needs the cursor row to exist before the UPDATE: the placeholder goes first (a no-op when
+    // the row is there), so the first event costs two statements instead of a failed UPDATE and two more.
+    if (seq === firstSeq) await pool.query(placeholderSql, [streamId]);
+    const [ok] = (await pool.query(completeInOrderSql, values)) as [OkPacket, unknown];
     if (ok.affectedRows > 0) return 'completed';
     // Refused: tell a lost lease from a cursor elsewhere (one more round trip, only off the happy path). Nothing was
     // written either way; if the lease ended between the two statements the answer is lease_lost, which is as true.
