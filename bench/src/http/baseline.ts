@@ -2,7 +2,7 @@
  * The hand-written baseline: what a careful receiver written without our library does once the framework has
  * handed it the raw body. Every framework's `handwritten` endpoints call it, so they differ only in the framework.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createPublicKey, timingSafeEqual, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { benchNow } from '../fixtures.js';
 
 const TOLERANCE_S = 300;
@@ -57,12 +57,40 @@ export function createSeenEvents(keyPerRequest: boolean): (eventId: string) => b
   };
 }
 
+/**
+ * One raw RS256 check of an attestation token, as a hand-written receiver would add it: the key named by the header's
+ * `kid` (imported once from the JWKS), `crypto.verify` of the signing input, nothing else (no typ/alg rules, no
+ * claims, no binding). The HTTP section uses it to measure what a raw verify costs inside a server under load.
+ */
+export function createTokenCheck(jwks: { keys: readonly object[] }): (token: unknown) => boolean {
+  const keys = new Map<string, KeyObject>();
+  for (const jwk of jwks.keys as (JsonWebKey & { kid?: string })[]) {
+    if (typeof jwk.kid === 'string') keys.set(jwk.kid, createPublicKey({ key: jwk, format: 'jwk' }));
+  }
+  return (token) => {
+    if (typeof token !== 'string') return false;
+    const firstDot = token.indexOf('.');
+    const lastDot = token.lastIndexOf('.');
+    if (firstDot < 0 || lastDot === firstDot) return false;
+    let kid: unknown;
+    try {
+      kid = (JSON.parse(Buffer.from(token.slice(0, firstDot), 'base64url').toString('utf8')) as { kid?: unknown }).kid;
+    } catch {
+      return false;
+    }
+    const key = typeof kid === 'string' ? keys.get(kid) : undefined;
+    if (key === undefined) return false;
+    return verify('RSA-SHA256', Buffer.from(token.slice(0, lastDot), 'latin1'), key, Buffer.from(token.slice(lastDot + 1), 'base64url'));
+  };
+}
+
 /** The status a manual endpoint answers. */
 export type ManualStatus = 200 | 400 | 401;
 
 /**
  * The hand-written receiver: HMAC, JSON.parse of the verified bytes, dedupe on event_id, 200 (a duplicate is a
- * 200 too, without handling it again).
+ * 200 too, without handling it again). With `verifyTokensOf` (a JWKS) it also checks the attestation's RS256
+ * signature with one raw `crypto.verify` ({@link createTokenCheck}), and answers 401 when that fails.
  *
  * @example
  * ```ts
@@ -72,10 +100,11 @@ export type ManualStatus = 200 | 400 | 401;
  */
 export function createHandwrittenReceiver(
   secrets: Record<string, string>,
-  options: { keyPerRequest: boolean },
+  options: { keyPerRequest: boolean; verifyTokensOf?: { keys: readonly object[] } },
 ): (header: string | undefined, body: Buffer) => ManualStatus {
   const checkHmac = createHmacCheck(secrets);
   const firstTime = createSeenEvents(options.keyPerRequest);
+  const checkToken = options.verifyTokensOf ? createTokenCheck(options.verifyTokensOf) : undefined;
   return (header, body) => {
     if (!checkHmac(header, body)) return 401;
     let event: unknown;
@@ -86,6 +115,7 @@ export function createHandwrittenReceiver(
     }
     const eventId = (event as { event_id?: unknown } | null)?.event_id;
     if (typeof eventId !== 'string') return 400;
+    if (checkToken && !checkToken((event as { attestation?: unknown }).attestation)) return 401;
     firstTime(eventId);
     return 200;
   };

@@ -10,12 +10,14 @@ export type Framework = (typeof FRAMEWORKS)[number];
  *   compared in constant time, JSON.parse, a bounded Map for dedupe on event_id, 200;
  * - `handwritten-attested`: the same, fed the attested pool (it does not verify the attestation: the target allows
  *   ours 1.3 × a raw crypto.verify of the token for that);
+ * - `handwritten-verify`: `handwritten-attested` plus one raw crypto.verify of the token (key by kid, nothing else):
+ *   its cost over `handwritten-attested` is what that verify costs inside a server under the same load;
  * - `adapter`: our adapter, as a user sets it up (default memory store), HMAC-only events;
  * - `adapter-attested`: our adapter on the attested pool (see `perRequestKeyStore`);
  * - `stripe`: the peer a user would otherwise pick, Stripe's `constructEvent` (its own header and HMAC over the same
  *   bytes with the same secret) plus the same Map dedupe; Express and Fastify only.
  */
-export const VARIANTS = ['handwritten', 'handwritten-attested', 'adapter', 'adapter-attested', 'stripe'] as const;
+export const VARIANTS = ['handwritten', 'handwritten-attested', 'handwritten-verify', 'adapter', 'adapter-attested', 'stripe'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** Frameworks with a `stripe` endpoint: the ones Stripe's own webhook docs show. */

@@ -28,10 +28,14 @@ async function endpointFor(variant: Variant, config: ServerConfig, secrets: Reco
   switch (variant) {
     case 'handwritten':
     case 'handwritten-attested':
+    case 'handwritten-verify':
       return {
         kind: 'manual',
         header: 'service-kyb-signature',
-        answer: createHandwrittenReceiver(secrets, { keyPerRequest: variant === 'handwritten-attested' }),
+        answer: createHandwrittenReceiver(secrets, {
+          keyPerRequest: variant !== 'handwritten',
+          ...(variant === 'handwritten-verify' ? { verifyTokensOf: config.jwks } : {}),
+        }),
         peer: false,
       };
     case 'stripe': {
