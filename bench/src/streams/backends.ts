@@ -6,7 +6,6 @@
  */
 import { rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemoryStore, type StreamCursorStore } from '@kyb-webhooks/core';
@@ -142,14 +141,11 @@ interface MySqlModule {
   createPool(options: { uri: string; connectionLimit: number }): MySqlPool;
 }
 
-/**
- * mysql2 is a dependency of store-sql's tests, not of the bench: it is loaded from there, so the bench runs without
- * a lockfile change. Undefined when it cannot be found (MariaDB is then skipped with that reason).
- */
-function loadMysql2(): MySqlModule | undefined {
+/** mysql2, loaded only when the MariaDB backend runs. Undefined when it cannot be loaded (MariaDB is then skipped). */
+async function loadMysql2(): Promise<MySqlModule | undefined> {
   try {
-    const require = createRequire(new URL('../../../packages/store-sql/package.json', import.meta.url));
-    return require('mysql2/promise') as MySqlModule;
+    const loaded = (await import('mysql2/promise')) as unknown as { default?: MySqlModule } & MySqlModule;
+    return loaded.default ?? loaded;
   } catch {
     return undefined;
   }
@@ -157,8 +153,8 @@ function loadMysql2(): MySqlModule | undefined {
 
 /** MariaDB (MySQL-compatible) through a mysql2 pool. */
 export async function mysqlBackend(url: string, tag: string): Promise<StreamBackend> {
-  const mysql = loadMysql2();
-  if (!mysql) throw new Error('mysql2 could not be loaded from packages/store-sql (run pnpm install)');
+  const mysql = await loadMysql2();
+  if (!mysql) throw new Error('mysql2 could not be loaded (run pnpm install)');
   const pool = mysql.createPool({ uri: url, connectionLimit: 4 });
   let calls = 0;
   const db: MySqlQueryable = {
