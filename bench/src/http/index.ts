@@ -122,7 +122,9 @@ async function startAll(
     }
   }
   for (const server of servers) {
-    for (const problem of await probe(server, config.path, samples)) report(server.framework, `${server.variant} #${server.replica}: ${problem}`);
+    // The "+ crypto.verify" endpoint refuses a delivery without an attestation, so it is probed with attested ones only.
+    const own = server.variant === 'handwritten-verify' ? samples.filter((sample) => sample.envelope.attestation !== undefined) : samples;
+    for (const problem of await probe(server, config.path, own)) report(server.framework, `${server.variant} #${server.replica}: ${problem}`);
   }
   const started = new Map<Framework, Servers>();
   const skipped: string[] = [];
