@@ -64,6 +64,7 @@ export {
 } from './stream-store.js';
 export type {
   StreamCursorStore,
+  GetCursorOptions,
   CompleteInOrderOptions,
   CompleteInOrderResult,
   AdvanceCursorOptions,

@@ -317,7 +317,8 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     }
     let cursor: number | null;
     try {
-      cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id));
+      // The hint lets a store that needs a cursor row before completing in order (MySQL) create it in this round trip.
+      cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id, { firstEvent: envelope.seq === firstSeq }));
     } catch (error) {
       return storeFailed('getCursor', error, item);
     }

@@ -27,8 +27,11 @@ import { DEFAULT_RETAIN_MS, type DedupeStore } from './dedupe.js';
  * ```
  */
 export interface StreamCursorStore extends DedupeStore {
-  /** The last seq processed on `streamId`, or `null` when none was (or its cursor's retention passed). */
-  getCursor(streamId: string): Promise<number | null>;
+  /**
+   * The last seq processed on `streamId`, or `null` when none was (or its cursor's retention passed). `options` is a
+   * hint that never changes the answer (see {@link GetCursorOptions}); a store may ignore it.
+   */
+  getCursor(streamId: string, options?: GetCursorOptions): Promise<number | null>;
   /**
    * Atomically (one step, across processes) mark the event completed AND move its stream's cursor to `seq`, both or
    * neither. Succeeds only while `token` holds the event's lease and the cursor is at `seq - 1`, or is `null` and
@@ -57,6 +60,25 @@ export interface StreamCursorStore extends DedupeStore {
    * every built-in store implements it, and only recovery by `since` needs it.
    */
   listStreams?(options: ListStreamsOptions): Promise<StreamPage>;
+}
+
+/**
+ * Options of {@link StreamCursorStore.getCursor}: a hint about what the caller does next, never a change to the answer.
+ *
+ * Ordering reads the cursor of every event before running it, and the stream's first event then completes in order.
+ * A store whose `completeInOrder` needs the cursor's row to exist (MySQL/MariaDB: one multi-table UPDATE) may, when
+ * told `firstEvent`, create an empty row in the same round trip as the read: expired, so it reads as no cursor and is
+ * never listed, and purged like any expired cursor. Without the hint such a store creates the row in
+ * `completeInOrder` instead, for one more round trip. Other stores ignore it.
+ *
+ * @example
+ * ```ts
+ * const cursor = await store.getCursor(event.stream_id, { firstEvent: event.seq === firstSeq })
+ * ```
+ */
+export interface GetCursorOptions {
+  /** The event about to be ordered carries the stream's `firstSeq`, so `completeInOrder` may start the stream next. */
+  firstEvent?: boolean;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { ulid } from '@kyb-webhooks/testing';
+import { createReceiver, type OrderingOptions } from '@kyb-webhooks/core';
+import { createTestSigner, testStream, ulid } from '@kyb-webhooks/testing';
 import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
 import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -203,7 +204,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     }
   });
 
-  it('completes in order in one round trip on an existing stream (two for its first event), and refuses in two', async () => {
+  it('completes in order in one round trip on an existing stream (two for its first event when getCursor was not told firstEvent, as under ordering detect), and refuses in two', async () => {
     const { db, count } = countQueries(pool);
     const store = createMySqlStore({ pool: db, table });
     const streamId = `req_${ulid()}`;
@@ -219,6 +220,84 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     expect(await step(2)).toEqual({ outcome: 'completed', trips: 1 });
     expect(await step(3)).toEqual({ outcome: 'completed', trips: 1 });
     expect(await step(7)).toEqual({ outcome: 'cursor_moved', trips: 2 });
+  });
+
+  it('reads the cursor and completes a stream\'s first event in two round trips when getCursor is told firstEvent (one more than ordering off)', async () => {
+    const { db, count } = countQueries(pool);
+    const store = createMySqlStore({ pool: db, table });
+    const streamId = `req_${ulid()}`;
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
+    const before = count();
+    expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
+    expect(await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 1, firstSeq: 1 })).toBe('completed');
+    expect(count() - before).toBe(2);
+    expect(await store.getCursor(streamId)).toBe(1);
+  });
+
+  // Issue 12's target: enforce adds at most one round trip per event, the first of a stream included; detect reads no
+  // cursor, so only its first event pays the placeholder row.
+  it.for([
+    { mode: 'off', queries: [2, 2] },
+    { mode: 'enforce', queries: [3, 3] },
+    { mode: 'detect', queries: [3, 2] },
+  ] as const)(
+    'a receiver with ordering $mode makes $queries.0 queries for a stream\'s first event and $queries.1 for the next',
+    async ({ mode, queries }) => {
+      const now = Date.now();
+      const signer = await createTestSigner({ now, secrets: { '1': 'mysql-ordering-secret' } });
+      const { db, count } = countQueries(pool);
+      const store = createMySqlStore({ pool: db, table });
+      await store.ensureSchema();
+      const ordering: OrderingOptions = { mode, fetchEventsAfter: async function* () {} };
+      const receiver = createReceiver({
+        secrets: { '1': 'mysql-ordering-secret' },
+        attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+        now: () => now,
+        store,
+        ordering,
+      });
+      const perEvent: number[] = [];
+      for (const event of testStream(['kyb.data_request.pending_approval', 'kyb.data_request.pending_approval'])) {
+        const { headers, body } = await signer.sign(await signer.withAttestation(event));
+        const before = count();
+        expect((await receiver.receive({ method: 'POST', headers, body })).status).toBe(200);
+        perEvent.push(count() - before);
+      }
+      expect(perEvent).toEqual(queries);
+    },
+  );
+
+  it('remembers at most 1024 streams told to getCursor: the oldest one\'s first event pays the placeholder again, and completes', async () => {
+    const { db, count } = countQueries(pool);
+    const store = createMySqlStore({ pool: db, table });
+    const oldest = `req_${ulid()}`;
+    expect(await store.getCursor(oldest, { firstEvent: true })).toBeNull();
+    const others = Array.from({ length: 1024 }, () => `req_${ulid()}`);
+    await Promise.all(others.map((streamId) => store.getCursor(streamId, { firstEvent: true })));
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
+    const before = count();
+    expect(await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId: oldest, seq: 0, firstSeq: 0 })).toBe('completed');
+    expect(count() - before).toBe(2);
+  });
+
+  it('completes a first event told to getCursor even when a purge deleted the expired placeholder row in between', async () => {
+    const store = createMySqlStore({ pool, table });
+    const streamId = `req_${ulid()}`;
+    const id = ulid();
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
+    expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
+    const placeholder = async () =>
+      ((await pool.query(`SELECT 1 FROM \`${table}_streams\` WHERE stream_id = ?`, [Buffer.from(streamId)])) as [unknown[], unknown])[0].length;
+    expect(await placeholder()).toBe(1);
+    await store.purgeCompleted(); // the placeholder expired as it was inserted: it reads as no cursor, and goes
+    expect(await placeholder()).toBe(0);
+    expect(await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 1, firstSeq: 1 })).toBe('completed');
+    expect(await store.getCursor(streamId)).toBe(1);
   });
 
   it('refuses an event id longer than the key instead of truncating it into another event', async () => {

@@ -86,6 +86,8 @@ const FOUND_COMPLETED = 3;
 
 const ER_LOCK_DEADLOCK = 1213;
 const MAX_CLAIM_ATTEMPTS = 10;
+/** Most streams remembered as having a cursor row ready for their first event; older ones are forgotten first. */
+const MAX_READY_STREAMS = 1024;
 
 /**
  * A dedupe store in MySQL 8 or MariaDB 10.5+ through mysql2. Claiming is ONE statement: INSERT … ON DUPLICATE KEY
@@ -137,9 +139,10 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
 WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW}`;
 
   // completeInOrder is ONE multi-table UPDATE: InnoDB locks the event row and the cursor row and writes both or
-  // neither. It needs the cursor row to exist, so a stream's first event inserts an expired placeholder (which reads
-  // as no cursor) before it. A cursor that expired counts as none: only firstSeq may start it again. mysql2
-  // connects with CLIENT_FOUND_ROWS, so affectedRows counts the matched rows: 2 when it applied, 0 when not.
+  // neither. It needs the cursor row to exist, so a stream's first event needs an expired placeholder (which reads
+  // as no cursor) before it: getCursor inserts it when told `firstEvent`, else completeInOrder does. A cursor that
+  // expired counts as none: only firstSeq may start it again. mysql2 connects with CLIENT_FOUND_ROWS, so
+  // affectedRows counts the matched rows: 2 when it applied, 0 when not.
   const completeInOrderSql = `UPDATE ${t} e JOIN ${s} c ON c.stream_id = ?
 SET e.state = 'completed', e.updated_at = ${NOW}, e.expires_at = ${NOW} + INTERVAL ? MICROSECOND,
   c.seq = ?, c.updated_at = ${NOW}, c.active_at = ${NOW_MS}, c.expires_at = ${NOW} + INTERVAL ? MICROSECOND
@@ -166,17 +169,36 @@ ORDER BY active_at, stream_id LIMIT ?`;
     streamId: Buffer,
     seq: number,
     firstSeq: number,
+    rowReady: boolean,
   ): Promise<CompleteInOrderResult> {
     const values = [streamId, retainUs, seq, retainUs, id, token, seq, seq, firstSeq];
-    // A stream's first event needs the cursor row to exist before the UPDATE: the placeholder goes first (a no-op when
-    // the row is there), so the first event costs two statements instead of a failed UPDATE and two more.
-    if (seq === firstSeq) await pool.query(placeholderSql, [streamId]);
-    const [ok] = (await pool.query(completeInOrderSql, values)) as [OkPacket, unknown];
-    if (ok.affectedRows > 0) return 'completed';
+    const update = async () => ((await pool.query(completeInOrderSql, values)) as [OkPacket, unknown])[0].affectedRows > 0;
+    // A stream's first event needs the cursor row before the UPDATE. When a hinted getCursor just made sure of it
+    // (`rowReady`), the UPDATE goes alone: one statement. Otherwise the placeholder goes first (a no-op when the row is
+    // there): two statements, instead of a refused UPDATE and two more.
+    if (seq === firstSeq && !rowReady) await pool.query(placeholderSql, [streamId]);
+    if (await update()) return 'completed';
+    if (seq === firstSeq && rowReady) {
+      // The row may have gone since getCursor (purgeCompleted deletes the expired placeholder): put it back, and if it
+      // was missing, that was why the UPDATE was refused, so run it again. If it was there, the refusal stands.
+      const [inserted] = (await pool.query(placeholderSql, [streamId])) as [OkPacket, unknown];
+      if (inserted.affectedRows === 1 && (await update())) return 'completed';
+    }
     // Refused: tell a lost lease from a cursor elsewhere (one more round trip, only off the happy path). Nothing was
     // written either way; if the lease ended between the two statements the answer is lease_lost, which is as true.
     const [rows] = (await pool.query(leaseSql, [id, token])) as [unknown[], unknown];
     return rows.length > 0 ? 'cursor_moved' : 'lease_lost';
+  }
+
+  // Streams whose cursor row a hinted getCursor found or created (in this process): their first event's completeInOrder
+  // skips the placeholder, which is what makes enforce's first event cost one round trip more than ordering off, not
+  // two. Only a hint, taken once: a stream missing here pays the placeholder, and completeInOrder copes with a row
+  // that vanished. Bounded, because getCursor may be told of streams whose event never completes (late, duplicate).
+  const readyStreams = new Set<string>();
+  function markReady(streamId: string): void {
+    readyStreams.delete(streamId);
+    if (readyStreams.size >= MAX_READY_STREAMS) readyStreams.delete(readyStreams.values().next().value!);
+    readyStreams.add(streamId);
   }
 
   async function claimOnce(id: Buffer, token: string, leaseUs: number): Promise<ClaimResult | undefined> {
@@ -225,9 +247,22 @@ ORDER BY active_at, stream_id LIMIT ?`;
       const [ok] = (await pool.query(releaseSql, [Buffer.from(eventId, 'utf8'), token])) as [OkPacket, unknown];
       return ok.affectedRows === 1;
     },
-    async getCursor(streamId): Promise<number | null> {
+    async getCursor(streamId, hint): Promise<number | null> {
       checkStreamId(streamId);
-      const [rows] = (await pool.query(getCursorSql, [Buffer.from(streamId, 'utf8')])) as [{ seq: number | string }[], unknown];
+      const stream = Buffer.from(streamId, 'utf8');
+      if (hint?.firstEvent === true) {
+        // The placeholder completeInOrder needs, in the read's round trip: if it was inserted, no row existed, so there
+        // is no cursor (the placeholder reads as none). If a row was there, it may be a cursor: read it.
+        try {
+          const [inserted] = (await pool.query(placeholderSql, [stream])) as [OkPacket, unknown];
+          markReady(streamId);
+          if (inserted.affectedRows === 1) return null;
+        } catch (error) {
+          // A deadlock victim inserted nothing, and the hint is optional: the plain read answers the same.
+          if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK) throw error;
+        }
+      }
+      const [rows] = (await pool.query(getCursorSql, [stream])) as [{ seq: number | string }[], unknown];
       return rows[0] === undefined ? null : Number(rows[0].seq);
     },
     async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
@@ -235,9 +270,10 @@ ORDER BY active_at, stream_id LIMIT ?`;
       checkStreamArguments(streamId, seq, firstSeq);
       const retainUs = milliseconds('retainMs', retainMs) * 1000;
       const [id, stream] = [Buffer.from(eventId, 'utf8'), Buffer.from(streamId, 'utf8')];
+      const rowReady = seq === firstSeq && readyStreams.delete(streamId);
       for (let attempt = 1; ; attempt++) {
         try {
-          return await completeInOrderOnce(id, token, retainUs, stream, seq, firstSeq);
+          return await completeInOrderOnce(id, token, retainUs, stream, seq, firstSeq, rowReady);
         } catch (error) {
           // A deadlock victim's statement was rolled back as a whole, so running the step again is safe.
           if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK || attempt === MAX_CLAIM_ATTEMPTS) throw error;

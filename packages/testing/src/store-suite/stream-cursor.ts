@@ -64,6 +64,64 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       },
     );
 
+    // Ordering reads the cursor with the firstEvent hint before a stream's first event; a store may prepare for
+    // completeInOrder in that read (MySQL inserts an expired placeholder row), but every answer stays the same.
+    it('answers null to getCursor told firstEvent on a stream never seen, and leaves no cursor to read, with or without the hint, from either client', async ({ skip }) => {
+      const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
+      const streamId = newStream();
+      expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
+      expect(await store.getCursor(streamId)).toBeNull();
+      expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
+      expect(await peer.getCursor(streamId)).toBeNull();
+    });
+
+    it.for([0, 1] as const)(
+      'completes the first event at firstSeq %i after getCursor told firstEvent: the event is completed and the cursor is at it',
+      async (firstSeq, { skip }) => {
+        const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
+        const streamId = newStream();
+        const { eventId, token } = await claimed(store);
+        expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
+        expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: firstSeq, firstSeq })).toBe('completed');
+        expect(await store.getCursor(streamId)).toBe(firstSeq);
+        expect(await peer.getCursor(streamId)).toBe(firstSeq);
+        expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'completed' });
+      },
+    );
+
+    it('answers a stream under way with its cursor when getCursor is told firstEvent (a redelivered first event)', async ({ skip }) => {
+      const store = cursorStore(skip);
+      const streamId = newStream();
+      expect(await processAt(store, streamId, 0)).toBe('completed');
+      expect(await processAt(store, streamId, 1)).toBe('completed');
+      expect(await store.getCursor(streamId, { firstEvent: true })).toBe(1);
+      expect(await processAt(store, streamId, 0)).toBe('cursor_moved');
+      expect(await store.getCursor(streamId)).toBe(1);
+    });
+
+    it('answers lease_lost to a wrong token on a first event after getCursor told firstEvent, then completes it with the right one', async ({ skip }) => {
+      const store = cursorStore(skip);
+      const streamId = newStream();
+      const { eventId, token } = await claimed(store);
+      expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
+      const options = { retainMs: LONG_MS, streamId, seq: 0, firstSeq: 0 } as const;
+      expect(await store.completeInOrder(eventId, token.replace(/^./, (c) => (c === '0' ? '1' : '0')), options)).toBe('lease_lost');
+      expect(await store.getCursor(streamId)).toBeNull();
+      expect(await store.completeInOrder(eventId, token, options)).toBe('completed');
+      expect(await store.getCursor(streamId)).toBe(0);
+    });
+
+    it('answers cursor_moved to a first event told to getCursor when another client started the stream meanwhile', async ({ skip }) => {
+      const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
+      const streamId = newStream();
+      const { eventId, token } = await claimed(store);
+      expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
+      expect(await processAt(peer, streamId, 0)).toBe('completed');
+      expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: 0, firstSeq: 0 })).toBe('cursor_moved');
+      expect(await store.getCursor(streamId)).toBe(0);
+      expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
+    });
+
     it.for([
       { firstSeq: 0, seq: 1, why: 'seq 0 never came' },
       { firstSeq: 1, seq: 0, why: 'seq 0 is before the first seq' },
@@ -290,6 +348,7 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
         },
         async () => {
           expect(await store.getCursor(streamId)).toBeNull();
+          expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
           expect(await processAt(store, streamId, 1)).toBe('cursor_moved');
           expect(await processAt(store, streamId, 0)).toBe('completed');
           expect(await store.getCursor(streamId)).toBe(0);

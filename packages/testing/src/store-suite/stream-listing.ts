@@ -65,6 +65,15 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
       for (const stream of listed) expect(Number.isSafeInteger(stream.activeAt) && stream.activeAt > 0).toBe(true);
     });
 
+    it('does not list a stream whose cursor was only read with the firstEvent hint, and lists it once its first event completed', async ({ skip }) => {
+      const store = listingStore(skip);
+      const streamId = `req_${ulid()}`;
+      expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
+      expect(own((await listAll(store, 0)).streams, [streamId])).toEqual([]);
+      await completeAt(store, streamId, 0);
+      expect(own((await listAll(store, 0)).streams, [streamId]).map(({ seq }) => seq)).toEqual([0]);
+    });
+
     it('lists streams written at or after activeSince only, and a stream written again is active again', async ({ skip }) => {
       const store = listingStore(skip);
       const [old, recent] = [`req_${ulid()}`, `req_${ulid()}`];
