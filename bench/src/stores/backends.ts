@@ -7,15 +7,11 @@ import { join } from 'node:path';
 import { createMemoryStore, type DedupeStore } from '@kyb-webhooks/core';
 import { createRedisStore } from '@kyb-webhooks/store-redis';
 import { createPostgresStore, postgresSchema, type PgQueryable } from '@kyb-webhooks/store-sql/postgres';
-import {
-  createSqliteStore,
-  sqliteSchema,
-  type SqliteDatabaseLike,
-  type SqliteStatementLike,
-} from '@kyb-webhooks/store-sql/sqlite';
+import { createSqliteStore, sqliteSchema } from '@kyb-webhooks/store-sql/sqlite';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { connectCountedRedis, countedSqlite } from '../counted-clients.js';
 
 export type BackendId = 'redis' | 'postgres' | 'sqlite' | 'memory';
 
@@ -50,30 +46,15 @@ const RAW_TOKEN = '0123456789abcdef0123456789abcdef';
 
 /** Redis through one ioredis connection (no auto-pipelining: every command is its own write). */
 export async function redisBackend(url: string, tag: string, external: boolean): Promise<Backend> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  let lastError: Error | undefined;
-  client.on('error', (error: Error) => (lastError = error));
-  try {
-    await client.connect();
-  } catch (error) {
-    client.disconnect();
-    throw lastError ?? error;
-  }
-  let calls = 0;
-  const send = client.sendCommand.bind(client);
-  client.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
-    calls++;
-    return send(...args);
-  }) as Redis['sendCommand'];
+  const { client, calls, version } = await connectCountedRedis(url);
 
   const prefix = `kyb:bench:${tag}:`;
   const rawPrefix = `${prefix}raw:`;
-  const version = /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? '?';
   return {
     id: 'redis',
     name: 'Redis',
     store: createRedisStore({ client, prefix }),
-    calls: () => calls,
+    calls,
     baseline: {
       label: 'SET key val NX PX 60000',
       op: (eventId) => client.set(`${rawPrefix}{${eventId}}`, `p:${RAW_TOKEN}`, 'PX', 60_000, 'NX'),
@@ -158,35 +139,7 @@ ON CONFLICT DO NOTHING`;
 export async function sqliteBackend(dir: string, tag: string): Promise<Backend> {
   const database = new Database(join(dir, `bench-${tag}.sqlite`));
   database.pragma('journal_mode = WAL');
-  let statements = 0;
-  let transactions = 0;
-  const counted: SqliteDatabaseLike = {
-    prepare(sql) {
-      const statement = database.prepare(sql);
-      const wrapped: SqliteStatementLike = {
-        run(...params) {
-          statements++;
-          return statement.run(...params);
-        },
-        get(...params) {
-          statements++;
-          return statement.get(...params);
-        },
-      };
-      return wrapped;
-    },
-    exec: (sql) => database.exec(sql),
-    transaction(fn) {
-      const transaction = database.transaction(fn as (...args: unknown[]) => unknown);
-      return {
-        immediate(...args) {
-          transactions++;
-          return transaction.immediate(...args);
-        },
-      };
-    },
-    close: () => database.close(),
-  };
+  const { database: counted, statements, transactions } = countedSqlite(database);
   try {
     const table = `kyb_bench_${tag}`;
     const rawTable = `kyb_bench_raw_${tag}`;
@@ -200,8 +153,8 @@ VALUES (?, 'in_progress', ?, ?, ?) ON CONFLICT DO NOTHING`);
       id: 'sqlite',
       name: 'SQLite',
       store,
-      calls: () => statements,
-      transactions: () => transactions,
+      calls: statements,
+      transactions,
       baseline: {
         label: 'the same INSERT … ON CONFLICT DO NOTHING (prepared, autocommit)',
         async op(eventId) {

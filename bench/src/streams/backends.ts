@@ -12,13 +12,13 @@ import { createMemoryStore, type StreamCursorStore } from '@kyb-webhooks/core';
 import { createRedisStore } from '@kyb-webhooks/store-redis';
 import { createMySqlStore, type MySqlQueryable } from '@kyb-webhooks/store-sql/mysql';
 import { createPostgresStore, type PgQueryable } from '@kyb-webhooks/store-sql/postgres';
-import { createSqliteStore, type SqliteDatabaseLike, type SqliteStatementLike } from '@kyb-webhooks/store-sql/sqlite';
+import { createSqliteStore } from '@kyb-webhooks/store-sql/sqlite';
 import Database from 'better-sqlite3';
-import { Redis } from 'ioredis';
 import pg from 'pg';
 import { mariadb } from '../../../scripts/services/mariadb.js';
 import { signal } from '../../../scripts/services/process.js';
 import { startService, type StartedService } from '../../../scripts/services/service.js';
+import { connectCountedRedis, countedSqlite } from '../counted-clients.js';
 import type { Server } from '../stores/servers.js';
 
 export type StreamBackendId = 'memory' | 'redis' | 'postgres' | 'mysql' | 'sqlite';
@@ -59,22 +59,7 @@ export function memoryBackend(): StreamBackend {
 
 /** Redis through one ioredis connection, every command its own write (no auto-pipelining). */
 export async function redisBackend(url: string, tag: string): Promise<StreamBackend> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-  let lastError: Error | undefined;
-  client.on('error', (error: Error) => (lastError = error));
-  try {
-    await client.connect();
-  } catch (error) {
-    client.disconnect();
-    throw lastError ?? error;
-  }
-  let calls = 0;
-  const send = client.sendCommand.bind(client);
-  client.sendCommand = ((...args: Parameters<Redis['sendCommand']>) => {
-    calls++;
-    return send(...args);
-  }) as Redis['sendCommand'];
-  const version = /redis_version:(\S+)/.exec(await client.info('server'))?.[1] ?? '?';
+  const { client, calls, version } = await connectCountedRedis(url);
   const deleteKeys = async (pattern: string): Promise<void> => {
     let cursor = '0';
     do {
@@ -88,7 +73,7 @@ export async function redisBackend(url: string, tag: string): Promise<StreamBack
     name: 'Redis',
     describe: `Redis ${version}, one ioredis connection`,
     wireLabel: 'commands',
-    wire: () => calls,
+    wire: calls,
     async open(label) {
       const prefix = `kyb:bench:streams:${tag}:${label}:`;
       return { store: createRedisStore({ client, prefix }), dispose: () => deleteKeys(`${prefix}*`) };
@@ -191,36 +176,14 @@ export async function mysqlBackend(url: string, tag: string): Promise<StreamBack
 export async function sqliteBackend(dir: string, tag: string): Promise<StreamBackend> {
   const database = new Database(join(dir, `bench-streams-${tag}.sqlite`));
   database.pragma('journal_mode = WAL');
-  let statements = 0;
-  const counted: SqliteDatabaseLike = {
-    prepare(sql) {
-      const statement = database.prepare(sql);
-      const wrapped: SqliteStatementLike = {
-        run(...params) {
-          statements++;
-          return statement.run(...params);
-        },
-        get(...params) {
-          statements++;
-          return statement.get(...params);
-        },
-      };
-      return wrapped;
-    },
-    exec: (sql) => database.exec(sql),
-    transaction(fn) {
-      const transaction = database.transaction(fn as (...args: unknown[]) => unknown);
-      return { immediate: (...args) => transaction.immediate(...args) };
-    },
-    close: () => database.close(),
-  };
+  const { database: counted, statements } = countedSqlite(database);
   const version = (database.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
   return {
     id: 'sqlite',
     name: 'SQLite',
     describe: `SQLite ${version} (better-sqlite3, WAL file)`,
     wireLabel: 'statements',
-    wire: () => statements,
+    wire: statements,
     async open(label) {
       const table = `kyb_bench_${tag}_${label}`;
       const store = createSqliteStore({ database: counted, table });
