@@ -55,12 +55,13 @@ interface Settings extends LoadOptions {
   /** Warm-up per server: seconds of load, or a number of requests. */
   warmup: { durationS: number } | { amount: number };
   /**
-   * Requests sent, unmeasured, right before every measured run. A server left idle while the ~40 others ran (about
-   * 25 s) pays a re-warming cost on its next requests, and pays it per allocation: Express measured after 20 s idle
-   * cost 130 (hand-written) and 185 µs/request (ours), with 2,000 requests first 106 and 133, as with no idle at all.
+   * Seconds of unmeasured load right before every measured run. A server left idle while the ~40 others ran (about
+   * 25 s) pays a re-warming cost on its next requests, the more the more code and allocation it has: Express after
+   * 20 s idle cost 130 (hand-written) and 185 µs/request (ours), with 2,000 requests first 106 and 133, as with no
+   * idle at all; Hono needed more (2,000 requests: +25 µs ours over hand-written, 1 s of load: +10, no idle: +5).
    * The target is about the cost per request of a server at work, so each run starts warm.
    */
-  rewarm: number;
+  rewarmS: number;
   attestedPool: number;
 }
 
@@ -72,8 +73,8 @@ function settings(quick: boolean): Settings {
   // The quick run is a smoke test: one replica (starting 36 processes alone takes most of a minute on a loaded
   // machine), one round, hence no interval and no verdict.
   return quick
-    ? { rounds: 1, replicas: 1, durationS: 1, warmup: { amount: 200 }, rewarm: 0, connections: 10, attestedPool: 100 }
-    : { rounds: 20, replicas: 2, durationS: 1, warmup: { durationS: 3 }, rewarm: 2000, connections: 10, attestedPool: 400 };
+    ? { rounds: 1, replicas: 1, durationS: 1, warmup: { amount: 200 }, rewarmS: 0, connections: 10, attestedPool: 100 }
+    : { rounds: 20, replicas: 2, durationS: 1, warmup: { durationS: 3 }, rewarmS: 1, connections: 10, attestedPool: 400 };
 }
 
 type Servers = Map<Variant, ServerHandle[]>;
@@ -243,7 +244,7 @@ export const httpSection: Section = {
           for (const block of roundOrder([...servers.keys()], plan, round)) {
             for (const variant of block) {
               const server = servers.get(variant)![OURS.has(variant) ? plan.ours : plan.base]!;
-              if (s.rewarm > 0) await runLoad(server, requests[KIND[variant]], { ...s, amount: s.rewarm });
+              if (s.rewarmS > 0) await runLoad(server, requests[KIND[variant]], { ...s, durationS: s.rewarmS });
               const result = await runLoad(server, requests[KIND[variant]], s);
               entry.byVariant.set(variant, [...(entry.byVariant.get(variant) ?? []), { ...result, replica: server.replica }]);
               bench.progress(
@@ -377,10 +378,10 @@ export const httpSection: Section = {
       '  every pairing and order equally often, so a process that is slower all its life widens an interval instead of',
       '  deciding a verdict. Δ = ours − baseline per round; the interval is the distribution-free 95% interval of its',
       '  median. A verdict is met or MISSED only when the whole interval is on one side of the target, otherwise unsure.',
-      ...(s.rewarm > 0
+      ...(s.rewarmS > 0
         ? [
-            `  Each measured run follows ${int(s.rewarm)} unmeasured requests to the same server: a server idle while the others ran`,
-            '  pays a re-warming cost per allocation on its next requests (after 20 s idle, Express: 130 µs/request hand-written,',
+            `  Each measured run follows ${s.rewarmS} s of unmeasured load on the same server: a server idle while the others ran pays`,
+            '  a re-warming cost on its next requests, more for more code (after 20 s idle, Express: 130 µs/request hand-written,',
             '  185 ours; warmed first: 106 and 133), and the target is the cost of a server at work.',
           ]
         : []),
