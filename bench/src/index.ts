@@ -2,12 +2,14 @@
  * The benchmarks: `pnpm bench` from the root, or `pnpm --filter @kyb-webhooks/bench run bench [-- flags]`.
  *   --only <section>   run one section: micro | http | stores | streams
  *   --quick            a short smoke run (rough figures, under a minute)
+ *   --framework <name> the HTTP section for this framework only (repeatable): express | fastify | koa | hono
  * Speed is reported as ratios against baselines measured in the same run; these are not tests and CI does not run
  * them. The report goes to stdout, progress to stderr.
  */
 import { parseArgs } from 'node:util';
 import { staleBuilds } from './dist.js';
 import { httpSection } from './http/index.js';
+import { FRAMEWORKS, type Framework } from './http/protocol.js';
 import { microSection } from './micro/index.js';
 import type { BenchOptions, Section } from './section.js';
 import { storeSection } from './stores/index.js';
@@ -18,11 +20,21 @@ const sections: Section[] = [microSection, httpSection, storeSection, streamSect
 
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
-  options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } },
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    framework: { type: 'string', multiple: true },
+  },
 });
 const selected = values.only === undefined ? sections : sections.filter((section) => section.name === values.only);
 if (selected.length === 0) {
   console.error(`--only ${values.only}: no such section (${sections.map((section) => section.name).join(', ')})`);
+  process.exit(2);
+}
+
+const unknownFrameworks = (values.framework ?? []).filter((name) => !(FRAMEWORKS as readonly string[]).includes(name));
+if (unknownFrameworks.length > 0) {
+  console.error(`--framework ${unknownFrameworks.join(', ')}: no such framework (${FRAMEWORKS.join(', ')})`);
   process.exit(2);
 }
 
@@ -36,6 +48,7 @@ if (stale.length > 0) {
 const started = Date.now();
 const options: BenchOptions = {
   quick: values.quick ?? false,
+  ...(values.framework ? { frameworks: values.framework as Framework[] } : {}),
   progress: (line) => process.stderr.write(`  · ${line} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`),
 };
 console.log(

@@ -6,6 +6,8 @@
 export interface BenchOptions {
   /** A short smoke run: fewer rounds and iterations, shorter HTTP runs. The figures are rough. */
   quick: boolean;
+  /** `--framework`: the HTTP section measures these frameworks only (all of them when absent). */
+  frameworks?: readonly import('./http/protocol.js').Framework[];
   /** Progress lines (stderr), so the report on stdout stays clean. */
   progress: (line: string) => void;
 }

@@ -217,8 +217,9 @@ export const httpSection: Section = {
     const samples = [pools.hmac[0]!, pools.attested[0]!];
     const verifyCost: VerifyCost = createVerifyCost(pools.attested[0]!.envelope.attestation!, signer.key.publicJwk as import('node:crypto').JsonWebKey);
 
-    const missing = FRAMEWORKS.filter((framework) => !existsSync(`${PACKAGES_DIR}${framework}/src/index.ts`));
-    const frameworks = FRAMEWORKS.filter((framework) => !missing.includes(framework));
+    const wanted = FRAMEWORKS.filter((framework) => bench.frameworks?.includes(framework) ?? true);
+    const missing = wanted.filter((framework) => !existsSync(`${PACKAGES_DIR}${framework}/src/index.ts`));
+    const frameworks = wanted.filter((framework) => !missing.includes(framework));
     const skipped = missing.map((framework) => `${framework}: packages/${framework}/src/index.ts does not exist yet`);
     let started = new Map<Framework, Servers>();
     const measured: Measured[] = [];

@@ -3,6 +3,7 @@ import { createReceiver, type Receiver } from '@kyb-webhooks/core';
 import { createTestSigner, testEvents, type TestSigner } from '@kyb-webhooks/testing';
 import { runAdapterConformance, serveOnLoopback } from '@kyb-webhooks/testing/adapter-suite';
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import type { Server } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { kybWebhooks } from './index.js';
@@ -122,6 +123,21 @@ describe('hono specifics: the Web-standard path, app.request() without a server'
   });
 });
 
+/** `bytes` as a stream of `size`-byte chunks: fetch sends it chunked, without Content-Length. */
+function chunksOf(bytes: Uint8Array, size: number): ReadableStream<Uint8Array> {
+  let offset = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.byteLength) return controller.close();
+      controller.enqueue(bytes.slice(offset, (offset += size)));
+    },
+  });
+}
+
+function withoutContentLength(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+}
+
 /** A body that never ends, 1 KiB per pull, counting how often the adapter pulled. */
 function endlessBody(): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
   let pulls = 0;
@@ -133,3 +149,82 @@ function endlessBody(): { stream: ReadableStream<Uint8Array>; pulled: () => numb
   });
   return { stream, pulled: () => pulls };
 }
+
+describe('hono on @hono/node-server: the body straight from the Node request', () => {
+  let signer: TestSigner;
+  let receiver: Receiver;
+  const handled: string[] = [];
+  const apps: { url: string; close(): Promise<void> }[] = [];
+  beforeAll(async () => {
+    signer = await createTestSigner();
+    receiver = createReceiver({ secrets: { ...signer.secrets } });
+    receiver.onAny((event) => void handled.push(event.event_id));
+    return async () => {
+      await Promise.all(apps.map((app) => app.close()));
+    };
+  });
+
+  // Several Node chunks and more than a Web stream buffers before it pauses its source, so two readers of one
+  // Node request would stall or split it.
+  function largeEnvelope() {
+    const envelope = testEvents.dataRequestPendingApproval();
+    return { ...envelope, data: { ...envelope.data, notes: Array.from({ length: 1500 }, (_, i) => `note ${i} `.repeat(8)) } };
+  }
+
+  async function post(
+    app: Hono,
+    envelope = testEvents.dataRequestPendingApproval(),
+    { chunked = false } = {},
+  ): Promise<{ status: number; body: unknown; eventId: string }> {
+    const served = await serve(app);
+    apps.push(served);
+    const { headers, body } = await signer.sign(envelope);
+    const init: RequestInit & { duplex?: 'half' } = chunked
+      ? { body: chunksOf(body, 16 * 1024), duplex: 'half', headers: withoutContentLength(headers) }
+      : { body, headers };
+    const response = await fetch(served.url, { method: 'POST', ...init, signal: AbortSignal.timeout(5000) });
+    return { status: response.status, body: await response.json(), eventId: envelope.event_id };
+  }
+
+  it('refuses a body a middleware read from c.req.raw, past Hono cache, instead of waiting for a stream already read', async () => {
+    const app = new Hono()
+      .use('/webhooks/kyb', async (c, next) => {
+        await c.req.raw.arrayBuffer();
+        await next();
+      })
+      .post('/webhooks/kyb', kybWebhooks(receiver));
+    const answer = await post(app);
+    expect(answer.status).toBe(500);
+    expect(answer.body).toMatchObject({ error: { code: 'body_already_parsed' } });
+    expect(handled).not.toContain(answer.eventId);
+  });
+
+  it('reads the Request stream a middleware opened but did not read, so its bytes go to one reader only', async () => {
+    const app = new Hono()
+      .use('/webhooks/kyb', async (c, next) => {
+        expect(c.req.raw.body).not.toBeNull(); // builds the Request, whose Web stream pulls from the Node request
+        await new Promise((resolve) => setTimeout(resolve, 20)); // long enough for that stream's first pull
+        await next();
+      })
+      .post('/webhooks/kyb', kybWebhooks(receiver));
+    const answer = await post(app, largeEnvelope());
+    expect(answer.status).toBe(200);
+    expect(handled.filter((id) => id === answer.eventId)).toHaveLength(1);
+  });
+
+  it("reads a chunked body through the request Hono's bodyLimit put in place of the Node one", async () => {
+    const app = new Hono().post('/webhooks/kyb', bodyLimit({ maxSize: 1024 * 1024 }), kybWebhooks(receiver));
+    const answer = await post(app, largeEnvelope(), { chunked: true });
+    expect(answer.status).toBe(200);
+    expect(handled.filter((id) => id === answer.eventId)).toHaveLength(1);
+  });
+
+  it('takes an env binding named incoming on other runtimes for what it is: not a Node request', async () => {
+    const app = new Hono().post('/webhooks/kyb', kybWebhooks(receiver));
+    const envelope = testEvents.dataRequestPendingApproval();
+    const { headers, body } = await signer.sign(envelope);
+    const response = await app.request('/webhooks/kyb', { method: 'POST', headers, body }, { incoming: { on: 'queue' } });
+    expect(response.status).toBe(200);
+    expect(handled).toContain(envelope.event_id);
+  });
+});
