@@ -89,6 +89,23 @@ describe('createConsoleLogger', () => {
     ]);
   });
 
+  it("prints a receiver's debug and info lines once its level lets them through", async () => {
+    const { console: out, lines } = capture();
+    const receiver = createReceiver({ secrets: { '1': 'console-secret' }, logger: createConsoleLogger({ level: 'debug', console: out }) });
+    receiver.on('kyb.data_request.refused', () => {});
+    const delivery = await signer.sign(testEvents.dataRequestRefused());
+    await receiver.receive({ method: 'POST', ...delivery });
+    await receiver.receive({ method: 'POST', ...delivery });
+    expect(lines.map(([level, line]) => `${level} ${line.split(':')[0]}`)).toEqual([
+      'debug kyb-webhooks debug 200',
+      'info kyb-webhooks info 200 duplicate',
+    ]);
+  });
+
+  it.each(['toString', 'constructor', 'verbose'])('refuses level %s, naming the four levels', (level) => {
+    expect(() => createConsoleLogger({ level: level as never })).toThrow(/level must be debug, info, warn or error/);
+  });
+
   it('prints warn and error only by default', () => {
     const { console: out, lines } = capture();
     const log = createConsoleLogger({ console: out });

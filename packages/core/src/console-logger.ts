@@ -1,4 +1,4 @@
-import type { LogEntry, Logger, SerializedError } from './logger.js';
+import { dropsEntriesBelow, severityOf, type LogEntry, type Logger, type SerializedError } from './logger.js';
 
 /** The console methods the logger writes with; `globalThis.console` by default. */
 export type LogConsole = Pick<Console, 'debug' | 'info' | 'warn' | 'error'>;
@@ -18,7 +18,6 @@ export interface ConsoleLoggerOptions {
   console?: LogConsole;
 }
 
-const SEVERITY: Record<LogEntry['level'], number> = { debug: 0, info: 1, warn: 2, error: 3 };
 const PREFIX = 'kyb-webhooks';
 
 /**
@@ -34,13 +33,15 @@ const PREFIX = 'kyb-webhooks';
  * ```
  */
 export function createConsoleLogger(options: ConsoleLoggerOptions = {}): Logger {
-  const threshold = SEVERITY[options.level ?? 'warn'];
+  const level = options.level ?? 'warn';
+  const threshold = severityOf(level);
   if (threshold === undefined) throw new TypeError(`createConsoleLogger: level must be debug, info, warn or error.`);
-  return (entry) => {
-    if (SEVERITY[entry.level] < threshold) return;
+  return dropsEntriesBelow((entry) => {
+    // Still checked here: the function can be called directly, not only through the receiver's safeLog.
+    if (severityOf(entry.level)! < threshold) return;
     const out = options.console ?? globalThis.console;
     out[entry.level](formatLogEntry(entry));
-  };
+  }, level);
 }
 
 /**

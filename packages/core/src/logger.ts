@@ -114,8 +114,40 @@ export function serializeError(error: unknown, depth = 0): SerializedError {
   return serialized;
 }
 
+const SEVERITY: Readonly<Record<LogEntry['level'], number>> = { debug: 0, info: 1, warn: 2, error: 3 };
+// Loggers made by createConsoleLogger, with the severity below which they print nothing: safeLog builds no entry for
+// them then. Every delivery logs a debug entry, and sanitising its texts was the larger part of the logging cost.
+const thresholds = new WeakMap<Logger, number>();
+
 /**
- * Calls the logger with a sanitised entry; a logger that throws changes nothing.
+ * Records that `logger` prints nothing below `level`, so that {@link safeLog} skips building those entries. For
+ * loggers of this package only; a user's logger gets every entry and filters as it likes.
+ *
+ * @example
+ * ```ts
+ * return dropsEntriesBelow((entry) => console.warn(entry.message), 'warn')
+ * ```
+ */
+export function dropsEntriesBelow(logger: Logger, level: LogEntry['level']): Logger {
+  thresholds.set(logger, SEVERITY[level]);
+  return logger;
+}
+
+/**
+ * The severity order of log levels, lowest first: debug 0, info 1, warn 2, error 3.
+ *
+ * @example
+ * ```ts
+ * if (severityOf(entry.level) >= severityOf('warn')) alert(entry)
+ * ```
+ */
+export function severityOf(level: LogEntry['level']): number | undefined {
+  return Object.hasOwn(SEVERITY, level) ? SEVERITY[level] : undefined;
+}
+
+/**
+ * Calls the logger with a sanitised entry; a logger that throws changes nothing, and one that would drop the entry
+ * (see {@link dropsEntriesBelow}) is not called.
  *
  * @example
  * ```ts
@@ -124,6 +156,8 @@ export function serializeError(error: unknown, depth = 0): SerializedError {
  */
 export function safeLog(logger: Logger | undefined, input: LogInput): void {
   if (!logger) return;
+  const threshold = thresholds.get(logger);
+  if (threshold !== undefined && SEVERITY[input.level] < threshold) return;
   try {
     const entry: LogEntry = { level: input.level, message: sanitizeLogText(input.message, MAX_MESSAGE) };
     if (input.code !== undefined) entry.code = sanitizeLogText(input.code);
