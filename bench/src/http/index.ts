@@ -375,6 +375,8 @@ export const httpSection: Section = {
       '  capped like our memory store, 200 (in Express written as ours writes it: one res.end of a string). The peer, as',
       '  Stripe\'s docs write it (express.raw and res.json in Express): the same with stripe.webhooks.constructEvent(body,',
       '  header, secret) in place of HMAC + JSON.parse, on a Stripe-format header for the same bytes and secret.',
+      '  In Hono, arrayBuffer() makes @hono/node-server build a Web Request over the Node request; ours reads the Node',
+      '  request itself (c.env.incoming), about 100 µs less per request: a Hono "met" says ours beats idiomatic Hono.',
       `  Each endpoint runs in ${s.replicas} server process${s.replicas > 1 ? 'es' : ''}; a round pairs one replica of ours with one of the baseline,`,
       '  every pairing and order equally often, so a process that is slower all its life widens an interval instead of',
       '  deciding a verdict. Δ = ours − baseline per round; the interval is the distribution-free 95% interval of its',
