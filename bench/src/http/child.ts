@@ -14,8 +14,6 @@ export interface ServerHandle {
   /** 1 or 2: which of the endpoint's replica processes this is. */
   replica: number;
   port: number;
-  /** The server process's id (for profilers and /proc readings during investigations). */
-  pid: number;
   /** The server's process.cpuUsage(), user + system, in µs. */
   cpuMicros(): Promise<number>;
   close(): Promise<void>;
@@ -70,7 +68,6 @@ export async function startServer(framework: Framework, variant: Variant, replic
     variant,
     replica,
     port,
-    pid: child.pid!,
     cpuMicros() {
       const id = ++nextId;
       return new Promise((resolve) => {

@@ -95,8 +95,8 @@ interface NodeIncoming extends ByteStream {
 /**
  * On Node, @hono/node-server passes the IncomingMessage as `c.env.incoming`, and `c.req.raw` is its lightweight
  * request over it, which builds a full undici Request, an AbortController and a Web stream over the Node stream the
- * first time anything reads `body` (about 110 of the 150 µs of server CPU a webhook request cost there, measured in the bench).
- * The body is read from the Node stream instead, and the headers Node already parsed are used, but only for the
+ * first time anything reads `body` (about 110 of the 150 µs of server CPU a webhook request cost there, measured in
+ * the bench). The body is read from the Node stream instead, and the headers Node already parsed are used, but only for the
  * request @hono/node-server made for it: an own property of `c.req.raw` holds exactly this IncomingMessage. A request
  * a middleware put in its place (Hono's bodyLimit does, for a body without Content-Length), and Bun, Deno and
  * Workers, keep the Web path. `rawBody` (Google Cloud Functions) means the stream was read before Hono saw it.
