@@ -13,7 +13,7 @@ import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispa
 import type { Envelope } from './envelope.js';
 import { rejection, type KybWebhookError } from './errors.js';
 import { safeLog, type Logger } from './logger.js';
-import { settlesPromptly } from './memory-store.js';
+import { promptDedupeOf, settlesPromptly, type PromptDedupe } from './memory-store.js';
 import type { ReceiveResult } from './receiver-types.js';
 import { answerDuplicate, answerProcessed, reject } from './results.js';
 import { HANDLED, type RunHandlers } from './run-handlers.js';
@@ -93,19 +93,36 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
 
   /** Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same. */
   async function settleSuccess(dedupeKey: string, token: string, envelope: Envelope, late: boolean): Promise<void> {
-    const where = { eventId: envelope.event_id, eventType: envelope.event };
     try {
-      const completed = await callStore('complete', () => store.complete(dedupeKey, token, completeOptions));
-      if (completed === false) {
-        safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
-      } else if (completed !== true) {
-        safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
-      } else if (late) {
-        safeLog(logger, { level: 'warn', message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded', ...where });
-      }
+      reportCompleted(await callStore('complete', () => store.complete(dedupeKey, token, completeOptions)), envelope, late);
     } catch (error) {
-      safeLog(logger, { level: 'error', message: `complete failed after the handlers succeeded: ${storeFailure('complete', error)}`, code: 'store_unavailable', ...where, error });
+      reportCompleteFailed(error, envelope);
     }
+  }
+
+  /** {@link settleSuccess} through a built-in memory store's synchronous calls. */
+  function settleSuccessNow(prompt: PromptDedupe, dedupeKey: string, token: string, envelope: Envelope): void {
+    try {
+      reportCompleted(prompt.complete(dedupeKey, token, completeOptions), envelope, false);
+    } catch (error) {
+      reportCompleteFailed(error, envelope);
+    }
+  }
+
+  function reportCompleted(completed: unknown, envelope: Envelope, late: boolean): void {
+    if (completed === true && !late) return;
+    const where = { eventId: envelope.event_id, eventType: envelope.event };
+    if (completed === false) {
+      safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
+    } else if (completed !== true) {
+      safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
+    } else {
+      safeLog(logger, { level: 'warn', message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded', ...where });
+    }
+  }
+
+  function reportCompleteFailed(error: unknown, envelope: Envelope): void {
+    safeLog(logger, { level: 'error', message: `complete failed after the handlers succeeded: ${storeFailure('complete', error)}`, code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
   }
 
   async function settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void> {
@@ -119,10 +136,12 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
 
   async function processVerified(item: VerifiedItem): Promise<ReceiveResult> {
     const { envelope, event, context, dedupeKey, typed } = item;
+    // The built-in memory store answers at once: calling it directly spares a promise and a microtask per call.
+    const prompt = promptDedupeOf(store);
     // 6. dedupe: claim the event
     let claimed: ClaimResult;
     try {
-      claimed = await claim(dedupeKey);
+      claimed = prompt ? prompt.claim(dedupeKey, claimOptions) : await claim(dedupeKey);
     } catch (error) {
       return reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope);
     }
@@ -131,7 +150,8 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
 
     // 7. dispatch, within handlerTimeoutMs
     const token = claimed.token;
-    const outcome = await runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, typed), context, envelope);
+    let outcome = runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, typed), context, envelope);
+    if (outcome instanceof Promise) outcome = await outcome;
     if (outcome instanceof HandlerError) {
       // 8. settle a failure: free the claim so the service's retry runs the handlers again
       await settleFailure(dedupeKey, token, envelope);
@@ -149,7 +169,8 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     }
 
     // 8. settle a success
-    await settleSuccess(dedupeKey, token, envelope, false);
+    if (prompt && promptDedupeOf(store) === prompt) settleSuccessNow(prompt, dedupeKey, token, envelope);
+    else await settleSuccess(dedupeKey, token, envelope, false);
     return answerProcessed(logger, envelope, event);
   }
 

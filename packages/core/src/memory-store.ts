@@ -141,8 +141,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
     trim(time);
   }
 
-  const store: StreamCursorStore = {
-    async claim(eventId: string, { leaseMs }: ClaimOptions): Promise<ClaimResult> {
+  // Synchronous, so that the receiver can skip the promises for the built-in store (see promptDedupeOf).
+  const prompt: PromptDedupe = {
+    claim(eventId, { leaseMs }) {
       const time = now();
       const existing = live(eventId, time);
       if (existing !== undefined) return typeof existing === 'number' ? COMPLETED : IN_PROGRESS;
@@ -151,17 +152,29 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
       trim(time);
       return { status: 'acquired', token };
     },
-    async complete(eventId: string, token: string, { retainMs }: CompleteOptions): Promise<boolean> {
+    complete(eventId, token, { retainMs }) {
       const time = now();
       if (!lease(eventId, token, time)) return false;
       // Same key: the Map keeps the claim's position, so eviction order stays the order of claims.
       records.set(eventId, time + retainMs);
       return true;
     },
-    async release(eventId: string, token: string): Promise<boolean> {
+    release(eventId, token) {
       if (!lease(eventId, token, now())) return false;
       records.delete(eventId);
       return true;
+    },
+  };
+
+  const store: StreamCursorStore = {
+    async claim(eventId: string, options: ClaimOptions): Promise<ClaimResult> {
+      return prompt.claim(eventId, options);
+    },
+    async complete(eventId: string, token: string, options: CompleteOptions): Promise<boolean> {
+      return prompt.complete(eventId, token, options);
+    },
+    async release(eventId: string, token: string): Promise<boolean> {
+      return prompt.release(eventId, token);
     },
     async getCursor(streamId) {
       checkStreamId(streamId);
@@ -203,16 +216,33 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
       return { streams, next: active.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
   };
-  promptStores.add(store);
+  promptStores.set(store, { prompt, claim: store.claim, complete: store.complete, release: store.release });
   return store;
 }
 
-/** Stores whose calls settle at once (no I/O), so the receiver spares them a deadline timer per call. */
-const promptStores = new WeakSet<DedupeStore>();
+/** The built-in memory store's claim, complete and release, answering at once instead of through a promise. */
+export interface PromptDedupe {
+  claim(eventId: string, options: ClaimOptions): ClaimResult;
+  complete(eventId: string, token: string, options: CompleteOptions): boolean;
+  release(eventId: string, token: string): boolean;
+}
+
+/** Built-in memory stores: their synchronous calls, and the methods they were created with. */
+const promptStores = new WeakMap<DedupeStore, { prompt: PromptDedupe; claim: unknown; complete: unknown; release: unknown }>();
 
 /** Whether `store` is a built-in memory store, whose calls never wait on anything. */
 export function settlesPromptly(store: DedupeStore): boolean {
   return promptStores.has(store);
+}
+
+/**
+ * The synchronous calls of a built-in memory store, or undefined for any other store, and for a memory store one of
+ * whose methods was replaced since (a spy, a wrapper for a test): then the replacement must be the one called.
+ */
+export function promptDedupeOf(store: DedupeStore): PromptDedupe | undefined {
+  const entry = promptStores.get(store);
+  if (entry === undefined || store.claim !== entry.claim || store.complete !== entry.complete || store.release !== entry.release) return undefined;
+  return entry.prompt;
 }
 
 const COMPLETED: ClaimResult = Object.freeze({ status: 'completed' });

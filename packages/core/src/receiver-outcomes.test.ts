@@ -110,6 +110,85 @@ describe('settling', () => {
   });
 });
 
+// The built-in memory store is called synchronously, past its promise-returning methods (claim-run-settle.ts):
+// these pin that the direct path keeps every outcome of the store, and steps aside for a method replaced later.
+describe('the built-in memory store, called directly', () => {
+  it('warns to raise leaseMs when the lease ran out while the handler ran', async () => {
+    let now = NOW;
+    const store = createMemoryStore({ now: () => now });
+    const { receiver, deliver, logs } = setup({ store });
+    receiver.onAny(() => {
+      now += 60_001; // past the default lease of 60 s
+    });
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringMatching(/raise leaseMs/) }));
+  });
+
+  it('logs a clock that throws while completing as store_unavailable, and still acknowledges the handled event', async () => {
+    let throwAt = Number.POSITIVE_INFINITY;
+    let calls = 0;
+    const store = createMemoryStore({
+      now: () => {
+        if (++calls >= throwAt) throw new Error('clock down');
+        return NOW;
+      },
+    });
+    const { receiver, deliver, logs } = setup({ store });
+    receiver.onAny(() => {
+      throwAt = calls + 1;
+    });
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', code: 'store_unavailable', message: expect.stringMatching(/^complete failed after the handlers succeeded/) }));
+  });
+
+  it('answers a claim that throws 503 store_unavailable, without running the handlers', async () => {
+    const store = createMemoryStore({
+      now: () => {
+        throw new Error('clock down');
+      },
+    });
+    const { receiver, deliver } = setup({ store });
+    const handler = vi.fn();
+    receiver.onAny(handler);
+    const result = await deliver(testEvents.dataRequestPendingApproval());
+    expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('calls a claim() replaced after the receiver was created', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    const { receiver, deliver } = setup({ store });
+    const handler = vi.fn();
+    receiver.onAny(handler);
+    store.claim = async () => ({ status: 'completed' });
+    const result = await deliver(testEvents.dataRequestPendingApproval());
+    expect([result.status, result.code]).toEqual([200, 'duplicate']);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('calls a complete() replaced after the receiver was created', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    const { receiver, deliver, logs } = setup({ store });
+    receiver.onAny(() => {});
+    const complete = vi.fn(async () => false);
+    store.complete = complete;
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+    expect(complete).toHaveBeenCalledOnce();
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringMatching(/raise leaseMs/) }));
+  });
+
+  it('calls a complete() replaced while the handler ran', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    const { receiver, deliver } = setup({ store });
+    const complete = vi.fn(async () => true);
+    receiver.onAny(() => {
+      store.complete = complete;
+    });
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+    expect(complete).toHaveBeenCalledOnce();
+  });
+});
+
 describe('log levels', () => {
   it('logs an authentication failure (401) as a warning', async () => {
     const { receiver, logs } = setup();
@@ -161,6 +240,32 @@ describe('onError', () => {
     await vi.waitFor(() => expect(seen).toHaveLength(1));
     expect(seen[0]).toBeInstanceOf(HandlerError);
     expect(seen[0]).toMatchObject({ eventType: 'kyb.data_request.pending_approval', eventId: envelope.event_id, errors: [thrown] });
+  });
+
+  it('receives, as a handler failure, a result whose then getter throws; the retry runs the handler again', async () => {
+    const { receiver, deliver } = setup();
+    const thrown = new Error('then getter down');
+    const seen: HandlerError[] = [];
+    let runs = 0;
+    receiver.onAny(() => {
+      runs += 1;
+      if (runs === 1) {
+        return {
+          get then(): never {
+            throw thrown;
+          },
+        };
+      }
+    });
+    receiver.onError((error) => {
+      seen.push(error);
+    });
+    const envelope = testEvents.dataRequestPendingApproval();
+    const first = await deliver(envelope);
+    expect([first.status, first.code]).toEqual([500, 'handler_failed']);
+    expect(seen[0]).toMatchObject({ errors: [thrown] });
+    const retry = await deliver(envelope);
+    expect([retry.status, retry.code, runs]).toEqual([200, undefined, 2]);
   });
 });
 

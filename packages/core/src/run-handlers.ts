@@ -11,10 +11,10 @@ export const HANDLED = 'handled';
 /** How a handler run ended: finished, failed, or still running past its deadline. */
 export type HandlerOutcome = typeof HANDLED | HandlerError | { stillRunning: PromiseLike<unknown> };
 /** Runs `run` (the handlers of one event) within the receiver's deadline; see {@link createHandlerRunner}. */
-export type RunHandlers = (run: () => unknown, context: DeliveryContext, envelope: Envelope) => Promise<HandlerOutcome>;
+export type RunHandlers = (run: () => unknown, context: DeliveryContext, envelope: Envelope) => HandlerOutcome | Promise<HandlerOutcome>;
 
 /**
- * Creates the receiver's handler runner. A synchronous handler costs no timer. Past the deadline the context's
+ * Creates the receiver's handler runner. A synchronous handler costs no timer and no promise. Past the deadline the context's
  * signal is aborted and the still-running work is handed back, so the caller can settle the claim when it ends.
  */
 export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs: number): RunHandlers {
@@ -30,20 +30,33 @@ export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs:
     }
   }
 
-  return async function runHandlers(run: () => unknown, context: DeliveryContext, envelope: Envelope): Promise<HandlerOutcome> {
-    let pending: unknown;
+  function failed(error: unknown, envelope: Envelope): HandlerError {
+    const failure = error instanceof HandlerError ? error : new HandlerError(envelope.event, envelope.event_id, [error]);
+    notifyError(failure);
+    return failure;
+  }
+
+  async function awaitHandlers(pending: PromiseLike<unknown>, context: DeliveryContext, envelope: Envelope): Promise<HandlerOutcome> {
     try {
-      pending = run();
-      if (!isThenable(pending)) return HANDLED;
       if ((await settleWithin(pending, handlerTimeoutMs)) !== TIMED_OUT) return HANDLED;
     } catch (error) {
-      const failure = error instanceof HandlerError ? error : new HandlerError(envelope.event, envelope.event_id, [error]);
-      notifyError(failure);
-      return failure;
+      return failed(error, envelope);
     }
     const reason = new DOMException(`the handler did not finish within handlerTimeoutMs (${handlerTimeoutMs} ms)`, 'TimeoutError');
     DeliveryContext.abort(context, reason);
     notifyError(new HandlerError(envelope.event, envelope.event_id, [reason]));
-    return { stillRunning: pending as PromiseLike<unknown> };
+    return { stillRunning: pending };
+  }
+
+  return function runHandlers(run: () => unknown, context: DeliveryContext, envelope: Envelope): HandlerOutcome | Promise<HandlerOutcome> {
+    let pending: unknown;
+    try {
+      pending = run();
+      // Inside the try: reading `then` runs a getter a handler's result may have.
+      if (!isThenable(pending)) return HANDLED;
+    } catch (error) {
+      return failed(error, envelope);
+    }
+    return awaitHandlers(pending as PromiseLike<unknown>, context, envelope);
   };
 }
