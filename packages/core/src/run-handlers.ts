@@ -14,8 +14,9 @@ export type HandlerOutcome = typeof HANDLED | HandlerError | { stillRunning: Pro
 export type RunHandlers = (run: () => unknown, context: DeliveryContext, envelope: Envelope) => HandlerOutcome | Promise<HandlerOutcome>;
 
 /**
- * Creates the receiver's handler runner. A synchronous handler costs no timer and no promise. Past the deadline the context's
- * signal is aborted and the still-running work is handed back, so the caller can settle the claim when it ends.
+ * Creates the receiver's handler runner. A synchronous handler costs no timer and no promise: its outcome comes back
+ * as is. Past the deadline the context's signal is aborted and the still-running work is handed back, so the caller
+ * can settle the claim when it ends.
  */
 export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs: number): RunHandlers {
   function notifyError(error: HandlerError): void {
