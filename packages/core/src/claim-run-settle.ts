@@ -13,7 +13,7 @@ import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispa
 import type { Envelope } from './envelope.js';
 import { rejection, type KybWebhookError } from './errors.js';
 import { safeLog, type Logger } from './logger.js';
-import { promptDedupeOf, settlesPromptly, type PromptDedupe } from './memory-store.js';
+import { answersAtOnce, promptDedupeOf, type PromptDedupe } from './memory-store.js';
 import type { ReceiveResult } from './receiver-types.js';
 import { answerDuplicate, answerProcessed, reject } from './results.js';
 import { HANDLED, type RunHandlers } from './run-handlers.js';
@@ -45,7 +45,7 @@ export interface ClaimRunSettle {
    * dispatch within handlerTimeoutMs, settle. May throw only through a bug; the callers turn that into internal_error.
    */
   processVerified(item: VerifiedItem): Promise<ReceiveResult>;
-  /** Calls the store within storeTimeoutMs; a synchronous throw, a rejection and a timeout all throw. */
+  /** Calls the store's method `operation` within storeTimeoutMs; a synchronous throw, a rejection and a timeout all throw. */
   callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
   /** Claims the key within storeTimeoutMs; an answer outside the contract throws. */
   claim(dedupeKey: string): Promise<ClaimResult>;
@@ -58,15 +58,15 @@ export interface ClaimRunSettle {
 /** Creates the claim, run and settle steps of one receiver. */
 export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSettle {
   const { store, storeTimeoutMs, logger, handlers, runHandlers } = options;
-  // The built-in memory store answers at once; a deadline timer per call would be pure cost on the hot path.
-  const storeSettlesPromptly = settlesPromptly(store);
   // Frozen once: the store only reads them, and a delivery need not allocate them again.
   const claimOptions = Object.freeze({ leaseMs: options.leaseMs });
   const completeOptions = Object.freeze({ retainMs: options.retainMs });
 
   async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
     const pending = call();
-    const answer = storeSettlesPromptly ? await pending : await settleWithin(pending, storeTimeoutMs);
+    // The built-in memory store answers at once and needs no deadline timer; checked per call and per method, as
+    // one may have been replaced since (a slow or hanging one in a test), and that one keeps its deadline.
+    const answer = answersAtOnce(store, operation) ? await pending : await settleWithin(pending, storeTimeoutMs);
     if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
     return answer as Awaited<T>;
   }

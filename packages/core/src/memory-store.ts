@@ -216,7 +216,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
       return { streams, next: active.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
   };
-  promptStores.set(store, { prompt, claim: store.claim, complete: store.complete, release: store.release });
+  promptStores.set(store, { prompt, methods: { ...store } });
   return store;
 }
 
@@ -228,11 +228,15 @@ export interface PromptDedupe {
 }
 
 /** Built-in memory stores: their synchronous calls, and the methods they were created with. */
-const promptStores = new WeakMap<DedupeStore, { prompt: PromptDedupe; claim: unknown; complete: unknown; release: unknown }>();
+const promptStores = new WeakMap<DedupeStore, { prompt: PromptDedupe; methods: Readonly<Record<string, unknown>> }>();
 
-/** Whether `store` is a built-in memory store, whose calls never wait on anything. */
-export function settlesPromptly(store: DedupeStore): boolean {
-  return promptStores.has(store);
+/**
+ * Whether `store[method]` is a built-in memory store's own method, which answers at once (no I/O), so a call needs
+ * no deadline timer. A method replaced since (a slow or hanging one in a test) is not, and keeps its deadline.
+ */
+export function answersAtOnce(store: DedupeStore, method: string): boolean {
+  const methods = promptStores.get(store)?.methods;
+  return methods !== undefined && (store as unknown as Record<string, unknown>)[method] === methods[method];
 }
 
 /**
@@ -241,8 +245,9 @@ export function settlesPromptly(store: DedupeStore): boolean {
  */
 export function promptDedupeOf(store: DedupeStore): PromptDedupe | undefined {
   const entry = promptStores.get(store);
-  if (entry === undefined || store.claim !== entry.claim || store.complete !== entry.complete || store.release !== entry.release) return undefined;
-  return entry.prompt;
+  if (entry === undefined) return undefined;
+  const { methods } = entry;
+  return store.claim === methods['claim'] && store.complete === methods['complete'] && store.release === methods['release'] ? entry.prompt : undefined;
 }
 
 const COMPLETED: ClaimResult = Object.freeze({ status: 'completed' });

@@ -177,6 +177,29 @@ describe('the built-in memory store, called directly', () => {
     expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringMatching(/raise leaseMs/) }));
   });
 
+  it('answers 503 store_unavailable within storeTimeoutMs when a claim() replaced on it never settles', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    const { receiver, deliver } = setup({ store, storeTimeoutMs: 50, handlerTimeoutMs: 100, leaseMs: 1_000 });
+    const handler = vi.fn();
+    receiver.onAny(handler);
+    store.claim = () => new Promise<never>(() => {});
+    const result = await deliver(testEvents.dataRequestPendingApproval());
+    expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('answers 503 store_unavailable within storeTimeoutMs when a getCursor() replaced on it never settles (ordering enforce)', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    const ordering = { mode: 'enforce' as const, fetchEventsAfter: async function* () {} };
+    const { receiver, deliver } = setup({ store, storeTimeoutMs: 50, handlerTimeoutMs: 100, leaseMs: 1_000, ordering });
+    const handler = vi.fn();
+    receiver.onAny(handler);
+    store.getCursor = () => new Promise<never>(() => {});
+    const result = await deliver(testEvents.dataRequestPendingApproval());
+    expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
   it('calls a complete() replaced while the handler ran', async () => {
     const store = createMemoryStore({ now: () => NOW });
     const { receiver, deliver } = setup({ store });
