@@ -125,7 +125,7 @@ describe('a store slower than the sender', () => {
     const client = new Redis(redisService.url!);
     const redisStore = createRedisStore({ client, prefix: `slow_${ulid()}:` });
     // Every store call answers after the sender has given up on the delivery.
-    const slow = <T>(call: () => Promise<T>) => sleep(700).then(call);
+    const slow = <T>(call: () => T | Promise<T>) => sleep(700).then(call);
     const store: DedupeStore = {
       claim: (id, options) => slow(() => redisStore.claim(id, options)),
       complete: (id, token, options) => slow(() => redisStore.complete(id, token, options)),

@@ -7,13 +7,12 @@
 import { typeBindingOf } from './attestation-binding.js';
 import type { AttestationClaims } from './attestation.js';
 import type { VerifiedItem } from './checks.js';
-import { settleWithin, TIMED_OUT } from './deadline.js';
+import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { checkClaimResult, type ClaimResult, type DedupeStore } from './dedupe.js';
 import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from './envelope.js';
 import { rejection, type KybWebhookError } from './errors.js';
 import { safeLog, type Logger } from './logger.js';
-import { answersAtOnce, promptDedupeOf, type PromptDedupe } from './memory-store.js';
 import type { ReceiveResult } from './receiver-types.js';
 import { answerDuplicate, answerProcessed, reject } from './results.js';
 import { HANDLED, type RunHandlers } from './run-handlers.js';
@@ -62,19 +61,30 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   const claimOptions = Object.freeze({ leaseMs: options.leaseMs });
   const completeOptions = Object.freeze({ retainMs: options.retainMs });
 
-  async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+  /**
+   * Calls the store's method `operation` within storeTimeoutMs. A store that answers synchronously (the built-in
+   * memory store, a custom in-process one) gets its answer back as it is, with no deadline timer and no promise: a
+   * synchronous call cannot be cut short anyway, and a delivery spares a promise and a microtask per call. A method
+   * that answers with a promise (any I/O store, or a memory-store method replaced by a slow one) keeps its deadline.
+   */
+  function callStoreSoon<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
     const pending = call();
-    // The built-in memory store answers at once and needs no deadline timer; checked per call and per method, as
-    // one may have been replaced since (a slow or hanging one in a test), and that one keeps its deadline.
-    const answer = answersAtOnce(store, operation) ? await pending : await settleWithin(pending, storeTimeoutMs);
-    if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
-    return answer as Awaited<T>;
+    if (!isThenable(pending)) return pending;
+    return (settleWithin(pending, storeTimeoutMs) as Promise<Awaited<T> | typeof TIMED_OUT>).then((answer) => {
+      if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
+      return answer;
+    });
   }
 
-  async function claim(dedupeKey: string): Promise<ClaimResult> {
-    try {
-      return checkClaimResult(await callStore('claim', () => store.claim(dedupeKey, claimOptions)));
-    } catch (error) {
+  async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+    return (await callStoreSoon(operation, call)) as Awaited<T>;
+  }
+
+  /** Claims the key within storeTimeoutMs, synchronously when the store answers so; throws as {@link claim}. */
+  function claimSoon(dedupeKey: string): ClaimResult | Promise<ClaimResult> {
+    const answer = callStoreSoon('claim', () => store.claim(dedupeKey, claimOptions));
+    if (!(answer instanceof Promise)) return checkClaimResult(answer);
+    return answer.then(checkClaimResult, (error: unknown) => {
       if (error instanceof StoreTimeoutError) {
         // A claim that lands after we gave up would hold the event for a whole lease: hand it back.
         Promise.resolve(error.pending).then(
@@ -88,25 +98,30 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
         );
       }
       throw error;
-    }
+    });
   }
 
-  /** Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same. */
-  async function settleSuccess(dedupeKey: string, token: string, envelope: Envelope, late: boolean): Promise<void> {
-    try {
-      reportCompleted(await callStore('complete', () => store.complete(dedupeKey, token, completeOptions)), envelope, late);
-    } catch (error) {
-      reportCompleteFailed(error, envelope);
-    }
+  async function claim(dedupeKey: string): Promise<ClaimResult> {
+    return claimSoon(dedupeKey);
   }
 
-  /** {@link settleSuccess} through a built-in memory store's synchronous calls. */
-  function settleSuccessNow(prompt: PromptDedupe, dedupeKey: string, token: string, envelope: Envelope): void {
+  /**
+   * Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same.
+   * Settles synchronously when the store answers so.
+   */
+  function settleSuccess(dedupeKey: string, token: string, envelope: Envelope, late: boolean): void | Promise<void> {
+    let answer: boolean | Promise<boolean>;
     try {
-      reportCompleted(prompt.complete(dedupeKey, token, completeOptions), envelope, false);
+      answer = callStoreSoon('complete', () => store.complete(dedupeKey, token, completeOptions));
     } catch (error) {
       reportCompleteFailed(error, envelope);
+      return;
     }
+    if (!(answer instanceof Promise)) return reportCompleted(answer, envelope, late);
+    return answer.then(
+      (completed) => reportCompleted(completed, envelope, late),
+      (error: unknown) => reportCompleteFailed(error, envelope),
+    );
   }
 
   function reportCompleted(completed: unknown, envelope: Envelope, late: boolean): void {
@@ -136,12 +151,11 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
 
   async function processVerified(item: VerifiedItem): Promise<ReceiveResult> {
     const { envelope, event, context, dedupeKey, typed } = item;
-    // The built-in memory store answers at once: calling it directly spares a promise and a microtask per call.
-    const prompt = promptDedupeOf(store);
     // 6. dedupe: claim the event
-    let claimed: ClaimResult;
+    let claimed: ClaimResult | Promise<ClaimResult>;
     try {
-      claimed = prompt ? prompt.claim(dedupeKey, claimOptions) : await claim(dedupeKey);
+      claimed = claimSoon(dedupeKey);
+      if (claimed instanceof Promise) claimed = await claimed;
     } catch (error) {
       return reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope);
     }
@@ -169,8 +183,8 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     }
 
     // 8. settle a success
-    if (prompt && promptDedupeOf(store) === prompt) settleSuccessNow(prompt, dedupeKey, token, envelope);
-    else await settleSuccess(dedupeKey, token, envelope, false);
+    const settled = settleSuccess(dedupeKey, token, envelope, false);
+    if (settled) await settled;
     return answerProcessed(logger, envelope, event);
   }
 

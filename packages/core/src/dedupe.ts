@@ -6,6 +6,11 @@
  * `acquired`. A lease that expired (its holder crashed) can be claimed again; `complete` and `release` succeed only
  * for the token of the current lease.
  *
+ * Each method may answer with a promise (any store that does I/O) or, for a store that answers at once in the same
+ * process, with the value itself: the receiver then spends no promise, microtask or deadline timer on the call
+ * (`storeTimeoutMs` bounds only answers that are promises; a synchronous call cannot be cut short). The built-in
+ * memory store answers synchronously; `await` works on either answer.
+ *
  * @example
  * ```ts
  * const claim = await store.claim(eventId, { leaseMs: 60_000 })
@@ -17,11 +22,11 @@
  */
 export interface DedupeStore {
   /** Atomically claim `eventId` for `leaseMs` milliseconds. */
-  claim(eventId: string, options: ClaimOptions): Promise<ClaimResult>;
+  claim(eventId: string, options: ClaimOptions): ClaimResult | Promise<ClaimResult>;
   /** Mark the event done, kept for `retainMs`; `false` when `token` no longer holds the lease. */
-  complete(eventId: string, token: string, options: CompleteOptions): Promise<boolean>;
+  complete(eventId: string, token: string, options: CompleteOptions): boolean | Promise<boolean>;
   /** Free the claim so the next delivery runs the handler; `false` when `token` no longer holds the lease. */
-  release(eventId: string, token: string): Promise<boolean>;
+  release(eventId: string, token: string): boolean | Promise<boolean>;
 }
 
 /** Options of {@link DedupeStore.claim}. */

@@ -48,7 +48,7 @@ export type {
 export { checkAttestationBinding } from './attestation-binding.js';
 export type { AttestedEnvelope } from './attestation-binding.js';
 export { createMemoryStore } from './memory-store.js';
-export type { MemoryStoreOptions } from './memory-store.js';
+export type { MemoryStore, MemoryStoreOptions } from './memory-store.js';
 export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './dedupe.js';
 export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './dedupe.js';
 export {

@@ -1,5 +1,5 @@
 import { optionRules, validateOptions, type OptionsSpec } from './config.js';
-import { createLeaseToken, type ClaimOptions, type ClaimResult, type CompleteOptions, type DedupeStore } from './dedupe.js';
+import { createLeaseToken, type ClaimOptions, type ClaimResult, type CompleteOptions } from './dedupe.js';
 import {
   checkListStreamsOptions,
   checkStreamArguments,
@@ -57,6 +57,23 @@ export interface MemoryStoreOptions {
 }
 
 /**
+ * The built-in memory store: a {@link StreamCursorStore} whose claim, complete and release answer with values, not
+ * promises (nothing to wait for in one process), so the receiver spends no promise or deadline timer on them.
+ * `await` works on them as on any store.
+ *
+ * @example
+ * ```ts
+ * const store: MemoryStore = createMemoryStore()
+ * const claim = store.claim('01J9Z3…', { leaseMs: 60_000 }) // { status: 'acquired', token } at once
+ * ```
+ */
+export interface MemoryStore extends StreamCursorStore {
+  claim(eventId: string, options: ClaimOptions): ClaimResult;
+  complete(eventId: string, token: string, options: CompleteOptions): boolean;
+  release(eventId: string, token: string): boolean;
+}
+
+/**
  * The default dedupe store: one process, lost on restart. Fine for a single instance and for tests; use a
  * Redis or SQL store when several processes receive webhooks or when dedupe must survive a restart.
  *
@@ -65,7 +82,7 @@ export interface MemoryStoreOptions {
  * const receiver = createReceiver({ secrets, store: createMemoryStore() })
  * ```
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCursorStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   validateOptions(options, MEMORY_STORE_SPEC);
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 100_000;
@@ -141,9 +158,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
     trim(time);
   }
 
-  // Synchronous, so that the receiver can skip the promises for the built-in store (see promptDedupeOf).
-  const prompt: PromptDedupe = {
-    claim(eventId, { leaseMs }) {
+  // claim, complete and release answer synchronously (the DedupeStore contract allows it): the receiver then spends
+  // no promise, microtask or deadline timer on them, which an in-process store does not need.
+  const store: MemoryStore = {
+    claim(eventId: string, { leaseMs }: ClaimOptions): ClaimResult {
       const time = now();
       const existing = live(eventId, time);
       if (existing !== undefined) return typeof existing === 'number' ? COMPLETED : IN_PROGRESS;
@@ -152,29 +170,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
       trim(time);
       return { status: 'acquired', token };
     },
-    complete(eventId, token, { retainMs }) {
+    complete(eventId: string, token: string, { retainMs }: CompleteOptions): boolean {
       const time = now();
       if (!lease(eventId, token, time)) return false;
       // Same key: the Map keeps the claim's position, so eviction order stays the order of claims.
       records.set(eventId, time + retainMs);
       return true;
     },
-    release(eventId, token) {
+    release(eventId: string, token: string): boolean {
       if (!lease(eventId, token, now())) return false;
       records.delete(eventId);
       return true;
-    },
-  };
-
-  const store: StreamCursorStore = {
-    async claim(eventId: string, options: ClaimOptions): Promise<ClaimResult> {
-      return prompt.claim(eventId, options);
-    },
-    async complete(eventId: string, token: string, options: CompleteOptions): Promise<boolean> {
-      return prompt.complete(eventId, token, options);
-    },
-    async release(eventId: string, token: string): Promise<boolean> {
-      return prompt.release(eventId, token);
     },
     async getCursor(streamId) {
       checkStreamId(streamId);
@@ -216,38 +222,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): StreamCurso
       return { streams, next: active.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
   };
-  promptStores.set(store, { prompt, methods: { ...store } });
   return store;
-}
-
-/** The built-in memory store's claim, complete and release, answering at once instead of through a promise. */
-export interface PromptDedupe {
-  claim(eventId: string, options: ClaimOptions): ClaimResult;
-  complete(eventId: string, token: string, options: CompleteOptions): boolean;
-  release(eventId: string, token: string): boolean;
-}
-
-/** Built-in memory stores: their synchronous calls, and the methods they were created with. */
-const promptStores = new WeakMap<DedupeStore, { prompt: PromptDedupe; methods: Readonly<Record<string, unknown>> }>();
-
-/**
- * Whether `store[method]` is a built-in memory store's own method, which answers at once (no I/O), so a call needs
- * no deadline timer. A method replaced since (a slow or hanging one in a test) is not, and keeps its deadline.
- */
-export function answersAtOnce(store: DedupeStore, method: string): boolean {
-  const methods = promptStores.get(store)?.methods;
-  return methods !== undefined && (store as unknown as Record<string, unknown>)[method] === methods[method];
-}
-
-/**
- * The synchronous calls of a built-in memory store, or undefined for any other store, and for a memory store one of
- * whose methods was replaced since (a spy, a wrapper for a test): then the replacement must be the one called.
- */
-export function promptDedupeOf(store: DedupeStore): PromptDedupe | undefined {
-  const entry = promptStores.get(store);
-  if (entry === undefined) return undefined;
-  const { methods } = entry;
-  return store.claim === methods['claim'] && store.complete === methods['complete'] && store.release === methods['release'] ? entry.prompt : undefined;
 }
 
 const COMPLETED: ClaimResult = Object.freeze({ status: 'completed' });

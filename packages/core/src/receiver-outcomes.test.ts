@@ -8,6 +8,7 @@ import { HandlerError } from './dispatch.js';
 import type { LogEntry } from './logger.js';
 import { createMemoryStore } from './memory-store.js';
 import { createReceiver, type ReceiverOptions } from './receiver.js';
+import type { StreamCursorStore } from './stream-store.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 let signer: TestSigner;
@@ -36,7 +37,7 @@ function spyStore(answers: { complete?: unknown; release?: unknown } = {}) {
   const memory = createMemoryStore({ now: () => NOW });
   const calls: { method: string; options?: unknown }[] = [];
   const store: DedupeStore = {
-    claim: (id, options): Promise<ClaimResult> => {
+    claim: (id, options): ClaimResult | Promise<ClaimResult> => {
       calls.push({ method: 'claim', options });
       return memory.claim(id, options);
     },
@@ -110,9 +111,10 @@ describe('settling', () => {
   });
 });
 
-// The built-in memory store is called synchronously, past its promise-returning methods (claim-run-settle.ts):
-// these pin that the direct path keeps every outcome of the store, and steps aside for a method replaced later.
-describe('the built-in memory store, called directly', () => {
+// A store that answers with values rather than promises (the built-in memory store, or a custom in-process one) is
+// used without a promise or a deadline timer (claim-run-settle.ts): these pin that this path keeps every outcome of
+// the store, and that a method replaced by a promise-returning one gets its deadline back.
+describe('a store that answers synchronously', () => {
   it('warns to raise leaseMs when the lease ran out while the handler ran', async () => {
     let now = NOW;
     const store = createMemoryStore({ now: () => now });
@@ -156,7 +158,7 @@ describe('the built-in memory store, called directly', () => {
   });
 
   it('calls a claim() replaced after the receiver was created', async () => {
-    const store = createMemoryStore({ now: () => NOW });
+    const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
     const { receiver, deliver } = setup({ store });
     const handler = vi.fn();
     receiver.onAny(handler);
@@ -167,7 +169,7 @@ describe('the built-in memory store, called directly', () => {
   });
 
   it('calls a complete() replaced after the receiver was created', async () => {
-    const store = createMemoryStore({ now: () => NOW });
+    const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
     const { receiver, deliver, logs } = setup({ store });
     receiver.onAny(() => {});
     const complete = vi.fn(async () => false);
@@ -178,7 +180,7 @@ describe('the built-in memory store, called directly', () => {
   });
 
   it('answers 503 store_unavailable within storeTimeoutMs when a claim() replaced on it never settles', async () => {
-    const store = createMemoryStore({ now: () => NOW });
+    const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
     const { receiver, deliver } = setup({ store, storeTimeoutMs: 50, handlerTimeoutMs: 100, leaseMs: 1_000 });
     const handler = vi.fn();
     receiver.onAny(handler);
@@ -189,7 +191,7 @@ describe('the built-in memory store, called directly', () => {
   });
 
   it('answers 503 store_unavailable within storeTimeoutMs when a getCursor() replaced on it never settles (ordering enforce)', async () => {
-    const store = createMemoryStore({ now: () => NOW });
+    const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
     const ordering = { mode: 'enforce' as const, fetchEventsAfter: async function* () {} };
     const { receiver, deliver } = setup({ store, storeTimeoutMs: 50, handlerTimeoutMs: 100, leaseMs: 1_000, ordering });
     const handler = vi.fn();
@@ -200,8 +202,75 @@ describe('the built-in memory store, called directly', () => {
     expect(handler).not.toHaveBeenCalled();
   });
 
+  /** A custom in-process store: the memory store's answers, given as values, or the answers a test sets. */
+  function synchronousStore(answers: { claim?: unknown; complete?: unknown } = {}) {
+    const memory = createMemoryStore({ now: () => NOW });
+    const store: DedupeStore = {
+      claim: (id, options) => ('claim' in answers ? answers.claim : memory.claim(id, options)) as ClaimResult,
+      complete: (id, token, options) => ('complete' in answers ? answers.complete : memory.complete(id, token, options)) as boolean,
+      release: (id, token) => memory.release(id, token),
+    };
+    return store;
+  }
+
+  /** The delays of the timers armed while `work` ran. */
+  async function timersArmedDuring(work: () => Promise<unknown>): Promise<unknown[]> {
+    const setTimeoutSpy = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      await work();
+      return setTimeoutSpy.mock.calls.map((call) => call[1]);
+    } finally {
+      setTimeoutSpy.mockRestore();
+    }
+  }
+
+  it('runs the handler once per event with a custom store that answers with values, and answers the retry duplicate', async () => {
+    const { receiver, deliver } = setup({ store: synchronousStore() });
+    const handler = vi.fn();
+    receiver.onAny(handler);
+    const envelope = testEvents.dataRequestPendingApproval();
+    expect((await deliver(envelope)).status).toBe(200);
+    const retry = await deliver(envelope);
+    expect([retry.status, retry.code]).toEqual([200, 'duplicate']);
+    expect(handler).toHaveBeenCalledOnce();
+  });
+
+  it('arms no storeTimeoutMs timer for a store that answers with values, and one per call for a store that answers with promises', async () => {
+    const storeTimeoutMs = 4_321;
+    const memory = createMemoryStore({ now: () => NOW });
+    const promised: DedupeStore = {
+      claim: async (id, options) => memory.claim(id, options),
+      complete: async (id, token, options) => memory.complete(id, token, options),
+      release: async (id, token) => memory.release(id, token),
+    };
+    const direct = setup({ store: synchronousStore(), storeTimeoutMs });
+    const awaited = setup({ store: promised, storeTimeoutMs });
+    direct.receiver.onAny(() => {});
+    awaited.receiver.onAny(() => {});
+    const directDelays = await timersArmedDuring(() => direct.deliver(testEvents.dataRequestPendingApproval()));
+    const awaitedDelays = await timersArmedDuring(() => awaited.deliver(testEvents.dataRequestPendingApproval()));
+    expect(directDelays.filter((delay) => delay === storeTimeoutMs)).toEqual([]);
+    expect(awaitedDelays.filter((delay) => delay === storeTimeoutMs)).toEqual([storeTimeoutMs, storeTimeoutMs]);
+  });
+
+  it('answers 503 store_unavailable, running no handler, when a synchronous claim answers outside the contract', async () => {
+    const { receiver, deliver } = setup({ store: synchronousStore({ claim: { status: 'duplicate' } }) });
+    const handler = vi.fn();
+    receiver.onAny(handler);
+    const result = await deliver(testEvents.dataRequestPendingApproval());
+    expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('acknowledges a handled event and logs store_unavailable when a synchronous complete answers outside the contract', async () => {
+    const { receiver, deliver, logs } = setup({ store: synchronousStore({ complete: 'yes' }) });
+    receiver.onAny(() => {});
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', code: 'store_unavailable', message: expect.stringMatching(/complete\(\) with something other than a boolean/) }));
+  });
+
   it('calls a complete() replaced while the handler ran', async () => {
-    const store = createMemoryStore({ now: () => NOW });
+    const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
     const { receiver, deliver } = setup({ store });
     const complete = vi.fn(async () => true);
     receiver.onAny(() => {

@@ -476,7 +476,7 @@ describe.each<[string, PlatformCrypto]>([
     function failingStore(fail: 'claim' | 'complete' | 'release'): DedupeStore {
       const memory = createMemoryStore();
       return {
-        claim: (id, options): Promise<ClaimResult> => (fail === 'claim' ? Promise.reject(new Error('ECONNREFUSED')) : memory.claim(id, options)),
+        claim: (id, options): ClaimResult | Promise<ClaimResult> => (fail === 'claim' ? Promise.reject(new Error('ECONNREFUSED')) : memory.claim(id, options)),
         complete: (id, token, options) => (fail === 'complete' ? Promise.reject(new Error('ECONNRESET')) : memory.complete(id, token, options)),
         release: (id, token) => (fail === 'release' ? Promise.reject(new Error('ECONNRESET')) : memory.release(id, token)),
       };

@@ -981,6 +981,7 @@ export function storeCaseArb(world: FuzzWorld): fc.Arbitrary<StoreCase> {
     store: fc.record({
       claim: fc.constantFrom(...CLAIM_SCRIPTS),
       complete: mostly<SettleScript>('real', fc.constantFrom<SettleScript>('throws', 'rejects', 'false', 'string', 'undefined'), 2),
+      synchronous: fc.boolean(),
     }),
   });
 }

@@ -44,6 +44,8 @@ interface HandlerCall {
 export interface StoreScript {
   claim: ClaimScript;
   complete: SettleScript;
+  /** Answers (real or junk) given as values, as an in-process store may, instead of promises. */
+  synchronous: boolean;
 }
 export type ClaimScript =
   | 'real' | 'completed' | 'in_progress' | 'status duplicate' | 'empty object' | 'true' | 'null' | 'undefined'
@@ -51,7 +53,7 @@ export type ClaimScript =
 export type SettleScript = 'real' | 'throws' | 'rejects' | 'false' | 'string' | 'undefined';
 /** Claim answers a store may give; any other must make the delivery `store_unavailable` with no handler run. */
 export const VALID_CLAIM_SCRIPTS: ReadonlySet<ClaimScript> = new Set(['real', 'completed', 'in_progress']);
-const REAL: StoreScript = { claim: 'real', complete: 'real' };
+const REAL: StoreScript = { claim: 'real', complete: 'real', synchronous: true };
 
 /** A DedupeStore that forwards to a memory store replaced per case, counts what was asked of it, and can misbehave. */
 interface CountingStore extends DedupeStore {
@@ -91,7 +93,7 @@ export interface ModeLanes {
   lanes: readonly [Lane, Lane];
 }
 
-function scripted(answer: ClaimScript | SettleScript, real: () => Promise<unknown>): Promise<never> {
+function scripted(answer: ClaimScript | SettleScript, synchronous: boolean, real: () => unknown): never {
   const junk: Record<string, () => unknown> = {
     completed: () => ({ status: 'completed' }),
     in_progress: () => ({ status: 'in_progress' }),
@@ -107,10 +109,11 @@ function scripted(answer: ClaimScript | SettleScript, real: () => Promise<unknow
     false: () => false,
     string: () => 'true',
   };
-  if (answer === 'real') return real() as Promise<never>;
+  const given = (value: unknown): never => (synchronous ? value : Promise.resolve(value)) as never;
+  if (answer === 'real') return given(real());
   if (answer === 'throws') throw new Error('store down (sync)');
-  if (answer === 'rejects') return Promise.reject(new Error('store down'));
-  return Promise.resolve(junk[answer]!()) as Promise<never>;
+  if (answer === 'rejects') return Promise.reject(new Error('store down')) as never;
+  return given(junk[answer]!());
 }
 
 function countingStore(now: () => number): CountingStore {
@@ -125,11 +128,11 @@ function countingStore(now: () => number): CountingStore {
     },
     claim(eventId: string, options: ClaimOptions) {
       store.writes++;
-      return scripted(script.claim, () => inner.claim(eventId, options));
+      return scripted(script.claim, script.synchronous, () => inner.claim(eventId, options));
     },
     complete(eventId: string, token: string, options: CompleteOptions) {
       store.writes++;
-      return scripted(script.complete, () => inner.complete(eventId, token, options));
+      return scripted(script.complete, script.synchronous, () => inner.complete(eventId, token, options));
     },
     release(eventId: string, token: string) {
       store.writes++;
