@@ -1,4 +1,5 @@
 import { releasedAnswerSchema, type ReleasedAnswer } from './events.js';
+import { createValidator } from './schema-guard.js';
 
 /**
  * The released answers of a data request, keyed by subject and name together (spec 2.6): a director-level field
@@ -59,7 +60,10 @@ export class ReleasedAnswers implements Iterable<ReleasedAnswer> {
   }
 }
 
-const answerListSchema = releasedAnswerSchema.array();
+// The schema guard hands back the claims' own list instead of zod's copy: a release delivery looks for its answers
+// twice (the binding check, then the handler context), and zod's copies were most of the allocation that the
+// attestation adds to a delivery.
+const validateAnswerList = createValidator(releasedAnswerSchema.array());
 
 /**
  * Finds the released answers among verified attestation claims. The spec does not show the claim that carries
@@ -73,11 +77,11 @@ const answerListSchema = releasedAnswerSchema.array();
  * ```
  */
 export function findReleasedAnswerList(claims: Record<string, unknown>): ReleasedAnswer[] | undefined {
-  const preferred = answerListSchema.safeParse(claims['answers']);
+  const preferred = validateAnswerList(claims['answers']);
   if (preferred.success) return preferred.data;
   for (const value of Object.values(claims)) {
     if (!Array.isArray(value) || value.length === 0) continue;
-    const parsed = answerListSchema.safeParse(value);
+    const parsed = validateAnswerList(value);
     if (parsed.success) return parsed.data;
   }
   return undefined;
