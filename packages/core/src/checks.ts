@@ -42,79 +42,87 @@ const dataValidators = new Map<string, (value: unknown) => ValidationResult<unkn
 
 /** Creates the checks of one receiver. */
 export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation }: CheckOptions): {
-  check(input: ReceiveInput): Promise<Checked>;
+  check(input: ReceiveInput): Checked | Promise<Checked>;
   verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError>;
 } {
-  // Every step below runs once per delivery, so the common path avoids what it can: no microtask for an answer
-  // that is already there (a synchronous HMAC), no copy of a payload the schema guard accepted as it is, no log
-  // entry built for a receiver without a logger.
-  async function check(input: ReceiveInput): Promise<Checked> {
-    {
-      // 1. limits (limits.ts)
-      const body = checkLimits(input, maxBodyBytes);
-      if (body instanceof KybWebhookError) return { refused: body };
+  // Every step below runs once per delivery, so the common path avoids what it can: no promise for checks that
+  // answer at once (an HMAC-only delivery on Node is checked synchronously from end to end; only a Web Crypto HMAC
+  // or an attestation makes it wait), no copy of a payload the schema guard accepted as it is, no log entry built
+  // for a receiver without a logger.
+  function check(input: ReceiveInput): Checked | Promise<Checked> {
+    // 1. limits (limits.ts)
+    const body = checkLimits(input, maxBodyBytes);
+    if (body instanceof KybWebhookError) return { refused: body };
 
-      // 2. signature over the exact bytes
-      let hmac: { version: string } | null = null;
-      if (checkSignature) {
-        let verified: VerifiedSignature | Promise<VerifiedSignature>;
-        try {
-          verified = checkSignature(readHeader(input.headers, 'service-kyb-signature'), body);
-          if (verified instanceof Promise) verified = await verified;
-        } catch (error) {
-          return { refused: asKybError(error) };
-        }
-        hmac = { version: verified.version };
-      }
-
-      // 3. parse the verified bytes, never a re-serialization
-      let json: unknown;
-      try {
-        json = JSON.parse(utf8.decode(body));
-      } catch {
-        return { refused: rejection('body_not_json') };
-      }
-
-      // 4. envelope
-      const parsed = validateEnvelope(json);
-      if (!parsed.success) return { refused: rejection('envelope_invalid', describeIssues(parsed.issues)) };
-      const envelope = parsed.data;
-
-      // 5. attestation: every event that carries one is verified, known type or not, and bound to this envelope
-      let claims: AttestationClaims | undefined;
-      if (envelope.attestation !== undefined) {
-        if (!verifyAttestation) return { refused: rejection('attestation_not_configured'), envelope };
-        try {
-          claims = await verifyAttestation(envelope.attestation, envelope);
-        } catch (error) {
-          return { refused: asKybError(error), envelope };
-        }
-      } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
-        return { refused: rejection('attestation_missing'), envelope };
-      } else if (!hmac) {
-        // No secrets and no attestation: nothing authenticates this delivery (spec 5.4).
-        return { unauthenticated: envelope };
-      }
-
-      const validateData = dataValidators.get(envelope.event);
-      let event: KybEvent | UnknownKybEvent = envelope;
-      if (validateData) {
-        const data = validateData(envelope.data);
-        if (!data.success) return { refused: rejection('event_data_invalid', describeIssues(data.issues)), envelope };
-        // The guard hands back the very object it accepted; only zod's own output (never expected) is a copy.
-        if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
-      }
-      // Authenticated by now: by the HMAC, the attestation or both (the unauthenticated case returned above).
-      const context = new DeliveryContext(
-        { hmac, attestation: claims !== undefined },
-        claims,
-        parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
-      );
-      if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
-
-      // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
-      return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
+    // 2. signature over the exact bytes
+    if (!checkSignature) return checkVerifiedBytes(input, body, null);
+    let verified: VerifiedSignature | Promise<VerifiedSignature>;
+    try {
+      verified = checkSignature(readHeader(input.headers, 'service-kyb-signature'), body);
+    } catch (error) {
+      return { refused: asKybError(error) };
     }
+    if (!(verified instanceof Promise)) return checkVerifiedBytes(input, body, { version: verified.version });
+    return verified.then(
+      (signature) => checkVerifiedBytes(input, body, { version: signature.version }),
+      (error: unknown) => ({ refused: asKybError(error) }),
+    );
+  }
+
+  /** Steps 3 to 5 and the data schema, once the signature (if configured) held. */
+  function checkVerifiedBytes(input: ReceiveInput, body: Uint8Array, hmac: { version: string } | null): Checked | Promise<Checked> {
+    // 3. parse the verified bytes, never a re-serialization
+    let json: unknown;
+    try {
+      json = JSON.parse(utf8.decode(body));
+    } catch {
+      return { refused: rejection('body_not_json') };
+    }
+
+    // 4. envelope
+    const parsed = validateEnvelope(json);
+    if (!parsed.success) return { refused: rejection('envelope_invalid', describeIssues(parsed.issues)) };
+    const envelope = parsed.data;
+
+    // 5. attestation: every event that carries one is verified, known type or not, and bound to this envelope
+    if (envelope.attestation !== undefined) {
+      if (!verifyAttestation) return { refused: rejection('attestation_not_configured'), envelope };
+      let verifying: Promise<AttestationClaims>;
+      try {
+        verifying = verifyAttestation(envelope.attestation, envelope);
+      } catch (error) {
+        return { refused: asKybError(error), envelope };
+      }
+      return verifying.then(
+        (claims) => checkData(input, envelope, hmac, claims),
+        (error: unknown) => ({ refused: asKybError(error), envelope }),
+      );
+    }
+    if (ATTESTED_EVENT_TYPES.has(envelope.event)) return { refused: rejection('attestation_missing'), envelope };
+    // No secrets and no attestation: nothing authenticates this delivery (spec 5.4).
+    if (!hmac) return { unauthenticated: envelope };
+    return checkData(input, envelope, hmac, undefined);
+  }
+
+  /** The event data schema, then the verified item; authenticated by now, by the HMAC, the attestation or both. */
+  function checkData(input: ReceiveInput, envelope: Envelope, hmac: { version: string } | null, claims: AttestationClaims | undefined): Checked {
+    const validateData = dataValidators.get(envelope.event);
+    let event: KybEvent | UnknownKybEvent = envelope;
+    if (validateData) {
+      const data = validateData(envelope.data);
+      if (!data.success) return { refused: rejection('event_data_invalid', describeIssues(data.issues)), envelope };
+      // The guard hands back the very object it accepted; only zod's own output (never expected) is a copy.
+      if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
+    }
+    const context = new DeliveryContext(
+      { hmac, attestation: claims !== undefined },
+      claims,
+      parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+    );
+    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
+
+    // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
+    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
   }
 
   /**

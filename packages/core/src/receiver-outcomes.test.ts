@@ -334,6 +334,50 @@ describe('onError', () => {
     expect(seen[0]).toMatchObject({ eventType: 'kyb.data_request.pending_approval', eventId: envelope.event_id, errors: [thrown] });
   });
 
+  it('receives, as a handler failure, a result whose then() throws when called; the retry runs the handler again', async () => {
+    const { receiver, deliver } = setup();
+    const thrown = new Error('then down');
+    const seen: HandlerError[] = [];
+    let runs = 0;
+    receiver.onAny(() => {
+      runs += 1;
+      if (runs === 1) {
+        return {
+          then(): never {
+            throw thrown;
+          },
+        };
+      }
+    });
+    receiver.onError((error) => {
+      seen.push(error);
+    });
+    const envelope = testEvents.dataRequestPendingApproval();
+    const first = await deliver(envelope);
+    expect([first.status, first.code]).toEqual([500, 'handler_failed']);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({ errors: [thrown] });
+    const retry = await deliver(envelope);
+    expect(retry.status).toBe(200);
+    expect(runs).toBe(2);
+  });
+
+  it('reports a handler that fails after its deadline once, as the timeout, not again as a failure', async () => {
+    const { receiver, deliver } = setup({ handlerTimeoutMs: 20 });
+    const seen: HandlerError[] = [];
+    let failLate: (error: Error) => void = () => {};
+    receiver.onAny(() => new Promise<void>((_, reject) => (failLate = reject)));
+    receiver.onError((error) => {
+      seen.push(error);
+    });
+    const result = await deliver(testEvents.dataRequestPendingApproval());
+    expect([result.status, result.code]).toEqual([503, 'handler_timeout']);
+    failLate(new Error('late failure'));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(seen).toHaveLength(1);
+    expect((seen[0]!.errors[0] as Error).name).toBe('TimeoutError');
+  });
+
   it('receives, as a handler failure, a result whose then getter throws; the retry runs the handler again', async () => {
     const { receiver, deliver } = setup();
     const thrown = new Error('then getter down');

@@ -109,7 +109,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   async function receive(input: ReceiveInput): Promise<ReceiveResult> {
     try {
       // 1 to 5: every check before the event may touch the store
-      const checked = await check(input);
+      let checked = check(input);
+      if (checked instanceof Promise) checked = await checked;
       if ('refused' in checked) return reject(logger, checked.refused, checked.envelope);
       if ('unauthenticated' in checked) return await receiveUnauthenticated(checked.unauthenticated, input);
       // 6 to 8: with ordering on, the ordered path dedupes, orders and runs it (ordering.ts)
