@@ -2,7 +2,7 @@
  * Step 7 of the pipeline (design §1): running a delivery's handlers within `handlerTimeoutMs`, and telling the
  * `onError` handlers about failures and timeouts. What happens to the claim afterwards is claim-run-settle.ts's job.
  */
-import { isThenable } from './deadline.js';
+import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { DeliveryContext, HandlerError, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from './envelope.js';
 
@@ -37,42 +37,16 @@ export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs:
     return failure;
   }
 
-  /**
-   * The outcome of handlers that returned a thenable, within handlerTimeoutMs: one promise and one timer, settled by
-   * whichever comes first (an async helper around settleWithin cost two more promises per delivery). What comes
-   * second is ignored here; the caller settles the claim from `stillRunning` after a timeout.
-   */
-  function awaitHandlers(pending: PromiseLike<unknown>, context: DeliveryContext, envelope: Envelope): Promise<HandlerOutcome> {
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const timer = setTimeout(() => {
-        if (settled) return;
-        settled = true;
-        try {
-          const reason = new DOMException(`the handler did not finish within handlerTimeoutMs (${handlerTimeoutMs} ms)`, 'TimeoutError');
-          DeliveryContext.abort(context, reason);
-          notifyError(new HandlerError(envelope.event, envelope.event_id, [reason]));
-          resolve({ stillRunning: pending });
-        } catch (error) {
-          reject(error); // a bug of ours: the receiver answers internal_error
-        }
-      }, handlerTimeoutMs);
-      const finish = (error: unknown, threw: boolean): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        resolve(threw ? failed(error, envelope) : HANDLED);
-      };
-      try {
-        pending.then(
-          () => finish(undefined, false),
-          (error: unknown) => finish(error, true),
-        );
-      } catch (error) {
-        // A `then` that throws is the handler's failure, like a rejection.
-        finish(error, true);
-      }
-    });
+  async function awaitHandlers(pending: PromiseLike<unknown>, context: DeliveryContext, envelope: Envelope): Promise<HandlerOutcome> {
+    try {
+      if ((await settleWithin(pending, handlerTimeoutMs)) !== TIMED_OUT) return HANDLED;
+    } catch (error) {
+      return failed(error, envelope);
+    }
+    const reason = new DOMException(`the handler did not finish within handlerTimeoutMs (${handlerTimeoutMs} ms)`, 'TimeoutError');
+    DeliveryContext.abort(context, reason);
+    notifyError(new HandlerError(envelope.event, envelope.event_id, [reason]));
+    return { stillRunning: pending };
   }
 
   return function runHandlers(run: () => unknown, context: DeliveryContext, envelope: Envelope): HandlerOutcome | Promise<HandlerOutcome> {
