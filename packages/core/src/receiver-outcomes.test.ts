@@ -334,34 +334,6 @@ describe('onError', () => {
     expect(seen[0]).toMatchObject({ eventType: 'kyb.data_request.pending_approval', eventId: envelope.event_id, errors: [thrown] });
   });
 
-  it('receives, as a handler failure, a result whose then() throws when called; the retry runs the handler again', async () => {
-    const { receiver, deliver } = setup();
-    const thrown = new Error('then down');
-    const seen: HandlerError[] = [];
-    let runs = 0;
-    receiver.onAny(() => {
-      runs += 1;
-      if (runs === 1) {
-        return {
-          then(): never {
-            throw thrown;
-          },
-        };
-      }
-    });
-    receiver.onError((error) => {
-      seen.push(error);
-    });
-    const envelope = testEvents.dataRequestPendingApproval();
-    const first = await deliver(envelope);
-    expect([first.status, first.code]).toEqual([500, 'handler_failed']);
-    expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ errors: [thrown] });
-    const retry = await deliver(envelope);
-    expect(retry.status).toBe(200);
-    expect(runs).toBe(2);
-  });
-
   it('reports a handler that fails after its deadline once, as the timeout, not again as a failure', async () => {
     const { receiver, deliver } = setup({ handlerTimeoutMs: 20 });
     const seen: HandlerError[] = [];
@@ -378,20 +350,20 @@ describe('onError', () => {
     expect((seen[0]!.errors[0] as Error).name).toBe('TimeoutError');
   });
 
-  it('receives, as a handler failure, a result whose then getter throws; the retry runs the handler again', async () => {
+  // A handler's result is read as a thenable inside the handler runner's try: a `then` getter that throws, or a
+  // `then` that throws when called, is the handler's failure.
+  const throwingThenables: [string, (thrown: Error) => object][] = [
+    ['whose then getter throws', (thrown) => ({ get then(): never { throw thrown; } })],
+    ['whose then() throws when called', (thrown) => ({ then(): never { throw thrown; } })],
+  ];
+  it.each(throwingThenables)('receives, as a handler failure, a result %s; the retry runs the handler again', async (_, result) => {
     const { receiver, deliver } = setup();
-    const thrown = new Error('then getter down');
+    const thrown = new Error('then down');
     const seen: HandlerError[] = [];
     let runs = 0;
     receiver.onAny(() => {
       runs += 1;
-      if (runs === 1) {
-        return {
-          get then(): never {
-            throw thrown;
-          },
-        };
-      }
+      if (runs === 1) return result(thrown);
     });
     receiver.onError((error) => {
       seen.push(error);
@@ -399,10 +371,12 @@ describe('onError', () => {
     const envelope = testEvents.dataRequestPendingApproval();
     const first = await deliver(envelope);
     expect([first.status, first.code]).toEqual([500, 'handler_failed']);
+    expect(seen).toHaveLength(1);
     expect(seen[0]).toMatchObject({ errors: [thrown] });
     const retry = await deliver(envelope);
     expect([retry.status, retry.code, runs]).toEqual([200, undefined, 2]);
   });
+
 });
 
 describe('handler context', () => {
