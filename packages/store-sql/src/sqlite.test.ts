@@ -1,7 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ulid } from '@kyb-webhooks/testing';
+import { createReceiver } from '@kyb-webhooks/core';
+import { createTestSigner, testStream, ulid } from '@kyb-webhooks/testing';
 import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -138,6 +139,40 @@ describe('sqlite store specifics', () => {
     await store.ensureSchema();
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
     await store.close();
+  });
+
+  it('answers claim, complete and release with values once the first call prepared its statements', async () => {
+    const store = createSqliteStore({ filename: tempFile() });
+    await store.ensureSchema();
+    const first = store.claim(ulid(), { leaseMs: 5_000 });
+    expect(first).toBeInstanceOf(Promise); // preparing waits for the database to open
+    expect((await first).status).toBe('acquired');
+    const id = ulid();
+    const claim = store.claim(id, { leaseMs: 5_000 });
+    expect(claim).toEqual({ status: 'acquired', token: expect.any(String) });
+    expect(store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'in_progress' });
+    expect(store.release(id, 'someone-else')).toBe(false);
+    expect(store.complete(id, (claim as { token: string }).token, { retainMs: 60_000 })).toBe(true);
+    expect(store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
+    await store.close();
+  });
+
+  it('throws at once when a prepared statement fails, and the receiver answers 503 store_unavailable without running the handler', async () => {
+    const database = new Database(tempFile());
+    const store = createSqliteStore({ database });
+    await store.ensureSchema();
+    await store.claim(ulid(), { leaseMs: 1_000 });
+    database.exec('DROP TABLE kyb_webhook_events');
+    expect(() => store.claim(ulid(), { leaseMs: 1_000 })).toThrow(/no such table/);
+
+    const signer = await createTestSigner({ secrets: { '1': 'sqlite-store-secret' } });
+    const receiver = createReceiver({ secrets: { '1': 'sqlite-store-secret' }, store, logger: false });
+    let handled = 0;
+    receiver.on('kyb.data_request.pending_approval', () => void handled++);
+    const { headers, body } = await signer.sign(testStream(['kyb.data_request.pending_approval'])[0]!);
+    const result = await receiver.receive({ method: 'POST', headers, body });
+    expect([result.status, result.code, handled]).toEqual([503, 'store_unavailable', 0]);
+    database.close();
   });
 
   it('quotes a validated table name into its SQL', () => {

@@ -102,7 +102,9 @@ const NOW_MS = `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`;
  * A dedupe store in a SQLite file through better-sqlite3, for a single host (several processes may share the file).
  * A claim runs in a BEGIN IMMEDIATE transaction, which takes the database's write lock, so concurrent claims from
  * any process are serialised. Lease and retention are decided by SQLite's clock. better-sqlite3 is loaded only when
- * the store opens a `filename`, and is never needed when you pass a `database`.
+ * the store opens a `filename`, and is never needed when you pass a `database`. Once its statements are prepared (by
+ * the first call), `claim`, `complete` and `release` answer synchronously, as better-sqlite3 does: the receiver then
+ * spends no promise or timer on them, and `await` works on either answer.
  *
  * @example
  * ```ts
@@ -121,6 +123,10 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
   const owned = options.database === undefined;
   let opened: Promise<SqliteDatabaseLike> | undefined;
   let prepared: Promise<Statements> | undefined;
+  // The dedupe statements once prepared: better-sqlite3 runs them synchronously, so from then on claim, complete and
+  // release answer with values and the receiver spends no promise or storeTimeoutMs timer on them (a deadline could not
+  // cut a synchronous statement short anyway).
+  let ready: Statements | undefined;
   let cursorsPrepared: Promise<CursorStatements> | undefined;
 
   interface Statements {
@@ -150,9 +156,17 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
   function statements(): Promise<Statements> {
     if (!prepared) {
       prepared = db().then(prepare);
-      prepared.catch(() => (prepared = undefined));
+      prepared.then(
+        (statements) => (ready = statements),
+        () => (prepared = undefined),
+      );
     }
     return prepared;
+  }
+
+  /** `use` runs at once when the statements are prepared, after their preparation otherwise (the first calls). */
+  function withStatements<T>(use: (statements: Statements) => T): T | Promise<T> {
+    return ready ? use(ready) : statements().then(use);
   }
 
   // Apart from the dedupe statements, so that a table migrated by hand before stream cursors existed keeps working
@@ -231,20 +245,23 @@ ORDER BY active_at, stream_id LIMIT ?`),
 
   return {
     table,
-    async claim(eventId, { leaseMs }): Promise<ClaimResult> {
+    claim(eventId, { leaseMs }) {
       checkEventId(eventId);
       const lease = milliseconds('leaseMs', leaseMs);
       const token = createLeaseToken();
-      const status = (await statements()).claim(eventId, token, lease);
-      return status === 'acquired' ? { status, token } : { status };
+      return withStatements((statements): ClaimResult => {
+        const status = statements.claim(eventId, token, lease);
+        return status === 'acquired' ? { status, token } : { status };
+      });
     },
-    async complete(eventId, token, { retainMs }): Promise<boolean> {
+    complete(eventId, token, { retainMs }) {
       checkEventId(eventId);
-      return (await statements()).complete.run(milliseconds('retainMs', retainMs), eventId, token).changes === 1;
+      const retain = milliseconds('retainMs', retainMs);
+      return withStatements((statements) => statements.complete.run(retain, eventId, token).changes === 1);
     },
-    async release(eventId, token): Promise<boolean> {
+    release(eventId, token) {
       checkEventId(eventId);
-      return (await statements()).release.run(eventId, token).changes === 1;
+      return withStatements((statements) => statements.release.run(eventId, token).changes === 1);
     },
     async getCursor(streamId): Promise<number | null> {
       checkStreamId(streamId);
