@@ -123,9 +123,8 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
   const owned = options.database === undefined;
   let opened: Promise<SqliteDatabaseLike> | undefined;
   let prepared: Promise<Statements> | undefined;
-  // The dedupe statements once prepared: better-sqlite3 runs them synchronously, so from then on claim, complete and
-  // release answer with values and the receiver spends no promise or storeTimeoutMs timer on them (a deadline could not
-  // cut a synchronous statement short anyway).
+  // The dedupe statements once prepared, so claim, complete and release can answer with values (see the TSDoc): a
+  // storeTimeoutMs deadline could not cut a synchronous statement short anyway.
   let ready: Statements | undefined;
   let cursorsPrepared: Promise<CursorStatements> | undefined;
 
