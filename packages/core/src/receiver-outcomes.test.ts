@@ -165,24 +165,15 @@ describe('a store that answers synchronously', () => {
     expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringMatching(/raise leaseMs/) }));
   });
 
-  it('answers 503 store_unavailable within storeTimeoutMs when a claim() replaced on it never settles', async () => {
+  it.for([
+    { method: 'claim', ordering: undefined },
+    { method: 'getCursor', ordering: { mode: 'enforce' as const, fetchEventsAfter: async function* () {} } },
+  ] as const)('answers 503 store_unavailable within storeTimeoutMs when a $method() replaced on it never settles', async ({ method, ordering }) => {
     const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
-    const { receiver, deliver } = setup({ store, storeTimeoutMs: 50, handlerTimeoutMs: 100, leaseMs: 1_000 });
+    const { receiver, deliver } = setup({ store, storeTimeoutMs: 50, handlerTimeoutMs: 100, leaseMs: 1_000, ...(ordering ? { ordering } : {}) });
     const handler = vi.fn();
     receiver.onAny(handler);
-    store.claim = () => new Promise<never>(() => {});
-    const result = await deliver(testEvents.dataRequestPendingApproval());
-    expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
-    expect(handler).not.toHaveBeenCalled();
-  });
-
-  it('answers 503 store_unavailable within storeTimeoutMs when a getCursor() replaced on it never settles (ordering enforce)', async () => {
-    const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
-    const ordering = { mode: 'enforce' as const, fetchEventsAfter: async function* () {} };
-    const { receiver, deliver } = setup({ store, storeTimeoutMs: 50, handlerTimeoutMs: 100, leaseMs: 1_000, ordering });
-    const handler = vi.fn();
-    receiver.onAny(handler);
-    store.getCursor = () => new Promise<never>(() => {});
+    store[method] = () => new Promise<never>(() => {});
     const result = await deliver(testEvents.dataRequestPendingApproval());
     expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
     expect(handler).not.toHaveBeenCalled();
