@@ -10,7 +10,7 @@ import { createTestSigner, randomSecret, startJwksServer, type JwksServer, type 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeBlocks, removeStaleRuns, writeBlocks, type WrittenBlock } from './block-workspace.js';
 import { allReadmeBlocks, describeBlock, REPO_ROOT, type ReadmeBlock } from './readme-blocks.js';
-import { runQuickstart } from './run-quickstart.js';
+import { runQuickstart, runQuickstartOnTakenPort } from './run-quickstart.js';
 import { typecheckBlocks } from './typecheck-blocks.js';
 
 /**
@@ -96,6 +96,22 @@ describe.concurrent('README quick starts run', () => {
       expect(outcome.stdout, report).toContain(outcome.requestId);
     },
     // Generous: under the whole suite's load a cold tsx start of the packages' sources can take tens of seconds.
+    150_000,
+  );
+
+  // Express 5 hands a listen error to the listen callback, so a callback that ignores it printed "KYB webhooks on
+  // http://…" and exited 0 when another server held the port: the developer then talks to that other server.
+  it.each(quickstarts.map((b) => [describeBlock(b), b] as const))(
+    '%s, started on a port another server holds, exits with an error instead of saying it listens',
+    async (_name, block) => {
+      const entry = written.find((w) => w.block === block) as WrittenBlock;
+      const outcome = await runQuickstartOnTakenPort(entry.file, { signer, jwksUrl: jwks.url });
+      const report = `--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}`;
+      expect(outcome.exitCode, report).not.toBe(0);
+      expect(outcome.exitCode, report).not.toBeNull();
+      expect(outcome.stderr, report).toContain('EADDRINUSE');
+      expect(outcome.stdout, report).not.toMatch(/listening|webhooks on/i);
+    },
     150_000,
   );
 

@@ -42,6 +42,46 @@ export interface QuickstartRun {
   exitCode?: number | null;
 }
 
+/** What a quick start did when its port was taken. */
+export interface TakenPortRun {
+  /** The exit code, or null when it was still running at the deadline (and was stopped). */
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Starts `file` with PORT set to a port another server on 127.0.0.1 already holds, and waits for it to exit (up to
+ * `timeoutMs`, then stops it): a quick start must fail there, not print that it listens while nothing of it does.
+ */
+export async function runQuickstartOnTakenPort(
+  file: string,
+  options: { signer: TestSigner; jwksUrl: string; timeoutMs?: number },
+): Promise<TakenPortRun> {
+  const holder = createServer();
+  await new Promise<void>((resolve, reject) => holder.once('error', reject).listen(0, '127.0.0.1', resolve));
+  const { port } = holder.address() as AddressInfo;
+  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
+  Object.assign(env, quickstartEnv(options.signer, options.jwksUrl, port));
+  const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', file], {
+    cwd: dirname(file),
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  try {
+    const exited = await Promise.race([closed.then(() => true), sleep(options.timeoutMs ?? 90_000).then(() => false)]);
+    return { exitCode: exited ? child.exitCode : null, stdout, stderr };
+  } finally {
+    await stop(child);
+    await new Promise<void>((resolve) => holder.close(() => resolve()));
+  }
+}
+
 /** A free TCP port on 127.0.0.1 (released again at once; the quick start binds it moments later). */
 export async function freePort(): Promise<number> {
   const server = createServer();
