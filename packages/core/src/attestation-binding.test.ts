@@ -19,7 +19,7 @@ const MODES: [string, Partial<ReceiverOptions>][] = [
   ['attestation only', {}],
 ];
 
-describe.each(MODES)('%s', (_mode, modeOptions) => {
+describe.each(MODES)('%s', (_mode, modeOptions: Partial<ReceiverOptions>) => {
   function setup() {
     const claimed: string[] = [];
     const inner = createMemoryStore({ now: () => NOW });
@@ -80,7 +80,22 @@ describe.each(MODES)('%s', (_mode, modeOptions) => {
     expect(result.status).toBe(200);
     expect(result.code).toBeUndefined();
     expect(handled).toHaveBeenCalledTimes(2);
-    expect(claimed).toEqual([`${genuine.event_id}:kyb.business.risk_flagged`, `${genuine.event_id}:kyb.business.wallet_address_changed`]);
+    // Without secrets nothing authenticates an unknown type, so all of them share one key (see the next test).
+    const unknownKey = modeOptions.secrets ? `${genuine.event_id}:kyb.business.risk_flagged` : `${genuine.event_id}:unknown`;
+    expect(claimed).toEqual([unknownKey, `${genuine.event_id}:kyb.business.wallet_address_changed`]);
+  });
+
+  it('lets one token run at most once per kind of key, however many types it is re-wrapped under', async () => {
+    const { deliver, handled, claimed } = setup();
+    const genuine = await signer.withAttestation(walletChanged());
+    const answers = [];
+    for (let i = 0; i < 20; i++) answers.push(await deliver(rewrap(genuine, { ...walletChanged(), event: `kyb.invented.type_${i}`, data: {} })));
+    expect(answers.every((answer) => answer.status === 200)).toBe(true);
+    // With secrets a re-wrap needs the HMAC secret, which could forge anything anyway; without, the type is anyone's.
+    expect(handled).toHaveBeenCalledTimes(modeOptions.secrets ? 20 : 1);
+    expect(new Set(claimed).size).toBe(modeOptions.secrets ? 20 : 1);
+    expect((await deliver(genuine)).code).toBeUndefined();
+    expect(handled).toHaveBeenCalledTimes(modeOptions.secrets ? 21 : 2);
   });
 
   it('dedupes on the event id alone when the token signs the type', async () => {
@@ -127,5 +142,29 @@ describe.each(MODES)('%s', (_mode, modeOptions) => {
     const envelope = released();
     const token = await signer.attest(envelope, { claims: { answers: undefined } });
     expect((await deliver({ ...envelope, attestation: token })).code).toBe('attestation_relabelled');
+  });
+});
+
+describe('a receiver without secrets, flooded with one token under invented types', () => {
+  it('keeps the records of genuine events: their redeliveries are still duplicates', async () => {
+    const receiver = createReceiver({
+      attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+      now: () => NOW,
+      store: createMemoryStore({ now: () => NOW, maxEntries: 10 }),
+    });
+    const handled = vi.fn();
+    receiver.onAny(handled);
+    const deliver = async (envelope: TestEnvelope) => {
+      const { headers, body } = await signer.sign(envelope, { attestation: envelope.attestation as string });
+      return receiver.receive({ method: 'POST', headers, body });
+    };
+    const release = await signer.withAttestation(testEvents.dataRequestReleased());
+    expect((await deliver(release)).code).toBeUndefined();
+    const token = await signer.withAttestation(testEvents.businessWalletAddressChanged());
+    for (let i = 0; i < 30; i++) await deliver({ ...token, event: `kyb.invented.type_${i}`, data: {} });
+    const redelivered = await deliver(release);
+    expect(redelivered.status).toBe(200);
+    expect(redelivered.code).toBe('duplicate');
+    expect(handled).toHaveBeenCalledTimes(2); // the release once, the first invented type once
   });
 });

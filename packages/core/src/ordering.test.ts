@@ -323,6 +323,29 @@ describe('ordering enforce', () => {
     });
   });
 
+  describe('a genuine token re-wrapped under another type, delivered first (the type is not signed)', () => {
+    it.each<[string, Partial<ReceiverOptions>]>([
+      ['with secrets', {}],
+      ['without secrets', { secrets: undefined }],
+    ])('%s: the genuine event still runs in its turn, and the stream goes on', async (_name, overrides) => {
+      const stream = testStream(['kyb.business.wallet_address_changed', 'kyb.business.wallet_address_changed']);
+      const [first, second] = await Promise.all(stream.map((event) => signer.withAttestation(event)));
+      const { receiver, deliver, seen } = setup({ ordering: {}, overrides });
+      const types: string[] = [];
+      receiver.onAny((event) => {
+        types.push(event.event);
+      });
+      const rewrapped = { ...first!, event: 'kyb.business.risk_flagged', data: {} };
+      expect((await deliver(rewrapped)).status).toBe(200);
+      const genuine = await deliver(first!);
+      expect({ status: genuine.status, code: genuine.code }).toEqual({ status: 200, code: undefined });
+      expect((await deliver(first!)).code).toBe('duplicate');
+      expect((await deliver(second!)).code).toBeUndefined();
+      expect(seen).toEqual([0, 0, 1]);
+      expect(types).toEqual(['kyb.business.risk_flagged', 'kyb.business.wallet_address_changed', 'kyb.business.wallet_address_changed']);
+    });
+  });
+
   describe('firstSeq', () => {
     it('with the default 0, a new stream whose first delivery is seq 1 is backfilled from afterSeq -1', async () => {
       const events = await attestedStream(0);

@@ -203,6 +203,16 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     }
   }
 
+  /** Records a success with complete(), the cursor left alone; a failure is logged, the handlers having run. */
+  async function completeBesideCursor(item: Item, token: string, ran: string): Promise<void> {
+    const { envelope } = item;
+    try {
+      await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
+    } catch (error) {
+      if (logger) safeLog(logger, { level: 'error', message: `complete failed after ${ran} succeeded: ${steps.describeStoreFailure('complete', error)}`, code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+    }
+  }
+
   /**
    * Claims and runs one event whose turn it is (or, under detect, any event), then records it in order. Resolves to
    * the answer when it must stop here (duplicate, in progress, failure), `undefined` when it ran.
@@ -234,6 +244,29 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     return undefined;
   }
 
+  /**
+   * Enforce, an event at the cursor's own seq whose type no claim fixes (its dedupe key carries the type): the seq is
+   * signed, the type is not, so a genuine token re-wrapped under another type may have taken this seq first and moved
+   * the cursor. Treating the genuine event as late would hand it to `onGap` only, or answer 500 until the service gave
+   * up. It is its turn as much as the other's: it runs and is recorded with complete(), the cursor left where it is.
+   */
+  async function receiveBesideCursor(item: Item): Promise<Result> {
+    let claim: ClaimResult;
+    try {
+      claim = await steps.claim(item.dedupeKey);
+    } catch (error) {
+      return storeFailed('claim', error, item);
+    }
+    if (claim.status === 'completed') return steps.accept(item, 'duplicate');
+    if (claim.status === 'in_progress') return steps.reject(rejection('in_progress'), item);
+    const token = claim.token;
+    const record = () => completeBesideCursor(item, token, 'the handlers');
+    const failure = await steps.run(item, token, record);
+    if (failure) return steps.reject(failure, item);
+    await record();
+    return steps.accept(item, undefined);
+  }
+
   /** Enforce, an event at or behind the cursor: only `onGap` handlers may take it (see {@link GapReport}). */
   async function receiveLate(item: Item, expected: number): Promise<Result> {
     const { envelope } = item;
@@ -251,13 +284,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       return steps.reject(rejection('late_unhandled', 'no onGap handler is registered'), item);
     }
     const token = claim.token;
-    const recordLate = async () => {
-      try {
-        await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
-      } catch (error) {
-        if (logger) safeLog(logger, { level: 'error', message: `complete failed after the onGap handlers succeeded: ${steps.describeStoreFailure('complete', error)}`, code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
-      }
-    };
+    const recordLate = () => completeBesideCursor(item, token, 'the onGap handlers');
     const running = (async () => {
       for (const handler of steps.gapHandlers) await handler(gap, envelope);
     })();
@@ -323,6 +350,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       return storeFailed('getCursor', error, item);
     }
     const expected = cursor === null ? firstSeq : cursor + 1;
+    if (envelope.seq === cursor && item.dedupeKey !== envelope.event_id) return receiveBesideCursor(item);
     if (envelope.seq < expected) return receiveLate(item, expected);
     if (envelope.seq > expected) {
       const stopped = await backfill(item, expected);

@@ -42,6 +42,49 @@ function receiverWith(directory: WalletAddressDirectory) {
   };
 }
 
+/** A receiver with no `secrets`: only the attestation authenticates (spec 5.4), so only its claims are trusted. */
+function attestationOnlyReceiverWith(directory: WalletAddressDirectory) {
+  const receiver = createReceiver({
+    attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+    now: () => NOW,
+  });
+  receiver.on('kyb.business.wallet_address_changed', walletAddressChangeHandler(directory));
+  return async (data: Record<string, unknown>, claims?: Record<string, unknown>) => {
+    const event = createTestEvent('kyb.business.wallet_address_changed', { data });
+    const { headers, body } = await signer.sign(event, { attest: true, ...(claims ? { claims } : {}) });
+    return receiver.receive({ method: 'POST', headers, body });
+  };
+}
+
+describe('walletAddressChangeHandler on a receiver without secrets (only the claims are authenticated)', () => {
+  it('changes nothing and fails the delivery when the claims do not sign the addresses (forged data under a genuine token)', async () => {
+    const book = addressBook();
+    const deliver = attestationOnlyReceiverWith(book.directory);
+    const answer = await deliver({ previous_wallet_address: OLD, wallet_address: '0xattacker' });
+    expect(answer.status).toBe(500);
+    expect(answer.code).toBe('handler_failed');
+    expect(book.calls).toEqual([]);
+    expect(book.resolve(OLD)).toBe('business-42');
+  });
+
+  it('applies the change when the claims sign the addresses (and the envelope carries the same values)', async () => {
+    const book = addressBook();
+    const deliver = attestationOnlyReceiverWith(book.directory);
+    const addresses = { previous_wallet_address: OLD, wallet_address: NEW };
+    expect((await deliver(addresses, addresses)).status).toBe(200);
+    expect(book.calls).toEqual([[OLD, NEW]]);
+    expect(book.resolve(NEW)).toBe('business-42');
+  });
+
+  it('takes the new address from the claims: data that drops it cannot turn a move into a deletion', async () => {
+    const book = addressBook();
+    const deliver = attestationOnlyReceiverWith(book.directory);
+    const answer = await deliver({ previous_wallet_address: OLD, wallet_address: undefined }, { previous_wallet_address: OLD, wallet_address: NEW });
+    expect(answer.status).toBe(200);
+    expect(book.calls).toEqual([[OLD, NEW]]);
+  });
+});
+
 describe('walletAddressChangeHandler (spec 6 rule 1)', () => {
   it('makes the previous address stop resolving before the delivery is acknowledged, and the new one resolve', async () => {
     const book = addressBook();

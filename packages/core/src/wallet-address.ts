@@ -44,6 +44,9 @@ export interface WalletAddressDirectory {
  *
  * The event is attested: the receiver has verified it before the handler runs, so an unauthenticated sender cannot
  * make an address stop resolving (attestation-only receivers never pass unattested events to `on` handlers at all).
+ * On a receiver without `secrets`, only the attestation's claims are authenticated, not `event.data`: the helper then
+ * takes both addresses from the claims, and fails the delivery (the service retries it) when the claims do not sign
+ * `previous_wallet_address`, so that someone who holds a genuine token cannot move an entry to an address of their own.
  *
  * @example
  * ```ts
@@ -64,11 +67,35 @@ export function walletAddressChangeHandler(directory: WalletAddressDirectory): E
     );
   }
   return async (event, context) => {
-    const previous = event.data.previous_wallet_address;
-    const named = event.data.wallet_address;
+    const { previous, named } = authenticatedAddresses(event, context);
     // A "change" to the same address (in any letter case) or to nothing named: the previous address must still stop
     // resolving, and nothing may take its place.
     const current = named === undefined || named === '' || named.toLowerCase() === previous.toLowerCase() ? undefined : named;
     await directory.replace(previous, current, event, context);
   };
+}
+
+/**
+ * The addresses the handler may act on. With an HMAC (or for an event fetched from the API with the API key) the
+ * whole body is authenticated. Without one only the attestation's claims are: a token of this business's stream,
+ * re-wrapped under this type with other data, passes every check, since the spec lists no address among the claims.
+ */
+function authenticatedAddresses(
+  event: WalletAddressChanged,
+  context: HandlerContext<typeof WALLET_ADDRESS_CHANGED>,
+): { previous: string; named: string | undefined } {
+  const { authentication, claims } = context;
+  if (authentication.hmac !== null || authentication.fetched === true) {
+    return { previous: event.data.previous_wallet_address, named: event.data.wallet_address };
+  }
+  const previous = claims?.['previous_wallet_address'];
+  const named = claims?.['wallet_address'];
+  if (typeof previous !== 'string' || (named !== undefined && typeof named !== 'string')) {
+    throw new Error(
+      'walletAddressChangeHandler: the receiver has no HMAC secrets and the attestation does not sign previous_wallet_address, ' +
+        'so the addresses in this event are not authenticated and no entry was changed. Pass the endpoint secret as ' +
+        "`secrets` (e.g. { '1': process.env.KYB_SECRET_V1 }); the service retries the delivery.",
+    );
+  }
+  return { previous, named };
 }
