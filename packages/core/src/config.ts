@@ -663,8 +663,9 @@ const orderingFields: FieldsSpec = {
         : `must be 0 or 1 (the seq a stream starts at; the spec does not say which, the default is 0), got ${describeValue(value)}.`,
     ),
     fetchEventsAfter: optionRules.func('(streamId, afterSeq) => AsyncIterable of envelopes, e.g. (s, a) => client.events(s, { afterSeq: a })'),
+    backfillTimeoutMs: optionRules.positiveNumber('milliseconds'),
   },
-  aliases: { ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter' },
+  aliases: { backfillTimeout: 'backfillTimeoutMs', backfillTimeoutMS: 'backfillTimeoutMs', timeoutMs: 'backfillTimeoutMs', ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter' },
   refine(values, report, at) {
     if (values.mode === 'enforce' && values.fetchEventsAfter === undefined) {
       report(

@@ -73,6 +73,7 @@ export type {
   StreamActivity,
 } from './stream-store.js';
 export type { OrderingOptions, OrderingMode, FetchEventsAfter, GapReport, GapHandler } from './ordering.js';
+export { DEFAULT_BACKFILL_TIMEOUT_MS } from './ordering.js';
 export type { ReplayOptions } from './replay.js';
 export { ERRORS, KybWebhookError, KYB_WEBHOOK_ERROR_CODES } from './errors.js';
 export {

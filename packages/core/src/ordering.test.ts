@@ -231,6 +231,67 @@ describe('ordering enforce', () => {
     expect(seen).toEqual([0]);
   });
 
+  it('answers 503 backfill_unavailable once backfillTimeoutMs passed when the fetcher never answers, and tells it to stop', async () => {
+    const events = await attestedStream();
+    let stopped = false;
+    const { deliver, seen, logs } = setup({
+      ordering: {
+        backfillTimeoutMs: 50,
+        fetchEventsAfter: () => ({
+          [Symbol.asyncIterator]: () => ({
+            next: () => new Promise<IteratorResult<unknown>>(() => {}),
+            return: async () => {
+              stopped = true;
+              return { done: true, value: undefined };
+            },
+          }),
+        }),
+      },
+    });
+    await deliver(events[0]!);
+    const started = Date.now();
+    const answer = await deliver(events[2]!);
+    expect({ status: answer.status, code: answer.code }).toEqual({ status: 503, code: 'backfill_unavailable' });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(stopped).toBe(true);
+    expect(seen).toEqual([0]);
+    expect(logs.find((entry) => entry.code === 'backfill_unavailable')?.detail).toContain('backfillTimeoutMs (50 ms)');
+  });
+
+  it('keeps what ran before backfillTimeoutMs passed, and the retry goes on from there', async () => {
+    const events = await attestedStream();
+    let hang = true;
+    const { deliver, seen, store } = setup({
+      ordering: {
+        backfillTimeoutMs: 300,
+        fetchEventsAfter: async function* (_streamId, afterSeq) {
+          for (const event of events.filter((candidate) => candidate.seq > afterSeq)) {
+            if (event.seq === 2 && hang) await new Promise(() => {});
+            yield structuredClone(event);
+          }
+        },
+      },
+    });
+    await deliver(events[0]!);
+    const answer = await deliver(events[3]!);
+    expect({ status: answer.status, code: answer.code }).toEqual({ status: 503, code: 'backfill_unavailable' });
+    expect(seen).toEqual([0, 1]);
+    expect(await store.getCursor(events[0]!.stream_id)).toBe(1);
+    hang = false;
+    expect((await deliver(events[3]!)).status).toBe(200);
+    expect(seen).toEqual([0, 1, 2, 3]);
+  });
+
+  it('backfills from a fetcher that returns a plain array (a sync iterable)', async () => {
+    const events = await attestedStream();
+    const { deliver, seen } = setup({
+      ordering: { fetchEventsAfter: (_streamId, afterSeq) => events.filter((event) => event.seq > afterSeq).map((event) => structuredClone(event)) },
+    });
+    await deliver(events[0]!);
+    expect((await deliver(events[3]!)).status).toBe(200);
+    expect(seen).toEqual([0, 1, 2, 3]);
+  });
+
   it('answers 500 handler_failed when a backfilled event’s handler fails, keeping the cursor before it', async () => {
     const events = await attestedStream();
     const { receiver, deliver, seen, store } = setup({ ordering: {}, api: events });
@@ -438,6 +499,10 @@ describe('ordering options', () => {
 
   it("refuses 'enforce' without fetchEventsAfter, naming the client one-liner", () => {
     expect(configError({ ordering: { mode: 'enforce' } })).toMatch(/ordering\.fetchEventsAfter.*client\.events\(s, \{ afterSeq: a \}\)/);
+  });
+
+  it.each([0, -1, Number.NaN, '30s'])('refuses backfillTimeoutMs %s, naming the option', (value) => {
+    expect(configError({ ordering: { mode: 'enforce', fetchEventsAfter: () => [], backfillTimeoutMs: value as number } })).toMatch(/ordering\.backfillTimeoutMs/);
   });
 
   it('refuses ordering with a store that keeps no stream cursors, saying what to use', () => {

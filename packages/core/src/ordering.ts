@@ -55,7 +55,25 @@ export interface OrderingOptions {
   firstSeq?: 0 | 1;
   /** Required under `'enforce'`: where missing events are fetched from. */
   fetchEventsAfter?: FetchEventsAfter;
+  /**
+   * Under `'enforce'`, the longest a delivery that revealed a gap spends backfilling it (fetching and running the
+   * missing events) before it is answered; default 30,000 ms. When it runs out, the events already run stay
+   * recorded and the cursor stays past them, the delivery is answered 503 `backfill_unavailable`, and the service's
+   * retry goes on from there: so a fetcher that hangs, or a gap of thousands of events, cannot hold a delivery without
+   * an answer. A handler already running is not cut short: it has its own `handlerTimeoutMs`.
+   */
+  backfillTimeoutMs?: number;
 }
+
+/**
+ * Default of `ordering.backfillTimeoutMs`: how long a delivery that revealed a gap may spend backfilling it.
+ *
+ * @example
+ * ```ts
+ * createReceiver({ secrets, store, ordering: { mode: 'enforce', fetchEventsAfter, backfillTimeoutMs: 2 * DEFAULT_BACKFILL_TIMEOUT_MS } })
+ * ```
+ */
+export const DEFAULT_BACKFILL_TIMEOUT_MS = 30_000;
 
 /**
  * What `onGap` handlers are told.
@@ -109,6 +127,8 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   mode: 'detect' | 'enforce';
   firstSeq: 0 | 1;
   fetchEventsAfter: FetchEventsAfter | undefined;
+  /** See {@link OrderingOptions.backfillTimeoutMs}. */
+  backfillTimeoutMs: number;
   store: StreamCursorStore;
   retainMs: number;
   /** The receiver's handlerTimeoutMs: awaited `onGap` handlers get the same deadline as event handlers. */
@@ -303,16 +323,31 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   /**
-   * Enforce, a gap: fetch what lies between the cursor and the event that arrived, verify and run each in turn.
-   * Resolves to `undefined` once the gap is closed, else to the (non-2xx) answer for the arrived delivery.
+   * Enforce, a gap: fetch what lies between the cursor and the event that arrived, verify and run each in turn, within
+   * `backfillTimeoutMs`. Resolves to `undefined` once the gap is closed, else to the (non-2xx) answer for the arrived
+   * delivery; what ran before a failure or the deadline stays recorded, so the retry goes on from there.
    */
   async function backfill(item: Item, expected: number): Promise<Result | undefined> {
     const { envelope } = item;
     const streamId = envelope.stream_id;
+    const deadline = Date.now() + steps.backfillTimeoutMs;
     let next = expected;
+    let events: AsyncIterator<unknown> | undefined;
     try {
-      for await (const raw of steps.fetchEventsAfter!(streamId, expected - 1)) {
-        const fetched = await steps.verifyFetched(raw);
+      events = asyncIteratorOf(steps.fetchEventsAfter!(streamId, expected - 1));
+      for (;;) {
+        // The iterator is driven by hand, not by for await, so that a fetcher that never answers meets the deadline.
+        const remaining = deadline - Date.now();
+        const step = remaining > 0 ? await settleWithin(events.next(), remaining) : TIMED_OUT;
+        if (step === TIMED_OUT) {
+          const detail = `the backfill of seq ${next} to ${envelope.seq - 1} did not finish within backfillTimeoutMs (${steps.backfillTimeoutMs} ms); the retry goes on from seq ${next}`;
+          return steps.reject(rejection('backfill_unavailable', detail), item);
+        }
+        if (step.done) {
+          events = undefined;
+          break;
+        }
+        const fetched = await steps.verifyFetched(step.value);
         if (fetched instanceof KybWebhookError) {
           return steps.reject(rejection('backfill_invalid', `the fetched event for seq ${next} was refused: ${fetched.code}${fetched.detail ? ` (${fetched.detail})` : ''}`, fetched), item);
         }
@@ -328,7 +363,11 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
         next += 1;
       }
     } catch (error) {
+      events = undefined; // a fetcher that threw has ended
       return steps.reject(rejection('backfill_unavailable', 'fetchEventsAfter failed', error), item);
+    } finally {
+      // As for await does on an early exit, tell the fetcher to stop (e.g. abort its pending page); never waited for.
+      if (events) stopQuietly(events);
     }
     if (next < envelope.seq) {
       return steps.reject(rejection('out_of_order', `seq ${next} to ${envelope.seq - 1} are not available from the API yet`), item);
@@ -367,4 +406,22 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   return mode === 'enforce' ? receiveEnforced : receiveDetected;
+}
+
+/** The events of a fetcher as one async iterator: a sync iterable's values are awaited, as for await would. */
+function asyncIteratorOf(source: AsyncIterable<unknown> | Iterable<unknown>): AsyncIterator<unknown> {
+  if (typeof (source as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') return (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  return (async function* () {
+    yield* source as Iterable<unknown>;
+  })();
+}
+
+/** Ends an iterator left early without waiting for it: its return() may hang or fail, as its next() did. */
+function stopQuietly(events: AsyncIterator<unknown>): void {
+  try {
+    const ended = events.return?.();
+    if (isThenable(ended)) ended.then(undefined, () => {});
+  } catch {
+    // nothing to do: the iterator is dropped either way
+  }
 }

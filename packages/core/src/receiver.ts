@@ -9,7 +9,7 @@ import { KybWebhookError, rejection } from './errors.js';
 import { handlerTypes } from './handler-types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './limits.js';
 import { createMemoryStore } from './memory-store.js';
-import { createOrderedReceive, type GapHandler } from './ordering.js';
+import { createOrderedReceive, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler } from './ordering.js';
 import type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, VerifiedDelivery } from './receiver-types.js';
 import { replayFetched } from './replay.js';
 import { answerDuplicate, answerLate, answerProcessed, reject } from './results.js';
@@ -86,6 +86,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
           mode: ordering.mode,
           firstSeq: ordering.firstSeq ?? 0,
           fetchEventsAfter: ordering.fetchEventsAfter,
+          backfillTimeoutMs: ordering.backfillTimeoutMs ?? DEFAULT_BACKFILL_TIMEOUT_MS,
           store,
           retainMs,
           handlerTimeoutMs,
