@@ -77,11 +77,15 @@ const CODES: Record<string, CodeInfo> = {
  * @example
  * ```ts
  * fixFor('signature_expired') // 'The signature’s t is more than 5 minutes old: …'
+ * fixFor('signature_mismatch', { 'service-kyb-signature': 't=…,v1=…,kv=2' }) // '… the same secret (KYB_SECRET_V2) …'
  * ```
  */
-export function fixFor(code: string | undefined): string {
+export function fixFor(code: string | undefined, headers?: Readonly<Record<string, string>>): string {
   if (code === undefined) return '';
-  return CODES[code]?.fix ?? 'See the codes table in the @kyb-webhooks/core README.';
+  const fix = CODES[code]?.fix ?? 'See the codes table in the @kyb-webhooks/core README.';
+  // Name the variable to check when the delivery says which version it was signed with (a kv the core would accept).
+  const version = /(?:^|,)kv=([A-Za-z0-9._-]{1,64})(?:,|$)/.exec(headers?.['service-kyb-signature'] ?? '')?.[1];
+  return version === undefined ? fix : fix.replaceAll('KYB_SECRET_V<kv>', `KYB_SECRET_V${version}`);
 }
 
 /**

@@ -110,6 +110,12 @@ describe('send against the Express example', () => {
     expect(run.code).toBe(1);
   });
 
+  it('the advice names the secret variable of the version it signed with', async () => {
+    const run = await send('data_request.refused', '--to', app.url, '--secret-version', '9');
+    expect(run.stdout).toContain('\u2717 401 signature_unknown_version: The kv version is not among the receiver\u2019s secrets: add that version (KYB_SECRET_V9)');
+    expect(run.code).toBe(1);
+  });
+
   it('no app listening: says so and exits 1', async () => {
     const run = await send('data_request.refused', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb`);
     expect(run.stdout).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb \(network error \(ECONNREFUSED\)\): is your dev server running/);

@@ -98,6 +98,10 @@ describe('verify', () => {
     ]);
     expect(run.stdout).toContain('\u2717 401 signature_mismatch: The signature does not match the request body.');
     expect(run.stdout).toContain('fix: The HMAC does not match these bytes with this secret version');
+    // The capture says which version signed it, so the advice names that variable, not a template.
+    const kv = /kv=([^,]+)/.exec(capture.headers['service-kyb-signature']!)![1];
+    expect(run.stdout).toContain(`the same secret (KYB_SECRET_V${kv})`);
+    expect(run.stdout).not.toContain('KYB_SECRET_V<kv>');
     expect(run.code).toBe(1);
   });
 

@@ -32,6 +32,8 @@ const invalidReceiverOptions: Array<[string, unknown, string[]]> = [
   ['a secret read from an unset environment variable', { secrets: { '3': unset } }, ["`secrets['3']` is undefined", 'environment variable', 'unset']],
   ['an empty secret', { secrets: { '3': '' } }, ["`secrets['3']` is empty", 'environment variable']],
   ['a blank secret', { secrets: { '3': '  \n' } }, ["`secrets['3']` is blank"]],
+  ['a secret read from a file with its newline', { secrets: { '3': `${SECRET}\n` } }, ["`secrets['3']` has leading or trailing whitespace", 'secrets file', 'trim()']],
+  ['a secret pasted with a space, inside { secret }', { secrets: { '2': { secret: ` ${SECRET}`, notAfter: Date.now() } } }, ["`secrets['2'].secret` has leading or trailing whitespace"]],
   ['a null secret', { secrets: { '3': null } }, ["`secrets['3']` is null"]],
   ['a number as secret', { secrets: { '3': 42 } }, ["`secrets['3']` must be the secret (a string) or { secret, notAfter }", 'got a number']],
   ['an unset secret inside { secret }', { secrets: { '2': { secret: unset, notAfter: Date.now() } } }, ["`secrets['2'].secret` is missing", 'unset']],

@@ -521,6 +521,11 @@ function secretValueProblem(value: unknown): string | undefined {
   if (typeof value === 'string') {
     if (value.length === 0) return `is empty: ${ENV_UNSET} or empty. Set it from the dashboard, or remove this version.`;
     if (value.trim() === '') return 'is blank (whitespace only): set the secret shown in the dashboard, or remove this version.';
+    // No dashboard secret begins or ends with whitespace; a newline from a secrets file or a pasted space would make
+    // every delivery of this version fail with signature_mismatch, far from its cause.
+    if (value.trim() !== value) {
+      return 'has leading or trailing whitespace (a newline read from a secrets file, a space pasted with it): trim it, e.g. `process.env.KYB_SECRET_V1?.trim()`.';
+    }
     return undefined;
   }
   if (value === undefined || value === null) {

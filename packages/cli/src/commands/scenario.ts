@@ -127,7 +127,7 @@ export async function runScenario(name: string, options: ScenarioOptions): Promi
       continue;
     }
     print(`\u2717 ${result.step.label}: got ${result.sent.status}${result.sent.code ? ` ${result.sent.code}` : ''}; ${result.step.why}.`);
-    if (result.sent.code !== undefined && fixFor(result.sent.code) !== '') print(`  ${result.sent.code}: ${fixFor(result.sent.code)}`);
+    if (result.sent.code !== undefined && fixFor(result.sent.code) !== '') print(`  ${result.sent.code}: ${fixFor(result.sent.code, result.sent.headers)}`);
   }
   print(
     ok

@@ -157,9 +157,9 @@ function isAccepted(sent: SentDelivery): boolean {
  * explainFailure({ status: null, error: 'network error (ECONNREFUSED)' }, to) // 'could not reach … is your dev server running …'
  * ```
  */
-export function explainFailure(sent: Pick<SentDelivery, 'status' | 'code' | 'error'>, to: string): string {
+export function explainFailure(sent: Pick<SentDelivery, 'status' | 'code' | 'error'> & Partial<Pick<SentDelivery, 'headers'>>, to: string): string {
   if (sent.status === null) return `\u2717 no answer from ${to} (${sent.error ?? 'network error'}): is your dev server running and listening there?`;
-  if (sent.code !== undefined && fixFor(sent.code) !== '') return `\u2717 ${sent.status} ${sent.code}: ${fixFor(sent.code)}`;
+  if (sent.code !== undefined && fixFor(sent.code) !== '') return `\u2717 ${sent.status} ${sent.code}: ${fixFor(sent.code, sent.headers)}`;
   return `\u2717 ${sent.status}${sent.code ? ` ${sent.code}` : ''}: not what a correct receiver answers here.`;
 }
 

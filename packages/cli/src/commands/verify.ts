@@ -168,7 +168,7 @@ export async function verifyCapture(capture: Capture, receiverOptions: Omit<Rece
   const failedIndex = failedCheck === null || failedCheck === 'receiver' ? -1 : CHECKS.indexOf(failedCheck);
   const checks = CHECKS.map((check, index) => {
     let state: VerifyReport['checks'][number]['result'];
-    if (failedIndex === -1) state = accepted ? 'passed' : 'passed';
+    if (failedIndex === -1) state = 'passed';
     else state = index < failedIndex ? 'passed' : index === failedIndex ? 'failed' : 'not reached';
     if (check === 'attestation' && state === 'passed' && !carriesAttestation) state = 'none carried';
     return { check, result: state };
@@ -182,7 +182,7 @@ export async function verifyCapture(capture: Capture, receiverOptions: Omit<Rece
     code,
     message: accepted ? null : 'error' in result.body ? result.body.error.message : null,
     detail: accepted ? null : (entry?.detail ?? null),
-    fix: accepted ? null : fixFor(code ?? undefined),
+    fix: accepted ? null : fixFor(code ?? undefined, capture.headers),
     failedCheck,
     checks,
     event,
