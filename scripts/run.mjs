@@ -6,10 +6,13 @@
 //   node scripts/run.mjs test               typecheck, lint, build, package checks, every test
 //   node scripts/run.mjs bench              the benchmarks
 //   node scripts/run.mjs mutate [core|adapters|all] [stryker options]   mutation testing (not in CI; default core)
+//   node scripts/run.mjs cli <command> [options]       the kyb-webhooks CLI from this clone (in the folder npm ran in)
+//   node scripts/run.mjs example [framework]          an example app as a dev server, configured by the environment
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PNPM_VERSION = '10.34.9';
@@ -33,14 +36,24 @@ function pnpmCommand() {
 }
 
 const [pnpm, pnpmPrefix] = pnpmCommand();
-const pnpmRun = (...args) => run(pnpm, [...pnpmPrefix, ...args]);
+const pnpmRun = (...args) => {
+  const options = typeof args.at(-1) === 'object' ? args.pop() : {};
+  return run(pnpm, [...pnpmPrefix, ...args], options);
+};
+
+/** Runs a TypeScript entry of the workspace from its sources, as the tests do: tsx, and the packages' source exports. */
+function runFromSource(entry, args, cwd) {
+  const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
+  return run(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', tsx, entry, ...args], { cwd });
+}
 
 function ensureInstalled() {
   const marker = join(root, 'node_modules', '.modules.yaml');
   const lockfile = join(root, 'pnpm-lock.yaml');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lockfile).mtimeMs) return;
-  console.log('› installing the workspace (pnpm install --frozen-lockfile)');
-  const status = pnpmRun('install', '--frozen-lockfile');
+  // On stderr, so that `npm run -s cli -- keys --export > .env.kyb` writes only the variables, even on a first run.
+  console.error('› installing the workspace (pnpm install --frozen-lockfile)');
+  const status = pnpmRun('install', '--frozen-lockfile', { stdio: ['inherit', process.stderr, 'inherit'] });
   if (status !== 0) process.exit(status);
 }
 
@@ -139,7 +152,24 @@ switch (task) {
     }
     break;
   }
+  case 'cli':
+    // Before the packages are published: the CLI from this clone, run in the folder `npm run` was called from (npm
+    // says which in INIT_CWD), so its development keys (.kyb-webhooks/) land there, as with an installed CLI.
+    process.exit(runFromSource(join(root, 'packages', 'cli', 'src', 'cli.ts'), rest, process.env.INIT_CWD ?? process.cwd()));
+    break;
+  case 'example': {
+    // An example app as a dev server on 127.0.0.1 (PORT, default 3000), configured by the environment that
+    // `npm run -s cli -- keys --export` prints; the CLI can then send it deliveries.
+    const [framework = 'express'] = rest;
+    const dir = join(root, 'examples', framework);
+    if (!existsSync(join(dir, 'src', 'server.ts'))) {
+      console.error(`no example app "${framework}": use express, fastify, koa or hono`);
+      process.exit(2);
+    }
+    process.exit(runFromSource(join(dir, 'src', 'server.ts'), [], dir));
+    break;
+  }
   default:
-    console.error(`unknown task "${task}": use demo, test, bench or mutate`);
+    console.error(`unknown task "${task}": use demo, test, bench, mutate, cli or example`);
     process.exit(2);
 }

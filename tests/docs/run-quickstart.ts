@@ -91,7 +91,7 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-function portOpen(port: number): Promise<boolean> {
+export function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     socket.once('connect', () => {
