@@ -42,6 +42,25 @@ export interface QuickstartRun {
   exitCode?: number | null;
 }
 
+/**
+ * Starts a written quick start as its own process with `env` and nothing KYB_ from the test's own environment, so
+ * nothing can stand in for what the quick start is given. `closed` settles once it exited AND its pipes drained.
+ */
+function startQuickstart(file: string, env: Record<string, string>): { child: ChildProcess; closed: Promise<void>; output(): { stdout: string; stderr: string } } {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
+  const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', file], {
+    cwd: dirname(file),
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return { child, closed, output: () => ({ stdout, stderr }) };
+}
+
 /** What a quick start did when its port was taken. */
 export interface TakenPortRun {
   /** The exit code, or null when it was still running at the deadline (and was stopped). */
@@ -61,21 +80,10 @@ export async function runQuickstartOnTakenPort(
   const holder = createServer();
   await new Promise<void>((resolve, reject) => holder.once('error', reject).listen(0, '127.0.0.1', resolve));
   const { port } = holder.address() as AddressInfo;
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
-  Object.assign(env, quickstartEnv(options.signer, options.jwksUrl, port));
-  const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', file], {
-    cwd: dirname(file),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const { child, closed, output } = startQuickstart(file, quickstartEnv(options.signer, options.jwksUrl, port));
   try {
     const exited = await Promise.race([closed.then(() => true), sleep(options.timeoutMs ?? 90_000).then(() => false)]);
-    return { exitCode: exited ? child.exitCode : null, stdout, stderr };
+    return { exitCode: exited ? child.exitCode : null, ...output() };
   } finally {
     await stop(child);
     await new Promise<void>((resolve) => holder.close(() => resolve()));
@@ -131,22 +139,10 @@ export async function runQuickstart(
   const port = await freePort();
   const envelope = testEvents.dataRequestReleased();
   const requestId = envelope.data.request_id as string;
-  // Nothing KYB_ from the test's own environment may stand in for what the quick start is given.
-  const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
-  Object.assign(env, quickstartEnv(options.signer, options.jwksUrl, port));
+  const env = quickstartEnv(options.signer, options.jwksUrl, port);
   for (const name of options.unset ?? []) delete env[name];
-  const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', file], {
-    cwd: dirname(file),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  // 'close' comes after the process exited AND its output pipes were drained.
-  const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
-  let stdout = '';
-  let stderr = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const result = (partial: Omit<QuickstartRun, 'requestId' | 'stdout' | 'stderr'>): QuickstartRun => ({ ...partial, requestId, stdout, stderr });
+  const { child, closed, output } = startQuickstart(file, env);
+  const result = (partial: Omit<QuickstartRun, 'requestId' | 'stdout' | 'stderr'>): QuickstartRun => ({ ...partial, requestId, ...output() });
   try {
     const deadline = Date.now() + (options.startTimeoutMs ?? 90_000);
     while (!(await portOpen(port))) {
@@ -162,7 +158,7 @@ export async function runQuickstart(
     const responseBody = await response.text();
     // The handler ran before the answer was written; its output may still be in the pipe.
     const outputDeadline = Date.now() + 5_000;
-    while (!stdout.includes(requestId) && Date.now() < outputDeadline) await sleep(50);
+    while (!output().stdout.includes(requestId) && Date.now() < outputDeadline) await sleep(50);
     return result({ status: response.status, responseBody });
   } finally {
     await stop(child);

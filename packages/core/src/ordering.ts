@@ -265,21 +265,31 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   /**
+   * Claims an event outside its turn (late, or beside the cursor): its token, or the answer when it stops here (the
+   * store failed, it was done before, another delivery of it is running).
+   */
+  async function claimOrAnswer(item: Item): Promise<{ token: string } | { answer: Result }> {
+    let claim: ClaimResult;
+    try {
+      claim = await steps.claim(item.dedupeKey);
+    } catch (error) {
+      return { answer: storeFailed('claim', error, item) };
+    }
+    if (claim.status === 'completed') return { answer: steps.accept(item, 'duplicate') };
+    if (claim.status === 'in_progress') return { answer: steps.reject(rejection('in_progress'), item) };
+    return { token: claim.token };
+  }
+
+  /**
    * Enforce, an event at the cursor's own seq whose type no claim fixes (its dedupe key carries the type): the seq is
    * signed, the type is not, so a genuine token re-wrapped under another type may have taken this seq first and moved
    * the cursor. Treating the genuine event as late would hand it to `onGap` only, or answer 500 until the service gave
    * up. It is its turn as much as the other's: it runs and is recorded with complete(), the cursor left where it is.
    */
   async function receiveBesideCursor(item: Item): Promise<Result> {
-    let claim: ClaimResult;
-    try {
-      claim = await steps.claim(item.dedupeKey);
-    } catch (error) {
-      return storeFailed('claim', error, item);
-    }
-    if (claim.status === 'completed') return steps.accept(item, 'duplicate');
-    if (claim.status === 'in_progress') return steps.reject(rejection('in_progress'), item);
-    const token = claim.token;
+    const claimed = await claimOrAnswer(item);
+    if ('answer' in claimed) return claimed.answer;
+    const { token } = claimed;
     const record = () => completeBesideCursor(item, token, 'the handlers');
     const failure = await steps.run(item, token, record);
     if (failure) return steps.reject(failure, item);
@@ -290,20 +300,14 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   /** Enforce, an event at or behind the cursor: only `onGap` handlers may take it (see {@link GapReport}). */
   async function receiveLate(item: Item, expected: number): Promise<Result> {
     const { envelope } = item;
-    let claim: ClaimResult;
-    try {
-      claim = await steps.claim(item.dedupeKey);
-    } catch (error) {
-      return storeFailed('claim', error, item);
-    }
-    if (claim.status === 'completed') return steps.accept(item, 'duplicate');
-    if (claim.status === 'in_progress') return steps.reject(rejection('in_progress'), item);
+    const claimed = await claimOrAnswer(item);
+    if ('answer' in claimed) return claimed.answer;
+    const { token } = claimed;
     const gap = report('late', envelope, expected);
     if (steps.gapHandlers.length === 0) {
-      await steps.release(item, claim.token);
+      await steps.release(item, token);
       return steps.reject(rejection('late_unhandled', 'no onGap handler is registered'), item);
     }
-    const token = claim.token;
     const recordLate = () => completeBesideCursor(item, token, 'the onGap handlers');
     const running = (async () => {
       for (const handler of steps.gapHandlers) await handler(gap, envelope);
