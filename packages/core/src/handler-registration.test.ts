@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testEvents, type TestEnvelope, type TestSigner } from '../../testing/src/index.js';
 import { HandlerError } from './dispatch.js';
+import type { LogEntry } from './logger.js';
 import { createReceiver } from './receiver.js';
 
 let signer: TestSigner;
@@ -92,5 +93,31 @@ describe('the HandlerError onError handlers receive', () => {
     receiver.onError((error) => void seen.push(error));
     await deliver(testEvents.dataRequestRefused());
     expect(seen.map((error) => ({ cause: error.cause, failures: error.errors.length }))).toEqual([{ cause: first, failures: 2 }]);
+  });
+});
+
+describe('on() for a type nothing can authenticate on this receiver', () => {
+  const attestation = { issuer: 'https://kyb.example.com', audience: 'b2f7c3e0-0000-4000-8000-000000000000', jwks: { keys: [] } };
+
+  it('warns once per type, at registration, when the receiver has no secrets and the type carries no attestation', () => {
+    const logs: LogEntry[] = [];
+    const receiver = createReceiver({ attestation, logger: (entry) => logs.push(entry) });
+    receiver.on('kyb.data_request.pending_approval', () => {});
+    receiver.on(['kyb.data_request.pending_approval', 'kyb.data_request.released'], () => {});
+    receiver.on('kyb.future.thing' as never, () => {}); // an unknown type may be a new attested one
+    expect(logs).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        eventType: 'kyb.data_request.pending_approval',
+        message: expect.stringMatching(/no secrets .* answered 200 unauthenticated .*fetched from the KYB API.* `secrets`/),
+      }),
+    ]);
+  });
+
+  it('says nothing when the receiver has secrets', () => {
+    const logs: LogEntry[] = [];
+    const receiver = createReceiver({ secrets: { '1': 'endpoint-secret' }, attestation, logger: (entry) => logs.push(entry) });
+    receiver.on('kyb.data_request.pending_approval', () => {});
+    expect(logs).toEqual([]);
   });
 });

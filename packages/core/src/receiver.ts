@@ -6,8 +6,10 @@ import { createConsoleLogger } from './console-logger.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './dedupe.js';
 import { HandlerRegistry, type AnyEventHandler } from './dispatch.js';
 import { KybWebhookError, rejection } from './errors.js';
+import { ATTESTED_EVENT_TYPES, isKnownEventType } from './events.js';
 import { handlerTypes } from './handler-types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './limits.js';
+import { safeLog } from './logger.js';
 import { createMemoryStore } from './memory-store.js';
 import { createOrderedReceive, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler } from './ordering.js';
 import type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, VerifiedDelivery } from './receiver-types.js';
@@ -142,9 +144,29 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     };
   }
 
+  // Without secrets, nothing authenticates the deliveries of a type that never carries an attestation: they go to
+  // onUnauthenticated, and an on() handler for the type runs only for events fetched from the API. Said once per type,
+  // when the handler is registered, rather than left to be found out from a handler that never runs.
+  const warnedTypes = new Set<string>();
+  function warnIfNeverDelivered(type: string): void {
+    if (!logger || warnedTypes.has(type) || !isKnownEventType(type) || ATTESTED_EVENT_TYPES.has(type)) return;
+    warnedTypes.add(type);
+    safeLog(logger, {
+      level: 'warn',
+      message:
+        `receiver.on('${type}'): this receiver has no secrets and ${type} carries no attestation, so its deliveries cannot be ` +
+        'authenticated: they are answered 200 unauthenticated (see onUnauthenticated), and this handler runs only for events ' +
+        'fetched from the KYB API (ordering backfill, replay). Pass the endpoint secret as `secrets` to authenticate them.',
+      eventType: type,
+    });
+  }
+
   const receiver: Receiver = {
     on(type, handler) {
-      for (const each of handlerTypes(type, handler)) handlers.add(each, handler as unknown as AnyEventHandler);
+      for (const each of handlerTypes(type, handler)) {
+        handlers.add(each, handler as unknown as AnyEventHandler);
+        if (!hasSecrets) warnIfNeverDelivered(each);
+      }
       return receiver;
     },
     onAny(handler) {
