@@ -71,7 +71,7 @@ if (ordered) {
     ordering: {
       mode: 'enforce',
       firstSeq: env.KYB_FIRST_SEQ === '1' ? 1 : 0,
-      fetchEventsAfter: (streamId, afterSeq) => client.events(streamId, { afterSeq }),
+      fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
     },
   };
 }

@@ -82,7 +82,7 @@ export async function startRig(options: RigOptions, cleanups: (() => Promise<voi
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store: options.store ?? createMemoryStore(),
-    ordering: options.ordering ?? { mode: 'enforce', firstSeq, fetchEventsAfter: (streamId, afterSeq) => client.events(streamId, { afterSeq }) },
+    ordering: options.ordering ?? { mode: 'enforce', firstSeq, fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }) },
   });
   const handled: Handled[] = [];
   receiver.onAny((event, context) => {

@@ -26,7 +26,7 @@ it('seq 1 exhausts its retries, seq 2 arrives, the gap is backfilled through the
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store: createMemoryStore(),
-    ordering: { mode: 'enforce', fetchEventsAfter: (s, a) => client.events(s, { afterSeq: a }) },
+    ordering: { mode: 'enforce', fetchEventsAfter: (s, a, signal) => client.events(s, { afterSeq: a, signal }) },
   });
   const handled: [number, string][] = [];
   receiver.onAny((event, context) => {

@@ -112,7 +112,7 @@ export async function measureBackfill(
     attestation: { issuer: service.issuer, audience: service.audience, jwks: service.jwks },
     now: benchNow,
     store: counting.store,
-    ordering: { mode: 'enforce', firstSeq: 1, fetchEventsAfter: (streamId, afterSeq) => client.events(streamId, { afterSeq }) },
+    ordering: { mode: 'enforce', firstSeq: 1, fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }) },
   }).on('kyb.business.wallet_address_changed', async (event) => {
     if (event.seq !== expectedSeq) outOfOrder ??= `handler saw seq ${event.seq}, expected ${expectedSeq}`;
     expectedSeq = event.seq + 1;

@@ -38,7 +38,7 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store: options.store,
-    ordering: { mode: 'enforce', firstSeq: 0, fetchEventsAfter: (streamId, afterSeq) => client.events(streamId, { afterSeq }) },
+    ordering: { mode: 'enforce', firstSeq: 0, fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }) },
   });
   const activity = registerDemoHandlers(receiver);
   const ran: { streamId: string; eventId: string; fetched: boolean }[] = [];

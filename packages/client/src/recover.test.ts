@@ -43,7 +43,7 @@ async function setUp(mode: OrderingMode, serviceOptions: KybServiceOptions = {})
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store,
-    ...(mode === 'off' ? {} : { ordering: { mode, fetchEventsAfter: (s: string, a: number) => client.events(s, { afterSeq: a }) } }),
+    ...(mode === 'off' ? {} : { ordering: { mode, fetchEventsAfter: (s: string, a: number, signal: AbortSignal) => client.events(s, { afterSeq: a, signal }) } }),
   });
   const handled: Handled[] = [];
   const failing = new Set<string>();

@@ -45,9 +45,6 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation }
   check(input: ReceiveInput): Checked | Promise<Checked>;
   verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError>;
 } {
-  // Whether deliveries are HMAC-checked, which decides how an attested event of an unsigned type is deduped; an event
-  // fetched from the API gets the same key as its delivery would, or a backfill would run a delivered event again.
-  const withHmac = checkSignature !== undefined;
   // Every step below runs once per delivery, so the common path avoids what it can: no promise for checks that
   // answer at once (an HMAC-only delivery on Node is checked synchronously from end to end; only a Web Crypto HMAC
   // or an attestation makes it wait), no copy of a payload the schema guard accepted as it is, no log entry built
@@ -125,7 +122,7 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation }
     if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
 
     // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
-    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims, withHmac), typed: validateData !== undefined };
+    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
   }
 
   /**
@@ -157,7 +154,7 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation }
     }
     const context = new DeliveryContext({ hmac: null, attestation: claims !== undefined, fetched: true }, claims, undefined);
     if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
-    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims, withHmac), typed: validateData !== undefined };
+    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
   }
 
   return { check, verifyFetched };

@@ -12,27 +12,32 @@ import { checkClaimResult, type ClaimResult, type DedupeStore } from './dedupe.j
 import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from './envelope.js';
 import { rejection, type KybWebhookError } from './errors.js';
-import { isKnownEventType } from './events.js';
 import { safeLog, type Logger } from './logger.js';
 import type { ReceiveResult } from './receiver-types.js';
 import { answerDuplicate, answerProcessed, reject } from './results.js';
 import { HANDLED, type RunHandlers } from './run-handlers.js';
 
 /**
- * The key an event is claimed under: its event id, plus its type when it is attested but nothing signed fixes its
- * type (no type claim, not a release). The attestation is the trust boundary (spec 5.4), so a token re-wrapped under
- * another type must never mark the genuine event as done, whatever else authenticated the envelope.
- *
- * One exception bounds what a single token can do where nothing authenticates the type at all (a receiver without
- * `secrets`, `withHmac` false): every type this version does not know shares ONE key, `<event_id>:unknown`. With the
- * invented type itself in the key, one genuine token replayed under endless invented types made a new record and a
- * new handler run each time, until the memory store evicted genuine records and ran their redeliveries again. The
- * price, on such a receiver only: a token of an unknown type re-wrapped under another unknown type, arriving first,
- * makes the genuine one a duplicate. Known types keep their own key, so no re-wrap can hide a known event.
+ * Attested types whose token signs no type, deduped under a key of their own (`<event_id>:<type>`). Frozen: a
+ * processed event must keep its key in every later version, or its redelivery after an upgrade (or during a rolling
+ * deploy) would run again. A type added to the library later still shares `<event_id>:unknown`.
  */
-export function dedupeKeyOf(envelope: Envelope, claims: AttestationClaims | undefined, withHmac: boolean): string {
+const OWN_KEY_TYPES: ReadonlySet<string> = new Set(['kyb.business.wallet_address_changed']);
+
+/**
+ * The key an event is claimed under: its event id, plus what nothing signed fixes when it is attested without a type
+ * claim (and is not a release). The attestation is the trust boundary (spec 5.4), so a token re-wrapped under another
+ * type must never mark a genuine event of a known type as done: such a type keeps its own key.
+ *
+ * Every other type shares ONE key, `<event_id>:unknown`. With the type itself in the key, one genuine token replayed
+ * under endless invented types made a new record and a new handler run each time (on a receiver without `secrets`,
+ * anyone who saw a delivery body could), until the memory store evicted genuine records and ran their redeliveries
+ * again. The price: a token of an unknown type re-wrapped under another unknown type, arriving first, makes the
+ * genuine one a duplicate. The rule is the same with or without `secrets`, so adding a secret changes no key.
+ */
+export function dedupeKeyOf(envelope: Envelope, claims: AttestationClaims | undefined): string {
   if (!claims || typeBindingOf(claims, envelope.event) === 'bound') return envelope.event_id;
-  return withHmac || isKnownEventType(envelope.event) ? `${envelope.event_id}:${envelope.event}` : `${envelope.event_id}:unknown`;
+  return OWN_KEY_TYPES.has(envelope.event) ? `${envelope.event_id}:${envelope.event}` : `${envelope.event_id}:unknown`;
 }
 
 /** What the claim, run and settle steps of one receiver work with. */

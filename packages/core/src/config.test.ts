@@ -60,6 +60,7 @@ const invalidReceiverOptions: Array<[string, unknown, string[]]> = [
   ['leaseMs: -1', { secrets: { '3': SECRET }, leaseMs: -1 }, ['`leaseMs` must be a positive finite number', 'got a negative number']],
   ['retainMs: Infinity', { secrets: { '3': SECRET }, retainMs: Number.POSITIVE_INFINITY }, ['`retainMs` must be a positive finite number', 'got Infinity']],
   ['handlerTimeoutMs: 0', { secrets: { '3': SECRET }, handlerTimeoutMs: 0 }, ['`handlerTimeoutMs` must be a positive finite number']],
+  ['storeTimeoutMs past what a timer keeps', { secrets: { '3': SECRET }, storeTimeoutMs: 30 * 86_400_000 }, ['`storeTimeoutMs` must be at most 2147483647 ms', 'the longest delay a timer keeps']],
   ['storeTimeoutMs as a string', { secrets: { '3': SECRET }, storeTimeoutMs: '5s' }, ['`storeTimeoutMs` must be a positive finite number']],
   ['a lease shorter than the default deadlines', { secrets: { '3': SECRET }, leaseMs: 30_000 }, ['`leaseMs` (30000 ms) must be longer than handlerTimeoutMs + 2 × storeTimeoutMs (30000 + 2 × 5000 ms)', 'raise leaseMs or lower the timeouts']],
   ['timeouts that fill the lease', { secrets: { '3': SECRET }, leaseMs: 10_000, handlerTimeoutMs: 8_000, storeTimeoutMs: 1_000 }, ['`leaseMs` (10000 ms) must be longer than', '8000 + 2 × 1000']],

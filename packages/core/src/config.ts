@@ -320,6 +320,9 @@ function withUnit(unit: string | undefined): string {
  * })
  * ```
  */
+/** The longest delay setTimeout keeps (2³¹ − 1 ms); see {@link optionRules}.timerMs. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export const optionRules = {
   /** Marks a rule's option as required; `fix` says what to pass. */
   required(inner: OptionRule, fix: string): OptionRule {
@@ -336,6 +339,16 @@ export const optionRules = {
         ? undefined
         : `must be a positive finite number${withUnit(unit)}, got ${describeValue(value)}.`,
     );
+  },
+  /**
+   * A timer's delay in milliseconds: above zero and at most 2,147,483,647 (about 24.8 days), the longest delay
+   * setTimeout keeps; a longer one fires after 1 ms in Node, which would turn "practically never" into "at once".
+   */
+  timerMs(): OptionRule {
+    return rule((value) => {
+      if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `must be a positive finite number of milliseconds, got ${describeValue(value)}.`;
+      return value > MAX_TIMER_MS ? `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest delay a timer keeps), got ${value}.` : undefined;
+    });
   },
   /** A whole number above zero, e.g. a count. */
   positiveInteger(unit?: string): OptionRule {
@@ -667,15 +680,15 @@ const orderingFields: FieldsSpec = {
         ? undefined
         : `must be 0 or 1 (the seq a stream starts at; the spec does not say which, the default is 0), got ${describeValue(value)}.`,
     ),
-    fetchEventsAfter: optionRules.func('(streamId, afterSeq) => AsyncIterable of envelopes, e.g. (s, a) => client.events(s, { afterSeq: a })'),
-    backfillTimeoutMs: optionRules.positiveNumber('milliseconds'),
+    fetchEventsAfter: optionRules.func('(streamId, afterSeq, signal) => AsyncIterable of envelopes, e.g. (s, a, signal) => client.events(s, { afterSeq: a, signal })'),
+    backfillTimeoutMs: optionRules.timerMs(),
   },
   aliases: { backfillTimeout: 'backfillTimeoutMs', backfillTimeoutMS: 'backfillTimeoutMs', timeoutMs: 'backfillTimeoutMs', ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter' },
   refine(values, report, at) {
     if (values.mode === 'enforce' && values.fetchEventsAfter === undefined) {
       report(
         at('fetchEventsAfter'),
-        "is missing: mode 'enforce' backfills gaps through it; pass (s, a) => client.events(s, { afterSeq: a }) with a client from " +
+        "is missing: mode 'enforce' backfills gaps through it; pass (s, a, signal) => client.events(s, { afterSeq: a, signal }) with a client from " +
           "@kyb-webhooks/client (or use mode 'detect').",
       );
     }
@@ -697,8 +710,8 @@ const RECEIVER_SPEC: OptionsSpec = {
     maxBodyBytes: optionRules.positiveNumber('bytes'),
     leaseMs: optionRules.positiveNumber('milliseconds'),
     retainMs: optionRules.positiveNumber('milliseconds'),
-    handlerTimeoutMs: optionRules.positiveNumber('milliseconds'),
-    storeTimeoutMs: optionRules.positiveNumber('milliseconds'),
+    handlerTimeoutMs: optionRules.timerMs(),
+    storeTimeoutMs: optionRules.timerMs(),
     now: optionRules.func('a clock in milliseconds, like Date.now'),
     logger: optionRules.funcOrFalse('called with each log entry; false silences the default console logger'),
     ordering: optionRules.fields(orderingFields, "e.g. { mode: 'enforce', fetchEventsAfter }"),

@@ -234,18 +234,22 @@ describe('ordering enforce', () => {
   it('answers 503 backfill_unavailable once backfillTimeoutMs passed when the fetcher never answers, and tells it to stop', async () => {
     const events = await attestedStream();
     let stopped = false;
+    let signal: AbortSignal | undefined;
     const { deliver, seen, logs } = setup({
       ordering: {
         backfillTimeoutMs: 50,
-        fetchEventsAfter: () => ({
-          [Symbol.asyncIterator]: () => ({
-            next: () => new Promise<IteratorResult<unknown>>(() => {}),
-            return: async () => {
-              stopped = true;
-              return { done: true, value: undefined };
-            },
-          }),
-        }),
+        fetchEventsAfter: (_streamId, _afterSeq, given) => {
+          signal = given;
+          return {
+            [Symbol.asyncIterator]: () => ({
+              next: () => new Promise<IteratorResult<unknown>>(() => {}),
+              return: async () => {
+                stopped = true;
+                return { done: true, value: undefined };
+              },
+            }),
+          };
+        },
       },
     });
     await deliver(events[0]!);
@@ -254,8 +258,29 @@ describe('ordering enforce', () => {
     expect({ status: answer.status, code: answer.code }).toEqual({ status: 503, code: 'backfill_unavailable' });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(stopped).toBe(true);
+    expect(signal?.aborted).toBe(true);
     expect(seen).toEqual([0]);
     expect(logs.find((entry) => entry.code === 'backfill_unavailable')?.detail).toContain('backfillTimeoutMs (50 ms)');
+  });
+
+  it('answers 200 when the gap closed while the deadline passed (a slow handler of the last missing event), and reads no further', async () => {
+    const events = await attestedStream();
+    let signal: AbortSignal | undefined;
+    const { receiver, deliver, seen } = setup({
+      ordering: {
+        backfillTimeoutMs: 30,
+        fetchEventsAfter: async function* (_streamId, afterSeq, given) {
+          signal = given;
+          for (const event of events.filter((candidate) => candidate.seq > afterSeq)) yield structuredClone(event);
+        },
+      },
+    });
+    receiver.on('kyb.data_request.released', () => new Promise((resolve) => setTimeout(resolve, 80)));
+    await deliver(events[0]!);
+    const answer = await deliver(events[2]!);
+    expect({ status: answer.status, code: answer.code }).toEqual({ status: 200, code: undefined });
+    expect(seen).toEqual([0, 1, 2]);
+    expect(signal?.aborted).toBe(true); // seq 2 and 3 were never needed from the API
   });
 
   it('keeps what ran before backfillTimeoutMs passed, and the retry goes on from there', async () => {
@@ -385,23 +410,31 @@ describe('ordering enforce', () => {
   });
 
   describe('a genuine token re-wrapped under another type, delivered first (the type is not signed)', () => {
-    it.each<[string, Partial<ReceiverOptions>]>([
-      ['with secrets', {}],
-      ['without secrets', { secrets: undefined }],
-    ])('%s: the genuine event still runs in its turn, and the stream goes on', async (_name, overrides) => {
+    async function rewrapSetup(overrides: Partial<ReceiverOptions>) {
       const stream = testStream(['kyb.business.wallet_address_changed', 'kyb.business.wallet_address_changed']);
       const [first, second] = await Promise.all(stream.map((event) => signer.withAttestation(event)));
-      const { receiver, deliver, seen } = setup({ ordering: {}, overrides });
+      return { first: first!, second: second!, rewrapped: { ...first!, event: 'kyb.business.risk_flagged', data: {} }, ...setup({ ordering: {}, overrides }) };
+    }
+
+    it('with secrets the HMAC vouches for the type, so the genuine event behind the cursor is late like any other', async () => {
+      const { first, rewrapped, deliver, seen } = await rewrapSetup({});
+      expect((await deliver(rewrapped)).status).toBe(200);
+      const genuine = await deliver(first);
+      expect({ status: genuine.status, code: genuine.code }).toEqual({ status: 500, code: 'late_unhandled' });
+      expect(seen).toEqual([0]);
+    });
+
+    it('without secrets: the genuine event still runs in its turn, and the stream goes on', async () => {
+      const { first, second, rewrapped, receiver, deliver, seen } = await rewrapSetup({ secrets: undefined });
       const types: string[] = [];
       receiver.onAny((event) => {
         types.push(event.event);
       });
-      const rewrapped = { ...first!, event: 'kyb.business.risk_flagged', data: {} };
       expect((await deliver(rewrapped)).status).toBe(200);
-      const genuine = await deliver(first!);
+      const genuine = await deliver(first);
       expect({ status: genuine.status, code: genuine.code }).toEqual({ status: 200, code: undefined });
-      expect((await deliver(first!)).code).toBe('duplicate');
-      expect((await deliver(second!)).code).toBeUndefined();
+      expect((await deliver(first)).code).toBe('duplicate');
+      expect((await deliver(second)).code).toBeUndefined();
       expect(seen).toEqual([0, 0, 1]);
       expect(types).toEqual(['kyb.business.risk_flagged', 'kyb.business.wallet_address_changed', 'kyb.business.wallet_address_changed']);
     });
@@ -498,10 +531,10 @@ describe('ordering options', () => {
   }
 
   it("refuses 'enforce' without fetchEventsAfter, naming the client one-liner", () => {
-    expect(configError({ ordering: { mode: 'enforce' } })).toMatch(/ordering\.fetchEventsAfter.*client\.events\(s, \{ afterSeq: a \}\)/);
+    expect(configError({ ordering: { mode: 'enforce' } })).toMatch(/ordering\.fetchEventsAfter.*client\.events\(s, \{ afterSeq: a, signal \}\)/);
   });
 
-  it.each([0, -1, Number.NaN, '30s'])('refuses backfillTimeoutMs %s, naming the option', (value) => {
+  it.each([0, -1, Number.NaN, '30s', 2 ** 31])('refuses backfillTimeoutMs %s, naming the option', (value) => {
     expect(configError({ ordering: { mode: 'enforce', fetchEventsAfter: () => [], backfillTimeoutMs: value as number } })).toMatch(/ordering\.backfillTimeoutMs/);
   });
 

@@ -22,15 +22,16 @@ export type OrderingMode = 'off' | 'detect' | 'enforce';
 /**
  * Fetches the events of `streamId` after `afterSeq`, in seq order, from the KYB API (its events-after-seq call).
  * The receiver verifies each one it takes (envelope, attestation with its binding, event data) and stops reading as
- * soon as it reaches the event that arrived. With `@kyb-webhooks/client` it is one line:
- * `(streamId, afterSeq) => client.events(streamId, { afterSeq })`.
+ * soon as it reaches the event that arrived. `signal` is aborted when the receiver stops reading early (the gap is
+ * closed, a check failed, `backfillTimeoutMs` passed): pass it on, so a page still loading is abandoned too. With
+ * `@kyb-webhooks/client` it is one line: `(streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal })`.
  *
  * @example
  * ```ts
- * const fetchEventsAfter: FetchEventsAfter = (streamId, afterSeq) => client.events(streamId, { afterSeq })
+ * const fetchEventsAfter: FetchEventsAfter = (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal })
  * ```
  */
-export type FetchEventsAfter = (streamId: string, afterSeq: number) => AsyncIterable<unknown> | Iterable<unknown>;
+export type FetchEventsAfter = (streamId: string, afterSeq: number, signal: AbortSignal) => AsyncIterable<unknown> | Iterable<unknown>;
 
 /**
  * The `ordering` option of `createReceiver`.
@@ -44,7 +45,7 @@ export type FetchEventsAfter = (streamId: string, afterSeq: number) => AsyncIter
  * const client = createKybClient({ baseUrl, apiKey })
  * createReceiver({
  *   secrets, attestation, store: createRedisStore({ client: redis }),
- *   ordering: { mode: 'enforce', firstSeq: 0, fetchEventsAfter: (s, a) => client.events(s, { afterSeq: a }) },
+ *   ordering: { mode: 'enforce', firstSeq: 0, fetchEventsAfter: (s, a, signal) => client.events(s, { afterSeq: a, signal }) },
  * })
  * ```
  */
@@ -129,6 +130,8 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   fetchEventsAfter: FetchEventsAfter | undefined;
   /** See {@link OrderingOptions.backfillTimeoutMs}. */
   backfillTimeoutMs: number;
+  /** Whether deliveries are HMAC-checked (the receiver has `secrets`), which authenticates every envelope's type. */
+  hmacChecked: boolean;
   store: StreamCursorStore;
   retainMs: number;
   /** The receiver's handlerTimeoutMs: awaited `onGap` handlers get the same deadline as event handlers. */
@@ -227,7 +230,10 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   async function completeBesideCursor(item: Item, token: string, ran: string): Promise<void> {
     const { envelope } = item;
     try {
-      await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
+      const completed = await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
+      if (completed === false && logger) {
+        safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', eventId: envelope.event_id, eventType: envelope.event });
+      }
     } catch (error) {
       if (logger) safeLog(logger, { level: 'error', message: `complete failed after ${ran} succeeded: ${steps.describeStoreFailure('complete', error)}`, code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
     }
@@ -281,10 +287,12 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   /**
-   * Enforce, an event at the cursor's own seq whose type no claim fixes (its dedupe key carries the type): the seq is
-   * signed, the type is not, so a genuine token re-wrapped under another type may have taken this seq first and moved
-   * the cursor. Treating the genuine event as late would hand it to `onGap` only, or answer 500 until the service gave
-   * up. It is its turn as much as the other's: it runs and is recorded with complete(), the cursor left where it is.
+   * Enforce on a receiver without `secrets`, an event at the cursor's own seq whose type no claim fixes (its dedupe key
+   * carries the type): the seq is signed, the type is not, so a genuine token re-wrapped under another type may have
+   * taken this seq first and moved the cursor. Treating the genuine event as late would hand it to `onGap` only, or
+   * answer 500 until the service gave up. It is its turn as much as the other's: it runs and is recorded with
+   * complete(), the cursor left where it is. With `secrets` the HMAC authenticates the type, so no re-wrap can have
+   * taken the seq, and such an event is late like any other.
    */
   async function receiveBesideCursor(item: Item): Promise<Result> {
     const claimed = await claimOrAnswer(item);
@@ -335,14 +343,28 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     const { envelope } = item;
     const streamId = envelope.stream_id;
     const deadline = Date.now() + steps.backfillTimeoutMs;
+    const stopReading = new AbortController();
     let next = expected;
     let events: AsyncIterator<unknown> | undefined;
+    const fetchFailed = (error: unknown) => {
+      events = undefined; // a fetcher that threw has ended
+      return steps.reject(rejection('backfill_unavailable', 'fetchEventsAfter failed', error), item);
+    };
     try {
-      events = asyncIteratorOf(steps.fetchEventsAfter!(streamId, expected - 1));
-      for (;;) {
-        // The iterator is driven by hand, not by for await, so that a fetcher that never answers meets the deadline.
+      try {
+        events = asyncIteratorOf(steps.fetchEventsAfter!(streamId, expected - 1, stopReading.signal));
+      } catch (error) {
+        return fetchFailed(error);
+      }
+      // Driven by hand, not by for await, so that a fetcher that never answers meets the deadline.
+      while (next < envelope.seq) {
         const remaining = deadline - Date.now();
-        const step = remaining > 0 ? await settleWithin(events.next(), remaining) : TIMED_OUT;
+        let step: IteratorResult<unknown> | typeof TIMED_OUT;
+        try {
+          step = remaining > 0 ? await settleWithin(events.next(), remaining) : TIMED_OUT;
+        } catch (error) {
+          return fetchFailed(error);
+        }
         if (step === TIMED_OUT) {
           const detail = `the backfill of seq ${next} to ${envelope.seq - 1} did not finish within backfillTimeoutMs (${steps.backfillTimeoutMs} ms); the retry goes on from seq ${next}`;
           return steps.reject(rejection('backfill_unavailable', detail), item);
@@ -360,18 +382,18 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
           return steps.reject(rejection('backfill_invalid', `the API answered an event of another stream for seq ${next}`), item);
         }
         if (fetchedEnvelope.seq < next) continue;
-        if (fetchedEnvelope.seq >= envelope.seq) break;
         if (fetchedEnvelope.seq > next) break; // the API lacks `next` too: not fillable yet
         const stopped = await runInTurn(fetched, false);
         if (stopped !== undefined) return stopped;
         next += 1;
       }
-    } catch (error) {
-      events = undefined; // a fetcher that threw has ended
-      return steps.reject(rejection('backfill_unavailable', 'fetchEventsAfter failed', error), item);
     } finally {
-      // As for await does on an early exit, tell the fetcher to stop (e.g. abort its pending page); never waited for.
-      if (events) stopQuietly(events);
+      // Left early (the gap closed, a failure, the deadline): as for await would, end the iterator, and abort the
+      // signal so a page still loading is abandoned. Never waited for: the fetcher may hang in return() as in next().
+      if (events) {
+        stopReading.abort();
+        stopQuietly(events);
+      }
     }
     if (next < envelope.seq) {
       return steps.reject(rejection('out_of_order', `seq ${next} to ${envelope.seq - 1} are not available from the API yet`), item);
@@ -393,7 +415,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       return storeFailed('getCursor', error, item);
     }
     const expected = cursor === null ? firstSeq : cursor + 1;
-    if (envelope.seq === cursor && item.dedupeKey !== envelope.event_id) return receiveBesideCursor(item);
+    if (!steps.hmacChecked && envelope.seq === cursor && item.dedupeKey !== envelope.event_id) return receiveBesideCursor(item);
     if (envelope.seq < expected) return receiveLate(item, expected);
     if (envelope.seq > expected) {
       const stopped = await backfill(item, expected);

@@ -73,7 +73,7 @@ export interface ReceiverOptions {
    * Per-stream order (design §7): `{ mode: 'off' | 'detect' | 'enforce', firstSeq?: 0 | 1, fetchEventsAfter? }`.
    * Default off: each delivery on its own, no cursor read or written. `'detect'` and `'enforce'` need a store with
    * stream cursors (every built-in store); `'enforce'` also needs `fetchEventsAfter`, e.g.
-   * `(s, a) => client.events(s, { afterSeq: a })` with `@kyb-webhooks/client`. See {@link OrderingOptions}.
+   * `(s, a, signal) => client.events(s, { afterSeq: a, signal })` with `@kyb-webhooks/client`. See {@link OrderingOptions}.
    */
   ordering?: OrderingOptions;
   /** @internal Crypto implementation override for tests of both paths. */

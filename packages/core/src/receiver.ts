@@ -89,6 +89,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
           firstSeq: ordering.firstSeq ?? 0,
           fetchEventsAfter: ordering.fetchEventsAfter,
           backfillTimeoutMs: ordering.backfillTimeoutMs ?? DEFAULT_BACKFILL_TIMEOUT_MS,
+          hmacChecked: hasSecrets,
           store,
           retainMs,
           handlerTimeoutMs,

@@ -76,6 +76,14 @@ describe('walletAddressChangeHandler on a receiver without secrets (only the cla
     expect(book.resolve(NEW)).toBe('business-42');
   });
 
+  it('changes nothing when the claims sign the previous address but the body names a new one they do not sign', async () => {
+    const book = addressBook();
+    const deliver = attestationOnlyReceiverWith(book.directory);
+    const answer = await deliver({ previous_wallet_address: OLD, wallet_address: NEW }, { previous_wallet_address: OLD });
+    expect(answer.code).toBe('handler_failed');
+    expect(book.calls).toEqual([]);
+  });
+
   it('takes the new address from the claims: data that drops it cannot turn a move into a deletion', async () => {
     const book = addressBook();
     const deliver = attestationOnlyReceiverWith(book.directory);

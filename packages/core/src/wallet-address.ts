@@ -46,7 +46,10 @@ export interface WalletAddressDirectory {
  * make an address stop resolving (attestation-only receivers never pass unattested events to `on` handlers at all).
  * On a receiver without `secrets`, only the attestation's claims are authenticated, not `event.data`: the helper then
  * takes both addresses from the claims, and fails the delivery (the service retries it) when the claims do not sign
- * `previous_wallet_address`, so that someone who holds a genuine token cannot move an entry to an address of their own.
+ * `previous_wallet_address`, or the body names a new address they do not sign, so that someone who holds a genuine
+ * token cannot move an entry to an address of their own. The spec does not list the addresses among the claims: if
+ * the service does not sign them, every change fails on such a receiver until it has the endpoint secret (or the
+ * event is fetched from the API by an ordering backfill), so configure `secrets` when you use this helper.
  *
  * @example
  * ```ts
@@ -90,12 +93,15 @@ function authenticatedAddresses(
   }
   const previous = claims?.['previous_wallet_address'];
   const named = claims?.['wallet_address'];
-  if (typeof previous !== 'string' || (named !== undefined && typeof named !== 'string')) {
+  // A new address only in the body is as unsigned as a forged one: moving to it, or dropping it, would both be wrong.
+  const unsignedNewAddress = named === undefined && typeof event.data.wallet_address === 'string' && event.data.wallet_address !== '';
+  if (typeof previous !== 'string' || (named !== undefined && typeof named !== 'string') || unsignedNewAddress) {
+    const unsigned = typeof previous !== 'string' ? 'previous_wallet_address' : 'wallet_address';
     throw new Error(
-      'walletAddressChangeHandler: the receiver has no HMAC secrets and the attestation does not sign previous_wallet_address, ' +
+      `walletAddressChangeHandler: the receiver has no HMAC secrets and the attestation does not sign ${unsigned}, ` +
         'so the addresses in this event are not authenticated and no entry was changed. Pass the endpoint secret as ' +
         "`secrets` (e.g. { '1': process.env.KYB_SECRET_V1 }); the service retries the delivery.",
     );
   }
-  return { previous, named };
+  return { previous, named: named as string | undefined };
 }

@@ -211,10 +211,9 @@ describe('receiver fuzzing (fast-check, both crypto paths, three modes)', () => 
       const accepted = result.status >= 200 && result.status < 300 && result.code !== 'unauthenticated';
       const rewrapped = verdict.ok && typeof verdict.envelope['attestation'] === 'string' && verdict.envelope['event'] !== borrowed.envelope.event;
       // Only a delivery that legitimately was this event may make the genuine one a duplicate (issue 11 §1–2). One
-      // exception, by design (dedupeKeyOf): without secrets, every unknown type of one event shares a key, so a re-wrap
-      // from an unknown type to another unknown type, arriving first, makes the genuine one a duplicate, nothing worse.
-      const unknownToUnknown =
-        rewrapped && c.mode === 'attestation-only' && !isKnownEventType(borrowed.envelope.event) && !isKnownEventType(String(verdict.envelope['event']));
+      // exception, by design (dedupeKeyOf): every unknown type of one event shares a key, so a re-wrap from an unknown
+      // type to another unknown type, arriving first, makes the genuine one a duplicate, and nothing worse.
+      const unknownToUnknown = rewrapped && !isKnownEventType(borrowed.envelope.event) && !isKnownEventType(String(verdict.envelope['event']));
       if (!accepted || rewrapped) {
         for (const i of [0, 1] as const) {
           const got = summary(after.outcomes[i]);
