@@ -227,7 +227,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   /** Records a success with complete(), the cursor left alone; a failure is logged, the handlers having run. */
-  async function completeLeavingCursor(item: Item, token: string, ran: string): Promise<void> {
+  async function completeBesideCursor(item: Item, token: string, ran: string): Promise<void> {
     const { envelope } = item;
     try {
       const completed = await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
@@ -245,12 +245,6 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
    */
   async function runInTurn(item: Item, arrived: boolean): Promise<Result | undefined> {
     const { envelope } = item;
-    // The cursor is durable state, so only an authenticated event may move it. A delivery whose type nothing signed
-    // (no `secrets`, a token without a type claim) may be a genuine token re-wrapped under another type: it runs in its
-    // turn but leaves the cursor, and the stream's next event backfills the API's copy of it, which moves the cursor
-    // (a no-op run when it was this very event). Else a re-wrap that came first would make the genuine event late, and
-    // the next event would never ask the API for it.
-    const movesCursor = mode === 'detect' || !arrived || steps.hmacChecked || item.dedupeKey === envelope.event_id;
     let claim: ClaimResult;
     try {
       claim = await steps.claim(item.dedupeKey);
@@ -259,7 +253,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     }
     if (claim.status === 'completed') {
       // Done before (e.g. while ordering was off) yet the cursor is behind it: move the cursor on, it is its turn.
-      if (mode === 'enforce' && movesCursor) {
+      if (mode === 'enforce') {
         try {
           await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.retainMs }));
         } catch (error) {
@@ -270,31 +264,59 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     }
     if (claim.status === 'in_progress') return steps.reject(rejection('in_progress'), item);
     const token = claim.token;
-    const settle = movesCursor ? () => completeInOrder(item, token) : () => completeLeavingCursor(item, token, 'the handlers');
-    const failure = await steps.run(item, token, settle);
+    const failure = await steps.run(item, token, () => completeInOrder(item, token));
     if (failure) return steps.reject(failure, item);
-    await settle();
+    await completeInOrder(item, token);
     return undefined;
+  }
+
+  /**
+   * Claims an event outside its turn (late, or beside the cursor): its token, or the answer when it stops here (the
+   * store failed, it was done before, another delivery of it is running).
+   */
+  async function claimOrAnswer(item: Item): Promise<{ token: string } | { answer: Result }> {
+    let claim: ClaimResult;
+    try {
+      claim = await steps.claim(item.dedupeKey);
+    } catch (error) {
+      return { answer: storeFailed('claim', error, item) };
+    }
+    if (claim.status === 'completed') return { answer: steps.accept(item, 'duplicate') };
+    if (claim.status === 'in_progress') return { answer: steps.reject(rejection('in_progress'), item) };
+    return { token: claim.token };
+  }
+
+  /**
+   * Enforce on a receiver without `secrets`, an event at the cursor's own seq whose type no claim fixes (its dedupe key
+   * carries the type): the seq is signed, the type is not, so a genuine token re-wrapped under another type may have
+   * taken this seq first and moved the cursor. Treating the genuine event as late would hand it to `onGap` only, or
+   * answer 500 until the service gave up. It is its turn as much as the other's: it runs and is recorded with
+   * complete(), the cursor left where it is. With `secrets` the HMAC authenticates the type, so no re-wrap can have
+   * taken the seq, and such an event is late like any other.
+   */
+  async function receiveBesideCursor(item: Item): Promise<Result> {
+    const claimed = await claimOrAnswer(item);
+    if ('answer' in claimed) return claimed.answer;
+    const { token } = claimed;
+    const record = () => completeBesideCursor(item, token, 'the handlers');
+    const failure = await steps.run(item, token, record);
+    if (failure) return steps.reject(failure, item);
+    await record();
+    return steps.accept(item, undefined);
   }
 
   /** Enforce, an event at or behind the cursor: only `onGap` handlers may take it (see {@link GapReport}). */
   async function receiveLate(item: Item, expected: number): Promise<Result> {
     const { envelope } = item;
-    let claim: ClaimResult;
-    try {
-      claim = await steps.claim(item.dedupeKey);
-    } catch (error) {
-      return storeFailed('claim', error, item);
-    }
-    if (claim.status === 'completed') return steps.accept(item, 'duplicate');
-    if (claim.status === 'in_progress') return steps.reject(rejection('in_progress'), item);
+    const claimed = await claimOrAnswer(item);
+    if ('answer' in claimed) return claimed.answer;
+    const { token } = claimed;
     const gap = report('late', envelope, expected);
     if (steps.gapHandlers.length === 0) {
-      await steps.release(item, claim.token);
+      await steps.release(item, token);
       return steps.reject(rejection('late_unhandled', 'no onGap handler is registered'), item);
     }
-    const token = claim.token;
-    const recordLate = () => completeLeavingCursor(item, token, 'the onGap handlers');
+    const recordLate = () => completeBesideCursor(item, token, 'the onGap handlers');
     const running = (async () => {
       for (const handler of steps.gapHandlers) await handler(gap, envelope);
     })();
@@ -393,6 +415,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       return storeFailed('getCursor', error, item);
     }
     const expected = cursor === null ? firstSeq : cursor + 1;
+    if (!steps.hmacChecked && envelope.seq === cursor && item.dedupeKey !== envelope.event_id) return receiveBesideCursor(item);
     if (envelope.seq < expected) return receiveLate(item, expected);
     if (envelope.seq > expected) {
       const stopped = await backfill(item, expected);
