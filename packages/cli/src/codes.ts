@@ -32,7 +32,7 @@ const CODES: Record<string, CodeInfo> = {
   signature_malformed: { check: 'signature', fix: 'The Service-KYB-Signature header must be t=<unix>,v1=<64 hex>,kv=<version>; check that nothing rewrote it.' },
   signature_unknown_version: {
     check: 'signature',
-    fix: 'The kv version is not among the receiver\u2019s secrets: add that version (KYB_SECRET_V<kv>), or sign with a version it has (--secret-version).',
+    fix: 'The kv version is not among the receiver\u2019s secrets: add that version (KYB_SECRET_V<kv>), or sign with a version it has (send --secret-version, replay --resign --secret-version).',
   },
   signature_version_expired: { check: 'signature', fix: 'The rotation overlap of this kv version has ended: sign with the current version.' },
   signature_expired: {

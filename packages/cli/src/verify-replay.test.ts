@@ -173,6 +173,21 @@ describe('replay', () => {
     expect(JSON.parse(resigned.stdout)).toMatchObject({ ok: false, deliveries: [{ status: 401, code: 'attestation_relabelled' }] });
   });
 
+  it('--resign --secret-version signs with another version; a kv the development keys lack is refused with the ones they have', async () => {
+    const capture = read(refused);
+    const event = JSON.parse(capture.body) as { event_id: string };
+    const fresh = { ...capture, body: capture.body.replaceAll(event.event_id, '01JH4Z6V4M5Q8R2T7W9XKCNBDH') };
+    const unknownVersion = write('kv7.json', { ...fresh, headers: { ...fresh.headers, 'service-kyb-signature': 't=1,v1=00,kv=7' } });
+    const refusedRun = await cli('replay', unknownVersion, '--to', app.url, '--resign');
+    expect(refusedRun.stderr).toContain('is signed with kv=7, which the development keys do not have (they have 1, 2): add --secret-version <one of them>.');
+    expect(refusedRun.code).toBe(2);
+    const run = await cli('replay', unknownVersion, '--to', app.url, '--resign', '--secret-version', '2', '--json');
+    expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, deliveries: [{ status: 200, code: null }] });
+    const without = await cli('replay', unknownVersion, '--to', app.url, '--secret-version', '2');
+    expect(without.stderr).toContain('--secret-version re-signs the captures: give --resign with it');
+    expect(without.code).toBe(2);
+  });
+
   it('--resign makes an old unattested capture acceptable again', async () => {
     const capture = read(refused);
     const event = JSON.parse(capture.body) as { event_id: string };

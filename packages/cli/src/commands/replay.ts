@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { TestEnvelope } from '@kyb-webhooks/testing';
 import { readCaptureFile, replayHeaders, type Capture } from '../capture.js';
-import { EXIT } from '../errors.js';
+import { EXIT, usageError } from '../errors.js';
 import { withSendingOptions, type SendingOptions } from '../options.js';
 import { createProgress, formatTable, print, printJson } from '../output.js';
 import type { SentDelivery } from '../post.js';
@@ -18,6 +18,8 @@ import { explainFailure } from './send.js';
  */
 export interface ReplayOptions extends SendingOptions {
   resign?: boolean;
+  /** With `resign`: the secret version to sign with instead of the capture's own `kv`. */
+  secretVersion?: string;
 }
 
 /**
@@ -36,6 +38,7 @@ export function registerReplay(program: Command): void {
       .argument('<captures...>', 'capture files (send --save / scenario --save, or {"headers":{…},"body":"…"})'),
   )
     .option('--resign', 'replace the HMAC header with a fresh one (same kv, current time) made with the development keys, so captures older than 5 minutes are not rejected as expired')
+    .option('--secret-version <kv>', 'with --resign: sign with this secret version of the development keys instead of the capture\u2019s kv')
     .action(async (files: string[], options: ReplayOptions) => {
       process.exitCode = await runReplay(files, options);
     });
@@ -50,6 +53,9 @@ export function registerReplay(program: Command): void {
  * ```
  */
 export async function runReplay(files: string[], options: ReplayOptions): Promise<number> {
+  if (options.secretVersion !== undefined && !options.resign) {
+    throw usageError('--secret-version re-signs the captures: give --resign with it (replay sends the captured header as it is otherwise).');
+  }
   const captures = files.map(readCaptureFile);
   const attested = captures.some((capture) => typeof parse(capture.body)?.attestation === 'string');
   const session = await openSession(options, { needsJwks: attested });
@@ -60,7 +66,12 @@ export async function runReplay(files: string[], options: ReplayOptions): Promis
       progress.update(capture.source);
       const headers = replayHeaders(capture.headers);
       if (options.resign) {
-        const version = /(?:^|,)kv=([^,]*)/.exec(headers['service-kyb-signature'] ?? '')?.[1] ?? session.keys.currentVersion;
+        const version = options.secretVersion ?? /(?:^|,)kv=([^,]*)/.exec(headers['service-kyb-signature'] ?? '')?.[1] ?? session.keys.currentVersion;
+        // A version the development keys lack could only be signed with another version's secret: refuse, say which exist.
+        if (session.keys.secrets[version] === undefined) {
+          const known = Object.keys(session.keys.secrets).sort().join(', ');
+          throw usageError(`${capture.source} is signed with kv=${version}, which the development keys do not have (they have ${known}): add --secret-version <one of them>.`);
+        }
         headers['service-kyb-signature'] = session.signer.kit.hmacHeader(capture.body, { version });
       }
       rows.push({ capture, sent: await session.post({ envelope: envelopeOf(capture), headers, body: capture.body }) });
@@ -97,7 +108,7 @@ export async function runReplay(files: string[], options: ReplayOptions): Promis
     ]),
   );
   for (const row of rows.filter((candidate) => !accepted(candidate.sent))) print(`${row.capture.source}: ${explainFailure(row.sent, options.to)}`);
-  print(ok ? `\u2713 all ${rows.length} accepted.` : `\u2717 ${rows.filter((row) => !accepted(row.sent)).length} of ${rows.length} not accepted.`);
+  print(ok ? `\u2713 all ${rows.length} accepted.` : `\u2717 ${rows.filter((row) => !accepted(row.sent)).length} of ${rows.length} not accepted. Which check failed, and why: kyb-webhooks verify <capture>.`);
   return ok ? EXIT.ok : EXIT.failed;
 }
 
