@@ -303,6 +303,9 @@ function withUnit(unit: string | undefined): string {
   return unit ? ` of ${unit}` : '';
 }
 
+/** The longest delay setTimeout keeps (2³¹ − 1 ms): what `optionRules.timerMs()` allows. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /**
  * Building blocks for {@link validateOptions}: each returns an {@link OptionRule}.
  *
@@ -320,9 +323,6 @@ function withUnit(unit: string | undefined): string {
  * })
  * ```
  */
-/** The longest delay setTimeout keeps (2³¹ − 1 ms); see {@link optionRules}.timerMs. */
-const MAX_TIMER_MS = 2_147_483_647;
-
 export const optionRules = {
   /** Marks a rule's option as required; `fix` says what to pass. */
   required(inner: OptionRule, fix: string): OptionRule {
