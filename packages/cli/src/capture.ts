@@ -159,3 +159,16 @@ function parseJson(text: string, path: string, what: string): unknown {
 function badCapture(path: string, problem: string): CliError {
   return usageError(`The capture file ${path} cannot be used: ${problem}. Captures are written by \`send --save <dir>\`; see the README for the format.`);
 }
+
+/**
+ * The secret version (`kv`) a delivery's `Service-KYB-Signature` header names, read leniently (the rest of the header
+ * may be broken, as in a capture being re-signed); `undefined` when it names none a receiver would accept.
+ *
+ * @example
+ * ```ts
+ * signatureVersionOf({ 'service-kyb-signature': 't=1767225600,v1=…,kv=2' }) // '2'
+ * ```
+ */
+export function signatureVersionOf(headers: Readonly<Record<string, string>> | undefined): string | undefined {
+  return /(?:^|,)kv=([A-Za-z0-9._-]{1,64})(?:,|$)/.exec(headers?.['service-kyb-signature'] ?? '')?.[1];
+}

@@ -1,3 +1,5 @@
+import { signatureVersionOf } from './capture.js';
+
 /**
  * The checks of the receiver's pipeline, in order (design §1), as `verify` reports them.
  *
@@ -84,7 +86,7 @@ export function fixFor(code: string | undefined, headers?: Readonly<Record<strin
   if (code === undefined) return '';
   const fix = CODES[code]?.fix ?? 'See the codes table in the @kyb-webhooks/core README.';
   // Name the variable to check when the delivery says which version it was signed with (a kv the core would accept).
-  const version = /(?:^|,)kv=([A-Za-z0-9._-]{1,64})(?:,|$)/.exec(headers?.['service-kyb-signature'] ?? '')?.[1];
+  const version = signatureVersionOf(headers);
   return version === undefined ? fix : fix.replaceAll('KYB_SECRET_V<kv>', `KYB_SECRET_V${version}`);
 }
 

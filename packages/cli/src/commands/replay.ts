@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { TestEnvelope } from '@kyb-webhooks/testing';
-import { readCaptureFile, replayHeaders, type Capture } from '../capture.js';
+import { readCaptureFile, replayHeaders, signatureVersionOf, type Capture } from '../capture.js';
 import { EXIT, usageError } from '../errors.js';
 import { withSendingOptions, type SendingOptions } from '../options.js';
 import { createProgress, formatTable, print, printJson } from '../output.js';
@@ -66,7 +66,7 @@ export async function runReplay(files: string[], options: ReplayOptions): Promis
       progress.update(capture.source);
       const headers = replayHeaders(capture.headers);
       if (options.resign) {
-        const version = options.secretVersion ?? /(?:^|,)kv=([^,]*)/.exec(headers['service-kyb-signature'] ?? '')?.[1] ?? session.keys.currentVersion;
+        const version = options.secretVersion ?? signatureVersionOf(headers) ?? session.keys.currentVersion;
         // A version the development keys lack could only be signed with another version's secret: refuse, say which exist.
         if (session.keys.secrets[version] === undefined) {
           const known = Object.keys(session.keys.secrets).sort().join(', ');
