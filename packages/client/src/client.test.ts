@@ -1,4 +1,6 @@
 import { createTestSigner, startKybService, type KybService } from '@kyb-webhooks/testing';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createKybClient, InsufficientCreditError, KybApiError, type KybClientOptions } from './index.js';
 
@@ -311,10 +313,241 @@ describe('options', () => {
   });
 
   it.each([
-    [{ apiKey: '' }, /apiKey is required/],
-    [{ baseUrl: 'not a url' }, /baseUrl must be an absolute URL/],
-  ])('rejects bad options %j with a message that says how to fix them', (overrides, message) => {
-    expect(() => createKybClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', ...overrides })).toThrow(message);
+    [{ apiKey: '' }, /`apiKey` is empty: set it to the API key from the KYB dashboard/],
+    [{ apiKey: undefined }, /`apiKey` is missing: set it to the API key/],
+    [{ apiKey: 'kyb_live_key\n' }, /`apiKey` has leading or trailing whitespace \(a line break from a file\?\): trim it/],
+    [{ apiKey: 'kyb_live_\u0000key' }, /`apiKey` contains characters a header cannot carry/],
+    [{ baseUrl: 'not a url' }, /`baseUrl` is not an absolute URL/],
+    [{ baseUrl: 'localhost:8080' }, /`baseUrl` must be an https: URL/],
+    [{ baseUrl: 'http://api.kyb.example.com' }, /`baseUrl` uses http: on a host that is not loopback, which would send the API key in clear text/],
+    [{ baseUrl: 'https://user:pw@api.kyb.example.com' }, /`baseUrl` must not carry credentials/],
+    [{ baseUrl: 'https://api.kyb.example.com/?tenant=1' }, /`baseUrl` must not have a query or fragment/],
+    [{ timeoutMs: Number.POSITIVE_INFINITY }, /`timeoutMs` must be a positive finite number of milliseconds/],
+    [{ timeoutMs: 3_000_000_000 }, /`timeoutMs` must be at most 2147483647 ms/],
+    [{ retry: { maxRetries: -1 } }, /`retry.maxRetries` must be a whole number of at least 0/],
+    [{ retry: { retries: 2 } }, /`retry.retries` is not an option.*maxRetries/],
+    [{ pageSize: 0 }, /`pageSize` must be a positive whole number of events/],
+    [{ maxResponseBytes: 1.5 }, /`maxResponseBytes` must be a positive whole number of bytes/],
+    [{ attestation: { audience: 'a' } }, /attestation.issuer is required/],
+  ])('rejects bad options %j at creation with config_invalid and the fix', (overrides, message) => {
+    const create = () => createKybClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', ...overrides } as KybClientOptions);
+    expect(create).toThrow(message);
+    expect(create).toThrow(expect.objectContaining({ code: 'config_invalid' }));
+  });
+
+  it('never repeats the API key or URL credentials in a config_invalid message', () => {
+    for (const overrides of [{ apiKey: 'sk_live_SECRET\n' }, { baseUrl: 'https://user:SECRETPW@api.kyb.example.com' }]) {
+      const error = (() => {
+        try {
+          createKybClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', ...overrides });
+        } catch (caught) {
+          return caught as Error;
+        }
+      })();
+      expect(error?.message).toMatch(/config_invalid|createKybClient/);
+      expect(inspect(error, { depth: 5 })).not.toMatch(/SECRET/);
+    }
+  });
+
+  it('accepts an inline attestation.jwks, without a jwksUrl of its own', async () => {
+    const id = await service.createDataRequest();
+    await service.release(id);
+    const jwks = await (await fetch(`${service.baseUrl}/.well-known/kyb-jwks.json`)).json();
+    const inline = client({ attestation: { issuer: service.issuer, audience: service.audience, jwks } });
+    await expect(inline.release(id)).resolves.toMatchObject({ status: 'released' });
+  });
+
+  it.each([
+    ['a non-finite timeoutMs', { timeoutMs: Number.NaN }, /`timeoutMs` must be a positive finite number/],
+    ['retry that is not a boolean', { retry: 'yes' }, /`retry` must be true or false/],
+    ['a misspelt option', { timeout: 5 }, /`timeout` is not an option.*timeoutMs/],
+  ])('refuses call options with %s as config_invalid, before any request', async (_name, call, message) => {
+    const before = service.apiCalls.length;
+    const id = await service.createDataRequest();
+    await expect(client().deliveries(id, call as never)).rejects.toThrow(message);
+    await expect(collect(client().events(id, { afterSeq: -2 }))).rejects.toThrow(/`afterSeq` must be a whole number of seq of at least -1/);
+    expect(service.apiCalls.length).toBe(before);
+  });
+
+  it.each(['', '.', '..'])('refuses the request id %j with invalid_request_id, before any request', async (requestId) => {
+    const before = service.apiCalls.length;
+    for (const call of [
+      () => client().release(requestId),
+      () => client().deliveries(requestId),
+      () => collect(client().events(requestId)),
+      () => client().redeliver(requestId),
+    ]) {
+      await expect(call()).rejects.toMatchObject({ name: 'KybApiError', code: 'invalid_request_id', status: null, attempts: 0 });
+    }
+    expect(service.apiCalls.length).toBe(before);
+  });
+});
+
+describe('what a broken or hostile answer cannot do', () => {
+  const KEY = 'sk_live_SECRET123';
+
+  /** A raw API on 127.0.0.1 that answers every call with `answer`, and records the calls it got. */
+  async function rawApi(answer: (request: IncomingMessage, response: ServerResponse) => void, overrides: Partial<KybClientOptions> = {}) {
+    const paths: string[] = [];
+    const server = createServer((request, response) => {
+      paths.push(`${request.method} ${request.url}`);
+      answer(request, response);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = server.address() as { port: number };
+    const api = createKybClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY, retry: { maxRetries: 1, baseDelayMs: 1 }, ...overrides });
+    return {
+      api,
+      paths,
+      close: () => {
+        server.closeAllConnections();
+        return new Promise<void>((resolve) => server.close(() => resolve()));
+      },
+    };
+  }
+
+  function json(status: number, body: unknown) {
+    return (_request: IncomingMessage, response: ServerResponse) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(typeof body === 'string' ? body : JSON.stringify(body));
+    };
+  }
+
+  async function failure(promise: Promise<unknown>): Promise<KybApiError> {
+    const caught = await promise.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(caught).toBeInstanceOf(KybApiError);
+    return caught as KybApiError;
+  }
+
+  it('stops reading a 2xx body past maxResponseBytes: response_too_large, not retried', async () => {
+    const entry = `${JSON.stringify({ event_id: 'x', seq: 1 })},`.repeat(2_000);
+    const raw = await rawApi(
+      (_request, response) => {
+        // Streamed without a Content-Length, so only reading can find it too large.
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('[');
+        let sent = 0;
+        const more = () => {
+          while (sent < 400 && response.write(entry)) sent++;
+          if (sent < 400) response.once('drain', more);
+          else response.end('{"event_id":"x","seq":1}]');
+        };
+        more();
+      },
+      { maxResponseBytes: 1024 * 1024 },
+    );
+    try {
+      const error = await failure(raw.api.deliveries('dr_1'));
+      expect(error).toMatchObject({ code: 'response_too_large', status: 200, attempts: 1 });
+      expect(error.message).toMatch(/over maxResponseBytes \(1048576 bytes\)\. Raise the client's maxResponseBytes option/);
+      expect(raw.paths).toHaveLength(1);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('reads a large error body only for its code: the status decides, nothing is kept', async () => {
+    const raw = await rawApi(json(400, { code: 'bad_request', padding: 'x'.repeat(200_000) }));
+    try {
+      // Past 64 KiB the error body is dropped, so its code is unread: the status's own code stands.
+      await expect(failure(raw.api.deliveries('dr_1'))).resolves.toMatchObject({ status: 400, code: 'http_error' });
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it("does not copy the service's message into the error's code, message or JSON", async () => {
+    const raw = await rawApi(json(400, { error: 'Request for jane@example.com is invalid' }));
+    try {
+      const error = await failure(raw.api.deliveries('dr_1'));
+      expect(error).toMatchObject({ status: 400, code: 'http_error' });
+      expect(`${error.message} ${JSON.stringify(error)} ${inspect(error, { depth: 5 })}`).not.toMatch(/jane@example\.com/);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('names a 404 without a code request_not_found on the per-request calls', async () => {
+    const raw = await rawApi(json(404, ''));
+    try {
+      await expect(failure(raw.api.deliveries('dr_1'))).resolves.toMatchObject({ status: 404, code: 'request_not_found' });
+      await expect(failure(raw.api.reactivate())).resolves.toMatchObject({ status: 404, code: 'http_error' });
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('a 2xx that is not JSON is invalid_response, and neither the error nor its cause quotes the body', async () => {
+    const raw = await rawApi((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('sk_live_abc <html>PRIVATE-BODY</html>');
+    });
+    try {
+      for (const call of [() => raw.api.reactivate(), () => raw.api.redeliver('dr_1'), () => raw.api.deliveries('dr_1')]) {
+        const error = await failure(call());
+        expect(error).toMatchObject({ code: 'invalid_response', status: 200, attempts: 1 });
+        expect(inspect(error, { depth: 5 })).not.toMatch(/PRIVATE-BODY|sk_live/);
+      }
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('a network error keeps its system code in the message, and no platform error as its cause', async () => {
+    // A port that was just free: nothing listens there. (Port 9 would be fetch's "bad port", refused before connecting.)
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
+    const { port } = probe.address() as { port: number };
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const closed = createKybClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY, retry: { maxRetries: 0 } });
+    const error = await failure(closed.deliveries('dr_1'));
+    expect(error).toMatchObject({ code: 'network_error', status: null, attempts: 1 });
+    expect(error.message).toMatch(/network error: ECONNREFUSED/);
+    expect(error.cause).toBeUndefined();
+  });
+
+  it("refuses an event of another stream in the request's events", async () => {
+    const event = (seq: number, stream_id: string) => ({ event: 'kyb.data_request.refused', event_id: `e${seq}`, stream_id, seq, data: {} });
+    const raw = await rawApi(json(200, { events: [event(1, 'dr_mine'), event(2, 'dr_other')], has_more: false }));
+    try {
+      const seen: number[] = [];
+      const error = await failure(
+        (async () => {
+          for await (const item of raw.api.events('dr_mine')) seen.push(item.seq);
+        })(),
+      );
+      expect(error).toMatchObject({ code: 'invalid_response' });
+      expect(error.message).toMatch(/an event of another stream \(seq 2\)/);
+      expect(seen).toEqual([1]);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('an empty page that says has_more is invalid_response, not the end of the stream', async () => {
+    const raw = await rawApi(json(200, { events: [], has_more: true }));
+    try {
+      const error = await failure(collect(raw.api.events('dr_1')));
+      expect(error.message).toMatch(/an empty page that says has_more/);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('retries a 520 (a CDN in front of the service) but not a 501', async () => {
+    const answers = [520, 200];
+    const raw = await rawApi((request, response) => json(answers.shift() ?? 200, '[]')(request, response));
+    try {
+      await expect(raw.api.deliveries('dr_1')).resolves.toEqual([]);
+      expect(raw.paths).toHaveLength(2);
+      answers.push(501);
+      await expect(failure(raw.api.deliveries('dr_1'))).resolves.toMatchObject({ status: 501, attempts: 1 });
+    } finally {
+      await raw.close();
+    }
   });
 });
 

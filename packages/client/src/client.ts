@@ -1,8 +1,13 @@
 import {
   answersFromClaims,
   createAttestationVerifier,
+  describeValue,
+  KybWebhookError,
+  optionRules,
+  validateOptions,
   type AttestationClaims,
   type AttestationOptions,
+  type OptionRule,
   type ReleasedAnswers,
 } from '@kyb-webhooks/core';
 import { KybApiError } from './errors.js';
@@ -10,6 +15,7 @@ import { send, type CallOptions, type RetryPolicy, type TransportOptions } from 
 import {
   InvalidBody,
   decodeClaims,
+  parseJson,
   readErrorCode,
   readDeliveries,
   readEventsPage,
@@ -59,6 +65,11 @@ export interface KybClientOptions {
   retry?: RetryPolicy;
   /** Events asked for per page by {@link KybClient.events}; default: the service's own page size. */
   pageSize?: number;
+  /**
+   * The largest response body read, in bytes; default 16 MiB. A larger one ends the call with `response_too_large`
+   * instead of filling memory (error bodies are read up to 64 KiB, for their code only).
+   */
+  maxResponseBytes?: number;
   /** Default the global fetch. Also used for the JWKS unless `attestation.fetch` is given. */
   fetch?: typeof fetch;
   /** Clock in Unix milliseconds for attestation checks; default `Date.now`. */
@@ -145,16 +156,8 @@ const RELEASED = 'kyb.data_request.released';
  * ```
  */
 export function createKybClient(options: KybClientOptions): KybClient {
-  if (!options || typeof options.apiKey !== 'string' || options.apiKey === '') {
-    throw new TypeError('createKybClient: apiKey is required (the API key from the KYB dashboard).');
-  }
-  let base: URL;
-  try {
-    base = new URL(String(options.baseUrl));
-  } catch {
-    throw new TypeError('createKybClient: baseUrl must be an absolute URL such as https://api.kyb.example.com.');
-  }
-  const baseUrl = base.href.replace(/\/+$/, '');
+  validateOptions(options, CLIENT_OPTIONS);
+  const baseUrl = new URL(String(options.baseUrl)).href.replace(/\/+$/, '');
   const prefix = '/' + (options.requestPrefix ?? DEFAULT_REQUEST_PREFIX).replace(/^\/+|\/+$/g, '');
   const fetchImpl = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
   const now = options.now ?? Date.now;
@@ -170,72 +173,87 @@ export function createKybClient(options: KybClientOptions): KybClient {
     },
     fetch: fetchImpl,
     random: options.random ?? Math.random,
+    maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
   };
-  let verify: ReturnType<typeof createAttestationVerifier> | undefined;
-
-  function verifier(): ReturnType<typeof createAttestationVerifier> {
-    if (verify) return verify;
-    if (!options.attestation) {
-      throw new TypeError('createKybClient: pass attestation: { issuer, audience } to verify releases (the receiver\'s attestation options).');
-    }
-    verify = createAttestationVerifier(
-      { fetch: fetchImpl, ...options.attestation, jwksUrl: options.attestation.jwksUrl ?? `${baseUrl}/.well-known/kyb-jwks.json` },
-      now,
-    );
-    return verify;
-  }
+  // Built now, so a mistake in the attestation options is config_invalid at creation, not at the first release().
+  const verify = options.attestation
+    ? createAttestationVerifier(
+        {
+          fetch: fetchImpl,
+          ...options.attestation,
+          // An inline `jwks` stands alone; only without one does the JWKS come from the API.
+          ...(options.attestation.jwks === undefined ? { jwksUrl: options.attestation.jwksUrl ?? `${baseUrl}/.well-known/kyb-jwks.json` } : {}),
+        },
+        now,
+      )
+    : undefined;
 
   function requestPath(requestId: string, operation: string): string {
-    if (typeof requestId !== 'string' || requestId === '') throw new TypeError('requestId must be a non-empty string.');
+    checkRequestId(requestId, `${operation === 'redeliver' ? 'POST' : 'GET'} ${prefix}/{requestId}/${operation}`);
     return `${prefix}/${encodeURIComponent(requestId)}/${operation}`;
   }
 
-  function invalid(operation: string, cause: unknown): KybApiError {
-    const detail = cause instanceof InvalidBody ? `: ${cause.message}` : '';
-    return new KybApiError({ status: 200, code: 'invalid_response', message: `${operation}: unexpected response body${detail}.`, operation, attempts: 1, cause });
+  function invalid(operation: string, cause: InvalidBody, attempts: number): KybApiError {
+    return new KybApiError({ status: 200, code: 'invalid_response', message: `${operation}: unexpected response body: ${cause.message}.`, operation, attempts });
   }
 
-  function parsed<T>(operation: string, read: () => T): T {
+  function parsed<T>(operation: string, attempts: number, read: () => T): T {
     try {
       return read();
     } catch (error) {
-      throw invalid(operation, error);
+      // Only the readers' own errors are described; anything else could quote the body.
+      throw invalid(operation, error instanceof InvalidBody ? error : new InvalidBody('unreadable'), attempts);
     }
   }
 
   async function* events(requestId: string, eventsOptions: EventsOptions = {}): AsyncGenerator<StreamEvent> {
+    validateOptions(eventsOptions, EVENTS_OPTIONS);
+    const path = requestPath(requestId, 'events');
+    const operation = `GET ${path}`;
     let after = eventsOptions.afterSeq ?? -1;
     const pageSize = eventsOptions.pageSize ?? options.pageSize;
     for (;;) {
       const query = `?after_seq=${after}${pageSize === undefined ? '' : `&limit=${pageSize}`}`;
-      const path = requestPath(requestId, 'events');
-      const response = await send(transport, 'GET', path + query, eventsOptions);
-      const page = parsed(`GET ${path}`, () => readEventsPage(response.text));
+      const response = await send(transport, 'GET', path + query, { ...eventsOptions, notFoundCode: 'request_not_found' });
+      const page = parsed(operation, response.attempts, () => readEventsPage(response.text));
       for (const event of page.events) {
         // A page that does not move forward would page forever.
-        if (event.seq <= after) throw invalid(`GET ${path}`, new InvalidBody(`events out of order (seq ${event.seq} after ${after})`));
+        if (event.seq <= after) throw invalid(operation, new InvalidBody(`events out of order (seq ${event.seq} after ${after})`), response.attempts);
+        // The stream of this request only: an event of another stream handed to receiver.replay would run as if it
+        // were part of this one, and nothing but the HMAC (absent on fetched events) binds an unattested type to it.
+        if (event.stream_id !== requestId) throw invalid(operation, new InvalidBody(`an event of another stream (seq ${event.seq})`), response.attempts);
         after = event.seq;
         yield event;
       }
-      if (page.events.length === 0 || page.hasMore === false) return;
+      if (page.events.length === 0) {
+        if (page.hasMore === true) throw invalid(operation, new InvalidBody('an empty page that says has_more'), response.attempts);
+        return;
+      }
+      if (page.hasMore === false) return;
     }
   }
 
   return {
-    async release(requestId, call = {}) {
-      if (typeof requestId !== 'string' || requestId === '') throw new TypeError('requestId must be a non-empty string.');
-      const check = verifier();
+    async release(requestId, call) {
       const path = `/api/v1/kyb/data-requests/${encodeURIComponent(requestId)}/release`;
       const operation = `GET ${path}`;
+      checkRequestId(requestId, 'GET /api/v1/kyb/data-requests/{requestId}/release');
+      validateOptions(call, CALL_OPTIONS);
+      if (!verify) {
+        throw new KybWebhookError(
+          'config_invalid',
+          "createKybClient: release() verifies the release's attestation: pass attestation: { issuer, audience }, the receiver's attestation options.",
+        );
+      }
       const response = await send(transport, 'GET', path, { ...call, accept: [404, 410] });
       if (response.status === 410) return { status: 'payload_expired' };
       if (response.status === 404) {
         const code = readErrorCode(response.text);
         if (code === undefined || code === 'not_released') return { status: 'not_released' };
-        throw new KybApiError({ status: 404, code, message: `${operation}: the KYB API answered 404 (${code}).`, operation, attempts: 1 });
+        throw new KybApiError({ status: 404, code, message: `${operation}: the KYB API answered 404 (${code}).`, operation, attempts: response.attempts });
       }
-      const token = parsed(operation, () => readReleaseToken(response.text, response.contentType));
-      const unverified = parsed(operation, () => decodeClaims(token));
+      const token = parsed(operation, response.attempts, () => readReleaseToken(response.text, response.contentType));
+      const unverified = parsed(operation, response.attempts, () => decodeClaims(token));
       // The verifier binds the token to an envelope; a pulled release has none, so build the one it must match:
       // this request, the released type, and the ids the token claims (which the signature then vouches for).
       const envelope = {
@@ -249,7 +267,7 @@ export function createKybClient(options: KybClientOptions): KybClient {
       try {
         // Pulled by this client over the API-key-authenticated API: verified as the service's genuine release even
         // past its exp, which the spec's "same attestation the webhook would carry" implies (VerifyAttestationOptions).
-        claims = await check(token, envelope, { fetched: true });
+        claims = await verify(token, envelope, { fetched: true });
       } catch (error) {
         const code = (error as { code?: unknown }).code;
         const reason = typeof code === 'string' ? code : 'attestation_invalid';
@@ -258,7 +276,7 @@ export function createKybClient(options: KybClientOptions): KybClient {
           code: reason === 'jwks_unavailable' ? 'jwks_unavailable' : 'attestation_rejected',
           message: `${operation}: the release's attestation was rejected (${reason}); it is not a genuine release of this request.`,
           operation,
-          attempts: 1,
+          attempts: response.attempts,
           cause: error,
         });
       }
@@ -267,32 +285,137 @@ export function createKybClient(options: KybClientOptions): KybClient {
 
     async deliveries(requestId, call) {
       const path = requestPath(requestId, 'deliveries');
-      const response = await send(transport, 'GET', path, call);
-      return parsed(`GET ${path}`, () => readDeliveries(response.text));
+      validateOptions(call, CALL_OPTIONS);
+      const response = await send(transport, 'GET', path, { ...call, notFoundCode: 'request_not_found' });
+      return parsed(`GET ${path}`, response.attempts, () => readDeliveries(response.text));
     },
 
     events,
 
     async redeliver(requestId, call) {
       const path = requestPath(requestId, 'redeliver');
-      const response = await send(transport, 'POST', path, call);
-      const body = parsed(`POST ${path}`, () => objectBody(response.text));
+      validateOptions(call, CALL_OPTIONS);
+      const response = await send(transport, 'POST', path, { ...call, notFoundCode: 'request_not_found' });
+      const body = parsed(`POST ${path}`, response.attempts, () => objectBody(response.text));
       return { ...body, queued: typeof body.queued === 'number' ? body.queued : undefined };
     },
 
     async reactivate(call) {
       const path = '/api/v1/kyb/webhook-endpoint/reactivate';
+      validateOptions(call, CALL_OPTIONS);
       const response = await send(transport, 'POST', path, call);
-      const body = parsed(`POST ${path}`, () => objectBody(response.text));
+      const body = parsed(`POST ${path}`, response.attempts, () => objectBody(response.text));
       // A 2xx is the confirmation; a body that says otherwise explicitly wins.
       return { ...body, reactivated: body.reactivated !== false };
     },
   };
 }
 
+/**
+ * A request id as a path segment: any non-empty string, percent-encoded, except `.` and `..`, which a URL resolves
+ * as "this folder" and "the parent", sending the call (and the API key) to another endpoint.
+ */
+function checkRequestId(requestId: unknown, operation: string): asserts requestId is string {
+  if (typeof requestId === 'string' && requestId !== '' && requestId !== '.' && requestId !== '..') return;
+  const what = typeof requestId === 'string' ? (requestId === '' ? 'an empty string' : `"${requestId}"`) : describeValue(requestId);
+  throw new KybApiError({
+    status: null,
+    code: 'invalid_request_id',
+    message: `${operation}: requestId must be the request's id (its stream_id, e.g. 'dr_01jd8x2k7q'), got ${what}.`,
+    operation,
+    attempts: 0,
+  });
+}
+
+/** The default of {@link KybClientOptions.maxResponseBytes}: 16 MiB, far above any page of events a service sends. */
+const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+const MAX_TIMER_MS = 2_147_483_647;
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+const baseUrlRule: OptionRule = (value) => {
+  const fix = "the KYB API's {base_url}, e.g. 'https://api.kyb.example.com' (http: only on 127.0.0.1, localhost or [::1])";
+  if (typeof value !== 'string' && !(value instanceof URL)) return `must be ${fix}; got ${describeValue(value)}.`;
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    return `is not an absolute URL: use ${fix}.`;
+  }
+  // The URL is never repeated in these messages: it may carry credentials.
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
+    return url.protocol === 'http:'
+      ? `uses http: on a host that is not loopback, which would send the API key in clear text: use ${fix}.`
+      : `must be an https: URL: use ${fix}.`;
+  }
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@): the API key is the only credential, in `apiKey`.';
+  if (url.search !== '' || url.hash !== '') return `must not have a query or fragment (paths are appended to it): use ${fix}.`;
+  return undefined;
+};
+
+const apiKeyRule: OptionRule = (value) => {
+  const fix = 'the API key from the KYB dashboard';
+  if (typeof value !== 'string') return `must be ${fix} (a string); got ${describeValue(value)} (an unset environment variable?).`;
+  if (value === '') return `is empty: set it to ${fix} (an unset environment variable?).`;
+  if (value !== value.trim()) return `has leading or trailing whitespace (a line break from a file?): trim it. It is sent as the Authorization header as is.`;
+  // Header values are visible ASCII; anything else makes fetch throw with the value in its message.
+  if (!/^[\x20-\x7e]+$/.test(value)) return `contains characters a header cannot carry (a line break, a control or non-ASCII character): use ${fix}, as printed there.`;
+  return undefined;
+};
+
+const delayMs = optionRules.numberBetween(0, MAX_TIMER_MS, 'milliseconds');
+
+const CLIENT_OPTIONS = {
+  owner: 'createKybClient',
+  example: "createKybClient({ baseUrl: 'https://api.kyb.example.com', apiKey: process.env.KYB_API_KEY })",
+  options: {
+    baseUrl: optionRules.required(baseUrlRule, "set it to the KYB API's {base_url}, e.g. 'https://api.kyb.example.com'."),
+    apiKey: optionRules.required(apiKeyRule, 'set it to the API key from the KYB dashboard (an unset environment variable?).'),
+    attestation: optionRules.object("the receiver's attestation options, { issuer, audience }"),
+    requestPrefix: optionRules.urlPath(),
+    timeoutMs: optionRules.timerMs(),
+    retry: optionRules.fields({
+      options: {
+        maxRetries: optionRules.wholeNumber(0),
+        baseDelayMs: delayMs,
+        maxDelayMs: delayMs,
+        maxRetryAfterMs: delayMs,
+      },
+      aliases: { retries: 'maxRetries', maxAttempts: 'maxRetries' },
+    }),
+    pageSize: optionRules.positiveInteger('events'),
+    maxResponseBytes: optionRules.positiveInteger('bytes'),
+    fetch: optionRules.func('a fetch implementation'),
+    now: optionRules.func('a clock in Unix milliseconds'),
+    random: optionRules.func('returns a number in [0, 1)'),
+  },
+  aliases: { baseURL: 'baseUrl', url: 'baseUrl', apiUrl: 'baseUrl', key: 'apiKey', token: 'apiKey', timeout: 'timeoutMs', maxRetries: 'retry.maxRetries' },
+} as const;
+
+const callOptionRules = {
+  signal: optionRules.object('an AbortSignal'),
+  timeoutMs: optionRules.timerMs(),
+  retry: optionRules.boolean(),
+};
+
+const CALL_OPTIONS = {
+  owner: 'KybClient call options',
+  example: '{ signal, timeoutMs: 5_000 }',
+  optional: true,
+  options: callOptionRules,
+  aliases: { timeout: 'timeoutMs' },
+} as const;
+
+const EVENTS_OPTIONS = {
+  owner: 'KybClient.events options',
+  example: '{ afterSeq: 41, signal }',
+  optional: true,
+  options: { ...callOptionRules, afterSeq: optionRules.wholeNumber(-1, 'seq'), pageSize: optionRules.positiveInteger('events') },
+  aliases: { after: 'afterSeq', after_seq: 'afterSeq', timeout: 'timeoutMs', limit: 'pageSize' },
+} as const;
+
 function objectBody(text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
-  const body: unknown = JSON.parse(text);
+  const body = parseJson(text);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidBody('expected a JSON object');
   return body as Record<string, unknown>;
 }

@@ -1,6 +1,8 @@
 /**
  * Codes a {@link KybApiError} can carry: the spec's codes, the ones this client gives to failures without an HTTP
- * answer, and any other string the service sends (kept as is, new codes appear without notice).
+ * answer or without a code in the body, and any other code the service sends (kept as is, since new codes appear
+ * without notice). A service code is kept only when it looks like one (`snake_case`, at most 64 characters); a
+ * sentence in its place is not copied, and the status's own code stands instead.
  *
  * @example
  * ```ts
@@ -12,10 +14,13 @@ export type KybApiErrorCode =
   | 'not_released'
   | 'payload_expired'
   | 'unauthorized'
+  | 'forbidden'
   | 'request_not_found'
   | 'rate_limited'
   | 'service_unavailable'
   | 'invalid_response'
+  | 'response_too_large'
+  | 'invalid_request_id'
   | 'attestation_rejected'
   | 'timeout'
   | 'network_error'

@@ -1,10 +1,11 @@
+import { readWebBodyStream } from '@kyb-webhooks/core';
 import { InsufficientCreditError, KybApiError } from './errors.js';
 import { readErrorCode } from './parse.js';
 
 /**
  * How failed calls are retried: jittered exponential backoff (a wait drawn between half and all of
  * `min(baseDelayMs * 2^(n-1), maxDelayMs)`), or exactly the service's Retry-After when it sends one. Only network
- * errors, timeouts, 408, 429 and 5xx are retried, and only for GET unless a call opts in.
+ * errors, timeouts, 408, 429 and 5xx other than 501 and 505 are retried, and only for GET unless a call opts in.
  *
  * @example
  * ```ts
@@ -53,7 +54,8 @@ export interface TransportOptions {
   retry: Required<RetryPolicy>;
   fetch: typeof fetch;
   random: () => number;
-  userAgent?: string;
+  /** The largest 2xx body read; a larger one ends the call with `response_too_large`. */
+  maxResponseBytes: number;
 }
 
 /** A response the caller handles itself: a 2xx, or a status listed in `accept`. */
@@ -61,9 +63,20 @@ export interface RawResponse {
   status: number;
   contentType: string;
   text: string;
+  /** Attempts the call took, retries included. */
+  attempts: number;
 }
 
-const RETRYABLE_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+/**
+ * How much of a non-2xx body is read, for its error code only: an error body is never large, and one that is (a
+ * proxy's page, a misbehaving service) is not worth the memory. Past it the body is dropped, not an error.
+ */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+// 501 and 505 say the service does not support the call at all; asking again cannot change that.
+function isRetryableStatus(status: number): boolean {
+  return status === 408 || status === 429 || (status >= 500 && status !== 501 && status !== 505);
+}
 
 class AttemptFailure {
   constructor(
@@ -72,12 +85,17 @@ class AttemptFailure {
   ) {}
 }
 
+/** A 2xx whose body passed maxResponseBytes: not retried, the next answer would be as large. */
+class TooLarge {
+  constructor(readonly status: number) {}
+}
+
 /** Sends one API call with auth, per-attempt timeout, retries and error mapping. */
 export async function send(
   transport: TransportOptions,
   method: 'GET' | 'POST',
   path: string,
-  call: CallOptions & { accept?: readonly number[] } = {},
+  call: CallOptions & { accept?: readonly number[]; notFoundCode?: string } = {},
 ): Promise<RawResponse> {
   const operation = `${method} ${path.split('?')[0]}`;
   const idempotent = method === 'GET' || call.retry === true;
@@ -87,28 +105,40 @@ export async function send(
 
   for (let attempt = 1; ; attempt++) {
     throwIfAborted(call.signal, operation, attempt - 1);
-    let outcome: RawResponse | AttemptFailure;
+    let outcome: RawResponse | AttemptFailure | TooLarge;
     let retryAfterMs: number | undefined;
     try {
-      const headers: Record<string, string> = { authorization: transport.apiKey, accept: 'application/json' };
-      if (transport.userAgent) headers['user-agent'] = transport.userAgent;
+      const headers = { authorization: transport.apiKey, accept: 'application/json' };
       outcome = await withTimeout(timeoutMs, call.signal, async (signal) => {
         const response = await transport.fetch(url, { method, headers, signal, redirect: 'manual' });
         retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-        const text = await response.text();
-        return { status: response.status, contentType: response.headers.get('content-type') ?? '', text };
+        const ok = response.status >= 200 && response.status < 300;
+        const text = await readText(response, ok ? transport.maxResponseBytes : MAX_ERROR_BODY_BYTES);
+        if (text === undefined && ok) return new TooLarge(response.status);
+        return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: text ?? '', attempts: attempt };
       });
     } catch (error) {
       throwIfAborted(call.signal, operation, attempt);
       outcome = new AttemptFailure(isTimeout(error) ? 'timeout' : 'network_error', error);
     }
 
+    if (outcome instanceof TooLarge) {
+      throw new KybApiError({
+        status: outcome.status,
+        code: 'response_too_large',
+        message:
+          `${operation}: the response body is over maxResponseBytes (${transport.maxResponseBytes} bytes). ` +
+          'Raise the client\'s maxResponseBytes option, or ask for smaller pages with pageSize.',
+        operation,
+        attempts: attempt,
+      });
+    }
     if (!(outcome instanceof AttemptFailure)) {
       if ((outcome.status >= 200 && outcome.status < 300) || call.accept?.includes(outcome.status)) return outcome;
     }
-    const retryable = outcome instanceof AttemptFailure || RETRYABLE_STATUSES.has(outcome.status);
+    const retryable = outcome instanceof AttemptFailure || isRetryableStatus(outcome.status);
     const tooLong = retryAfterMs !== undefined && retryAfterMs > transport.retry.maxRetryAfterMs;
-    if (!retryable || attempt >= maxAttempts || tooLong) throw toError(outcome, operation, attempt, retryAfterMs);
+    if (!retryable || attempt >= maxAttempts || tooLong) throw toError(outcome, operation, attempt, retryAfterMs, call.notFoundCode);
 
     const backoff = Math.min(transport.retry.baseDelayMs * 2 ** (attempt - 1), transport.retry.maxDelayMs);
     const wait = retryAfterMs ?? backoff / 2 + (transport.random() * backoff) / 2;
@@ -116,21 +146,62 @@ export async function send(
   }
 }
 
-function toError(outcome: RawResponse | AttemptFailure, operation: string, attempts: number, retryAfterMs?: number): KybApiError {
+/**
+ * The text of a body, reading at most `maxBytes` of it; undefined past that. Decoded like `Response.text()`.
+ */
+async function readText(response: Response, maxBytes: number): Promise<string | undefined> {
+  if (response.body === null) return '';
+  const read = await readWebBodyStream(response.body, { maxBytes, declaredLength: response.headers.get('content-length') ?? undefined });
+  if (!read.ok) {
+    void response.body.cancel().catch(() => {});
+    return undefined;
+  }
+  return new TextDecoder().decode(read.body);
+}
+
+function toError(
+  outcome: RawResponse | AttemptFailure,
+  operation: string,
+  attempts: number,
+  retryAfterMs: number | undefined,
+  notFoundCode: string | undefined,
+): KybApiError {
   const base = { operation, attempts, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   if (outcome instanceof AttemptFailure) {
-    const what = outcome.code === 'timeout' ? 'timed out' : 'failed before the service answered (network error)';
-    return new KybApiError({ ...base, status: null, code: outcome.code, message: `${operation} ${what} after ${attempts} attempt(s).`, cause: outcome.cause });
+    if (outcome.code === 'timeout') {
+      return new KybApiError({ ...base, status: null, code: 'timeout', message: `${operation} timed out after ${attempts} attempt(s).`, cause: outcome.cause });
+    }
+    // The platform's error is not kept: its message can quote a header value (the API key) or the URL. Its code
+    // (ECONNREFUSED, ENOTFOUND, CERT_HAS_EXPIRED …) is what tells the cause apart.
+    const reason = networkErrorCode(outcome.cause);
+    return new KybApiError({
+      ...base,
+      status: null,
+      code: 'network_error',
+      message: `${operation} failed before the service answered (network error${reason ? `: ${reason}` : ''}) after ${attempts} attempt(s).`,
+    });
   }
-  const code = readErrorCode(outcome.text) ?? defaultCode(outcome.status);
+  const code = readErrorCode(outcome.text) ?? (outcome.status === 404 && notFoundCode ? notFoundCode : defaultCode(outcome.status));
   if (outcome.status === 402 && code === 'insufficient_credit') {
     return new InsufficientCreditError({ ...base, message: `${operation}: 402 insufficient_credit. The request cannot be afforded; top up the credit and create it again.` });
   }
   return new KybApiError({ ...base, status: outcome.status, code, message: `${operation}: the KYB API answered ${outcome.status} (${code})${hint(outcome.status)}` });
 }
 
+/** The first system-style code (`ECONNREFUSED`, `UND_ERR_SOCKET` …) along an error's cause chain. */
+function networkErrorCode(error: unknown): string | undefined {
+  let current = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(code)) return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 function defaultCode(status: number): string {
   if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
   if (status === 429) return 'rate_limited';
   if (status === 503) return 'service_unavailable';
   return 'http_error';

@@ -11,6 +11,12 @@ describe('error codes', () => {
     ['{"code":"not_released"}', 'not_released'],
     ['{"error":"payload_expired"}', 'payload_expired'],
     ['{"error":{"message":"no code"}}', undefined],
+    ['{"error":{"message":"m"},"code":"rate_limited"}', 'rate_limited'],
+    // A sentence where the code belongs may echo request data: it is not a code, so it is not copied.
+    ['{"error":"Request for jane@example.com is invalid"}', undefined],
+    ['{"code":"Not_Found"}', undefined],
+    [JSON.stringify({ code: 'x'.repeat(65) }), undefined],
+    [JSON.stringify({ code: 'x'.repeat(64) }), 'x'.repeat(64)],
     ['<html>bad gateway</html>', undefined],
     ['', undefined],
   ])('%s → %s', (body, code) => {

@@ -57,7 +57,10 @@ export interface EventsPage {
 /** Thrown by the readers; the client turns it into a KybApiError `invalid_response`. */
 export class InvalidBody extends Error {}
 
-/** The error code of an error body: `{error:{code}}`, `{code}` or `{error:"code"}`. */
+/**
+ * The error code of an error body: `{error:{code}}`, `{code}` or `{error:"code"}`. Only a value shaped like a code
+ * counts: a service that puts a message in `error` may echo request data in it, which must not reach logs.
+ */
 export function readErrorCode(text: string): string | undefined {
   let body: unknown;
   try {
@@ -67,11 +70,12 @@ export function readErrorCode(text: string): string | undefined {
   }
   if (!isObject(body)) return undefined;
   const { error, code } = body;
-  if (isObject(error) && typeof error.code === 'string') return error.code;
-  if (typeof code === 'string') return code;
-  if (typeof error === 'string') return error;
-  return undefined;
+  const candidates = [isObject(error) ? error.code : undefined, code, error];
+  const found = candidates.find((candidate): candidate is string => typeof candidate === 'string');
+  return found !== undefined && ERROR_CODE.test(found) ? found : undefined;
 }
+
+const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** `{ deliveries: [...] }` or a bare list. */
 export function readDeliveries(text: string): DeliveryLogEntry[] {
@@ -151,7 +155,7 @@ function looksLikeJwt(value: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(value);
 }
 
-function parseJson(text: string): unknown {
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
