@@ -59,6 +59,9 @@ const invalidReceiverOptions: Array<[string, unknown, string[]]> = [
   ['toleranceSeconds: NaN', { secrets: { '3': SECRET }, toleranceSeconds: Number.NaN }, ['`toleranceSeconds` must be a positive finite number', 'got NaN']],
   ['leaseMs: -1', { secrets: { '3': SECRET }, leaseMs: -1 }, ['`leaseMs` must be a positive finite number', 'got a negative number']],
   ['retainMs: Infinity', { secrets: { '3': SECRET }, retainMs: Number.POSITIVE_INFINITY }, ['`retainMs` must be a positive finite number', 'got Infinity']],
+  // MySQL's DATETIME ends in 9999: 8,000 years failed on every completion (or, without strict mode, was stored expired).
+  ['retainMs past 100 years', { secrets: { '3': SECRET }, retainMs: 2.6e14 }, ['`retainMs` must be at most 3155760000000 ms (100 years), the longest every store can keep']],
+  ['leaseMs past 100 years', { secrets: { '3': SECRET }, leaseMs: 1e300 }, ['`leaseMs` must be at most 3155760000000 ms (100 years)']],
   ['handlerTimeoutMs: 0', { secrets: { '3': SECRET }, handlerTimeoutMs: 0 }, ['`handlerTimeoutMs` must be a positive finite number']],
   ['storeTimeoutMs past what a timer keeps', { secrets: { '3': SECRET }, storeTimeoutMs: 30 * 86_400_000 }, ['`storeTimeoutMs` must be at most 2147483647 ms', 'the longest delay a timer keeps']],
   ['storeTimeoutMs as a string', { secrets: { '3': SECRET }, storeTimeoutMs: '5s' }, ['`storeTimeoutMs` must be a positive finite number']],

@@ -1,4 +1,4 @@
-import { DEFAULT_LEASE_MS, type DedupeStore } from './dedupe.js';
+import { DEFAULT_LEASE_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './dedupe.js';
 import { KybWebhookError } from './errors.js';
 import type { ReceiverOptions } from './receiver.js';
 import { isStreamCursorStore } from './stream-store.js';
@@ -591,6 +591,13 @@ const secretsRule = rule((value, path, report) => {
   return undefined;
 });
 
+// What every store can write (MySQL's DATETIME ends in 9999): a longer value failed, or was stored already expired,
+// only when the first delivery completed.
+const storeDurationRule = rule((value) => {
+  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `must be a positive finite number of milliseconds, got ${describeValue(value)}.`;
+  return value > MAX_STORE_DURATION_MS ? `must be at most ${MAX_STORE_DURATION_MS} ms (100 years), the longest every store can keep, got ${value}.` : undefined;
+});
+
 const jwksUrlRule = rule((value) => {
   const fix = 'use {base_url}/.well-known/kyb-jwks.json, an https: URL (http: only on 127.0.0.1, localhost or [::1])';
   if (typeof value !== 'string' && !(value instanceof URL)) return `must be a string or a URL: ${fix}; got ${describeValue(value)}.`;
@@ -708,8 +715,8 @@ const RECEIVER_SPEC: OptionsSpec = {
     ),
     toleranceSeconds: optionRules.positiveNumber('seconds'),
     maxBodyBytes: optionRules.positiveNumber('bytes'),
-    leaseMs: optionRules.positiveNumber('milliseconds'),
-    retainMs: optionRules.positiveNumber('milliseconds'),
+    leaseMs: storeDurationRule,
+    retainMs: storeDurationRule,
     handlerTimeoutMs: optionRules.timerMs(),
     storeTimeoutMs: optionRules.timerMs(),
     now: optionRules.func('a clock in milliseconds, like Date.now'),

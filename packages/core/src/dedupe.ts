@@ -90,6 +90,34 @@ export const DEFAULT_RETAIN_MS = 30 * 24 * 60 * 60 * 1000;
 export const DEFAULT_LEASE_MS = 60 * 1000;
 
 /**
+ * The longest lease or retention a store accepts: 100 years. Every store can hold it (MySQL's DATETIME ends in the
+ * year 9999, Redis's PX and PostgreSQL's intervals go further), so a value past it is refused at configuration rather
+ * than failing, or being stored already expired, on the first delivery.
+ *
+ * @example
+ * ```ts
+ * createReceiver({ secrets, retainMs: Math.min(requestedMs, MAX_STORE_DURATION_MS) })
+ * ```
+ */
+export const MAX_STORE_DURATION_MS = 100 * 365.25 * 24 * 60 * 60 * 1000;
+
+/**
+ * A lease or retention as a store writes it: whole milliseconds (a fraction rounded up, never shorter than asked),
+ * from 1 to {@link MAX_STORE_DURATION_MS}. Anything else is a RangeError naming the option, never its value.
+ *
+ * @example
+ * ```ts
+ * const px = storeDurationMs('leaseMs', options.leaseMs) // 60000 for 59999.2
+ * ```
+ */
+export function storeDurationMs(name: string, value: number): number {
+  if (typeof value !== 'number' || !(value > 0) || !(value <= MAX_STORE_DURATION_MS)) {
+    throw new RangeError(`${name} must be a positive number of milliseconds, at most ${MAX_STORE_DURATION_MS} (100 years).`);
+  }
+  return Math.ceil(value);
+}
+
+/**
  * A random lease token: a v4 UUID (122 random bits) from the platform CSPRNG.
  *
  * @example

@@ -49,7 +49,7 @@ export { checkAttestationBinding } from './attestation-binding.js';
 export type { AttestedEnvelope } from './attestation-binding.js';
 export { createMemoryStore } from './memory-store.js';
 export type { MemoryStore, MemoryStoreOptions } from './memory-store.js';
-export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './dedupe.js';
+export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, storeDurationMs } from './dedupe.js';
 export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './dedupe.js';
 export {
   isStreamCursorStore,

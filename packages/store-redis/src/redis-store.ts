@@ -7,6 +7,7 @@ import {
   describeValue,
   optionRules,
   readStreamPageToken,
+  storeDurationMs,
   streamPageToken,
   validateOptions,
   type ClaimResult,
@@ -209,10 +210,7 @@ async function crossSlotExplained(reply: Promise<unknown>): Promise<unknown> {
 
 /** PX takes whole milliseconds, at least 1; a fraction is rounded up so a lease is never shorter than asked. */
 function milliseconds(name: string, value: number): string {
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
-    throw new RangeError(`${name} must be a positive number of milliseconds.`);
-  }
-  return String(Math.ceil(value));
+  return String(storeDurationMs(name, value));
 }
 
 const utf8 = new TextEncoder();

@@ -1,3 +1,5 @@
+import { storeDurationMs } from '@kyb-webhooks/core';
+
 /**
  * Longest event id the SQL stores accept (a longer one is rejected with a RangeError).
  *
@@ -17,10 +19,5 @@ export function checkEventId(eventId: string): void {
   }
 }
 
-/** A lease or retention in whole milliseconds, at least 1; a fraction is rounded up, never making it shorter. */
-export function milliseconds(name: string, value: number): number {
-  if (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value)) {
-    throw new RangeError(`${name} must be a positive number of milliseconds.`);
-  }
-  return Math.ceil(value);
-}
+/** A lease or retention in whole milliseconds, 1 to 100 years; a fraction is rounded up, never making it shorter. */
+export const milliseconds = storeDurationMs;

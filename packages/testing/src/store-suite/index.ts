@@ -2,7 +2,7 @@
  * The dedupe store conformance suite (design §4): one set of cases that every `DedupeStore` must pass, whether it
  * keeps records in memory, Redis or SQL. Like keyv's store tests, a new store is done when this suite passes.
  */
-import type { DedupeStore } from '@kyb-webhooks/core';
+import { MAX_STORE_DURATION_MS, type DedupeStore } from '@kyb-webhooks/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
 import { registerStreamCursorCases } from './stream-cursor.js';
@@ -139,6 +139,14 @@ export function runStoreConformance(
       // A completed record is final: neither a second complete nor a release changes it.
       expect(await store.complete(id, token, { retainMs: LONG_MS })).toBe(false);
       expect(await store.release(id, token)).toBe(false);
+      expect(await store.claim(id, { leaseMs: LONG_MS })).toEqual({ status: 'completed' });
+    });
+
+    it('keeps a lease and a record for the longest duration a receiver accepts (MAX_STORE_DURATION_MS, 100 years)', async () => {
+      const id = ulid();
+      const token = await acquire(id, MAX_STORE_DURATION_MS);
+      expect(await store.claim(id, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
+      expect(await store.complete(id, token, { retainMs: MAX_STORE_DURATION_MS })).toBe(true);
       expect(await store.claim(id, { leaseMs: LONG_MS })).toEqual({ status: 'completed' });
     });
 
