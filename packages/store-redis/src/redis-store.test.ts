@@ -93,18 +93,40 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     await expect(refusal).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^CROSSSLOT/) } });
   });
 
-  it("keeps stream activity in one sorted set scored by the server's clock, trimmed of entries past the retention on each write", async () => {
+  it("keeps stream activity in one sorted set scored by the server's clock, and each stream's cursor expiry in another that trims both", async () => {
     const store = createRedisStore({ client, prefix });
     const [old, recent] = [`req_${ulid()}`, `req_${ulid()}`];
-    const index = `${prefix}streams:activity`;
+    const [index, expiry] = [`${prefix}streams:activity`, `${prefix}streams:expiry`];
     expect(await store.advanceCursor(old, 1, { retainMs: 200 })).toBe(true);
     const [seconds, micros] = (await client.time()) as [number | string, number | string];
     const serverMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     expect(Math.abs(Number(await client.zscore(index, old)) - serverMs)).toBeLessThan(1_000);
+    expect(Number(await client.zscore(expiry, old)) - Number(await client.zscore(index, old))).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await store.advanceCursor(recent, 1, { retainMs: 200 })).toBe(true);
     expect(await client.zscore(index, old)).toBeNull();
+    expect(await client.zscore(expiry, old)).toBeNull();
     expect(await client.zscore(index, recent)).not.toBeNull();
+  });
+
+  it('drops an entry whose cursor is gone when listing finds it (an index written before the expiry index), and pages past it', async () => {
+    const own = `${prefix}prune-${ulid()}:`;
+    const store = createRedisStore({ client, prefix: own });
+    const [stale, first, second] = [`req_${ulid()}`, `req_${ulid()}`, `req_${ulid()}`];
+    // What an earlier version left: an activity entry with no expiry entry and no cursor.
+    await client.zadd(`${own}streams:activity`, 1, stale);
+    expect(await store.advanceCursor(first, 4)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await store.advanceCursor(second, 9)).toBe(true);
+    const listed: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await store.listStreams({ activeSince: 0, limit: 1, ...(after === undefined ? {} : { after }) });
+      listed.push(...page.streams.map((stream) => stream.streamId));
+      after = page.next;
+    } while (after !== undefined && listed.length < 10);
+    expect(listed).toEqual([first, second]);
+    expect(await client.zscore(`${own}streams:activity`, stale)).toBeNull();
   });
 
   it('falls back to EVAL when the server lost its script cache (restart, failover)', async () => {

@@ -18,7 +18,7 @@ import {
   type StreamCursorStore,
 } from '@kyb-webhooks/core';
 import { scriptRunner, setNxGet, type RedisClientLike } from './client.js';
-import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, GET_CURSORS, LIST_ACTIVE, RELEASE } from './scripts.js';
+import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, GET_CURSORS, LIST_ACTIVE, PRUNE_EXPIRED, RELEASE } from './scripts.js';
 
 /**
  * Options of {@link createRedisStore}.
@@ -65,7 +65,8 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  *
  * `listStreams` reads a sorted set, `<prefix>streams:activity`: each stream id scored by the server's time (ms) of
  * its cursor's last write, updated by the same scripts that write cursors (so it needs Redis 5+, or 3.2+ with
- * effects replication) and trimmed of entries older than the retention on each write.
+ * effects replication). A second one, `<prefix>streams:expiry`, scores each stream by when its cursor expires;
+ * each write drops the streams whose cursor expired from both, and `listStreams` drops those it finds.
  *
  * @example
  * ```ts
@@ -88,6 +89,7 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
   const cursorKey = (streamId: string): string => `${prefix}{${streamId}}:cursor`;
   // No braces: an event key always has them after the prefix, so this name can never be an event's or a cursor's.
   const activityKey = `${prefix}streams:activity`;
+  const expiryKey = `${prefix}streams:expiry`;
 
   return {
     async claim(eventId, { leaseMs }): Promise<ClaimResult> {
@@ -123,14 +125,14 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
       checkStreamArguments(streamId, seq, firstSeq);
       const args = [held(token), milliseconds('retainMs', retainMs), String(seq), String(firstSeq)];
       args.push(streamId);
-      const outcome = String(await crossSlotExplained(run(COMPLETE_IN_ORDER, [key(eventId), cursorKey(streamId), activityKey], args)));
+      const outcome = String(await crossSlotExplained(run(COMPLETE_IN_ORDER, [key(eventId), cursorKey(streamId), activityKey, expiryKey], args)));
       if (outcome === 'completed' || outcome === 'lease_lost' || outcome === 'cursor_moved') return outcome;
       throw new Error(`Unexpected reply from the Redis completeInOrder script: ${outcome.slice(0, 40)}`);
     },
     async advanceCursor(streamId, seq, advance): Promise<boolean> {
       checkStreamArguments(streamId, seq);
       const args = [String(seq), milliseconds('retainMs', cursorRetention(advance)), streamId];
-      return Number(await crossSlotExplained(run(ADVANCE_CURSOR, [cursorKey(streamId), activityKey], args))) === 1;
+      return Number(await crossSlotExplained(run(ADVANCE_CURSOR, [cursorKey(streamId), activityKey, expiryKey], args))) === 1;
     },
     async listStreams(options) {
       const { activeSince, limit, after } = checkListStreamsOptions(options);
@@ -148,10 +150,17 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
         const fresh = from ? batch.filter((entry) => entry.activeAt > from.activeAt || compareBytes(entry.streamId, from.streamId) > 0) : batch;
         if (fresh.length > 0) {
           const seqs = (await run(GET_CURSORS, fresh.map((entry) => cursorKey(entry.streamId)), [])) as unknown[];
+          const gone: string[] = [];
           fresh.forEach((entry, index) => {
             const seq = seqs[index];
             if (seq !== null && seq !== undefined && seq !== false) kept.push({ ...entry, seq: Number(seq) });
+            else gone.push(entry.streamId);
           });
+          if (gone.length > 0) {
+            const pruned = Number(await run(PRUNE_EXPIRED, [activityKey, expiryKey, ...gone.map(cursorKey)], gone));
+            // The entries removed sat before `offset` in the index; counting them would skip as many live ones.
+            offset -= pruned;
+          }
         }
         if (batch.length < limit + 1) break;
       }

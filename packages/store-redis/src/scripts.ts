@@ -44,21 +44,29 @@ return 0
 
 /**
  * The activity index of stream cursors, as a Lua snippet for the two scripts that write a cursor: the stream (ARGV
- * given as `streamArg`) gets the server's time in ms as its score in the sorted set KEYS[`indexKey`], and entries
- * older than this write's retention go (their cursors expired with it). TIME before a write needs effects
- * replication: the default from Redis 5, always on from 7; the call asks for it on 3.2 and 4 too.
+ * given as `streamArg`) gets the server's time in ms as its score in the sorted set KEYS[`indexKey`], and the time
+ * its cursor expires in the sorted set KEYS[`indexKey` + 1]. Streams whose cursor expired leave both, up to 100 per
+ * write. Expiry is each stream's own: trimming by this write's retention dropped the live cursors of streams written
+ * with a longer one. TIME before a write needs effects replication: the default from Redis 5, always on from 7; the
+ * call asks for it on 3.2 and 4 too.
  */
 function touchActivity(indexKey: number, streamArg: number, retainArg: number): string {
+  const expiryKey = indexKey + 1;
   return `redis.replicate_commands()
 local time = redis.call('TIME')
 local ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 redis.call('ZADD', KEYS[${indexKey}], ms, ARGV[${streamArg}])
-redis.call('ZREMRANGEBYSCORE', KEYS[${indexKey}], '-inf', '(' .. (ms - tonumber(ARGV[${retainArg}])))
+redis.call('ZADD', KEYS[${expiryKey}], ms + tonumber(ARGV[${retainArg}]), ARGV[${streamArg}])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[${expiryKey}], '-inf', ms, 'LIMIT', 0, 100)
+if #expired > 0 then
+  redis.call('ZREM', KEYS[${indexKey}], unpack(expired))
+  redis.call('ZREM', KEYS[${expiryKey}], unpack(expired))
+end
 `;
 }
 
 /**
- * KEYS[1] event record, KEYS[2] stream cursor, KEYS[3] activity index; ARGV[1] `p:<token>`, ARGV[2] retention ms,
+ * KEYS[1] event record, KEYS[2] stream cursor, KEYS[3] activity index, KEYS[4] expiry index; ARGV[1] `p:<token>`, ARGV[2] retention ms,
  * ARGV[3] seq, ARGV[4] first seq, ARGV[5] stream id → 'completed' | 'lease_lost' | 'cursor_moved'. The lease is
  * checked first, so a caller without it learns nothing about the cursor; the keys are written all or none. Seqs are
  * compared as numbers (exact up to 2^53, the safe integers the store accepts); the cursor's TTL is the event's
@@ -78,7 +86,7 @@ ${touchActivity(3, 5, 2)}return 'completed'
 `);
 
 /**
- * KEYS[1] stream cursor, KEYS[2] activity index; ARGV[1] seq, ARGV[2] retention ms, ARGV[3] stream id → 1 when the
+ * KEYS[1] stream cursor, KEYS[2] activity index, KEYS[3] expiry index; ARGV[1] seq, ARGV[2] retention ms, ARGV[3] stream id → 1 when the
  * cursor moved forward to seq, else 0.
  */
 export const ADVANCE_CURSOR = script(`local cursor = redis.call('GET', KEYS[1])
@@ -100,4 +108,21 @@ export const LIST_ACTIVE = script(`return redis.call('ZRANGEBYSCORE', KEYS[1], A
 
 /** KEYS stream cursors → their seqs (nil for a cursor that expired), in one MGET. */
 export const GET_CURSORS = script(`return redis.call('MGET', unpack(KEYS))
+`);
+
+/**
+ * KEYS[1] activity index, KEYS[2] expiry index, KEYS[3…] stream cursors; ARGV the stream ids of those cursors →
+ * how many entries went. Drops from both indexes the streams whose cursor is gone, checked in the script so a cursor
+ * written since the caller looked keeps its entry. It clears what the writes cannot: entries made before the expiry
+ * index existed.
+ */
+export const PRUNE_EXPIRED = script(`local pruned = 0
+for i, stream in ipairs(ARGV) do
+  if redis.call('EXISTS', KEYS[i + 2]) == 0 then
+    redis.call('ZREM', KEYS[1], stream)
+    redis.call('ZREM', KEYS[2], stream)
+    pruned = pruned + 1
+  end
+end
+return pruned
 `);

@@ -155,6 +155,25 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
       );
     });
 
+    it('keeps listing a stream kept longer after a stream with a shorter retention is written (each stream expires on its own)', async ({ skip }) => {
+      const store = listingStore(skip);
+      const [kept, brief] = [`req_${ulid()}`, `req_${ulid()}`];
+      await context.afterElapsing(
+        context.shortMs,
+        async () => {
+          expect(await store.advanceCursor(kept, 5, { retainMs: LONG_MS })).toBe(true);
+        },
+        async () => {
+          // A write whose retention is shorter than the time since `kept` was written must not drop `kept`.
+          expect(await store.advanceCursor(brief, 1, { retainMs: context.shortMs })).toBe(true);
+          expect(await store.getCursor(kept)).toBe(5);
+          const listed = own((await listAll(store, 0)).streams, [kept, brief]);
+          expect(listed.map((s) => [s.streamId, s.seq])).toEqual(expect.arrayContaining([[kept, 5], [brief, 1]]));
+          expect(listed).toHaveLength(2);
+        },
+      );
+    });
+
     it.for([
       { what: 'activeSince NaN', options: { activeSince: Number.NaN } },
       { what: 'activeSince missing', options: {} },
