@@ -30,6 +30,15 @@ runStoreConformance('sqlite store (database)', async () => {
   return { store, cleanup: () => void database.close() };
 });
 
+// An application may read its own tables as BigInts; the store's reads must not depend on that setting.
+runStoreConformance('sqlite store (database in safe-integers mode)', async () => {
+  const database = new Database(tempFile());
+  database.defaultSafeIntegers(true);
+  const store = createSqliteStore({ database });
+  await store.ensureSchema();
+  return { store, cleanup: () => void database.close() };
+});
+
 describe('sqlite store specifics', () => {
   it('creates the schema idempotently', async () => {
     const store = createSqliteStore({ filename: tempFile() });

@@ -219,8 +219,9 @@ ON CONFLICT (stream_id) DO UPDATE
     const completeInOrder = database.transaction(
       (eventId: string, token: string, retainMs: number, streamId: string, seq: number, firstSeq: number): CompleteInOrderResult => {
         if (holds.get(eventId, token) === undefined) return 'lease_lost';
-        const row = cursor.get(streamId) as { seq: number } | undefined;
-        if (row === undefined ? seq !== firstSeq : row.seq !== seq - 1) return 'cursor_moved';
+        const row = cursor.get(streamId) as { seq: number | bigint } | undefined;
+        // Number(): a database in safe-integers mode reads seq as a BigInt, which never equals a number.
+        if (row === undefined ? seq !== firstSeq : Number(row.seq) !== seq - 1) return 'cursor_moved';
         finish.run(retainMs, eventId);
         setCursor.run(streamId, seq, retainMs);
         return 'completed';
