@@ -121,7 +121,7 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     const listed: string[] = [];
     let after: string | undefined;
     do {
-      const page = await store.listStreams({ activeSince: 0, limit: 1, ...(after === undefined ? {} : { after }) });
+      const page = await store.listStreams!({ activeSince: 0, limit: 1, ...(after === undefined ? {} : { after }) });
       listed.push(...page.streams.map((stream) => stream.streamId));
       after = page.next;
     } while (after !== undefined && listed.length < 10);
