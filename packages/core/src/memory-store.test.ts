@@ -42,9 +42,29 @@ describe('memory store', () => {
 
   it('stays within maxEntries by dropping the oldest records', async () => {
     const store = createMemoryStore({ maxEntries: 3 });
-    for (const id of ['A', 'B', 'C', 'D']) await store.claim(id, { leaseMs: 10_000 });
+    for (const id of ['A', 'B', 'C', 'D']) {
+      const claim = await store.claim(id, { leaseMs: 10_000 });
+      if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs: 60_000 });
+    }
     expect((await store.claim('A', { leaseMs: 10_000 })).status).toBe('acquired');
-    expect((await store.claim('D', { leaseMs: 10_000 })).status).toBe('in_progress');
+    expect((await store.claim('D', { leaseMs: 10_000 })).status).toBe('completed');
+  });
+
+  it('never evicts a lease still held: a redelivery during the handler is in_progress, and its completion counts', async () => {
+    let time = 0;
+    const store = createMemoryStore({ maxEntries: 100, now: () => time });
+    const running = await store.claim('RUNNING', { leaseMs: 60_000 });
+    if (running.status !== 'acquired') throw new Error('expected a lease');
+    for (let i = 0; i < 300; i++) {
+      time += 1;
+      const claim = await store.claim(`E${i}`, { leaseMs: 60_000 });
+      if (claim.status === 'acquired') await store.complete(`E${i}`, claim.token, { retainMs: 600_000 });
+    }
+    expect((await store.claim('RUNNING', { leaseMs: 60_000 })).status).toBe('in_progress');
+    expect(await store.complete('RUNNING', running.token, { retainMs: 600_000 })).toBe(true);
+    expect((await store.claim('RUNNING', { leaseMs: 60_000 })).status).toBe('completed');
+    // The completed ones still go oldest first; only the lease was spared.
+    expect((await store.claim('E0', { leaseMs: 60_000 })).status).toBe('acquired');
   });
 
   it('at a large cap, evicts the oldest 1% at once and keeps every newer record', async () => {

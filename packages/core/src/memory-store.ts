@@ -51,7 +51,8 @@ export interface MemoryStoreOptions {
   now?: () => number;
   /**
    * Most records kept. Once exceeded, the oldest are dropped first, 1% of the cap at a time so that eviction stays
-   * cheap. Default 100,000.
+   * cheap. A lease still held (an event whose handler is running) is never dropped, so the store can pass the cap by
+   * the events in flight. Default 100,000.
    */
   maxEntries?: number;
 }
@@ -129,9 +130,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     }
     if (records.size > maxEntries) {
       let excess = records.size - maxEntries + evictionBatch;
-      for (const eventId of records.keys()) {
-        if (excess-- <= 0) break;
+      for (const [eventId, record] of records) {
+        if (excess <= 0) break;
+        // A lease still held is a handler still running: dropping it would let a redelivery run the event beside
+        // it and lose its completion. Leases are as few as the handlers in flight, so skipping them stays cheap.
+        if (typeof record === 'object' && record.expiresAt > time) continue;
         records.delete(eventId);
+        excess--;
       }
     }
   }
