@@ -234,6 +234,27 @@ describe('stream ids a cursor store can keep', () => {
     expect({ status: answer.status, code: answer.code }).toEqual({ status: 400, code: 'envelope_invalid' });
   });
 
+  it.each<['enforce' | 'detect', string, RegExp]>([
+    ['enforce', 'req_\u0000x', /NUL/],
+    ['detect', 'req_\u0000x', /NUL/],
+    ['enforce', 'req_\ud800', /lone surrogate/],
+    ['detect', 'req_\udc00x', /lone surrogate/],
+  ])('%s: refuses the stream_id %j, which not every store keeps as itself, before any store call', async (mode, streamId, reason) => {
+    const [event] = testStream(1, { stream_id: streamId });
+    let storeCalls = 0;
+    const counting = new Proxy(createMemoryStore({ now: () => NOW }), {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        return typeof value === 'function' ? (...args: unknown[]) => (storeCalls++, (value as (...a: unknown[]) => unknown).apply(target, args)) : value;
+      },
+    });
+    const { deliver, logs } = setup({ ordering: { mode }, store: counting });
+    const answer = await deliver(event!);
+    expect({ status: answer.status, code: answer.code }).toEqual({ status: 400, code: 'envelope_invalid' });
+    expect(logs.map((entry) => entry.detail).join('\n')).toMatch(reason);
+    expect(storeCalls).toBe(0);
+  });
+
   it.each<['enforce' | 'detect']>([['enforce'], ['detect']])('%s: accepts a stream_id of exactly MAX_STREAM_ID_LENGTH', async (mode) => {
     const [event] = testStream(1, { stream_id: 's'.repeat(MAX_STREAM_ID_LENGTH) });
     const { deliver } = setup({ ordering: { mode } });

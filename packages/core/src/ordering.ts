@@ -3,7 +3,7 @@ import type { Envelope } from './envelope.js';
 import { KybWebhookError, rejection } from './errors.js';
 import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { safeLog, type Logger } from './logger.js';
-import { MAX_STREAM_ID_LENGTH, type StreamCursorStore } from './stream-store.js';
+import { MAX_STREAM_ID_LENGTH, unstorableStreamId, type StreamCursorStore } from './stream-store.js';
 
 /**
  * How a receiver treats the order of each stream's events (design §7, spec 3 and 6):
@@ -402,11 +402,20 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     return undefined;
   }
 
-  async function receiveEnforced(item: Item): Promise<Result> {
-    const { envelope } = item;
-    if (envelope.stream_id.length > MAX_STREAM_ID_LENGTH) {
+  /** envelope_invalid for a stream id no cursor store can keep as itself; undefined when it is fine. */
+  function refuseUnstorableStream(item: Item): Result | undefined {
+    const streamId = item.envelope.stream_id;
+    if (streamId.length > MAX_STREAM_ID_LENGTH) {
       return steps.reject(rejection('envelope_invalid', `stream_id is longer than the ${MAX_STREAM_ID_LENGTH} characters a cursor store keeps`), item);
     }
+    const unstorable = unstorableStreamId(streamId);
+    return unstorable === undefined ? undefined : steps.reject(rejection('envelope_invalid', `stream_id ${unstorable}`), item);
+  }
+
+  async function receiveEnforced(item: Item): Promise<Result> {
+    const { envelope } = item;
+    const unstorable = refuseUnstorableStream(item);
+    if (unstorable !== undefined) return unstorable;
     let cursor: number | null;
     try {
       // The hint lets a store that needs a cursor row before completing in order (MySQL) create it in this round trip.
@@ -425,10 +434,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   async function receiveDetected(item: Item): Promise<Result> {
-    if (item.envelope.stream_id.length > MAX_STREAM_ID_LENGTH) {
-      return steps.reject(rejection('envelope_invalid', `stream_id is longer than the ${MAX_STREAM_ID_LENGTH} characters a cursor store keeps`), item);
-    }
-    return (await runInTurn(item, true)) ?? steps.accept(item, undefined);
+    return refuseUnstorableStream(item) ?? (await runInTurn(item, true)) ?? steps.accept(item, undefined);
   }
 
   return mode === 'enforce' ? receiveEnforced : receiveDetected;

@@ -250,12 +250,29 @@ export function checkStreamArguments(streamId: string, seq: number, firstSeq?: n
   if (typeof streamId !== 'string' || streamId.length === 0 || streamId.length > MAX_STREAM_ID_LENGTH) {
     throw new RangeError(`The stream id must be a string of 1 to ${MAX_STREAM_ID_LENGTH} characters.`);
   }
+  const unstorable = unstorableStreamId(streamId);
+  if (unstorable !== undefined) throw new RangeError(`The stream id ${unstorable}.`);
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) {
     throw new RangeError('seq must be a non-negative safe integer (the envelope’s seq).');
   }
   if (firstSeq !== undefined && firstSeq !== 0 && firstSeq !== 1) {
     throw new RangeError('firstSeq must be 0 or 1: the seq a stream starts at.');
   }
+}
+
+// A lone surrogate: half of a UTF-16 pair without the other half.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * What makes a stream id one that not every store keeps as itself, or undefined: a NUL character (PostgreSQL's text
+ * refuses it) or a lone surrogate (PostgreSQL, MySQL and Redis store UTF-8, where every lone surrogate becomes the
+ * same replacement character, so distinct ids would share one cursor). Ordering refuses such an envelope before any
+ * store sees it.
+ */
+export function unstorableStreamId(streamId: string): string | undefined {
+  if (streamId.includes('\u0000')) return 'contains a NUL character, which not every store can keep';
+  if (LONE_SURROGATE.test(streamId)) return 'is not well-formed Unicode (a lone surrogate), which not every store keeps as itself';
+  return undefined;
 }
 
 /**

@@ -326,6 +326,9 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       { what: 'firstSeq 2', streamId: 'req_x', seq: 2, firstSeq: 2 },
       { what: 'an empty stream id', streamId: '', seq: 0, firstSeq: 0 },
       { what: 'a stream id of 256 characters', streamId: 'x'.repeat(256), seq: 0, firstSeq: 0 },
+      // PostgreSQL refuses NUL; stores that keep UTF-8 turn every lone surrogate into one replacement character.
+      { what: 'a stream id with a NUL character', streamId: 'req_\u0000x', seq: 0, firstSeq: 0 },
+      { what: 'a stream id with a lone surrogate', streamId: 'req_\ud800', seq: 0, firstSeq: 0 },
     ])('rejects $what with a RangeError before touching anything', async ({ streamId, seq, firstSeq }, { skip }) => {
       const store = cursorStore(skip);
       const { eventId, token } = await claimed(store);
