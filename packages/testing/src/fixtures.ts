@@ -112,12 +112,32 @@ function sumCents(lines: readonly { cents: number }[]): number {
   return lines.reduce((total, line) => total + line.cents, 0);
 }
 
-function isoIn(msFromNow: number): string {
-  return new Date(Date.now() + msFromNow).toISOString();
+/**
+ * What a release of `answers` bills (spec 2.5: only released fields, one line per field however many subjects
+ * answered it), priced like the default quote (a field it does not list as a basic one), and never more than the
+ * `quotedCents` reserved: past it the charge is the reservation, without lines. `pii_included` follows the tiers.
+ * The local service's releases carry it, so their data matches what they release.
+ */
+export function releaseChargeFor(answers: readonly ReleasedAnswerEntry[], quotedCents: number): { charge: Record<string, unknown>; pii_included: boolean } {
+  const quoted = new Map(QUOTED_LINES.map((line) => [line.field, line]));
+  const lines = [...new Set(answers.map((answer) => answer.name))].map((field) => ({
+    field,
+    tier: quoted.get(field)?.tier ?? 'basic',
+    cents: quoted.get(field)?.cents ?? 150,
+  }));
+  const total = sumCents(lines);
+  const pii_included = lines.some((line) => line.tier === 'pii');
+  if (total > quotedCents) return { charge: { charged_cents: quotedCents, currency: 'EUR', lines: [] }, pii_included };
+  return { charge: { charged_cents: total, currency: 'EUR', lines }, pii_included };
+}
+
+/** An ISO time `msFrom` after `fromMs` (the event's own time, so a pinned clock gives consistent dates). */
+function isoIn(fromMs: number, msFrom: number): string {
+  return new Date(fromMs + msFrom).toISOString();
 }
 
 
-type DataDefaults = (streamId: string) => Record<string, unknown>;
+type DataDefaults = (streamId: string, nowMs: number) => Record<string, unknown>;
 
 interface FactoryDefinition {
   streamPrefix: string;
@@ -127,22 +147,23 @@ interface FactoryDefinition {
 const DEFINITIONS: Record<TestEventType, FactoryDefinition> = {
   'kyb.data_request.pending_approval': {
     streamPrefix: 'dr_',
-    data: (streamId) => ({
+    data: (streamId, nowMs) => ({
       request_id: streamId,
-      expires_at: isoIn(7 * DAY_MS),
+      expires_at: isoIn(nowMs, 7 * DAY_MS),
       price: { quoted_cents: sumCents(QUOTED_LINES), currency: 'EUR', lines: QUOTED_LINES.map((line) => ({ ...line })) },
     }),
   },
   'kyb.data_request.released': {
     streamPrefix: 'dr_',
-    data: (streamId) => ({
+    data: (streamId, nowMs) => ({
       request_id: streamId,
-      released_at: isoIn(0),
+      released_at: isoIn(nowMs, 0),
       field_count: RELEASED_LINES.length,
       pii_included: true,
-      // The signer does not rewrite data; pass `{ data: { attestation_kid: signer.kid } }` when a test compares them.
-      attestation_kid: 'kyb-test-key',
-      attestation_expires_at: isoIn(10 * 60 * 1000),
+      // A placeholder: the signer puts its token's kid and exp here when it attests the event (a value a test
+      // passes is kept as given).
+      attestation_kid: PLACEHOLDER_ATTESTATION_KID,
+      attestation_expires_at: isoIn(nowMs, 10 * 60 * 1000),
       charge: { charged_cents: sumCents(RELEASED_LINES), currency: 'EUR', lines: RELEASED_LINES.map((line) => ({ ...line })) },
       // No approval block (spec 2.7): §6 says released data holds only the fields above, and where the block
       // travels is not shown. Tests that need it pass it through `data`.
@@ -154,21 +175,21 @@ const DEFINITIONS: Record<TestEventType, FactoryDefinition> = {
   },
   'kyb.signature_request.pending_approval': {
     streamPrefix: 'sr_',
-    data: (streamId) => ({
+    data: (streamId, nowMs) => ({
       request_id: streamId,
       digest: `0x${randomHex(32)}`,
       message_kind: 'eip191',
-      created_at: isoIn(0),
-      expires_at: isoIn(2 * DAY_MS),
+      created_at: isoIn(nowMs, 0),
+      expires_at: isoIn(nowMs, 2 * DAY_MS),
     }),
   },
   'kyb.signature_request.signed': {
     streamPrefix: 'sr_',
-    data: (streamId) => ({
+    data: (streamId, nowMs) => ({
       request_id: streamId,
       signature: `0x${randomHex(65)}`,
       digest: `0x${randomHex(32)}`,
-      signed_at: isoIn(0),
+      signed_at: isoIn(nowMs, 0),
       // Contents of verification{} are not shown by the spec (2.8).
       verification: {},
     }),
@@ -196,17 +217,25 @@ export function createTestEvent<T extends TestEventType>(type: T, overrides: Env
   const definition = DEFINITIONS[type];
   const { data: dataOverrides, ...envelopeOverrides } = overrides;
   const streamId = overrides.stream_id ?? `${definition.streamPrefix}${ulid().toLowerCase()}`;
+  // The data's times (expires_at, released_at …) follow the event's own timestamp when one is given.
+  const nowMs = typeof overrides.timestamp === 'number' ? overrides.timestamp * 1000 : Date.now();
   return {
     event: type,
     event_id: ulid(),
     stream_id: streamId,
     seq: 0,
-    timestamp: Math.floor(Date.now() / 1000),
+    timestamp: Math.floor(nowMs / 1000),
     api_version: TEST_API_VERSION,
     ...envelopeOverrides,
-    data: { ...definition.data(streamId), ...dataOverrides },
+    data: { ...definition.data(streamId, nowMs), ...dataOverrides },
   };
 }
+
+/**
+ * The `attestation_kid` of a released fixture until a signer attests it: the signer then writes its token's kid and
+ * expiry into `attestation_kid` and `attestation_expires_at`, as the service's own deliveries carry them.
+ */
+export const PLACEHOLDER_ATTESTATION_KID = 'kyb-test-key';
 
 /**
  * One factory per event type of spec §6, each returning a full envelope that passes the core's schemas.

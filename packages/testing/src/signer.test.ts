@@ -172,6 +172,22 @@ describe('sign: attestation', () => {
     expect(JSON.stringify(carried.data)).not.toContain('Jane Doe');
   });
 
+  it("writes its token's kid and expiry into a released fixture's data, and keeps values a test passed", async () => {
+    const { envelope } = await signer.sign(testEvents.dataRequestReleased());
+    const { payload, protectedHeader } = await verifyAttestation(envelope.attestation as string, signer);
+    expect(envelope.data.attestation_kid).toBe(protectedHeader.kid);
+    expect(envelope.data.attestation_expires_at).toBe(new Date((payload.exp as number) * 1000).toISOString());
+    const given = await signer.sign(testEvents.dataRequestReleased({ data: { attestation_kid: 'kid-from-the-test' } }));
+    expect(given.envelope.data.attestation_kid).toBe('kid-from-the-test');
+  });
+
+  it("dates a fixture's data from the event's timestamp (a pinned clock gives consistent dates)", () => {
+    const timestamp = Math.floor(Date.UTC(2026, 0, 1) / 1000);
+    const pending = testEvents.dataRequestPendingApproval({ timestamp });
+    expect(pending.data.expires_at).toBe('2026-01-08T00:00:00.000Z');
+    expect(testEvents.dataRequestReleased({ timestamp }).data.released_at).toBe('2026-01-01T00:00:00.000Z');
+  });
+
   it('attests wallet changes without answers, and leaves unattested types alone', async () => {
     const wallet = await signer.sign(testEvents.businessWalletAddressChanged());
     const { payload } = await verifyAttestation(wallet.envelope.attestation as string, signer);

@@ -7,7 +7,7 @@ import {
   type AttestOptions,
 } from './attestation.js';
 import { ATTESTED_TEST_EVENT_TYPES } from './event-types.js';
-import { TEST_API_VERSION, type TestEnvelope } from './fixtures.js';
+import { PLACEHOLDER_ATTESTATION_KID, TEST_API_VERSION, type TestEnvelope } from './fixtures.js';
 import { signatureHeader } from './hmac.js';
 import { generateAttestationKey, randomSecret, type AttestationKey, type Jwks } from './keys.js';
 import { ulid } from './ulid.js';
@@ -256,7 +256,25 @@ export async function createTestSigner(options: TestSignerOptions = {}): Promise
       signOptions.expiresInSeconds !== undefined;
     if (!wantsFresh && envelope.attestation !== undefined) return { ...envelope };
     if (!wantsFresh && !ATTESTED_TEST_EVENT_TYPES.has(envelope.event)) return bare;
-    return { ...bare, attestation: await attest(envelope, signOptions) };
+    const claims = claimsFor(envelope, signOptions);
+    const attestation = await signAttestation(claims, key, signOptions.header);
+    return { ...describingToken(bare, signOptions.header?.kid ?? key.kid, claims.exp), attestation };
+  }
+
+  /**
+   * A release's data names its attestation's kid and expiry (spec 6): a fixture's placeholder gets the token's own,
+   * so the delivery is what the service sends. Values a test passed are kept, whatever they say.
+   */
+  function describingToken(envelope: TestEnvelope, kid: unknown, exp: unknown): TestEnvelope {
+    if (envelope.event !== 'kyb.data_request.released' || envelope.data.attestation_kid !== PLACEHOLDER_ATTESTATION_KID) return envelope;
+    return {
+      ...envelope,
+      data: {
+        ...envelope.data,
+        attestation_kid: kid,
+        ...(typeof exp === 'number' ? { attestation_expires_at: new Date(exp * 1000).toISOString() } : {}),
+      },
+    };
   }
 
   return {
@@ -314,7 +332,7 @@ export async function createTestSigner(options: TestSignerOptions = {}): Promise
 }
 
 /** Numeric versions compare as numbers ('10' after '9'); anything else falls back to string order. */
-function highestVersion(secrets: Readonly<Record<string, string>>): string {
+export function highestVersion(secrets: Readonly<Record<string, string>>): string {
   const versions = Object.keys(secrets);
   if (versions.length === 0) throw new TypeError('secrets must hold at least one version.');
   return versions.reduce((best, version) => (compareVersions(version, best) > 0 ? version : best));

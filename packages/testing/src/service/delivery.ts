@@ -157,13 +157,15 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
         item.failures += 1;
         consecutiveFailures += 1;
         if (consecutiveFailures >= options.quarantineAfter) quarantined = true;
+        // Quarantine first: the event whose failure started it, or failed during it, stays queued in its place with
+        // the rest of the backlog (spec 6 rule 4: none is dropped), and reactivate gives it a fresh retry budget.
+        if (quarantined) break;
         if (item.failures >= options.maxAttempts) {
           // Exhausted: the stream moves on (spec 3), the event stays retrievable through the events API.
           queue.items.shift();
           exhausted.push(item.envelope);
           continue;
         }
-        if (quarantined) break;
         await sleep(delayBefore(item.failures + 1));
       }
     } finally {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createAttestationVerifier, createReceiver, createMemoryStore } from '@kyb-webhooks/core';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TestEnvelope } from '../fixtures.js';
+import { defaultReleasedAnswers, type TestEnvelope } from '../fixtures.js';
 import { startKybService, type KybService, type KybServiceOptions } from './kyb-service.js';
 
 interface Received {
@@ -253,6 +253,27 @@ describe('quarantine, reactivate and redeliver', () => {
     expect(service.pending()).toBe(0);
   });
 
+  it.each<[string, { maxAttempts?: number; quarantineAfter?: number }, number[]]>([
+    ['the failure that starts the quarantine is also the last retry', { maxAttempts: 3, quarantineAfter: 3 }, [0, 1]],
+    // The defaults: seq 0 is given up after 10 attempts (the stream moves on), seq 1's 10th failure is the 20th in a row.
+    ['the defaults', {}, [1, 2]],
+  ])('drops no event when %s: it stays queued and is delivered after reactivate', async (_what, retry, held) => {
+    let healthy = false;
+    const { quarantineAfter, ...attempts } = retry;
+    const { service, endpoint } = await setUp(() => (healthy ? 200 : 503), { retry: attempts, ...(quarantineAfter ? { quarantineAfter } : {}) });
+    const id = await service.createDataRequest();
+    await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
+    if (retry.maxAttempts === undefined) await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
+    await service.idle();
+    expect(service.quarantined).toBe(true);
+    healthy = true;
+    service.reactivate();
+    await service.idle();
+    const accepted = endpoint.received.filter((_request, index) => service.attempts()[index]?.status === 200).map((request) => request.envelope.seq);
+    expect(accepted).toEqual(held);
+    expect(service.exhausted.map((event) => event.seq)).toEqual(retry.maxAttempts === undefined ? [0] : []);
+  });
+
   it('POST reactivate through the API clears the quarantine', async () => {
     let healthy = false;
     const { service } = await setUp(() => (healthy ? 200 : 500), { quarantineAfter: 2 });
@@ -360,6 +381,56 @@ describe('API', () => {
     const failed = await api(service, `/api/v1/kyb/data-requests/${id}/deliveries`);
     expect([failed.status, failed.headers.get('retry-after')]).toEqual([503, '2']);
     expect((await api(service, `/api/v1/kyb/data-requests/${id}/deliveries`)).status).toBe(200);
+  });
+});
+
+describe('what the events carry', () => {
+  it('attests an event of a type it does not know when emit() asks (spec 5.6, 9.2), and a real receiver verifies it', async () => {
+    const { service, endpoint } = await setUp();
+    const id = await service.createDataRequest();
+    const unknown = await service.emit(id, 'kyb.data_request.reviewed', { request_id: id }, { attest: true });
+    const bare = await service.emit(id, 'kyb.data_request.reviewed', { request_id: id });
+    const unsigned = await service.emit(id, 'kyb.data_request.released', { request_id: id }, { attest: false });
+    expect(bare.attestation).toBeUndefined();
+    expect(unsigned.attestation).toBeUndefined();
+    const verify = createAttestationVerifier({ issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl }, Date.now);
+    await expect(verify(unknown.attestation as string, unknown)).resolves.toMatchObject({ event_id: unknown.event_id, seq: unknown.seq });
+    await service.idle();
+    expect(endpoint.received.map((request) => request.envelope.event_id)).toContain(unknown.event_id);
+  });
+
+  it('bills a release for the fields it released, never above the quote, and says whether they include PII', async () => {
+    const service = await startKybService({ creditCents: 100_000 });
+    cleanups.push(() => service.stop());
+    const business = defaultReleasedAnswers().filter((answer) => answer.subject_type === 'business');
+    const cheap = await service.release(await service.createDataRequest({ answers: business.slice(0, 1), priceCents: 500 }));
+    expect(cheap.data).toMatchObject({ field_count: 1, pii_included: false, charge: { charged_cents: 150, lines: [{ field: 'company_name', cents: 150 }] } });
+    const full = await service.release(await service.createDataRequest());
+    expect(full.data).toMatchObject({ field_count: 4, pii_included: true, charge: { charged_cents: 1100 } });
+    const capped = await service.release(await service.createDataRequest({ priceCents: 300 }));
+    expect(capped.data).toMatchObject({ charge: { charged_cents: 300, lines: [] } });
+  });
+
+  it('dates every event from its own clock, unknown types included', async () => {
+    const pinned = Date.UTC(2026, 0, 1);
+    const service = await startKybService({ now: () => pinned });
+    cleanups.push(() => service.stop());
+    const id = await service.createDataRequest();
+    const [pending] = service.request(id)!.events;
+    expect(pending!.timestamp).toBe(pinned / 1000);
+    expect(pending!.data.expires_at).toBe('2026-01-08T00:00:00.000Z');
+    const unknown = await service.emit(id, 'kyb.data_request.reviewed', { request_id: id });
+    expect(unknown.timestamp).toBe(pinned / 1000);
+  });
+
+  it('signs with the highest secret version by default, named versions included', async () => {
+    const endpoint = await startEndpoint();
+    cleanups.push(endpoint.close);
+    const named = await startKybService({ timeScale: 1e-5, endpoint: { url: endpoint.url, secrets: { v1: 'old-secret', v2: 'new-secret' } } });
+    cleanups.push(() => named.stop());
+    await named.createDataRequest();
+    await named.idle();
+    expect(named.attempts().map((attempt) => attempt.secretVersion)).toEqual(['v2']);
   });
 });
 

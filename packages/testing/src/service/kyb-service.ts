@@ -2,12 +2,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { attestationClaims } from '../attestation.js';
 import { ATTESTED_TEST_EVENT_TYPES, TEST_EVENT_TYPES, type TestEventType } from '../event-types.js';
-import { createTestEvent, defaultReleasedAnswers, type ReleasedAnswerEntry, type TestEnvelope } from '../fixtures.js';
+import { createTestEvent, defaultReleasedAnswers, releaseChargeFor, type ReleasedAnswerEntry, type TestEnvelope } from '../fixtures.js';
 import { KYB_JWKS_PATH } from '../jwks-server.js';
 import { randomHex } from '../random.js';
 import { randomSecret } from '../keys.js';
 import type { Jwks } from '../keys.js';
-import { TEST_AUDIENCE, TEST_ISSUER } from '../signer.js';
+import { highestVersion, TEST_AUDIENCE, TEST_ISSUER } from '../signer.js';
 import { ulid } from '../ulid.js';
 import {
   REAL_RETRY_SCHEDULE,
@@ -205,8 +205,17 @@ export interface KybService {
   purge(requestId: string): void;
   /** Emits the attested `kyb.business.wallet_address_changed` on the business's stream. */
   changeBusinessWallet(options: { businessId?: string; previous: string; next: string }): Promise<TestEnvelope>;
-  /** Appends any event to a stream (next seq, attested when the type is), for cases the named helpers do not cover. */
-  emit(streamId: string, type: TestEventType | string, data?: Record<string, unknown>): Promise<TestEnvelope>;
+  /**
+   * Appends any event to a stream (next seq), for cases the named helpers do not cover. It carries an attestation
+   * when its type is attested, or when `options.attest` is true: a new attested type the receiver does not know yet
+   * (spec 5.6, 9.2). `attest: false` sends an attested type without one.
+   *
+   * @example
+   * ```ts
+   * await service.emit(id, 'kyb.data_request.reviewed', { request_id: id }, { attest: true })
+   * ```
+   */
+  emit(streamId: string, type: TestEventType | string, data?: Record<string, unknown>, options?: { attest?: boolean }): Promise<TestEnvelope>;
   request(requestId: string): ServiceRequestSnapshot | undefined;
   /** Delivery attempts, all or of one stream, in the order they completed. */
   attempts(streamId?: string): ServiceDeliveryAttempt[];
@@ -300,7 +309,7 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
     const endpointSecrets = { ...(input.secrets ?? { '1': randomSecret() }) };
     const versions = Object.keys(endpointSecrets);
     if (versions.length === 0) throw new TypeError('endpoint.secrets must hold at least one version.');
-    const currentVersion = input.currentVersion ?? versions.reduce((a, b) => (Number(b) > Number(a) ? b : a));
+    const currentVersion = input.currentVersion ?? highestVersion(endpointSecrets);
     if (endpointSecrets[currentVersion] === undefined) throw new TypeError('endpoint.currentVersion must name one of the secrets.');
     secrets = endpointSecrets;
     const config: EndpointConfig = { url: input.url, secrets: endpointSecrets, currentVersion };
@@ -323,20 +332,20 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
     credit -= cents;
   }
 
-  function append(state: RequestState, type: string, data: Record<string, unknown>): Promise<TestEnvelope> {
-    const appended = state.tail.then(() => build(state, type, data));
+  function append(state: RequestState, type: string, data: Record<string, unknown>, attest = isAttested(type)): Promise<TestEnvelope> {
+    const appended = state.tail.then(() => build(state, type, data, attest));
     state.tail = appended.catch(() => undefined);
     return appended;
   }
 
-  async function build(state: RequestState, type: string, data: Record<string, unknown>): Promise<TestEnvelope> {
+  async function build(state: RequestState, type: string, data: Record<string, unknown>, attest: boolean): Promise<TestEnvelope> {
     const seq = seqBase + state.events.length;
     const known = type as TestEventType;
     const base = isFixtureType(type)
       ? createTestEvent(known, { stream_id: state.id, seq, timestamp: Math.floor(now() / 1000), data })
-      : { ...createTestEvent('kyb.data_request.refused', { stream_id: state.id, seq }), event: type, data };
+      : { ...createTestEvent('kyb.data_request.refused', { stream_id: state.id, seq, timestamp: Math.floor(now() / 1000) }), event: type, data };
     let envelope: TestEnvelope = base;
-    if (isAttested(type)) {
+    if (attest) {
       const claims = attestationClaims(envelope, { issuer, audience, nowMs: now() }, { answers: state.answers, expiresInSeconds: ttl });
       envelope = { ...envelope, attestation: await keys.sign(claims) };
     }
@@ -361,6 +370,7 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
       request_id: state.id,
       released_at: new Date(nowMs).toISOString(),
       field_count: new Set(state.answers.map((answer) => answer.name)).size,
+      ...releaseChargeFor(state.answers, state.costCents),
       attestation_kid: keys.current.kid,
       attestation_expires_at: new Date(nowMs + ttl * 1000).toISOString(),
     });
@@ -561,9 +571,9 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
       return append(state, 'kyb.business.wallet_address_changed', { previous_wallet_address: previous, wallet_address: next });
     },
 
-    async emit(streamId, type, data = {}) {
+    async emit(streamId, type, data = {}, emitOptions = {}) {
       const state = requests.get(streamId) ?? newState(streamId, streamId.startsWith('sr_') ? 'signature_request' : 'data_request', 0);
-      return append(state, type, data);
+      return append(state, type, data, emitOptions.attest ?? isAttested(type));
     },
 
     request(requestId) {
@@ -597,8 +607,8 @@ function isFixtureType(type: string): type is TestEventType {
   return (TEST_EVENT_TYPES as readonly string[]).includes(type);
 }
 
-// Unknown types are attested too only when a test asks through emit() on an attested type; the spec lets new
-// attested types appear, but the kit cannot guess which.
+// The known attested types; an unknown type is attested only when a test asks through emit()'s `attest`: the spec
+// lets new attested types appear, but the kit cannot guess which.
 function isAttested(type: string): boolean {
   return ATTESTED_TEST_EVENT_TYPES.has(type as TestEventType);
 }
