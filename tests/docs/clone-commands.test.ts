@@ -5,6 +5,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,6 +69,36 @@ describe('README: from a clone of this repository', () => {
     expect(sent.code, sent.stdout + sent.stderr).toBe(0);
     expect(JSON.parse(sent.stdout).deliveries).toEqual([expect.objectContaining({ event: 'kyb.data_request.released', attested: true, status: 200 })]);
   }, 180_000);
+
+  // Two example apps on one port: the second must say so and stop, not print an unhandled 'error' event's stack.
+  it.each(['express', 'fastify', 'koa', 'hono', 'node-http'])(
+    'npm run example -- %s on a port another server holds exits 1, naming the port and PORT, and never says it listens',
+    async (framework) => {
+      const holder = createServer();
+      await new Promise<void>((resolve, reject) => holder.once('error', reject).listen(0, '127.0.0.1', resolve));
+      const { port } = holder.address() as AddressInfo;
+      try {
+        const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
+        const run = await runner(['example', framework], { ...inherited, PORT: String(port), KYB_SECRET_V1: 'whsec_clone_test' });
+        expect(run.code, run.stderr).toBe(1);
+        expect(run.stderr).toContain('EADDRINUSE');
+        expect(run.stderr).toContain(`Port ${port} is taken by another server: stop it, or start this one on another port, e.g. PORT=3001.`);
+        expect(run.stderr).not.toMatch(/^\s+at /m);
+        expect(run.stdout).not.toMatch(/listening/i);
+      } finally {
+        await new Promise<void>((resolve) => holder.close(() => resolve()));
+      }
+    },
+    120_000,
+  );
+
+  it('npm run example with only some of the attestation variables exits 1, naming the ones missing', async () => {
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
+    const run = await runner(['example', 'fastify'], { ...inherited, PORT: String(await freePort()), KYB_SECRET_V1: 'whsec_clone_test', KYB_ATTESTATION_ISSUER: 'https://kyb.example.com' });
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toContain('Set KYB_AUDIENCE and KYB_JWKS_URL too, or none of the three attestation variables');
+    expect(run.stderr).not.toMatch(/^\s+at /m);
+  }, 120_000);
 
   it('npm run example with an app that does not exist exits 2, naming the ones that do', async () => {
     const run = await runner(['example', 'rails']);

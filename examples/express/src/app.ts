@@ -11,7 +11,7 @@ import { mountLogin } from './login.js';
  */
 export function createApp(receiver: Receiver, login?: ExampleLogin): express.Express {
   const app = express();
-  app.post('/webhooks/kyb', kybWebhooks(receiver));
+  app.all('/webhooks/kyb', kybWebhooks(receiver)); // all methods: a GET gets 405 with Allow: POST, not a 404
   app.use(express.json());
   app.get('/health', (_req, res) => {
     res.json({ ok: true });

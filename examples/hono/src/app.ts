@@ -11,7 +11,7 @@ import { loginRoutes } from './login.js';
  */
 export function createApp(receiver: Receiver, login?: ExampleLogin): Hono {
   const app = new Hono();
-  app.post('/webhooks/kyb', kybWebhooks(receiver));
+  app.all('/webhooks/kyb', kybWebhooks(receiver)); // a GET gets 405 with Allow: POST
   app.get('/health', (c) => c.json({ ok: true }));
   if (login) app.route('/', loginRoutes(login));
   return app;

@@ -19,6 +19,13 @@ export function receiverFromEnv(env: NodeJS.ProcessEnv = process.env): { receive
     secrets = { '1': DEVELOPMENT_SECRET };
   }
   const { KYB_ATTESTATION_ISSUER: issuer, KYB_AUDIENCE: audience, KYB_JWKS_URL: jwksUrl } = env;
+  // All three or none: with only some, the app would start and answer every attested event 500
+  // attestation_not_configured, which looks like a bug in the app rather than a missing variable.
+  const attestationVariables = { KYB_ATTESTATION_ISSUER: issuer, KYB_AUDIENCE: audience, KYB_JWKS_URL: jwksUrl };
+  const unset = Object.entries(attestationVariables).filter(([, value]) => !value).map(([name]) => name);
+  if (unset.length > 0 && unset.length < 3) {
+    throw new Error(`Set ${unset.join(' and ')} too, or none of the three attestation variables: with only some, attested events cannot be verified.`);
+  }
   const receiver = createReceiver({
     secrets,
     attestation: issuer && audience && jwksUrl ? { issuer, audience, jwksUrl } : undefined,

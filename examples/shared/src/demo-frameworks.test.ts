@@ -1,4 +1,6 @@
+import { createReceiver } from '@kyb-webhooks/core';
 import { describe, expect, it } from 'vitest';
+import { serveApp as serveExpress } from '../../express/src/serve.js';
 import { serveApp as serveFastify } from '../../fastify/src/serve.js';
 import { serveApp as serveHono } from '../../hono/src/serve.js';
 import { serveApp as serveKoa } from '../../koa/src/serve.js';
@@ -36,5 +38,23 @@ describe.each([
       '6 deliveries, 6 duplicate',
     ]);
     expect(streams.inOrder).toBe(true);
+  });
+});
+
+// A GET to the webhook says the method is wrong, not the path: a 404 sends a newcomer looking for a typo in the URL.
+describe.each([
+  ['Express', serveExpress],
+  ['Fastify', serveFastify],
+  ['Koa', serveKoa],
+  ['Hono', serveHono],
+] as const)('the %s example app', (_framework, serve) => {
+  it('answers a GET to the webhook 405 with Allow: POST', async () => {
+    const app = await serve(createReceiver({ secrets: { '1': 'whsec_example' }, logger: false }));
+    try {
+      const get = await fetch(app.url);
+      expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { createLogin, type KybLoginError, type Login, type LoginResult } from '@kyb-webhooks/login';
+import { port } from './config.js';
 
 /**
  * The environment "Sign in with the service" reads, with what each variable is: the error for a missing one names
@@ -93,7 +94,27 @@ function isLoopbackHttp(url: string): boolean {
  */
 export function exitWith(error: unknown): never {
   console.error(error instanceof Error ? error.message : String(error));
+  if ((error as { code?: unknown } | null)?.code === 'EADDRINUSE') {
+    console.error(`Port ${port} is taken by another server: stop it, or start this one on another port, e.g. PORT=3001.`);
+  }
   process.exit(1);
+}
+
+/**
+ * The value of `start()`, or {@link exitWith} its error: for the synchronous start-up steps (the receiver from the
+ * environment), so a missing variable prints its message instead of a stack trace.
+ *
+ * @example
+ * ```ts
+ * const { receiver } = orExit(() => receiverFromEnv())
+ * ```
+ */
+export function orExit<T>(start: () => T): T {
+  try {
+    return start();
+  } catch (error) {
+    return exitWith(error);
+  }
 }
 
 /** Where the example's pages send the browser: the start route with the page to come back to. */

@@ -101,3 +101,27 @@ export function fixFor(code: string | undefined, headers?: Readonly<Record<strin
 export function checkOf(code: string): Check | 'receiver' {
   return CODES[code]?.check ?? 'receiver';
 }
+
+/**
+ * Why a 404 or 405 without a receiver's code came back: the receiver answers every method with a code of its own,
+ * so such an answer is the framework's, for a path no webhook route serves (a typo, a trailing slash, another
+ * prefix). Undefined for any other answer.
+ *
+ * @example
+ * ```ts
+ * routeHint({ status: 404 }, 'http://127.0.0.1:3000/webhook') // 'nothing answers POST at /webhook: …'
+ * ```
+ */
+export function routeHint(sent: { status: number | null; code?: string | undefined }, to: string): string | undefined {
+  if ((sent.status !== 404 && sent.status !== 405) || sent.code !== undefined) return undefined;
+  let path = to;
+  try {
+    path = new URL(to).pathname;
+  } catch {
+    // --to was checked before sending; keep it as given
+  }
+  return (
+    `nothing answers POST at ${path}: check that --to names your webhook route exactly, the path your app mounts ` +
+    'kybWebhooks on (the examples use /webhooks/kyb, without a trailing slash).'
+  );
+}

@@ -116,6 +116,12 @@ describe('send against the Express example', () => {
     expect(run.code).toBe(1);
   });
 
+  it.each(['/webhooks/kyc', '/webhook'])('a path no webhook route serves (%s): says to check --to, exit 1', async (path) => {
+    const run = await send('data_request.refused', '--to', new URL(path, app.url).href);
+    expect(run.stdout).toContain(`\u2717 404: nothing answers POST at ${path}: check that --to names your webhook route exactly`);
+    expect(run.code).toBe(1);
+  });
+
   it('no app listening: says so and exits 1', async () => {
     const run = await send('data_request.refused', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb`);
     expect(run.stdout).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb \(network error \(ECONNREFUSED\)\): is your dev server running/);

@@ -60,8 +60,9 @@ export const ERRORS = {
     status: 500,
     message:
       'The request body was already parsed before the webhook handler ran, so its exact bytes are lost. ' +
-      'Mount the webhook route before any JSON body parser (or exclude its path from it); in a Next.js pages route, ' +
-      'export const config = { api: { bodyParser: false } }.',
+      'Mount the webhook route before any JSON body parser (or exclude its path from it); in Fastify, where order does ' +
+      "not matter, register the kybWebhooks plugin or declare the route in a context whose content-type parser keeps the " +
+      "raw bytes (parseAs: 'buffer'); in a Next.js pages route, export const config = { api: { bodyParser: false } }.",
   },
   attestation_not_configured: {
     status: 500,

@@ -7,7 +7,7 @@ import type { Request, RequestHandler, Response } from 'express';
  *
  * @example
  * ```ts
- * app.post('/webhooks/kyb', kybWebhooks(receiver, { onResult: (result) => metrics.increment(`kyb.${result.status}`) }))
+ * app.all('/webhooks/kyb', kybWebhooks(receiver, { onResult: (result) => metrics.increment(`kyb.${result.status}`) }))
  * ```
  */
 export interface KybExpressOptions {
@@ -44,7 +44,7 @@ const EXPRESS_MAP: AdapterMap<Request, Response, void> = {
  * receiver.on('kyb.data_request.released', async (event, { answers }) => { … })
  *
  * const app = express()
- * app.post('/webhooks/kyb', kybWebhooks(receiver))
+ * app.all('/webhooks/kyb', kybWebhooks(receiver)) // all methods: a GET gets 405 with Allow: POST
  * app.use(express.json()) // the rest of the app
  * ```
  */

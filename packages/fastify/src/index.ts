@@ -122,9 +122,9 @@ const plugin: FastifyPluginAsync<KybFastifyOptions> = async (fastify, pluginOpti
  * A Fastify plugin that adds the KYB webhook route. Inside its own encapsulated context it reads every body as
  * raw bytes (the signature covers the exact bytes), so the rest of your app still parses JSON normally. The
  * route's body limit is the smaller of Fastify's `bodyLimit` and the receiver's `maxBodyBytes`; an oversized body
- * gets the receiver's 413 `body_too_large` JSON answer. Every method is routed, so a GET gets 405. Like every
- * fastify-plugin plugin it ignores a `prefix` passed to its own `register`: set `path`, or register it inside a
- * prefixed plugin of yours.
+ * gets the receiver's 413 `body_too_large` JSON answer. Every method is routed, so a GET gets 405. A `prefix`
+ * passed to its `register` is refused (`config_invalid`, "did you mean `path`?"), since a fastify-plugin plugin
+ * would ignore it: set `path`, or register it inside a prefixed plugin of yours.
  *
  * @example
  * ```ts

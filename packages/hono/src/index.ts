@@ -17,7 +17,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
  *
  * @example
  * ```ts
- * app.post('/webhooks/kyb', kybWebhooks(receiver, { onResult: (result, c) => console.log(c.req.path, result.status) }))
+ * app.all('/webhooks/kyb', kybWebhooks(receiver, { onResult: (result, c) => console.log(c.req.path, result.status) }))
  * ```
  */
 export interface KybHonoOptions {
@@ -56,7 +56,7 @@ const HONO_MAP: AdapterMap<Context, Context, Response> = {
  * receiver.on('kyb.data_request.released', async (event, { answers }) => { … })
  *
  * const app = new Hono()
- * app.post('/webhooks/kyb', kybWebhooks(receiver))
+ * app.all('/webhooks/kyb', kybWebhooks(receiver)) // all methods: a GET gets 405, not Hono's 404
  * ```
  */
 export function kybWebhooks(receiver: Receiver, options: KybHonoOptions = {}): Handler {

@@ -1,6 +1,6 @@
 import { Argument, Option, type Command } from 'commander';
 import { saveCapture } from '../capture.js';
-import { fixFor } from '../codes.js';
+import { fixFor, routeHint } from '../codes.js';
 import { EXIT } from '../errors.js';
 import { withSendingOptions, type SendingOptions } from '../options.js';
 import { createProgress, formatTable, print, printJson } from '../output.js';
@@ -128,6 +128,8 @@ export async function runScenario(name: string, options: ScenarioOptions): Promi
     }
     print(`\u2717 ${result.step.label}: got ${result.sent.status}${result.sent.code ? ` ${result.sent.code}` : ''}; ${result.step.why}.`);
     if (result.sent.code !== undefined && fixFor(result.sent.code) !== '') print(`  ${result.sent.code}: ${fixFor(result.sent.code, result.sent.headers)}`);
+    const route = routeHint(result.sent, options.to);
+    if (route !== undefined) print(`  ${route}`);
   }
   print(
     ok

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { ATTESTED_TEST_EVENT_TYPES, createTestEvent, type TestEnvelope, type TestEventType } from '@kyb-webhooks/testing';
 import { saveCapture } from '../capture.js';
-import { fixFor } from '../codes.js';
+import { fixFor, routeHint } from '../codes.js';
 import { EXIT, usageError } from '../errors.js';
 import { parseEventType, parseIntegerAtLeast, parseJsonObject, withSendingOptions, type SendingOptions } from '../options.js';
 import { createProgress, formatTable, print, printJson, shorten } from '../output.js';
@@ -160,6 +160,8 @@ function isAccepted(sent: SentDelivery): boolean {
 export function explainFailure(sent: Pick<SentDelivery, 'status' | 'code' | 'error'> & Partial<Pick<SentDelivery, 'headers'>>, to: string): string {
   if (sent.status === null) return `\u2717 no answer from ${to} (${sent.error ?? 'network error'}): is your dev server running and listening there?`;
   if (sent.code !== undefined && fixFor(sent.code) !== '') return `\u2717 ${sent.status} ${sent.code}: ${fixFor(sent.code, sent.headers)}`;
+  const route = routeHint(sent, to);
+  if (route !== undefined) return `\u2717 ${sent.status}: ${route}`;
   return `\u2717 ${sent.status}${sent.code ? ` ${sent.code}` : ''}: not what a correct receiver answers here.`;
 }
 
