@@ -18,6 +18,8 @@ export const LOGIN_ERRORS = {
   state_mismatch: { status: 400, message: 'The sign-in response does not belong to this browser\u2019s login (state mismatch); start again.' },
   authorization_denied: { status: 400, message: 'The login server did not authorize the sign-in.' },
   code_exchange_failed: { status: 400, message: 'The login server refused the authorization code; start again.' },
+  // 500, not 400: the login server refused this app's own credentials, which no retry by the user can cure.
+  client_auth_failed: { status: 500, message: 'Sign-in is not available right now because of a problem on this site, not with your account; please try again later.' },
   token_invalid: { status: 401, message: 'The token could not be verified.' },
   token_expired: { status: 401, message: 'The token has expired.' },
   subject_invalid: { status: 401, message: 'The token\u2019s subject is not a svcid: identifier.' },

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Login, LoginRequest } from './login.js';
+import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
 import { isAuthenticatedUser, LoginRoutes, type AuthenticatedUser, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
 
 declare global {
@@ -47,6 +48,7 @@ export interface ExpressLoginHandlers {
  * ```
  */
 export function loginHandlers(login: Login, options: LoginRoutesOptions<Request> = {}): ExpressLoginHandlers {
+  checkLoginHandlersArguments('express', login, options);
   const routes = new LoginRoutes<Request>(login, options);
   const handler =
     (route: (request: LoginRequest, req: Request) => Promise<LoginResponse>): RequestHandler =>
@@ -72,6 +74,7 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<Request>
  * ```
  */
 export function requireUser(login: Login, options: RequireUserOptions & Pick<LoginRoutesOptions<Request>, 'onError'> = {}): RequestHandler {
+  checkRequireUserArguments('express', login, options);
   const routes = new LoginRoutes<Request>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return (req: Request, res: Response, next: NextFunction) => {
     routes.user(toLoginRequest(req), req, options).then((user) => {

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteHandlerMethod } from 'fastify';
 import type { Login, LoginRequest } from './login.js';
+import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
 import { isAuthenticatedUser, LoginRoutes, type AuthenticatedUser, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
 
 declare module 'fastify' {
@@ -41,6 +42,7 @@ export interface FastifyLoginHandlers {
  * ```
  */
 export function loginHandlers(login: Login, options: LoginRoutesOptions<FastifyRequest> = {}): FastifyLoginHandlers {
+  checkLoginHandlersArguments('fastify', login, options);
   const routes = new LoginRoutes<FastifyRequest>(login, options);
   return {
     start: async (request, reply) => write(reply, await routes.start(toLoginRequest(request), request)),
@@ -60,6 +62,7 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<FastifyR
  * ```
  */
 export function requireUser(login: Login, options: RequireUserOptions & Pick<LoginRoutesOptions<FastifyRequest>, 'onError'> = {}): preHandlerAsyncHookHandler {
+  checkRequireUserArguments('fastify', login, options);
   const routes = new LoginRoutes<FastifyRequest>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return async (request, reply) => {
     const user = await routes.user(toLoginRequest(request), request, options);

@@ -1,5 +1,6 @@
 import type { Context, Handler, MiddlewareHandler } from 'hono';
 import type { Login, LoginRequest } from './login.js';
+import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
 import { isAuthenticatedUser, LoginRoutes, type AuthenticatedUser, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
 
 /**
@@ -45,6 +46,7 @@ export interface HonoLoginHandlers {
  * ```
  */
 export function loginHandlers(login: Login, options: LoginRoutesOptions<Context> = {}): HonoLoginHandlers {
+  checkLoginHandlersArguments('hono', login, options);
   const routes = new LoginRoutes<Context>(login, options);
   return {
     start: async (c) => toResponse(await routes.start(toLoginRequest(c), c)),
@@ -67,6 +69,7 @@ export function requireUser(
   login: Login,
   options: RequireUserOptions & Pick<LoginRoutesOptions<Context>, 'onError'> = {},
 ): MiddlewareHandler<{ Variables: KybLoginVariables }> {
+  checkRequireUserArguments('hono', login, options);
   const routes = new LoginRoutes<Context>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return async (c, next) => {
     const user = await routes.user(toLoginRequest(c), c, options);

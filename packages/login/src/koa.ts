@@ -1,5 +1,6 @@
 import type { Context, Middleware, Next } from 'koa';
 import type { Login, LoginRequest } from './login.js';
+import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
 import { isAuthenticatedUser, LoginRoutes, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
 
 /**
@@ -37,6 +38,7 @@ export interface KoaLoginHandlers {
  * ```
  */
 export function loginHandlers(login: Login, options: LoginRoutesOptions<Context> = {}): KoaLoginHandlers {
+  checkLoginHandlersArguments('koa', login, options);
   const routes = new LoginRoutes<Context>(login, options);
   return {
     start: async (ctx) => write(ctx, await routes.start(toLoginRequest(ctx), ctx)),
@@ -56,6 +58,7 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<Context>
  * ```
  */
 export function requireUser(login: Login, options: RequireUserOptions & Pick<LoginRoutesOptions<Context>, 'onError'> = {}): Middleware {
+  checkRequireUserArguments('koa', login, options);
   const routes = new LoginRoutes<Context>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return async (ctx: Context, next: Next) => {
     const user = await routes.user(toLoginRequest(ctx), ctx, options);

@@ -258,7 +258,7 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
     try {
       return await oidc.authorizationCodeGrant(config, callbackUrl, { ...checks, idTokenExpected: true });
     } catch (error) {
-      throw protocolError(error);
+      throw protocolError(error, confidential);
     }
   };
 
@@ -367,7 +367,7 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
       try {
         response = await oidc.refreshTokenGrant(config, refreshToken);
       } catch (error) {
-        throw protocolError(error);
+        throw protocolError(error, confidential);
       }
       const tokens = tokensOf(response, refreshToken);
       const verified = await verifier.verifyIdToken(tokens.idToken);
@@ -442,8 +442,10 @@ function discoveryError(error: unknown): KybLoginError {
  * openid-client's failures → stable codes. The error itself is not kept as `cause`: its cause chain can hold the
  * token response body.
  */
-function protocolError(error: unknown): KybLoginError {
+function protocolError(error: unknown, confidential: boolean): KybLoginError {
   if (error instanceof KybLoginError) return error;
+  const refused = refusedClient(error);
+  if (refused) return clientAuthFailed(refused, confidential);
   if (error instanceof oidc.ResponseBodyError) return loginError('code_exchange_failed', `the token endpoint answered ${safeWord(error.error)} (${error.status})`);
   if (error instanceof oidc.AuthorizationResponseError) return loginError('authorization_denied', `the login server answered ${safeWord(error.error)}`);
   const code = (error as { code?: string })?.code;
@@ -460,4 +462,33 @@ function protocolError(error: unknown): KybLoginError {
     return loginError('login_server_unavailable', `token endpoint: ${safeWord(code ?? (error as Error)?.name)}`);
   }
   return loginError('code_exchange_failed', `token endpoint: ${safeWord(code)}`);
+}
+
+/**
+ * How the token endpoint refused the client itself (not the grant), as a safe `error (status)` for the detail, or
+ * undefined. RFC 6749 5.2: `invalid_client`, with 401 and a WWW-Authenticate challenge when the client sent HTTP
+ * Basic, and possibly 400 otherwise; any 401 there means the same, whatever its body.
+ */
+function refusedClient(error: unknown): string | undefined {
+  if (error instanceof oidc.ResponseBodyError) {
+    return error.status === 401 || error.error === 'invalid_client' ? `${safeWord(error.error)} (${error.status})` : undefined;
+  }
+  if (error instanceof oidc.WWWAuthenticateChallengeError) {
+    const named = error.cause.find((challenge) => challenge.parameters.error !== undefined)?.parameters.error;
+    return error.status === 401 || named === 'invalid_client' ? `${safeWord(named)} (${error.status})` : undefined;
+  }
+  // A 401 without an OAuth error body: openid-client's "unexpected status" and "not JSON" keep the response as cause.
+  const cause = (error as { cause?: unknown } | undefined)?.cause;
+  return cause instanceof Response && cause.status === 401 ? 'no OAuth error (401)' : undefined;
+}
+
+function clientAuthFailed(refused: string, confidential: boolean): KybLoginError {
+  // The detail names the settings to check, never their values.
+  const detail = confidential
+    ? `the login server refused this app's client credentials at the token endpoint: ${refused}. Check the client id and secret ` +
+      '(KYB_CLIENT_ID / KYB_CLIENT_SECRET: the clientId and clientSecret options) against the client registered at the login server'
+    : `the login server refused this app as a public client at the token endpoint: ${refused}. No clientSecret is set, so the ` +
+      'login server must allow this client id without a secret (token endpoint auth method none); otherwise set clientSecret ' +
+      '(KYB_CLIENT_SECRET), and check clientId (KYB_CLIENT_ID)';
+  return loginError('client_auth_failed', detail);
 }

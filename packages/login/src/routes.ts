@@ -1,6 +1,7 @@
 import { KybLoginError, loginError } from './errors.js';
 import type { Login, LoginRequest, LoginResult } from './login.js';
 import { safeReturnPath } from './return-path.js';
+import { checkLoginRoutesArguments } from './route-options.js';
 import type { VerifiedUser } from './tokens.js';
 
 /**
@@ -37,7 +38,12 @@ export interface LoginRoutesOptions<Native> {
    * An error it throws fails the sign-in with 500 `internal_error` (the error is the `cause` given to onError).
    */
   onLogin?: (result: LoginResult, native: Native) => void | string | Promise<void | string>;
-  /** Called with every failed login route request, e.g. to log `error.code` and `error.detail` (never secret). */
+  /**
+   * Called with every failed login route request, e.g. to log `error.code` and `error.detail` (never secret).
+   * Without it, each failure of this server's own (a 5xx: configuration, login server, user store) is printed as one
+   * line on `console.error`, and the user's own (4xx) are not; pass your logger to replace that, `() => {}` to
+   * silence it.
+   */
   onError?: (error: KybLoginError, native: Native) => void;
 }
 
@@ -86,7 +92,9 @@ export class LoginRoutes<Native> {
   constructor(
     readonly login: Login,
     private readonly options: LoginRoutesOptions<Native> = {},
-  ) {}
+  ) {
+    checkLoginRoutesArguments(login, options);
+  }
 
   /** GET start: redirect to the login server. `?returnTo=/path` names where to come back (same origin only). */
   async start(request: LoginRequest, native: Native): Promise<LoginResponse> {
@@ -159,12 +167,11 @@ export class LoginRoutes<Native> {
 
   private fail(error: unknown, native: Native, headers: Array<[string, string]>): LoginResponse {
     const failure = toLoginError(error);
-    if (this.options.onError) {
-      try {
-        this.options.onError(failure, native);
-      } catch {
-        // a logging hook never changes the answer
-      }
+    try {
+      if (this.options.onError) this.options.onError(failure, native);
+      else logServerFailure(failure);
+    } catch {
+      // a logging hook never changes the answer
     }
     return {
       status: failure.status,
@@ -185,6 +192,19 @@ export class LoginRoutes<Native> {
  */
 export function isAuthenticatedUser(value: AuthenticatedUser | LoginResponse): value is AuthenticatedUser {
   return typeof (value as AuthenticatedUser).userId === 'string';
+}
+
+/**
+ * The default onError: without it a misconfiguration (a wrong client secret answers every sign-in 500) left no trace
+ * on the server. 4xx are the browser's own mistakes or attacks and would only be noise. Code, message and detail
+ * never hold a secret; a cause might (it is the app's own error), so only its name is printed.
+ */
+function logServerFailure(error: KybLoginError): void {
+  if (error.status < 500) return;
+  let line = `kyb-login error ${error.status} ${error.code}: ${error.message}`;
+  if (error.detail) line += ` \u2014 ${error.detail}`;
+  if (error.cause instanceof Error) line += ` (cause: ${error.cause.name}, on error.cause in onError)`;
+  console.error(line.replace(/[\r\n]+/g, ' '));
 }
 
 function toLoginError(error: unknown): KybLoginError {

@@ -1,0 +1,145 @@
+import { KybLoginError } from './errors.js';
+
+/**
+ * The arguments of the route helpers (`loginHandlers`, `requireUser`, `new LoginRoutes`), checked when they are
+ * called, so a misspelt option fails at start-up with `config_invalid` instead of being ignored. One spec per helper,
+ * shared by the four framework mounts. Like createLogin's checks, messages name options and kinds, never values.
+ */
+
+/** What is wrong with a present option, as words after its name, or undefined. */
+type Rule = (value: unknown) => string | undefined;
+
+interface HelperSpec {
+  /** The helper as the user calls it, e.g. `requireUser`. */
+  helper: string;
+  options: Record<string, Rule>;
+  /** Other libraries' names for an option, for "did you mean". */
+  aliases: Record<string, string>;
+  example: string;
+}
+
+const isFunction: Rule = (value) => (typeof value === 'function' ? undefined : `must be a function, got ${kindOf(value)}.`);
+const isBoolean: Rule = (value) => (typeof value === 'boolean' ? undefined : `must be true or false, got ${kindOf(value)}.`);
+
+const ROUTES_OPTIONS = { onLogin: isFunction, onError: isFunction };
+const ROUTES_ALIASES = { onSuccess: 'onLogin', onSignIn: 'onLogin', onSignin: 'onLogin', onFailure: 'onError', onFail: 'onError' };
+
+const LOGIN_HANDLERS: HelperSpec = {
+  helper: 'loginHandlers',
+  options: ROUTES_OPTIONS,
+  aliases: ROUTES_ALIASES,
+  example: 'loginHandlers(login, { onLogin: async ({ userId, isNewUser }) => { … }, onError: (error) => log(error.code, error.detail) })',
+};
+const LOGIN_ROUTES: HelperSpec = { ...LOGIN_HANDLERS, helper: 'new LoginRoutes', example: 'new LoginRoutes(login, { onLogin, onError })' };
+const REQUIRE_USER: HelperSpec = {
+  helper: 'requireUser',
+  options: { session: isBoolean, onError: isFunction },
+  aliases: { sessions: 'session', cookie: 'session', allowSession: 'session', onFailure: 'onError' },
+  example: 'requireUser(login, { session: true })',
+};
+
+// What the route layer calls on a Login: anything without these is not one.
+const LOGIN_METHODS = ['start', 'finish', 'clearTransactionCookie', 'verifyAccessToken', 'sessionCookie', 'clearSessionCookie', 'sessionUser'];
+
+/** The framework mount a helper was called from, named in messages (`@kyb-webhooks/login/express`). */
+export type Mount = 'express' | 'fastify' | 'koa' | 'hono';
+
+/** Throws `config_invalid` unless `login` is a Login and `options` are loginHandlers options. */
+export function checkLoginHandlersArguments(mount: Mount, login: unknown, options: unknown): void {
+  check(LOGIN_HANDLERS, mount, login, options);
+}
+
+/** Throws `config_invalid` unless `login` is a Login and `options` are requireUser options. */
+export function checkRequireUserArguments(mount: Mount, login: unknown, options: unknown): void {
+  check(REQUIRE_USER, mount, login, options);
+}
+
+/** Throws `config_invalid` unless `login` is a Login and `options` are LoginRoutes options. */
+export function checkLoginRoutesArguments(login: unknown, options: unknown): void {
+  check(LOGIN_ROUTES, undefined, login, options);
+}
+
+function check(spec: HelperSpec, mount: Mount | undefined, login: unknown, options: unknown): void {
+  const problems: string[] = [];
+  const loginProblem = checkLogin(login);
+  if (loginProblem) problems.push(`\`login\` ${loginProblem}`);
+  if (options !== undefined) {
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      problems.push(`\`options\` must be an object, got ${kindOf(options)}.`);
+    } else {
+      for (const [name, value] of Object.entries(options)) {
+        const rule = Object.hasOwn(spec.options, name) ? spec.options[name] : undefined;
+        if (!rule) problems.push(`\`${name}\` ${unknownOption(name, spec)}`);
+        else if (value !== undefined) {
+          const problem = rule(value);
+          if (problem) problems.push(`\`${name}\` ${problem}`);
+        }
+      }
+    }
+  }
+  if (problems.length === 0) return;
+  const owner = mount ? `${spec.helper} (@kyb-webhooks/login/${mount})` : spec.helper;
+  throw new KybLoginError('config_invalid', `Invalid ${owner} arguments:\n- ${problems.join('\n- ')}\nExample: ${spec.example}`);
+}
+
+function checkLogin(login: unknown): string | undefined {
+  const fix = 'pass the login that `await createLogin(options)` resolves to.';
+  if (login === undefined || login === null) return `is missing: ${fix}`;
+  if (typeof (login as { then?: unknown }).then === 'function') return `is a Promise (missing await?): ${fix}`;
+  if (typeof login !== 'object') return `must be a Login, got ${kindOf(login)}: ${fix}`;
+  if ('authUrl' in login || 'clientId' in login) return `is createLogin's options, not a Login: ${fix}`;
+  const missing = LOGIN_METHODS.filter((name) => typeof (login as Record<string, unknown>)[name] !== 'function');
+  return missing.length > 0 ? `is not a Login (it has no ${missing.join(', ')}): ${fix}` : undefined;
+}
+
+function unknownOption(name: string, spec: HelperSpec): string {
+  const meant = suggestOption(name, Object.keys(spec.options), spec.aliases);
+  if (meant) return `is not an option of ${spec.helper}: did you mean \`${meant}\`?`;
+  return `is not an option of ${spec.helper}; its options are ${Object.keys(spec.options).join(', ')}.`;
+}
+
+/** An alias, the same name in another case or spelling, or the closest known name within a third of its length. */
+function suggestOption(name: string, known: readonly string[], aliases: Record<string, string>): string | undefined {
+  const wanted = normalize(name);
+  for (const [alias, target] of Object.entries(aliases)) if (normalize(alias) === wanted) return target;
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const option of known) {
+    const candidate = normalize(option);
+    const distance = editDistance(wanted, candidate);
+    if (distance <= Math.max(1, Math.floor(Math.min(wanted.length, candidate.length) / 3)) && distance < bestDistance) {
+      best = option;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+function normalize(name: string): string {
+  return name.toLowerCase().replace(/[-_\s]/g, '');
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of two neighbours. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 8) return Number.POSITIVE_INFINITY;
+  const rows: number[][] = [];
+  for (let i = 0; i <= a.length; i++) rows.push([i]);
+  for (let j = 1; j <= b.length; j++) rows[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let value = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = value;
+    }
+  }
+  return rows[a.length]![b.length]!;
+}
+
+/** A value's kind for a message, never its content (an option may hold a secret). */
+function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`;
+}
