@@ -1,4 +1,4 @@
-import { DEFAULT_LEASE_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './dedupe.js';
+import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './dedupe.js';
 import { KybWebhookError } from './errors.js';
 import type { ReceiverOptions } from './receiver.js';
 import { isStreamCursorStore } from './stream-store.js';
@@ -689,8 +689,9 @@ const orderingFields: FieldsSpec = {
     ),
     fetchEventsAfter: optionRules.func('(streamId, afterSeq, signal) => AsyncIterable of envelopes, e.g. (s, a, signal) => client.events(s, { afterSeq: a, signal })'),
     backfillTimeoutMs: optionRules.timerMs(),
+    cursorRetainMs: storeDurationRule,
   },
-  aliases: { backfillTimeout: 'backfillTimeoutMs', backfillTimeoutMS: 'backfillTimeoutMs', timeoutMs: 'backfillTimeoutMs', ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter' },
+  aliases: { cursorRetentionMs: 'cursorRetainMs', cursorTtlMs: 'cursorRetainMs', cursorTtl: 'cursorRetainMs', retainCursorMs: 'cursorRetainMs', backfillTimeout: 'backfillTimeoutMs', backfillTimeoutMS: 'backfillTimeoutMs', timeoutMs: 'backfillTimeoutMs', ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter' },
   refine(values, report, at) {
     if (values.mode === 'enforce' && values.fetchEventsAfter === undefined) {
       report(
@@ -777,8 +778,16 @@ const RECEIVER_SPEC: OptionsSpec = {
           'or both; a receiver with neither would accept forged deliveries.',
       );
     }
-    const ordering = values.ordering as { mode?: unknown } | undefined;
+    const ordering = values.ordering as { mode?: unknown; cursorRetainMs?: unknown } | undefined;
     const store = values.store as DedupeStore | undefined;
+    const retainMs = (values.retainMs as number | undefined) ?? DEFAULT_RETAIN_MS;
+    if (typeof ordering?.cursorRetainMs === 'number' && ordering.cursorRetainMs < retainMs) {
+      report(
+        'ordering.cursorRetainMs',
+        `(${ordering.cursorRetainMs} ms) must be at least retainMs (${retainMs} ms): a cursor that expires before its stream's ` +
+          'records makes the next event look like a new stream; raise it, or leave it out for 400 days.',
+      );
+    }
     if ((ordering?.mode === 'detect' || ordering?.mode === 'enforce') && store !== undefined && !isStreamCursorStore(store)) {
       report(
         'store',

@@ -56,6 +56,8 @@ export {
   checkStreamArguments,
   checkStreamId,
   cursorRetention,
+  inOrderCursorRetention,
+  DEFAULT_CURSOR_RETAIN_MS,
   MAX_STREAM_ID_LENGTH,
   MAX_LIST_STREAMS_LIMIT,
   checkListStreamsOptions,

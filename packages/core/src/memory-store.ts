@@ -5,6 +5,7 @@ import {
   checkStreamArguments,
   checkStreamId,
   cursorRetention,
+  inOrderCursorRetention,
   readStreamPageToken,
   streamPageToken,
   type StreamActivity,
@@ -192,14 +193,15 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return cursorOf(streamId, now());
     },
     // Synchronous from the lease check to both writes: nothing can interleave, which is this store's atomicity.
-    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }) {
+    async completeInOrder(eventId, token, options) {
+      const { retainMs, streamId, seq, firstSeq } = options;
       checkStreamArguments(streamId, seq, firstSeq);
       const time = now();
       if (!lease(eventId, token, time)) return 'lease_lost';
       const cursor = cursorOf(streamId, time);
       if (cursor === null ? seq !== firstSeq : cursor !== seq - 1) return 'cursor_moved';
       records.set(eventId, time + retainMs);
-      setCursor(streamId, seq, time + retainMs, time);
+      setCursor(streamId, seq, time + inOrderCursorRetention(options), time);
       return 'completed';
     },
     async advanceCursor(streamId, seq, advance) {

@@ -64,6 +64,14 @@ export interface OrderingOptions {
    * an answer. A handler already running is not cut short: it has its own `handlerTimeoutMs`.
    */
   backfillTimeoutMs?: number;
+  /**
+   * How long a stream's cursor is kept after its last event; default {@link DEFAULT_CURSOR_RETAIN_MS} (400 days), and
+   * never less than `retainMs`. Past it, the stream's next event looks like the start of a new stream: under
+   * `'enforce'` its earlier events are backfilled from `firstSeq` and, their records expired too, run again; under
+   * `'detect'` a gap is reported. Set it longer than any stream of yours stays idle (a request pending for months, a
+   * business whose wallet changes every few years). A cursor is a few bytes per stream.
+   */
+  cursorRetainMs?: number;
 }
 
 /**
@@ -134,6 +142,8 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   hmacChecked: boolean;
   store: StreamCursorStore;
   retainMs: number;
+  /** See {@link OrderingOptions.cursorRetainMs}: resolved, at least `retainMs`. */
+  cursorRetainMs: number;
   /** The receiver's handlerTimeoutMs: awaited `onGap` handlers get the same deadline as event handlers. */
   handlerTimeoutMs: number;
   logger: Logger | undefined;
@@ -202,7 +212,13 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     const where = { eventId: envelope.event_id, eventType: envelope.event };
     try {
       const outcome = await steps.callStore('completeInOrder', () =>
-        store.completeInOrder(item.dedupeKey, token, { retainMs: steps.retainMs, streamId: envelope.stream_id, seq: envelope.seq, firstSeq }),
+        store.completeInOrder(item.dedupeKey, token, {
+          retainMs: steps.retainMs,
+          cursorRetainMs: steps.cursorRetainMs,
+          streamId: envelope.stream_id,
+          seq: envelope.seq,
+          firstSeq,
+        }),
       );
       if (outcome === 'completed') return;
       if (outcome === 'lease_lost') {
@@ -220,7 +236,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
         safeLog(logger, { level: 'warn', message: 'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed', ...where });
       }
       await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
-      if (mode === 'detect') await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.retainMs }));
+      if (mode === 'detect') await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
     } catch (error) {
       if (logger) safeLog(logger, { level: 'error', message: `recording the event failed after the handlers succeeded: ${steps.describeStoreFailure('completeInOrder', error)}`, code: 'store_unavailable', ...where, error });
     }
@@ -255,7 +271,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       // Done before (e.g. while ordering was off) yet the cursor is behind it: move the cursor on, it is its turn.
       if (mode === 'enforce') {
         try {
-          await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.retainMs }));
+          await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
         } catch (error) {
           return storeFailed('advanceCursor', error, item);
         }

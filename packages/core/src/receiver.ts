@@ -17,7 +17,7 @@ import { replayFetched } from './replay.js';
 import { answerDuplicate, answerLate, answerProcessed, reject } from './results.js';
 import { createHandlerRunner } from './run-handlers.js';
 import { createSignatureCheck } from './signature.js';
-import { isStreamCursorStore } from './stream-store.js';
+import { DEFAULT_CURSOR_RETAIN_MS, isStreamCursorStore } from './stream-store.js';
 import { createUnauthenticatedReceive } from './unauthenticated.js';
 
 // The public types live in receiver-types.ts; re-exported so `./receiver.js` stays the one place to import from.
@@ -92,6 +92,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
           hmacChecked: hasSecrets,
           store,
           retainMs,
+          cursorRetainMs: Math.max(ordering.cursorRetainMs ?? DEFAULT_CURSOR_RETAIN_MS, retainMs),
           handlerTimeoutMs,
           logger,
           gapHandlers,

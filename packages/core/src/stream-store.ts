@@ -8,9 +8,11 @@ import { DEFAULT_RETAIN_MS, type DedupeStore } from './dedupe.js';
  * It is a separate, optional interface so that custom `DedupeStore`s written before it keep compiling; ordering needs
  * a store that also implements this (check with {@link isStreamCursorStore}). Every built-in store does.
  *
- * Retention: a cursor is a few bytes. Each advance keeps it for the `retainMs` it was given (the events' retention),
- * so a cursor outlives every event record of its stream; a cursor whose retention passed reads as `null`, like a
- * stream never seen. SQL stores delete such cursors in `purgeCompleted`; Redis and memory expire them themselves.
+ * Retention: a cursor is a few bytes. Each write keeps it for its own retention (`cursorRetainMs` of
+ * `completeInOrder`, `retainMs` of `advanceCursor`; by default {@link DEFAULT_CURSOR_RETAIN_MS}, 400 days), at least
+ * the events' retention, so a cursor outlives every event record of its stream and survives a long-idle stream; a
+ * cursor whose retention passed reads as `null`, like a stream never seen. SQL stores delete such cursors in
+ * `purgeCompleted`; Redis and memory expire them themselves.
  *
  * @example
  * ```ts
@@ -172,8 +174,15 @@ export function checkListStreamsOptions(options: ListStreamsOptions): { activeSi
  * ```
  */
 export interface CompleteInOrderOptions {
-  /** How long the completed record, and the cursor, are kept (the events' retention). */
+  /** How long the completed record is kept (the events' retention), and the cursor when `cursorRetainMs` is absent. */
   retainMs: number;
+  /**
+   * How long the cursor is kept, from this completion: at least `retainMs`. The receiver passes its
+   * `ordering.cursorRetainMs` (default {@link DEFAULT_CURSOR_RETAIN_MS}), because a cursor that expired makes the
+   * next event of an idle stream look like the stream's start, and its earlier events, whose records expired too,
+   * run again. Stores written before it existed keep the cursor for `retainMs`.
+   */
+  cursorRetainMs?: number;
   /** The event's `stream_id`. */
   streamId: string;
   /** The event's `seq`: a non-negative safe integer. */
@@ -194,7 +203,7 @@ export interface CompleteInOrderOptions {
  * ```
  */
 export interface AdvanceCursorOptions {
-  /** How long the cursor is kept. Default {@link DEFAULT_RETAIN_MS}, 30 days. */
+  /** How long the cursor is kept. Default {@link DEFAULT_CURSOR_RETAIN_MS}, 400 days. */
   retainMs?: number;
 }
 
@@ -288,15 +297,40 @@ export function checkStreamId(streamId: string): void {
 }
 
 /**
- * The retention of an `advanceCursor` call: the one given, else the default.
+ * How long a stream cursor is kept by default: 400 days from the stream's last event. A stream can stay idle far
+ * longer than its events' records are kept (a request pending for weeks, a business whose wallet changes once a year),
+ * and a cursor that expired makes its next event look like the stream's start. A cursor is a few bytes per stream.
  *
  * @example
  * ```ts
- * const retainMs = cursorRetention(options) // 30 days unless options.retainMs says otherwise
+ * createReceiver({ secrets, ordering: { mode: 'enforce', fetchEventsAfter, cursorRetainMs: 3 * DEFAULT_CURSOR_RETAIN_MS } })
+ * ```
+ */
+export const DEFAULT_CURSOR_RETAIN_MS = 400 * 24 * 60 * 60 * 1000;
+
+/**
+ * The retention of an `advanceCursor` call: the one given, else {@link DEFAULT_CURSOR_RETAIN_MS}.
+ *
+ * @example
+ * ```ts
+ * const retainMs = cursorRetention(options) // 400 days unless options.retainMs says otherwise
  * ```
  */
 export function cursorRetention(options: AdvanceCursorOptions | undefined): number {
-  return options?.retainMs ?? DEFAULT_RETAIN_MS;
+  return options?.retainMs ?? DEFAULT_CURSOR_RETAIN_MS;
+}
+
+/**
+ * The cursor's retention of a `completeInOrder` call: `cursorRetainMs` when given, never less than the record's
+ * `retainMs` (a cursor outlives its stream's records), else `retainMs`.
+ *
+ * @example
+ * ```ts
+ * const cursorMs = inOrderCursorRetention({ retainMs: 60_000, cursorRetainMs: 600_000, streamId, seq, firstSeq: 0 }) // 600000
+ * ```
+ */
+export function inOrderCursorRetention(options: CompleteInOrderOptions): number {
+  return Math.max(options.cursorRetainMs ?? options.retainMs, options.retainMs);
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   checkStreamId,
   createLeaseToken,
   cursorRetention,
+  inOrderCursorRetention,
   describeValue,
   optionRules,
   readStreamPageToken,
@@ -121,10 +122,11 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
       const value = await run(GET_CURSOR, cursorKey(streamId), []);
       return value === null || value === undefined ? null : Number(value);
     },
-    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
+    async completeInOrder(eventId, token, options): Promise<CompleteInOrderResult> {
+      const { retainMs, streamId, seq, firstSeq } = options;
       checkStreamArguments(streamId, seq, firstSeq);
       const args = [held(token), milliseconds('retainMs', retainMs), String(seq), String(firstSeq)];
-      args.push(streamId);
+      args.push(streamId, milliseconds('cursorRetainMs', inOrderCursorRetention(options)));
       const outcome = String(await crossSlotExplained(run(COMPLETE_IN_ORDER, [key(eventId), cursorKey(streamId), activityKey, expiryKey], args)));
       if (outcome === 'completed' || outcome === 'lease_lost' || outcome === 'cursor_moved') return outcome;
       throw new Error(`Unexpected reply from the Redis completeInOrder script: ${outcome.slice(0, 40)}`);

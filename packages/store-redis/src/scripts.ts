@@ -66,11 +66,11 @@ end
 }
 
 /**
- * KEYS[1] event record, KEYS[2] stream cursor, KEYS[3] activity index, KEYS[4] expiry index; ARGV[1] `p:<token>`, ARGV[2] retention ms,
- * ARGV[3] seq, ARGV[4] first seq, ARGV[5] stream id → 'completed' | 'lease_lost' | 'cursor_moved'. The lease is
- * checked first, so a caller without it learns nothing about the cursor; the keys are written all or none. Seqs are
- * compared as numbers (exact up to 2^53, the safe integers the store accepts); the cursor's TTL is the event's
- * retention, so it outlives its stream's records.
+ * KEYS[1] event record, KEYS[2] stream cursor, KEYS[3] activity index, KEYS[4] expiry index; ARGV[1] `p:<token>`,
+ * ARGV[2] the record's retention ms, ARGV[3] seq, ARGV[4] first seq, ARGV[5] stream id, ARGV[6] the cursor's
+ * retention ms (at least ARGV[2], so it outlives its stream's records) → 'completed' | 'lease_lost' | 'cursor_moved'.
+ * The lease is checked first, so a caller without it learns nothing about the cursor; the keys are written all or
+ * none. Seqs are compared as numbers (exact up to 2^53, the safe integers the store accepts).
  */
 export const COMPLETE_IN_ORDER = script(`if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'lease_lost' end
 local seq = tonumber(ARGV[3])
@@ -81,8 +81,8 @@ elseif seq ~= tonumber(ARGV[4]) then
   return 'cursor_moved'
 end
 redis.call('SET', KEYS[1], 'c', 'PX', ARGV[2])
-redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
-${touchActivity(3, 5, 2)}return 'completed'
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[6])
+${touchActivity(3, 5, 6)}return 'completed'
 `);
 
 /**

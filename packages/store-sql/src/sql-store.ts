@@ -12,7 +12,9 @@ export interface PurgeOptions {
   /**
    * Also delete completed records that were completed more than this many ms ago, even if the retention they were
    * completed with is longer. Without it, a completed record goes once the `retainMs` it was completed with has
-   * passed (DEFAULT_RETAIN_MS, 30 days, unless the receiver was configured otherwise).
+   * passed (DEFAULT_RETAIN_MS, 30 days, unless the receiver was configured otherwise). Stream cursors are not
+   * affected: each goes only once its own retention (`ordering.cursorRetainMs`, 400 days by default) has passed,
+   * since deleting a live one makes its stream's next event look like the stream's start.
    */
   olderThanMs?: number;
 }
@@ -42,8 +44,8 @@ export interface SqlDedupeStore extends StreamCursorStore {
   /**
    * Delete completed records whose retention ended (and leases that expired: their holder crashed and no retry
    * came), using the database's clock. Claims already treat those records as absent, so this only reclaims space:
-   * run it on a schedule, e.g. daily. Stream cursors whose retention ended go too (with `olderThanMs`, those not
-   * advanced for that long). Resolves to the number of records and cursors deleted.
+   * run it on a schedule, e.g. daily. Stream cursors whose retention ended go too. Resolves to the number of records
+   * and cursors deleted.
    */
   purgeCompleted(options?: PurgeOptions): Promise<number>;
 }

@@ -4,6 +4,7 @@ import {
   checkStreamId,
   createLeaseToken,
   cursorRetention,
+  inOrderCursorRetention,
   optionRules,
   readStreamPageToken,
   streamPageToken,
@@ -166,12 +167,13 @@ ORDER BY active_at, stream_id LIMIT ?`;
     id: Buffer,
     token: string,
     retainUs: number,
+    cursorRetainUs: number,
     streamId: Buffer,
     seq: number,
     firstSeq: number,
     rowReady: boolean,
   ): Promise<CompleteInOrderResult> {
-    const values = [streamId, retainUs, seq, retainUs, id, token, seq, seq, firstSeq];
+    const values = [streamId, retainUs, seq, cursorRetainUs, id, token, seq, seq, firstSeq];
     const update = async () => ((await pool.query(completeInOrderSql, values)) as [OkPacket, unknown])[0].affectedRows > 0;
     // A stream's first event needs the cursor row before the UPDATE. When a hinted getCursor just made sure of it
     // (`rowReady`), the UPDATE goes alone: one statement. Otherwise the placeholder goes first (a no-op when the row is
@@ -265,15 +267,17 @@ ORDER BY active_at, stream_id LIMIT ?`;
       const [rows] = (await pool.query(getCursorSql, [stream])) as [{ seq: number | string }[], unknown];
       return rows[0] === undefined ? null : Number(rows[0].seq);
     },
-    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
+    async completeInOrder(eventId, token, options): Promise<CompleteInOrderResult> {
+      const { retainMs, streamId, seq, firstSeq } = options;
       checkEventId(eventId);
       checkStreamArguments(streamId, seq, firstSeq);
       const retainUs = milliseconds('retainMs', retainMs) * 1000;
+      const cursorRetainUs = milliseconds('cursorRetainMs', inOrderCursorRetention(options)) * 1000;
       const [id, stream] = [Buffer.from(eventId, 'utf8'), Buffer.from(streamId, 'utf8')];
       const rowReady = seq === firstSeq && readyStreams.delete(streamId);
       for (let attempt = 1; ; attempt++) {
         try {
-          return await completeInOrderOnce(id, token, retainUs, stream, seq, firstSeq, rowReady);
+          return await completeInOrderOnce(id, token, retainUs, cursorRetainUs, stream, seq, firstSeq, rowReady);
         } catch (error) {
           // A deadlock victim's statement was rolled back as a whole, so running the step again is safe.
           if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK || attempt === MAX_CLAIM_ATTEMPTS) throw error;
@@ -318,16 +322,10 @@ ORDER BY active_at, stream_id LIMIT ?`;
               [milliseconds('olderThanMs', purge.olderThanMs) * 1000],
             )
       ) as [OkPacket, unknown];
-      // Stream cursors go by the same rules; a schema migrated by hand before cursors existed has none to purge.
+      // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a schema
+      // migrated by hand before cursors existed has none to purge.
       const cursors = await ignoreMissingTable(
-        async () =>
-          (
-            (purge.olderThanMs === undefined
-              ? await pool.query(`DELETE FROM ${s} WHERE ${expired}`)
-              : await pool.query(`DELETE FROM ${s} WHERE ${expired} OR updated_at <= ${NOW} - INTERVAL ? MICROSECOND`, [
-                  milliseconds('olderThanMs', purge.olderThanMs) * 1000,
-                ])) as [OkPacket, unknown]
-          )[0].affectedRows,
+        async () => ((await pool.query(`DELETE FROM ${s} WHERE ${expired}`)) as [OkPacket, unknown])[0].affectedRows,
       );
       return ok.affectedRows + (cursors ?? 0);
     },

@@ -4,6 +4,7 @@ import {
   checkStreamId,
   createLeaseToken,
   cursorRetention,
+  inOrderCursorRetention,
   optionRules,
   readStreamPageToken,
   streamPageToken,
@@ -140,19 +141,20 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
   // stands at seq - 1 (an expired cursor counts as none); `started` inserts the cursor of a stream that has none, only
   // when seq is the first seq. Concurrent advances of one cursor are serialised by its row lock: an UPDATE that waited
   // re-checks `seq = $4 - 1` on the row as committed, so of two callers with one seq only one moves it. `done`
-  // completes the event only when the cursor moved. All or nothing, since it is one statement.
+  // completes the event only when the cursor moved. All or nothing, since it is one statement. $3 is the record's
+  // retention, $7 the cursor's (longer: it must survive an idle stream).
   const completeInOrderSql = `WITH lease AS (
   SELECT event_id FROM ${t}
   WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}
   FOR UPDATE
 ), moved AS (
-  UPDATE ${s} SET seq = $4::bigint, updated_at = ${NOW}, active_at = ${NOW_MS}, expires_at = ${NOW} + $3::double precision * interval '1 millisecond'
+  UPDATE ${s} SET seq = $4::bigint, updated_at = ${NOW}, active_at = ${NOW_MS}, expires_at = ${NOW} + $7::double precision * interval '1 millisecond'
   WHERE stream_id = $5::text AND EXISTS (SELECT 1 FROM lease)
     AND CASE WHEN expires_at > ${NOW} THEN seq = $4::bigint - 1 ELSE $4::bigint = $6::bigint END
   RETURNING 1
 ), started AS (
   INSERT INTO ${s} (stream_id, seq, expires_at, updated_at, active_at)
-  SELECT $5::text, $4::bigint, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW}, ${NOW_MS}
+  SELECT $5::text, $4::bigint, ${NOW} + $7::double precision * interval '1 millisecond', ${NOW}, ${NOW_MS}
   WHERE $4::bigint = $6::bigint AND EXISTS (SELECT 1 FROM lease)
   ON CONFLICT (stream_id) DO NOTHING
   RETURNING 1
@@ -224,10 +226,12 @@ ORDER BY active_at, stream_id LIMIT $4`;
       const row = rows[0] as { seq: string | number } | undefined;
       return row === undefined ? null : Number(row.seq);
     },
-    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
+    async completeInOrder(eventId, token, options): Promise<CompleteInOrderResult> {
+      const { retainMs, streamId, seq, firstSeq } = options;
       checkEventId(eventId);
       checkStreamArguments(streamId, seq, firstSeq);
-      const values = [eventId, token, milliseconds('retainMs', retainMs), seq, streamId, firstSeq];
+      const cursorRetainMs = milliseconds('cursorRetainMs', inOrderCursorRetention(options));
+      const values = [eventId, token, milliseconds('retainMs', retainMs), seq, streamId, firstSeq, cursorRetainMs];
       const { rows } = await completeInOrderQuery(values);
       return (rows[0] as { outcome: CompleteInOrderResult }).outcome;
     },
@@ -263,14 +267,9 @@ ORDER BY active_at, stream_id LIMIT $4`;
   OR (state = 'completed' AND updated_at <= ${NOW} - $1::double precision * interval '1 millisecond')`,
               [milliseconds('olderThanMs', purge.olderThanMs)],
             );
-      // Stream cursors go by the same rules; a table migrated by hand before cursors existed has none to purge.
-      const cursors = await ignoreMissingTable(() =>
-        purge.olderThanMs === undefined
-          ? db.query(`DELETE FROM ${s} WHERE ${expired}`)
-          : db.query(`DELETE FROM ${s} WHERE ${expired} OR updated_at <= ${NOW} - $1::double precision * interval '1 millisecond'`, [
-              milliseconds('olderThanMs', purge.olderThanMs),
-            ]),
-      );
+      // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a table
+      // migrated by hand before cursors existed has none to purge.
+      const cursors = await ignoreMissingTable(() => db.query(`DELETE FROM ${s} WHERE ${expired}`));
       return (rowCount ?? 0) + (cursors?.rowCount ?? 0);
     },
   };

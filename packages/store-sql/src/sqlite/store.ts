@@ -4,6 +4,7 @@ import {
   checkStreamId,
   createLeaseToken,
   cursorRetention,
+  inOrderCursorRetention,
   optionRules,
   readStreamPageToken,
   streamPageToken,
@@ -135,7 +136,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
   }
 
   interface CursorStatements {
-    completeInOrder: (eventId: string, token: string, retainMs: number, streamId: string, seq: number, firstSeq: number) => CompleteInOrderResult;
+    completeInOrder: (eventId: string, token: string, retainMs: number, cursorRetainMs: number, streamId: string, seq: number, firstSeq: number) => CompleteInOrderResult;
     getCursor: SqliteStatementLike;
     advanceCursor: SqliteStatementLike;
     listStreams: SqliteStatementLike;
@@ -217,13 +218,13 @@ ON CONFLICT (stream_id) DO UPDATE
     // Lease check, cursor check and both writes in one IMMEDIATE transaction: the write lock is held from the first
     // read to the commit, so no other connection or process can move the cursor or take the lease in between.
     const completeInOrder = database.transaction(
-      (eventId: string, token: string, retainMs: number, streamId: string, seq: number, firstSeq: number): CompleteInOrderResult => {
+      (eventId: string, token: string, retainMs: number, cursorRetainMs: number, streamId: string, seq: number, firstSeq: number): CompleteInOrderResult => {
         if (holds.get(eventId, token) === undefined) return 'lease_lost';
         const row = cursor.get(streamId) as { seq: number | bigint } | undefined;
         // Number(): a database in safe-integers mode reads seq as a BigInt, which never equals a number.
         if (row === undefined ? seq !== firstSeq : Number(row.seq) !== seq - 1) return 'cursor_moved';
         finish.run(retainMs, eventId);
-        setCursor.run(streamId, seq, retainMs);
+        setCursor.run(streamId, seq, cursorRetainMs);
         return 'completed';
       },
     );
@@ -268,10 +269,13 @@ ORDER BY active_at, stream_id LIMIT ?`),
       const row = (await cursorStatements()).getCursor.get(streamId) as { seq: number } | undefined;
       return row === undefined ? null : Number(row.seq);
     },
-    async completeInOrder(eventId, token, { retainMs, streamId, seq, firstSeq }): Promise<CompleteInOrderResult> {
+    async completeInOrder(eventId, token, options): Promise<CompleteInOrderResult> {
+      const { retainMs, streamId, seq, firstSeq } = options;
       checkEventId(eventId);
       checkStreamArguments(streamId, seq, firstSeq);
-      return (await cursorStatements()).completeInOrder(eventId, token, milliseconds('retainMs', retainMs), streamId, seq, firstSeq);
+      const retain = milliseconds('retainMs', retainMs);
+      const cursorRetain = milliseconds('cursorRetainMs', inOrderCursorRetention(options));
+      return (await cursorStatements()).completeInOrder(eventId, token, retain, cursorRetain, streamId, seq, firstSeq);
     },
     async advanceCursor(streamId, seq, advance): Promise<boolean> {
       checkStreamArguments(streamId, seq);
@@ -310,12 +314,9 @@ ORDER BY active_at, stream_id LIMIT ?`),
           : database
               .prepare(`DELETE FROM ${t} WHERE ${expired} OR (state = 'completed' AND updated_at <= ${NOW_MS} - ?)`)
               .run(milliseconds('olderThanMs', purge.olderThanMs)).changes;
-      // Stream cursors go by the same rules; a file set up by hand before cursors existed has none to purge.
-      const cursors = await ignoreMissingTable(() =>
-        purge.olderThanMs === undefined
-          ? database.prepare(`DELETE FROM ${s} WHERE ${expired}`).run().changes
-          : database.prepare(`DELETE FROM ${s} WHERE ${expired} OR updated_at <= ${NOW_MS} - ?`).run(milliseconds('olderThanMs', purge.olderThanMs)).changes,
-      );
+      // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a file
+      // set up by hand before cursors existed has none to purge.
+      const cursors = await ignoreMissingTable(() => database.prepare(`DELETE FROM ${s} WHERE ${expired}`).run().changes);
       return records + (cursors ?? 0);
     },
     async close(): Promise<void> {

@@ -359,5 +359,27 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
         },
       );
     });
+
+    it("keeps the cursor for cursorRetainMs after the record's shorter retention passed, so the stream goes on where it stood", async ({ skip }) => {
+      const store = cursorStore(skip);
+      const streamId = newStream();
+      let eventId = '';
+      await context.afterElapsing(
+        context.shortMs,
+        async () => {
+          const claim = await claimed(store);
+          eventId = claim.eventId;
+          const options = { retainMs: context.shortMs, cursorRetainMs: LONG_MS, streamId, seq: 0, firstSeq: 0 } as const;
+          expect(await store.completeInOrder(eventId, claim.token, options)).toBe('completed');
+        },
+        async () => {
+          // The record went with its retention; the cursor did not.
+          expect((await store.claim(eventId, { leaseMs: LONG_MS })).status).toBe('acquired');
+          expect(await store.getCursor(streamId)).toBe(0);
+          expect(await processAt(store, streamId, 0)).toBe('cursor_moved');
+          expect(await processAt(store, streamId, 1)).toBe('completed');
+        },
+      );
+    });
   });
 }

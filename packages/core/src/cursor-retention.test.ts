@@ -1,0 +1,98 @@
+/**
+ * A stream's cursor outlives its events' records (ordering.cursorRetainMs): a stream idle for longer than retainMs
+ * (a request awaiting votes for weeks, a business whose wallet changes once a year) goes on where it stood instead of
+ * looking new, which under 'enforce' backfilled it from firstSeq and ran its old events again.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from '../../testing/src/index.js';
+import type { GapReport, OrderingMode } from './ordering.js';
+import { createMemoryStore } from './memory-store.js';
+import { createReceiver } from './receiver.js';
+
+const NOW = Date.UTC(2026, 10, 24, 3, 0, 0);
+const SECRET = 'cursor-retention-secret';
+let signer: TestSigner;
+beforeAll(async () => {
+  signer = await createTestSigner({ now: NOW, secrets: { '1': SECRET } });
+});
+
+function setup(mode: Exclude<OrderingMode, 'off'>, ordering: { cursorRetainMs?: number } = {}) {
+  // The store's clock moves on its own; the receiver's stays at NOW so the signer's signatures stay fresh.
+  let storeNow = NOW;
+  const store = createMemoryStore({ now: () => storeNow });
+  const events = testStream(4);
+  const ran: number[] = [];
+  const fetched: number[] = [];
+  const gaps: GapReport[] = [];
+  const receiver = createReceiver({
+    secrets: { '1': SECRET },
+    now: () => NOW,
+    logger: false,
+    store,
+    retainMs: 1_000, // stands for the 30-day default
+    ordering: {
+      mode,
+      ...ordering,
+      fetchEventsAfter: async function* (_stream, after) {
+        fetched.push(after);
+        for (const event of events) if (event.seq > after) yield structuredClone(event);
+      },
+    },
+  });
+  receiver.onAny((event) => {
+    ran.push(event.seq);
+  });
+  receiver.onGap((report) => {
+    gaps.push(report);
+  });
+  const deliver = async (event: TestEnvelope) => {
+    const { headers, body } = await signer.sign(event);
+    return (await receiver.receive({ method: 'POST', headers, body })).status;
+  };
+  return { events, ran, fetched, gaps, deliver, idle: (ms: number) => (storeNow += ms) };
+}
+
+describe('a stream idle for longer than retainMs', () => {
+  it("enforce: goes on where it stood, its earlier events neither fetched nor run again (the default cursorRetainMs)", async () => {
+    const { events, ran, fetched, deliver, idle } = setup('enforce');
+    expect([await deliver(events[0]!), await deliver(events[1]!)]).toEqual([200, 200]);
+    idle(5_000); // five times retainMs: every record of the stream expired
+    expect(await deliver(events[2]!)).toBe(200);
+    expect(ran).toEqual([0, 1, 2]);
+    expect(fetched).toEqual([]);
+  });
+
+  it('detect: reports no gap', async () => {
+    const { events, ran, gaps, deliver, idle } = setup('detect');
+    await deliver(events[0]!);
+    await deliver(events[1]!);
+    idle(5_000);
+    await deliver(events[2]!);
+    expect(ran).toEqual([0, 1, 2]);
+    expect(gaps).toEqual([]);
+  });
+
+  it('enforce: once its cursorRetainMs passed too, the stream looks new and is backfilled from firstSeq (why the default is long)', async () => {
+    const { events, ran, fetched, deliver, idle } = setup('enforce', { cursorRetainMs: 2_000 });
+    await deliver(events[0]!);
+    await deliver(events[1]!);
+    idle(1_500);
+    expect(await deliver(events[2]!)).toBe(200); // within cursorRetainMs: in turn
+    idle(2_500);
+    expect(await deliver(events[3]!)).toBe(200);
+    expect(fetched).toEqual([-1]);
+    expect(ran).toEqual([0, 1, 2, 0, 1, 2, 3]);
+  });
+});
+
+describe('ordering.cursorRetainMs', () => {
+  it.each([
+    [{ retainMs: 60_000, ordering: { mode: 'detect', cursorRetainMs: 59_999 } }, /`ordering.cursorRetainMs` \(59999 ms\) must be at least retainMs \(60000 ms\)/],
+    [{ ordering: { mode: 'detect', cursorRetainMs: 1e300 } }, /`ordering.cursorRetainMs` must be at most 3155760000000 ms \(100 years\)/],
+    [{ ordering: { mode: 'detect', cursorTtlMs: 1 } }, /did you mean `ordering.cursorRetainMs`\?/],
+  ])('refuses %j with config_invalid', (options, message) => {
+    const create = () => createReceiver({ secrets: { '1': SECRET }, ...options } as never);
+    expect(create).toThrow(message);
+    expect(create).toThrow(expect.objectContaining({ code: 'config_invalid' }));
+  });
+});
