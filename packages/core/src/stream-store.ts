@@ -1,4 +1,4 @@
-import { DEFAULT_RETAIN_MS, type DedupeStore } from './dedupe.js';
+import type { DedupeStore } from './dedupe.js';
 
 /**
  * The per-stream cursor half of the store contract (design §4 and §7): for each `stream_id`, the last `seq`
