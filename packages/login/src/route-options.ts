@@ -98,42 +98,21 @@ function unknownOption(name: string, spec: HelperSpec): string {
   return `is not an option of ${spec.helper}; its options are ${Object.keys(spec.options).join(', ')}.`;
 }
 
-/** An alias, the same name in another case or spelling, or the closest known name within a third of its length. */
+/**
+ * An alias, the same name in another case or spelling (`onlogin`, `on_login`), or the one option that begins like it
+ * (`sesion` → `session`). The helpers have two options each, so no edit distance is needed to guess the one meant.
+ */
 function suggestOption(name: string, known: readonly string[], aliases: Record<string, string>): string | undefined {
   const wanted = normalize(name);
   for (const [alias, target] of Object.entries(aliases)) if (normalize(alias) === wanted) return target;
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const option of known) {
-    const candidate = normalize(option);
-    const distance = editDistance(wanted, candidate);
-    if (distance <= Math.max(1, Math.floor(Math.min(wanted.length, candidate.length) / 3)) && distance < bestDistance) {
-      best = option;
-      bestDistance = distance;
-    }
-  }
-  return best;
+  const same = known.find((option) => normalize(option) === wanted);
+  if (same) return same;
+  const alike = known.filter((option) => wanted.length >= 3 && normalize(option).startsWith(wanted.slice(0, 3)));
+  return alike.length === 1 ? alike[0] : undefined;
 }
 
 function normalize(name: string): string {
   return name.toLowerCase().replace(/[-_\s]/g, '');
-}
-
-/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of two neighbours. */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 8) return Number.POSITIVE_INFINITY;
-  const rows: number[][] = [];
-  for (let i = 0; i <= a.length; i++) rows.push([i]);
-  for (let j = 1; j <= b.length; j++) rows[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let value = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, rows[i - 2]![j - 2]! + 1);
-      rows[i]![j] = value;
-    }
-  }
-  return rows[a.length]![b.length]!;
 }
 
 /** A value's kind for a message, never its content (an option may hold a secret). */
