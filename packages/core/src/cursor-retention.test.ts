@@ -17,16 +17,16 @@ beforeAll(async () => {
 });
 
 function setup(mode: Exclude<OrderingMode, 'off'>, ordering: { cursorRetainMs?: number } = {}) {
-  // The store's clock moves on its own; the receiver's stays at NOW so the signer's signatures stay fresh.
-  let storeNow = NOW;
-  const store = createMemoryStore({ now: () => storeNow });
-  const events = testStream(4);
+  // One clock for the store and the receiver; it moves by seconds, well within the signatures' 5 minutes of skew.
+  let time = NOW;
+  const store = createMemoryStore({ now: () => time });
+  const events = testStream(4).map((event) => ({ ...event, timestamp: Math.floor(NOW / 1000) }));
   const ran: number[] = [];
   const fetched: number[] = [];
   const gaps: GapReport[] = [];
   const receiver = createReceiver({
     secrets: { '1': SECRET },
-    now: () => NOW,
+    now: () => time,
     logger: false,
     store,
     retainMs: 1_000, // stands for the 30-day default
@@ -49,7 +49,12 @@ function setup(mode: Exclude<OrderingMode, 'off'>, ordering: { cursorRetainMs?: 
     const { headers, body } = await signer.sign(event);
     return (await receiver.receive({ method: 'POST', headers, body })).status;
   };
-  return { events, ran, fetched, gaps, deliver, idle: (ms: number) => (storeNow += ms) };
+  const answer = async (event: TestEnvelope) => {
+    const { headers, body } = await signer.sign(event);
+    const result = await receiver.receive({ method: 'POST', headers, body });
+    return `${result.status} ${result.code ?? ''}`.trim();
+  };
+  return { events, ran, fetched, gaps, deliver, answer, store, idle: (ms: number) => (time += ms) };
 }
 
 describe('a stream idle for longer than retainMs', () => {
@@ -82,6 +87,29 @@ describe('a stream idle for longer than retainMs', () => {
     expect(await deliver(events[3]!)).toBe(200);
     expect(fetched).toEqual([-1]);
     expect(ran).toEqual([0, 1, 2, 0, 1, 2, 3]);
+  });
+});
+
+describe('a redelivery of an event processed longer ago than retainMs (its record expired, its cursor not)', () => {
+  it('enforce: is answered 200 duplicate and runs nothing, whether onGap is registered or not', async () => {
+    const { events, ran, gaps, answer, idle } = setup('enforce');
+    await answer(events[0]!);
+    await answer(events[1]!);
+    idle(5_000);
+    // What the service sends when the merchant asks it to redeliver the stream.
+    expect([await answer(events[0]!), await answer(events[1]!)]).toEqual(['200 duplicate', '200 duplicate']);
+    expect(ran).toEqual([0, 1]);
+    expect(gaps).toEqual([]);
+    expect(await answer(events[2]!)).toBe('200');
+    expect(ran).toEqual([0, 1, 2]);
+  });
+
+  it('enforce: an event behind the cursor that is newer than retainMs is still late (skipped by advanceCursor, never run)', async () => {
+    const { events, ran, answer, store } = setup('enforce');
+    await answer(events[0]!);
+    await store.advanceCursor(events[0]!.stream_id, 2);
+    expect(await answer(events[1]!)).toBe('200 late');
+    expect(ran).toEqual([0]);
   });
 });
 

@@ -89,7 +89,9 @@ export const DEFAULT_BACKFILL_TIMEOUT_MS = 30_000;
  * - `kind: 'gap'`: the event's seq is ahead of the one expected (events `expectedSeq` … `seq - 1` were not seen).
  *   Under `'detect'` it was processed all the same; under `'enforce'` this is never reported: the gap is backfilled.
  * - `kind: 'late'`: the event's seq is at or behind the stream's cursor and it is not a completed duplicate. Under
- *   `'detect'` it was processed all the same. Under `'enforce'` it is NOT given to `on`/`onAny` handlers (that would
+ *   `'detect'` it was processed all the same. Under `'enforce'`, one whose `timestamp` is older than `retainMs` is
+ *   not reported: it was processed before and its record expired (the cursor outlives the records), so it is
+ *   answered 200 `duplicate` and nothing runs. Any other is NOT given to `on`/`onAny` handlers (that would
  *   break the order they were promised): the `onGap` handlers are its only handlers. When they all succeed the event is
  *   recorded as processed and answered 200 `late`; when one fails or none is registered it is answered 500
  *   `late_unhandled` (503 `handler_timeout` past `handlerTimeoutMs`), so the service retries it and the log says why.
@@ -144,6 +146,8 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   retainMs: number;
   /** See {@link OrderingOptions.cursorRetainMs}: resolved, at least `retainMs`. */
   cursorRetainMs: number;
+  /** The receiver's clock, in Unix milliseconds. */
+  now: () => number;
   /** The receiver's handlerTimeoutMs: awaited `onGap` handlers get the same deadline as event handlers. */
   handlerTimeoutMs: number;
   logger: Logger | undefined;
@@ -327,6 +331,22 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     const claimed = await claimOrAnswer(item);
     if ('answer' in claimed) return claimed.answer;
     const { token } = claimed;
+    // Behind the cursor, no record, and older than the records are kept: processed before, its record expired (the
+    // cursor outlives the records, cursorRetainMs), as when the merchant asks the service to redeliver an old stream.
+    // Answered like the duplicate it is, nothing run and nothing written: a body that only pretends to be old (its
+    // timestamp is not in the attestation) gets itself a 200 and changes nothing for the genuine delivery.
+    if (envelope.timestamp * 1000 < steps.now() - steps.retainMs) {
+      await steps.release(item, token);
+      if (logger) {
+        safeLog(logger, {
+          level: 'info',
+          message: `event behind the stream cursor and older than retainMs: processed before, its record expired; answered duplicate, nothing ran`,
+          eventId: envelope.event_id,
+          eventType: envelope.event,
+        });
+      }
+      return steps.accept(item, 'duplicate');
+    }
     const gap = report('late', envelope, expected);
     if (steps.gapHandlers.length === 0) {
       await steps.release(item, token);

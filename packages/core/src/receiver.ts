@@ -93,6 +93,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
           store,
           retainMs,
           cursorRetainMs: Math.max(ordering.cursorRetainMs ?? DEFAULT_CURSOR_RETAIN_MS, retainMs),
+          now,
           handlerTimeoutMs,
           logger,
           gapHandlers,
