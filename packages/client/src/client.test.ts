@@ -449,6 +449,31 @@ describe('what a broken or hostile answer cannot do', () => {
     }
   });
 
+  it('stops at once when a body passes maxResponseBytes, reading no further chunk and cancelling the stream', async () => {
+    let pulls = 0;
+    let cancelled = false;
+    const trickle = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            pulls += 1;
+            if (pulls > 1) await new Promise((resolve) => setTimeout(resolve, 50));
+            controller.enqueue(new Uint8Array(pulls === 1 ? 2048 : 10));
+          },
+          cancel() {
+            cancelled = true;
+          },
+        }),
+        { status: 200, headers: { 'content-type': 'application/json' } },
+      );
+    const capped = createKybClient({ baseUrl: 'https://api.kyb.example.com', apiKey: KEY, fetch: trickle, maxResponseBytes: 1024 });
+    await expect(failure(capped.deliveries('dr_1'))).resolves.toMatchObject({ code: 'response_too_large' });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(cancelled).toBe(true);
+    // The stream may have queued one chunk ahead; a drain (as a server does for a 413) would have pulled ~100 in 5 s.
+    expect(pulls).toBeLessThanOrEqual(2);
+  });
+
   it('reads a large error body only for its code: the status decides, nothing is kept', async () => {
     const raw = await rawApi(json(400, { code: 'bad_request', padding: 'x'.repeat(200_000) }));
     try {

@@ -151,7 +151,7 @@ export async function send(
  */
 async function readText(response: Response, maxBytes: number): Promise<string | undefined> {
   if (response.body === null) return '';
-  const read = await readWebBodyStream(response.body, { maxBytes, declaredLength: response.headers.get('content-length') ?? undefined });
+  const read = await readWebBodyStream(response.body, { maxBytes, declaredLength: response.headers.get('content-length') ?? undefined, drain: false });
   if (!read.ok) {
     void response.body.cancel().catch(() => {});
     return undefined;

@@ -134,7 +134,8 @@ export function discardBodyStream(
 /**
  * Reads a Web `ReadableStream` body (Hono, Workers, Deno, Bun) with the same limit, buffering at most
  * `maxBytes` plus one chunk. Like {@link readBodyStream}, an oversized body (also one refused from `declaredLength`)
- * is read and discarded within {@link OVERSIZED_BODY_DRAIN} before the result comes back.
+ * is read and discarded within {@link OVERSIZED_BODY_DRAIN} before the result comes back, unless `drain: false`
+ * (a client reading a response, which then cancels the stream).
  *
  * @example
  * ```ts
@@ -144,12 +145,14 @@ export function discardBodyStream(
  */
 export async function readWebBodyStream(
   stream: ReadableStream<Uint8Array>,
-  options: { maxBytes: number; declaredLength?: string | number | undefined },
+  options: { maxBytes: number; declaredLength?: string | number | undefined; drain?: boolean },
 ): Promise<BodyReadResult> {
   const reader = stream.getReader();
   const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
+  // A client reading a response has no answer to get through: it stops at once (`drain: false`) and cancels.
+  const drain = options.drain ?? true;
   if (declared > options.maxBytes) {
-    if (declared <= options.maxBytes + OVERSIZED_BODY_DRAIN.maxBytesPastLimit) await discardWeb(reader, declared);
+    if (drain && declared <= options.maxBytes + OVERSIZED_BODY_DRAIN.maxBytesPastLimit) await discardWeb(reader, declared);
     reader.releaseLock();
     return TOO_LARGE;
   }
@@ -160,7 +163,7 @@ export async function readWebBodyStream(
     if (done) break;
     length += value.byteLength;
     if (length > options.maxBytes) {
-      await discardWeb(reader, OVERSIZED_BODY_DRAIN.maxBytesPastLimit);
+      if (drain) await discardWeb(reader, OVERSIZED_BODY_DRAIN.maxBytesPastLimit);
       // Not cancel(): on @hono/node-server that destroys the socket before the 413 is written.
       reader.releaseLock();
       return TOO_LARGE;

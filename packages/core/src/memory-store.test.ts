@@ -67,6 +67,22 @@ describe('memory store', () => {
     expect((await store.claim('E0', { leaseMs: 60_000 })).status).toBe('acquired');
   });
 
+  it('full of running handlers, still acquires new claims, and evicts again once their leases ended', async () => {
+    let time = 0;
+    const store = createMemoryStore({ maxEntries: 100, now: () => time });
+    for (let i = 0; i < 150; i++) expect((await store.claim(`L${i}`, { leaseMs: 1_000 })).status).toBe('acquired');
+    // Every lease is held: none was dropped, so each is still in progress.
+    for (const id of ['L0', 'L75', 'L149']) expect((await store.claim(id, { leaseMs: 1_000 })).status).toBe('in_progress');
+    time += 2_000; // the leases end (their handlers crashed)
+    for (let i = 0; i < 300; i++) {
+      const claim = await store.claim(`E${i}`, { leaseMs: 1_000 });
+      if (claim.status === 'acquired') await store.complete(`E${i}`, claim.token, { retainMs: 600_000 });
+    }
+    // Back within the cap: the oldest completed records went again, the newest stayed.
+    expect((await store.claim('E0', { leaseMs: 1_000 })).status).toBe('acquired');
+    expect((await store.claim('E299', { leaseMs: 1_000 })).status).toBe('completed');
+  });
+
   it('at a large cap, evicts the oldest 1% at once and keeps every newer record', async () => {
     const store = createMemoryStore({ maxEntries: 1000 });
     const settle = async (id: string) => {

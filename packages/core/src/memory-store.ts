@@ -1,5 +1,5 @@
 import { optionRules, validateOptions, type OptionsSpec } from './config.js';
-import { createLeaseToken, type ClaimOptions, type ClaimResult, type CompleteOptions } from './dedupe.js';
+import { createLeaseToken, storeDurationMs, type ClaimOptions, type ClaimResult, type CompleteOptions } from './dedupe.js';
 import {
   checkListStreamsOptions,
   checkStreamArguments,
@@ -101,6 +101,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const tokenPrefix = createLeaseToken();
   let leaseCount = 0;
   let nextSweepAt = 0;
+  // After an eviction pass that found only running handlers' leases, the size the store must reach before the next.
+  let evictAgainAt = 0;
 
   /** The record of `eventId` unless it expired, which is dropped on the way. */
   function live(eventId: string, time: number): MemoryRecord | undefined {
@@ -129,16 +131,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         cursors.delete(streamId);
       }
     }
-    if (records.size > maxEntries) {
+    if (records.size > maxEntries && records.size >= evictAgainAt) {
       let excess = records.size - maxEntries + evictionBatch;
+      const held: [string, MemoryLease][] = [];
       for (const [eventId, record] of records) {
         if (excess <= 0) break;
         // A lease still held is a handler still running: dropping it would let a redelivery run the event beside
-        // it and lose its completion. Leases are as few as the handlers in flight, so skipping them stays cheap.
-        if (typeof record === 'object' && record.expiresAt > time) continue;
+        // it and lose its completion. It moves to the back instead, so the next pass does not walk it again.
+        if (typeof record === 'object' && record.expiresAt > time) held.push([eventId, record]);
+        else excess--;
         records.delete(eventId);
-        excess--;
       }
+      for (const [eventId, lease] of held) records.set(eventId, lease);
+      // Full of running handlers: walking the map on every claim would cost O(n) each; wait for another batch first.
+      evictAgainAt = excess > 0 ? records.size + evictionBatch : 0;
     }
   }
 
@@ -196,20 +202,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     async completeInOrder(eventId, token, options) {
       const { retainMs, streamId, seq, firstSeq } = options;
       checkStreamArguments(streamId, seq, firstSeq);
+      const cursorRetainMs = storeDurationMs('cursorRetainMs', inOrderCursorRetention(options));
       const time = now();
       if (!lease(eventId, token, time)) return 'lease_lost';
       const cursor = cursorOf(streamId, time);
       if (cursor === null ? seq !== firstSeq : cursor !== seq - 1) return 'cursor_moved';
       records.set(eventId, time + retainMs);
-      setCursor(streamId, seq, time + inOrderCursorRetention(options), time);
+      setCursor(streamId, seq, time + cursorRetainMs, time);
       return 'completed';
     },
     async advanceCursor(streamId, seq, advance) {
       checkStreamArguments(streamId, seq);
+      const retainMs = storeDurationMs('retainMs', cursorRetention(advance));
       const time = now();
       const cursor = cursorOf(streamId, time);
       if (cursor !== null && cursor >= seq) return false;
-      setCursor(streamId, seq, time + cursorRetention(advance), time);
+      setCursor(streamId, seq, time + retainMs, time);
       return true;
     },
     async listStreams(options) {

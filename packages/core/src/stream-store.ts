@@ -322,7 +322,8 @@ export function cursorRetention(options: AdvanceCursorOptions | undefined): numb
 
 /**
  * The cursor's retention of a `completeInOrder` call: `cursorRetainMs` when given, never less than the record's
- * `retainMs` (a cursor outlives its stream's records), else `retainMs`.
+ * `retainMs` (a cursor outlives its stream's records), else `retainMs`. A `cursorRetainMs` that is not a positive
+ * number comes back as it is, for the store's duration check to refuse.
  *
  * @example
  * ```ts
@@ -330,7 +331,10 @@ export function cursorRetention(options: AdvanceCursorOptions | undefined): numb
  * ```
  */
 export function inOrderCursorRetention(options: CompleteInOrderOptions): number {
-  return Math.max(options.cursorRetainMs ?? options.retainMs, options.retainMs);
+  const { cursorRetainMs, retainMs } = options;
+  if (cursorRetainMs === undefined) return retainMs;
+  // Not a positive number: handed on as it is, for the store's own check to refuse, never hidden by retainMs.
+  return cursorRetainMs > 0 ? Math.max(cursorRetainMs, retainMs) : cursorRetainMs;
 }
 
 /**

@@ -360,6 +360,17 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       );
     });
 
+    it.for([Number.NaN, 0, -1, 1e300])('rejects a cursor retention of %s with a RangeError before touching anything', async (retention, { skip }) => {
+      const store = cursorStore(skip);
+      const streamId = newStream();
+      const { eventId, token } = await claimed(store);
+      const options = { retainMs: LONG_MS, cursorRetainMs: retention, streamId, seq: 0, firstSeq: 0 } as const;
+      await expect(store.completeInOrder(eventId, token, options)).rejects.toThrow(RangeError);
+      await expect(store.advanceCursor(streamId, 3, { retainMs: retention })).rejects.toThrow(RangeError);
+      expect(await store.getCursor(streamId)).toBeNull();
+      expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
+    });
+
     it("keeps the cursor for cursorRetainMs after the record's shorter retention passed, so the stream goes on where it stood", async ({ skip }) => {
       const store = cursorStore(skip);
       const streamId = newStream();
