@@ -69,7 +69,8 @@ export interface OrderingOptions {
    * never less than `retainMs`. Past it, the stream's next event looks like the start of a new stream: under
    * `'enforce'` its earlier events are backfilled from `firstSeq` and, their records expired too, run again; under
    * `'detect'` a gap is reported. Set it longer than any stream of yours stays idle (a request pending for months, a
-   * business whose wallet changes every few years). A cursor is a few bytes per stream.
+   * business whose wallet changes every few years). A cursor is one small row per stream in SQL, about 440 bytes
+   * in Redis.
    */
   cursorRetainMs?: number;
 }

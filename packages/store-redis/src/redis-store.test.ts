@@ -5,6 +5,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createRedisStore, DEFAULT_REDIS_PREFIX } from './index.js';
+import { PRUNE_EXPIRED } from './scripts.js';
 
 const redis = testService('redis');
 
@@ -127,6 +128,56 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     } while (after !== undefined && listed.length < 10);
     expect(listed).toEqual([first, second]);
     expect(await client.zscore(`${own}streams:activity`, stale)).toBeNull();
+  });
+
+  it('drops an entry an earlier version left (no expiry score) once it is older than a write\'s retention', async () => {
+    const own = `${prefix}upgrade-${ulid()}:`;
+    const store = createRedisStore({ client, prefix: own });
+    await client.zadd(`${own}streams:activity`, 1, 'req_before_upgrade');
+    expect(await store.advanceCursor(`req_${ulid()}`, 1, { retainMs: 1_000 })).toBe(true);
+    expect(await client.zscore(`${own}streams:activity`, 'req_before_upgrade')).toBeNull();
+  });
+
+  it('lists every live stream while other writes prune expired ones from lower scores during the listing', async () => {
+    const own = `${prefix}skip-${ulid()}:`;
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const writer = createRedisStore({ client, prefix: own });
+    await writer.advanceCursor('a', 1, { retainMs: 400 }); // live when first listed, expires during the listing
+    await sleep(3);
+    for (const stream of ['d1', 'd2', 'd3']) {
+      await writer.advanceCursor(stream, 1, { retainMs: 100 });
+      await sleep(3);
+    }
+    const live = ['s1', 's2', 's3', 's4'];
+    for (const stream of live) {
+      await writer.advanceCursor(stream, 1);
+      await sleep(3);
+    }
+    await sleep(150); // d1 … d3 expired, still indexed: no write since
+    let hooked = false;
+    const slowPrune = new Proxy(client, {
+      get(target, name) {
+        const value = Reflect.get(target, name) as unknown;
+        if (name !== 'evalsha' || typeof value !== 'function') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        return async (...args: unknown[]) => {
+          if (!hooked && args[0] === PRUNE_EXPIRED.sha) {
+            hooked = true;
+            await sleep(300); // 'a' expires meanwhile,
+            await writer.advanceCursor('other', 1); // and a write elsewhere drops it from the index
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const store = createRedisStore({ client: slowPrune as unknown as Redis, prefix: own });
+    const listed: string[] = [];
+    let after: string | undefined;
+    do {
+      const page = await store.listStreams!({ activeSince: 0, limit: 3, ...(after === undefined ? {} : { after }) });
+      listed.push(...page.streams.map((stream) => stream.streamId));
+      after = page.next;
+    } while (after !== undefined && listed.length < 20);
+    expect(listed).toEqual(expect.arrayContaining(live));
   });
 
   it('falls back to EVAL when the server lost its script cache (restart, failover)', async () => {

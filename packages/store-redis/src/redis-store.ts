@@ -139,17 +139,20 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
     async listStreams(options) {
       const { activeSince, limit, after } = checkListStreamsOptions(options);
       const from = after === undefined ? undefined : readStreamPageToken(after);
-      const min = Math.max(activeSince, from?.activeAt ?? activeSince);
       // Keyset paging over the index (score, then stream id in byte order, as Redis orders it); entries at the
       // boundary score up to the last stream listed are skipped, and entries whose cursor expired are left out.
-      // One more than a page is looked for, to know whether a next page exists.
+      // One more than a page is looked for, to know whether a next page exists. Within the call, each read starts at
+      // the last score seen, past the entries of that score already read: entries that other writes remove from
+      // lower scores meanwhile cannot shift a live stream out of the listing, as a running offset would.
+      let min = Math.max(activeSince, from?.activeAt ?? activeSince);
+      let skip = 0;
       const kept: StreamActivity[] = [];
-      for (let offset = 0; kept.length <= limit; ) {
-        const flat = (await run(LIST_ACTIVE, activityKey, [String(min), String(offset), String(limit + 1)])) as unknown[];
+      while (kept.length <= limit) {
+        const flat = (await run(LIST_ACTIVE, activityKey, [String(min), String(skip), String(limit + 1)])) as unknown[];
         const batch: { streamId: string; activeAt: number }[] = [];
         for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ streamId: String(flat[i]), activeAt: Number(flat[i + 1]) });
-        offset += batch.length;
         const fresh = from ? batch.filter((entry) => entry.activeAt > from.activeAt || compareBytes(entry.streamId, from.streamId) > 0) : batch;
+        const pruned = new Set<string>();
         if (fresh.length > 0) {
           const seqs = (await run(GET_CURSORS, fresh.map((entry) => cursorKey(entry.streamId)), [])) as unknown[];
           const gone: string[] = [];
@@ -159,12 +162,15 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
             else gone.push(entry.streamId);
           });
           if (gone.length > 0) {
-            const pruned = Number(await run(PRUNE_EXPIRED, [activityKey, expiryKey, ...gone.map(cursorKey)], gone));
-            // The entries removed sat before `offset` in the index; counting them would skip as many live ones.
-            offset -= pruned;
+            const removed = (await run(PRUNE_EXPIRED, [activityKey, expiryKey, ...gone.map(cursorKey)], gone)) as unknown[];
+            for (const streamId of removed) pruned.add(String(streamId));
           }
         }
         if (batch.length < limit + 1) break;
+        const lastScore = batch[batch.length - 1]!.activeAt;
+        const readAtLast = batch.filter((entry) => entry.activeAt === lastScore && !pruned.has(entry.streamId)).length;
+        skip = lastScore === min ? skip + readAtLast : readAtLast;
+        min = lastScore;
       }
       const streams = kept.slice(0, limit);
       const last = streams[streams.length - 1];
