@@ -16,7 +16,7 @@ beforeAll(async () => {
   signer = await createTestSigner({ now: NOW, secrets: { '1': SECRET } });
 });
 
-function setup(mode: Exclude<OrderingMode, 'off'>, ordering: { cursorRetainMs?: number } = {}) {
+function setup(mode: Exclude<OrderingMode, 'off'>, ordering: { cursorRetainMs?: number } = {}, withGapHandler = true) {
   // One clock for the store and the receiver; it moves by seconds, well within the signatures' 5 minutes of skew.
   let time = NOW;
   const store = createMemoryStore({ now: () => time });
@@ -42,9 +42,11 @@ function setup(mode: Exclude<OrderingMode, 'off'>, ordering: { cursorRetainMs?: 
   receiver.onAny((event) => {
     ran.push(event.seq);
   });
-  receiver.onGap((report) => {
-    gaps.push(report);
-  });
+  if (withGapHandler) {
+    receiver.onGap((report) => {
+      gaps.push(report);
+    });
+  }
   const deliver = async (event: TestEnvelope) => {
     const { headers, body } = await signer.sign(event);
     return (await receiver.receive({ method: 'POST', headers, body })).status;
@@ -91,25 +93,36 @@ describe('a stream idle for longer than retainMs', () => {
 });
 
 describe('a redelivery of an event processed longer ago than retainMs (its record expired, its cursor not)', () => {
-  it('enforce: is answered 200 duplicate and runs nothing, whether onGap is registered or not', async () => {
-    const { events, ran, gaps, answer, idle } = setup('enforce');
+  it('enforce, no onGap handler: is answered 200 duplicate and runs nothing', async () => {
+    const { events, ran, answer, idle } = setup('enforce', {}, false);
     await answer(events[0]!);
     await answer(events[1]!);
     idle(5_000);
     // What the service sends when the merchant asks it to redeliver the stream.
     expect([await answer(events[0]!), await answer(events[1]!)]).toEqual(['200 duplicate', '200 duplicate']);
     expect(ran).toEqual([0, 1]);
-    expect(gaps).toEqual([]);
     expect(await answer(events[2]!)).toBe('200');
     expect(ran).toEqual([0, 1, 2]);
   });
 
+  it('enforce, with onGap: goes to onGap as late with recordExpired, which decides (it may be an event skipped by hand)', async () => {
+    const { events, ran, gaps, answer, idle } = setup('enforce');
+    await answer(events[0]!);
+    await answer(events[1]!);
+    idle(5_000);
+    expect(await answer(events[0]!)).toBe('200 late');
+    expect(gaps).toEqual([expect.objectContaining({ kind: 'late', seq: 0, expectedSeq: 2, recordExpired: true })]);
+    expect(ran).toEqual([0, 1]);
+  });
+
   it('enforce: an event behind the cursor that is newer than retainMs is still late (skipped by advanceCursor, never run)', async () => {
-    const { events, ran, answer, store } = setup('enforce');
+    const { events, ran, gaps, answer, store } = setup('enforce');
     await answer(events[0]!);
     await store.advanceCursor(events[0]!.stream_id, 2);
     expect(await answer(events[1]!)).toBe('200 late');
     expect(ran).toEqual([0]);
+    expect(gaps).toEqual([expect.objectContaining({ kind: 'late', seq: 1 })]);
+    expect(gaps[0]).not.toHaveProperty('recordExpired');
   });
 });
 

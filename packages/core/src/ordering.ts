@@ -90,12 +90,13 @@ export const DEFAULT_BACKFILL_TIMEOUT_MS = 30_000;
  * - `kind: 'gap'`: the event's seq is ahead of the one expected (events `expectedSeq` … `seq - 1` were not seen).
  *   Under `'detect'` it was processed all the same; under `'enforce'` this is never reported: the gap is backfilled.
  * - `kind: 'late'`: the event's seq is at or behind the stream's cursor and it is not a completed duplicate. Under
- *   `'detect'` it was processed all the same. Under `'enforce'`, one whose `timestamp` is older than `retainMs` is
- *   not reported: it was processed before and its record expired (the cursor outlives the records), so it is
- *   answered 200 `duplicate` and nothing runs. Any other is NOT given to `on`/`onAny` handlers (that would
+ *   `'detect'` it was processed all the same. Under `'enforce'` it is NOT given to `on`/`onAny` handlers (that would
  *   break the order they were promised): the `onGap` handlers are its only handlers. When they all succeed the event is
  *   recorded as processed and answered 200 `late`; when one fails or none is registered it is answered 500
  *   `late_unhandled` (503 `handler_timeout` past `handlerTimeoutMs`), so the service retries it and the log says why.
+ *   One whose `timestamp` is older than `retainMs` carries `recordExpired: true` (most likely processed before, its
+ *   record expired); with no `onGap` handler registered, such an event is answered 200 `duplicate` instead, nothing
+ *   run, and logged at warn.
  *
  * @example
  * ```ts
@@ -115,6 +116,13 @@ export interface GapReport {
   expectedSeq: number;
   eventId: string;
   eventType: string;
+  /**
+   * Set on a late event under `'enforce'` whose `timestamp` is older than `retainMs`: most likely processed before,
+   * its record expired while its stream's cursor (kept `cursorRetainMs`) did not, as when the service redelivers an
+   * old stream. It may also be an event skipped by `advanceCursor`, or one the service retried for longer than
+   * `retainMs`: the receiver cannot tell, so the handler decides.
+   */
+  recordExpired?: true;
 }
 
 /**
@@ -332,16 +340,22 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     const claimed = await claimOrAnswer(item);
     if ('answer' in claimed) return claimed.answer;
     const { token } = claimed;
-    // Behind the cursor, no record, and older than the records are kept: processed before, its record expired (the
-    // cursor outlives the records, cursorRetainMs), as when the merchant asks the service to redeliver an old stream.
-    // Answered like the duplicate it is, nothing run and nothing written: a body that only pretends to be old (its
-    // timestamp is not in the attestation) gets itself a 200 and changes nothing for the genuine delivery.
-    if (envelope.timestamp * 1000 < steps.now() - steps.retainMs) {
+    // Behind the cursor, no record, and older than the records are kept: most likely processed before, its record
+    // expired (the cursor outlives the records, cursorRetainMs), as when the merchant asks the service to redeliver an
+    // old stream. With onGap handlers they decide (recordExpired tells them why it is late). Without, answering 500
+    // until the service gives up would only turn every old redelivery into a failure (and risk a quarantine), so it is
+    // answered duplicate, nothing run or written, and the log says so. A body that only pretends to be old (its
+    // timestamp is not in the attestation) gets itself that answer and changes nothing for the genuine delivery.
+    const recordExpired = envelope.timestamp * 1000 < steps.now() - steps.retainMs;
+    if (recordExpired && steps.gapHandlers.length === 0) {
       await steps.release(item, token);
       if (logger) {
         safeLog(logger, {
-          level: 'info',
-          message: `event behind the stream cursor and older than retainMs: processed before, its record expired; answered duplicate, nothing ran`,
+          level: 'warn',
+          message:
+            `late event: seq ${envelope.seq} is behind the stream cursor, has no record and is older than retainMs, so it was most ` +
+            'likely processed before and its record expired; answered duplicate without running it. Register onGap to decide such events yourself',
+          code: 'stream_late',
           eventId: envelope.event_id,
           eventType: envelope.event,
         });
@@ -349,6 +363,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       return steps.accept(item, 'duplicate');
     }
     const gap = report('late', envelope, expected);
+    if (recordExpired) gap.recordExpired = true;
     if (steps.gapHandlers.length === 0) {
       await steps.release(item, token);
       return steps.reject(rejection('late_unhandled', 'no onGap handler is registered'), item);

@@ -47,8 +47,8 @@ return 0
  * given as `streamArg`) gets the server's time in ms as its score in the sorted set KEYS[`indexKey`], and the time
  * its cursor expires in the sorted set KEYS[`indexKey` + 1]. Streams whose cursor expired leave both, up to 100 per
  * write. Expiry is each stream's own: trimming by this write's retention dropped the live cursors of streams written
- * with a longer one. Entries an earlier version wrote (no expiry score) are still trimmed the old way, by this write's
- * retention, so they do not stay forever. TIME before a write needs effects replication: the default from Redis 5, always on from 7; the
+ * with a longer one. Entries an earlier version wrote (no expiry score) are left to `listStreams`, which drops those
+ * whose cursor is gone: trimming them by this write's retention could drop a live one. TIME before a write needs effects replication: the default from Redis 5, always on from 7; the
  * call asks for it on 3.2 and 4 too.
  */
 function touchActivity(indexKey: number, streamArg: number, retainArg: number): string {
@@ -62,10 +62,6 @@ local expired = redis.call('ZRANGEBYSCORE', KEYS[${expiryKey}], '-inf', ms, 'LIM
 if #expired > 0 then
   redis.call('ZREM', KEYS[${indexKey}], unpack(expired))
   redis.call('ZREM', KEYS[${expiryKey}], unpack(expired))
-end
-local unscored = redis.call('ZRANGEBYSCORE', KEYS[${indexKey}], '-inf', '(' .. (ms - tonumber(ARGV[${retainArg}])), 'LIMIT', 0, 100)
-for _, stream in ipairs(unscored) do
-  if not redis.call('ZSCORE', KEYS[${expiryKey}], stream) then redis.call('ZREM', KEYS[${indexKey}], stream) end
 end
 `;
 }
