@@ -1,11 +1,9 @@
-import * as oidc from 'openid-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LOGIN_ERRORS, type KybLoginError } from './errors.js';
 import { createLogin } from './login.js';
 import { LoginRoutes } from './routes.js';
-import { approvedCallback, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
+import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
 import { startTestProvider, type TestProvider } from './testing/provider.js';
-import { approveAtProvider, UserAgent } from './testing/user-agent.js';
 
 // A login whose own client credentials the login server refuses: every sign-in fails the same way, so it must say
 // what to fix (on the server's log) instead of telling the user to start again.
@@ -56,18 +54,7 @@ describe('the login server refuses the client itself: client_auth_failed (500)',
 
   it('in the backend exchange (exchangeCode) too', async () => {
     const login = await createLogin(loginOptions(provider, { clientSecret: WRONG_SECRET }));
-    const codeVerifier = oidc.randomPKCECodeVerifier();
-    const browser = await oidc.discovery(new URL(provider.issuer), provider.confidentialClient.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
-    const url = oidc.buildAuthorizationUrl(browser, {
-      redirect_uri: REDIRECT_URI,
-      scope: 'openid offline offline_access',
-      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
-      code_challenge_method: 'S256',
-      prompt: 'consent',
-      access_type: 'offline',
-      audience: provider.audiences[0]!,
-    });
-    const code = (await approveAtProvider(new UserAgent(), url)).searchParams.get('code')!;
+    const { code, codeVerifier } = await browserCode(provider);
     expectClientAuthFailed(await refusal(login.exchangeCode({ code, codeVerifier })), [WRONG_SECRET, code, codeVerifier]);
   });
 

@@ -1,10 +1,8 @@
-import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogin } from './login.js';
 import { memoryTransactionStore } from './transaction-store.js';
-import { approvedCallback, loginOptions, loginRequest, REDIRECT_URI } from './testing/flow.js';
+import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI } from './testing/flow.js';
 import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
-import { approveAtProvider, UserAgent } from './testing/user-agent.js';
 
 let provider: TestProvider;
 beforeAll(async () => {
@@ -158,18 +156,7 @@ describe('sign-in over HTTP against the provider', () => {
   it('exchanges a code and verifier handed over by the browser (the backend exchange of spec 4.1)', async () => {
     const login = await createLogin(loginOptions(provider));
     // What the browser app does itself: its own verifier and state, the redirect, the callback.
-    const browser = await oidc.discovery(new URL(provider.issuer), provider.confidentialClient.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
-    const codeVerifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(browser, {
-      redirect_uri: REDIRECT_URI,
-      scope: 'openid offline offline_access',
-      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
-      code_challenge_method: 'S256',
-      prompt: 'consent',
-      access_type: 'offline',
-      audience: provider.audiences[0]!,
-    });
-    const code = (await approveAtProvider(new UserAgent(), url)).searchParams.get('code')!;
+    const { code, codeVerifier } = await browserCode(provider);
     const result = await login.exchangeCode({ code, codeVerifier });
     expect(result.userId).toBe(TEST_ADDRESS);
     expect(provider.lastTokenRequest!.authorization).toMatch(/^Basic /);

@@ -4,10 +4,9 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogin, type Login } from './login.js';
 import { memoryTransactionStore } from './transaction-store.js';
-import { approvedCallback, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
+import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
 import { startTestProvider, type TestProvider } from './testing/provider.js';
 import { claimsOf, craftToken, tamperingFetch, type Forgery } from './testing/tokens.js';
-import { approveAtProvider, UserAgent } from './testing/user-agent.js';
 
 let provider: TestProvider;
 let login: Login;
@@ -98,24 +97,9 @@ describe('the callback is refused', () => {
 });
 
 describe('the code exchange is refused', () => {
-  /** A code obtained by the browser with its own verifier (the backend-exchange setup). */
-  async function browserCode(): Promise<{ code: string; codeVerifier: string }> {
-    const browser = await oidc.discovery(new URL(provider.issuer), provider.confidentialClient.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
-    const codeVerifier = oidc.randomPKCECodeVerifier();
-    const url = oidc.buildAuthorizationUrl(browser, {
-      redirect_uri: REDIRECT_URI,
-      scope: 'openid offline offline_access',
-      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
-      code_challenge_method: 'S256',
-      prompt: 'consent',
-      access_type: 'offline',
-      audience: provider.audiences[0]!,
-    });
-    return { code: (await approveAtProvider(new UserAgent(), url)).searchParams.get('code')!, codeVerifier };
-  }
 
   it('for a replayed code', async () => {
-    const { code, codeVerifier } = await browserCode();
+    const { code, codeVerifier } = await browserCode(provider);
     await login.exchangeCode({ code, codeVerifier });
     const error = await refusal(login.exchangeCode({ code, codeVerifier }));
     expect(error.code).toBe('code_exchange_failed');
@@ -123,7 +107,7 @@ describe('the code exchange is refused', () => {
   });
 
   it('for a verifier that does not match the challenge', async () => {
-    const { code } = await browserCode();
+    const { code } = await browserCode(provider);
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const error = await refusal(login.exchangeCode({ code, codeVerifier }));
     expect(error.code).toBe('code_exchange_failed');

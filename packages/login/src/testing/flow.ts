@@ -2,6 +2,7 @@
  * Test helper: the sign-in driven against the login core directly, with the provider's pages driven over HTTP.
  * The callback is handed to the core as the framework would hand it over, so tests can alter it first.
  */
+import * as oidc from 'openid-client';
 import type { LoginOptions } from '../options.js';
 import type { Login, LoginRequest } from '../login.js';
 import type { TestProvider } from './provider.js';
@@ -47,4 +48,23 @@ export async function refusal(promise: Promise<unknown>): Promise<{ code: string
     return error as { code: string; message: string; detail?: string };
   }
   throw new Error('expected a refusal, but it succeeded');
+}
+
+/**
+ * A code obtained by the browser with its own PKCE verifier, the backend-exchange setup: discovery, the authorization
+ * URL with the service's parameters, the provider's pages approved. The backend then calls `exchangeCode` with both.
+ */
+export async function browserCode(provider: TestProvider): Promise<{ code: string; codeVerifier: string }> {
+  const browser = await oidc.discovery(new URL(provider.issuer), provider.confidentialClient.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+  const codeVerifier = oidc.randomPKCECodeVerifier();
+  const url = oidc.buildAuthorizationUrl(browser, {
+    redirect_uri: REDIRECT_URI,
+    scope: 'openid offline offline_access',
+    code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+    code_challenge_method: 'S256',
+    prompt: 'consent',
+    access_type: 'offline',
+    audience: provider.audiences[0]!,
+  });
+  return { code: (await approveAtProvider(new UserAgent(), url)).searchParams.get('code')!, codeVerifier };
 }
