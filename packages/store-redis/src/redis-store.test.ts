@@ -5,7 +5,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createRedisStore, DEFAULT_REDIS_PREFIX } from './index.js';
-import { PRUNE_EXPIRED } from './scripts.js';
+import { GET_CURSORS, PRUNE_EXPIRED } from './scripts.js';
 
 const redis = testService('redis');
 
@@ -170,6 +170,46 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
       after = page.next;
     } while (after !== undefined && listed.length < 20);
     expect(listed).toEqual(expect.arrayContaining(live));
+  });
+
+  it('lists every stream once though many share one millisecond, with one of them rewritten during the listing', async () => {
+    const own = `${prefix}same-ms-${ulid()}:`;
+    const writer = createRedisStore({ client, prefix: own });
+    const ids = Array.from({ length: 10 }, (_, i) => `a${String(i).padStart(2, '0')}`);
+    for (const id of ids) {
+      // Ten streams written in the same millisecond, as the store's own scripts would have left them.
+      await client.set(`${own}{${id}}:cursor`, '1');
+      await client.zadd(`${own}streams:activity`, 5_000, id);
+      await client.zadd(`${own}streams:expiry`, 9e15, id);
+    }
+    let armed = false;
+    const rewriting = new Proxy(client, {
+      get(target, name) {
+        const value = Reflect.get(target, name) as unknown;
+        if (typeof value !== 'function') return value;
+        if (name !== 'evalsha') return (value as (...a: unknown[]) => unknown).bind(target);
+        return async (...args: unknown[]) => {
+          if (armed && args[0] === GET_CURSORS.sha) {
+            armed = false;
+            await writer.advanceCursor('a00', 2); // a00 gets its next event meanwhile: it moves to a later score
+          }
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const store = createRedisStore({ client: rewriting as unknown as Redis, prefix: own });
+    const first = await store.listStreams!({ activeSince: 0, limit: 3 });
+    expect(first.streams.map((stream) => stream.streamId)).toEqual(['a00', 'a01', 'a02']);
+    armed = true;
+    const listed = first.streams.map((stream) => stream.streamId);
+    let after = first.next;
+    while (after !== undefined && listed.length < 30) {
+      const page = await store.listStreams!({ activeSince: 0, limit: 3, after });
+      listed.push(...page.streams.map((stream) => stream.streamId));
+      after = page.next;
+    }
+    // Every stream, a00 a second time at its new score.
+    expect(listed).toEqual([...ids, 'a00']);
   });
 
   it('falls back to EVAL when the server lost its script cache (restart, failover)', async () => {

@@ -139,38 +139,29 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
     async listStreams(options) {
       const { activeSince, limit, after } = checkListStreamsOptions(options);
       const from = after === undefined ? undefined : readStreamPageToken(after);
-      // Keyset paging over the index (score, then stream id in byte order, as Redis orders it); entries at the
-      // boundary score up to the last stream listed are skipped, and entries whose cursor expired are left out.
-      // One more than a page is looked for, to know whether a next page exists. Within the call, each read starts at
-      // the last score seen, past the entries of that score already read: entries that other writes remove from
-      // lower scores meanwhile cannot shift a live stream out of the listing, as a running offset would.
-      let min = Math.max(activeSince, from?.activeAt ?? activeSince);
-      let skip = 0;
+      // Keyset paging over the index (score, then stream id in byte order, as Redis orders it): each read starts after
+      // the last (score, id) seen, the page token's for the first. Entries whose cursor expired are left out (and
+      // dropped from the index). One more than a page is looked for, to know whether a next page exists.
+      const fromToken = from !== undefined && from.activeAt >= activeSince;
+      let min = fromToken ? from.activeAt : activeSince;
+      let lastId = fromToken ? from.streamId : '';
       const kept: StreamActivity[] = [];
       while (kept.length <= limit) {
-        const flat = (await run(LIST_ACTIVE, activityKey, [String(min), String(skip), String(limit + 1)])) as unknown[];
+        const flat = (await run(LIST_ACTIVE, activityKey, [String(min), lastId, String(limit + 1)])) as unknown[];
         const batch: { streamId: string; activeAt: number }[] = [];
         for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ streamId: String(flat[i]), activeAt: Number(flat[i + 1]) });
-        const fresh = from ? batch.filter((entry) => entry.activeAt > from.activeAt || compareBytes(entry.streamId, from.streamId) > 0) : batch;
-        const pruned = new Set<string>();
-        if (fresh.length > 0) {
-          const seqs = (await run(GET_CURSORS, fresh.map((entry) => cursorKey(entry.streamId)), [])) as unknown[];
-          const gone: string[] = [];
-          fresh.forEach((entry, index) => {
-            const seq = seqs[index];
-            if (seq !== null && seq !== undefined && seq !== false) kept.push({ ...entry, seq: Number(seq) });
-            else gone.push(entry.streamId);
-          });
-          if (gone.length > 0) {
-            const removed = (await run(PRUNE_EXPIRED, [activityKey, expiryKey, ...gone.map(cursorKey)], gone)) as unknown[];
-            for (const streamId of removed) pruned.add(String(streamId));
-          }
-        }
+        if (batch.length === 0) break;
+        const seqs = (await run(GET_CURSORS, batch.map((entry) => cursorKey(entry.streamId)), [])) as unknown[];
+        const gone: string[] = [];
+        batch.forEach((entry, index) => {
+          const seq = seqs[index];
+          if (seq !== null && seq !== undefined && seq !== false) kept.push({ ...entry, seq: Number(seq) });
+          else gone.push(entry.streamId);
+        });
+        if (gone.length > 0) await run(PRUNE_EXPIRED, [activityKey, expiryKey, ...gone.map(cursorKey)], gone);
+        const last = batch[batch.length - 1]!;
+        [min, lastId] = [last.activeAt, last.streamId];
         if (batch.length < limit + 1) break;
-        const lastScore = batch[batch.length - 1]!.activeAt;
-        const readAtLast = batch.filter((entry) => entry.activeAt === lastScore && !pruned.has(entry.streamId)).length;
-        skip = lastScore === min ? skip + readAtLast : readAtLast;
-        min = lastScore;
       }
       const streams = kept.slice(0, limit);
       const last = streams[streams.length - 1];
@@ -228,13 +219,4 @@ async function crossSlotExplained(reply: Promise<unknown>): Promise<unknown> {
 /** PX takes whole milliseconds, at least 1; a fraction is rounded up so a lease is never shorter than asked. */
 function milliseconds(name: string, value: number): string {
   return String(storeDurationMs(name, value));
-}
-
-const utf8 = new TextEncoder();
-
-/** Redis's order of members with equal scores: their bytes, compared as unsigned. */
-function compareBytes(a: string, b: string): number {
-  const [x, y] = [utf8.encode(a), utf8.encode(b)];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
-  return x.length - y.length;
 }

@@ -101,10 +101,28 @@ export const GET_CURSOR = script(`return redis.call('GET', KEYS[1])
 `);
 
 /**
- * KEYS[1] activity index; ARGV[1] lowest score (ms), ARGV[2] offset, ARGV[3] count → a flat list of stream id and
- * score, by score then stream id (byte order), as ZRANGEBYSCORE lists them.
+ * KEYS[1] activity index; ARGV[1] lowest score (ms), ARGV[2] the last stream id already read at that score ('' for
+ * none), ARGV[3] count → a flat list of stream id and score, from the first entry after (score, id) in the index's own
+ * order (score, then stream id in byte order). Keyset paging in one script: how many entries of the boundary score to
+ * pass is counted at the moment of the read, so entries other writes remove or move meanwhile cannot make a listing
+ * skip a live stream, as an offset kept between reads could. Ids are compared byte by byte (Lua's `<` follows the
+ * server's locale).
  */
-export const LIST_ACTIVE = script(`return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', ARGV[2], ARGV[3])
+export const LIST_ACTIVE = script(`local function atOrBefore(a, b)
+  local n = math.min(#a, #b)
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a <= #b
+end
+local skip = 0
+if ARGV[2] ~= '' then
+  for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1])) do
+    if atOrBefore(id, ARGV[2]) then skip = skip + 1 else break end
+  end
+end
+return redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf', 'WITHSCORES', 'LIMIT', skip, ARGV[3])
 `);
 
 /** KEYS stream cursors → their seqs (nil for a cursor that expired), in one MGET. */
