@@ -48,8 +48,8 @@ return 0
  * its cursor expires in the sorted set KEYS[`indexKey` + 1]. Streams whose cursor expired leave both, up to 100 per
  * write. Expiry is each stream's own: trimming by this write's retention dropped the live cursors of streams written
  * with a longer one. Entries an earlier version wrote (no expiry score) are left to `listStreams`, which drops those
- * whose cursor is gone: trimming them by this write's retention could drop a live one. TIME before a write needs effects replication: the default from Redis 5, always on from 7; the
- * call asks for it on 3.2 and 4 too.
+ * whose cursor is gone: trimming them by this write's retention could drop a live one. TIME before a write needs
+ * effects replication: the default from Redis 5, always on from 7; the call asks for it on 3.2 and 4 too.
  */
 function touchActivity(indexKey: number, streamArg: number, retainArg: number): string {
   const expiryKey = indexKey + 1;
@@ -87,8 +87,8 @@ ${touchActivity(3, 5, 6)}return 'completed'
 `);
 
 /**
- * KEYS[1] stream cursor, KEYS[2] activity index, KEYS[3] expiry index; ARGV[1] seq, ARGV[2] retention ms, ARGV[3] stream id → 1 when the
- * cursor moved forward to seq, else 0.
+ * KEYS[1] stream cursor, KEYS[2] activity index, KEYS[3] expiry index; ARGV[1] seq, ARGV[2] retention ms, ARGV[3]
+ * stream id → 1 when the cursor moved forward to seq, else 0.
  */
 export const ADVANCE_CURSOR = script(`local cursor = redis.call('GET', KEYS[1])
 if cursor and tonumber(cursor) >= tonumber(ARGV[1]) then return 0 end
