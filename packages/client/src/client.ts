@@ -329,26 +329,19 @@ function checkRequestId(requestId: unknown, operation: string): asserts requestI
 
 /** The default of {@link KybClientOptions.maxResponseBytes}: 16 MiB, far above any page of events a service sends. */
 const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-const MAX_TIMER_MS = 2_147_483_647;
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+const serviceUrl = optionRules.secureUrl(
+  "use the KYB API's {base_url}, e.g. 'https://api.kyb.example.com' (http: only on 127.0.0.1, localhost or [::1])",
+  'which would send the API key in clear text',
+);
 
-const baseUrlRule: OptionRule = (value) => {
-  const fix = "the KYB API's {base_url}, e.g. 'https://api.kyb.example.com' (http: only on 127.0.0.1, localhost or [::1])";
-  if (typeof value !== 'string' && !(value instanceof URL)) return `must be ${fix}; got ${describeValue(value)}.`;
-  let url: URL;
-  try {
-    url = new URL(String(value));
-  } catch {
-    return `is not an absolute URL: use ${fix}.`;
-  }
+// The API's address, to which every path is appended: a secure URL without credentials, query or fragment.
+const baseUrlRule: OptionRule = (value, path, report) => {
+  const problem = serviceUrl(value, path, report);
+  if (problem !== undefined) return problem;
   // The URL is never repeated in these messages: it may carry credentials.
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
-    return url.protocol === 'http:'
-      ? `uses http: on a host that is not loopback, which would send the API key in clear text: use ${fix}.`
-      : `must be an https: URL: use ${fix}.`;
-  }
+  const url = new URL(String(value));
   if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@): the API key is the only credential, in `apiKey`.';
-  if (url.search !== '' || url.hash !== '') return `must not have a query or fragment (paths are appended to it): use ${fix}.`;
+  if (url.search !== '' || url.hash !== '') return "must not have a query or fragment (paths are appended to it): use the KYB API's {base_url}.";
   return undefined;
 };
 
@@ -362,7 +355,7 @@ const apiKeyRule: OptionRule = (value) => {
   return undefined;
 };
 
-const delayMs = optionRules.numberBetween(0, MAX_TIMER_MS, 'milliseconds');
+const delayMs = optionRules.delayMs();
 
 const CLIENT_OPTIONS = {
   owner: 'createKybClient',

@@ -240,3 +240,39 @@ describe('describeValue shows a kind, never content', () => {
     expect(describeValue(instance)).toBe(`an instance of ${'N'.repeat(41)}`);
   });
 });
+
+describe('optionRules.secureUrl and optionRules.delayMs', () => {
+  const spec = {
+    owner: 'createThing',
+    example: 'createThing({ url })',
+    options: { url: optionRules.secureUrl("use the service's address", 'which would send the key in clear text'), waitMs: optionRules.delayMs() },
+  };
+  it.each<[unknown, string | undefined]>([
+    ['https://api.kyb.example.com', undefined],
+    ['http://127.0.0.1:3000', undefined],
+    ['http://[::1]:3000', undefined],
+    ['http://user:SECRET@api.kyb.example.com', '`url` uses http: on a host that is not loopback, which would send the key in clear text'],
+    ['ftp://api.kyb.example.com', '`url` must be an https: URL'],
+    ['api.kyb.example.com', '`url` is not an absolute URL'],
+    [42, '`url` must be a string or a URL'],
+  ])('url %j', (url, problem) => {
+    const run = () => validateOptions({ url }, spec);
+    if (problem === undefined) expect(run).not.toThrow();
+    else {
+      const message = messageOf(run);
+      expect(message).toContain(problem);
+      expect(message).not.toContain('SECRET');
+    }
+  });
+  it.each<[number, boolean]>([
+    [0, true],
+    [2_147_483_647, true],
+    [2_147_483_648, false],
+    [-1, false],
+    [Number.NaN, false],
+  ])('waitMs %d accepted: %s', (waitMs, accepted) => {
+    const run = () => validateOptions({ waitMs }, spec);
+    if (accepted) expect(run).not.toThrow();
+    else expect(messageOf(run)).toContain('`waitMs` must be a number of milliseconds from 0 to 2147483647');
+  });
+});

@@ -306,6 +306,9 @@ function withUnit(unit: string | undefined): string {
 /** The longest delay setTimeout keeps (2³¹ − 1 ms): what `optionRules.timerMs()` allows. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/** The hosts on which plain http stays on the machine: what `optionRules.secureUrl()` lets through without https. */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
 /**
  * Building blocks for {@link validateOptions}: each returns an {@link OptionRule}.
  *
@@ -348,6 +351,31 @@ export const optionRules = {
     return rule((value) => {
       if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `must be a positive finite number of milliseconds, got ${describeValue(value)}.`;
       return value > MAX_TIMER_MS ? `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest delay a timer keeps), got ${value}.` : undefined;
+    });
+  },
+  /**
+   * A wait in milliseconds that may be 0 (a backoff, a cap on a Retry-After): at most 2,147,483,647, like
+   * {@link optionRules.timerMs}.
+   */
+  delayMs(): OptionRule {
+    return optionRules.numberBetween(0, MAX_TIMER_MS, 'milliseconds');
+  },
+  /**
+   * The URL of a service the library calls: absolute, https, or http on loopback only (127.0.0.1, localhost, [::1]).
+   * `fix` names the URL wanted; `risk` says what plain http would expose, e.g. "which would send the API key in clear
+   * text". Messages never repeat the URL: it can carry credentials.
+   */
+  secureUrl(fix: string, risk?: string): OptionRule {
+    return rule((value) => {
+      if (typeof value !== 'string' && !(value instanceof URL)) return `must be a string or a URL: ${fix}; got ${describeValue(value)}.`;
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        return `is not an absolute URL: ${fix}.`;
+      }
+      if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) return undefined;
+      return url.protocol === 'http:' ? `uses http: on a host that is not loopback${risk ? `, ${risk}` : ''}: ${fix}.` : `must be an https: URL: ${fix}.`;
     });
   },
   /** A whole number above zero, e.g. a count. */
@@ -512,7 +540,6 @@ export const DEFAULT_STORE_TIMEOUT_MS = 5_000;
 
 /** The kv of the signature header; the same rule as the signature check's. */
 const SECRET_VERSION = /^[A-Za-z0-9._-]{1,64}$/;
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const SECRETS_EXAMPLE = "secrets: { '3': process.env.KYB_SECRET_V3 }";
 const ENV_UNSET = 'the environment variable it is read from is probably unset';
 
@@ -598,19 +625,7 @@ const storeDurationRule = rule((value) => {
   return value > MAX_STORE_DURATION_MS ? `must be at most ${MAX_STORE_DURATION_MS} ms (100 years), the longest every store can keep, got ${value}.` : undefined;
 });
 
-const jwksUrlRule = rule((value) => {
-  const fix = 'use {base_url}/.well-known/kyb-jwks.json, an https: URL (http: only on 127.0.0.1, localhost or [::1])';
-  if (typeof value !== 'string' && !(value instanceof URL)) return `must be a string or a URL: ${fix}; got ${describeValue(value)}.`;
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return `is not an absolute URL: ${fix}.`;
-  }
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) return undefined;
-  // Neither the URL nor its host is repeated: a URL can carry credentials.
-  return url.protocol === 'http:' ? `uses http: on a host that is not loopback: ${fix}.` : `must be an https: URL: ${fix}.`;
-});
+const jwksUrlRule = optionRules.secureUrl('use {base_url}/.well-known/kyb-jwks.json, an https: URL (http: only on 127.0.0.1, localhost or [::1])');
 
 const jwksRule = rule((value) =>
   isPlainObject(value) && Array.isArray(value.keys)
