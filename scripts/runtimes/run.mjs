@@ -103,7 +103,16 @@ function runVitest(runtime) {
 /** Set by scripts/run.mjs: this machine's Node already ran the suites in the tests step, so its row reuses them. */
 const mainResults = process.env.KYB_MAIN_TEST_RESULTS;
 const wanted = process.argv.slice(2);
-const selected = wanted.length ? RUNTIMES.filter((runtime) => wanted.some((name) => runtime.name.startsWith(name))) : RUNTIMES;
+// Names are matched without spaces, so `node22` and 'node 22' both pick Node 22; a name that picks nothing is refused
+// rather than reported as "0 passed, 0 failed".
+const compact = (name) => name.replace(/\s+/g, '').toLowerCase();
+const picks = (runtime, name) => compact(runtime.name).startsWith(compact(name));
+const unknown = wanted.filter((name) => !RUNTIMES.some((runtime) => picks(runtime, name)));
+if (unknown.length) {
+  console.error(`runtimes: no runtime named ${unknown.join(', ')}; choose from node22, node24, bun, deno, workerd (or none for all)`);
+  process.exit(2);
+}
+const selected = wanted.length ? RUNTIMES.filter((runtime) => wanted.some((name) => picks(runtime, name))) : RUNTIMES;
 mkdirSync(out, { recursive: true });
 const rows = [];
 const supported = platform() === 'linux' && arch() === 'x64';

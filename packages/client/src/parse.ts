@@ -32,7 +32,7 @@ export interface DeliveryLogEntry {
  *
  * @example
  * ```ts
- * for await (const event of client.events(requestId, { afterSeq: cursor })) await receiver.process(event)
+ * for await (const event of client.events(requestId, { afterSeq: cursor })) await receiver.replay(event)
  * ```
  */
 export interface StreamEvent {

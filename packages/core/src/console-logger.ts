@@ -29,7 +29,7 @@ const PREFIX = 'kyb-webhooks';
  * @example
  * ```ts
  * createReceiver({ secrets, attestation, logger: createConsoleLogger({ level: 'info' }) })
- * // kyb-webhooks warn 401 signature_mismatch: delivery rejected: signature_mismatch (event 01KB…, kyb.data_request.refused)
+ * // kyb-webhooks warn 401 signature_mismatch: delivery rejected: signature_mismatch — kv=1
  * ```
  */
 export function createConsoleLogger(options: ConsoleLoggerOptions = {}): Logger {

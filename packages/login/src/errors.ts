@@ -47,7 +47,7 @@ export type LoginErrorCode = keyof typeof LOGIN_ERRORS;
  *
  * @example
  * ```ts
- * try { await login.finish(callbackQuery, transactionCookie) } catch (error) {
+ * try { await login.finish({ url: req.url, header: (name) => req.get(name), encrypted: req.secure }) } catch (error) {
  *   if (error instanceof KybLoginError && error.code === 'state_mismatch') return restartLogin()
  *   throw error
  * }

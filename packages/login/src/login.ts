@@ -146,7 +146,7 @@ const MAX_USED_TRANSACTIONS = 100_000;
  * const login = await createLogin({
  *   authUrl: process.env.KYB_AUTH_URL!,
  *   clientId: process.env.KYB_CLIENT_ID!,
- *   clientSecret: process.env.KYB_CLIENT_SECRET!,
+ *   clientSecret: process.env.KYB_CLIENT_SECRET || undefined, // unset: a public client (PKCE alone)
  *   redirectUri: 'https://shop.example/auth/callback',
  *   audience: 'https://api.shop.example',
  *   secret: process.env.LOGIN_COOKIE_SECRET!,

@@ -9,7 +9,7 @@ import type { TransactionStore } from './transaction-store.js';
  * const options: LoginOptions = {
  *   authUrl: 'https://login.service.example',
  *   clientId: process.env.KYB_CLIENT_ID!,
- *   clientSecret: process.env.KYB_CLIENT_SECRET!,
+ *   clientSecret: process.env.KYB_CLIENT_SECRET || undefined, // unset: a public client (PKCE alone)
  *   redirectUri: 'https://shop.example/auth/callback',
  *   audience: 'https://api.shop.example',
  *   secret: process.env.LOGIN_COOKIE_SECRET!, // 32+ random bytes

@@ -4,8 +4,9 @@ import { readHeader, type BodySource } from '@kyb-webhooks/core';
 /**
  * Where the raw body of a Node request is, for every Node entry point (the plain `(req, res)` handler, Express, Koa):
  *
- * - `alreadyRead` holds the exact bytes: a Buffer (`express.raw()`, `micro`'s `buffer()`), or text a body parser kept
- *   that provably re-encodes to the signed bytes (Koa's `ctx.request.rawBody`, see below) → those bytes;
+ * - `alreadyRead` holds the exact bytes: a Buffer (`express.raw()`, or `req.body = await buffer(req)` with `micro`),
+ *   or text a body parser kept that provably re-encodes to the signed bytes (Koa's `ctx.request.rawBody`, see
+ *   below) → those bytes;
  * - nothing has read the request stream yet → the stream, read by the core within `maxBodyBytes`;
  * - otherwise a parser consumed the stream and kept only what it made of it (`express.json()`, Next.js's default
  *   `bodyParser`, `@koa/bodyparser` on a body that is not provably byte-exact) → 500 `body_already_parsed`, whose

@@ -6,7 +6,7 @@ import type { Script } from './scripts.js';
  *
  * @example
  * ```ts
- * const client: IoRedisLike = new Redis(process.env.REDIS_URL!)
+ * const client: IoRedisLike = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379')
  * ```
  */
 export interface IoRedisLike {

@@ -26,7 +26,7 @@ import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, GET_CUR
  *
  * @example
  * ```ts
- * const options: RedisStoreOptions = { client: new Redis(process.env.REDIS_URL!), prefix: 'shop:kyb:' }
+ * const options: RedisStoreOptions = { client: new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'), prefix: 'shop:kyb:' }
  * ```
  */
 export interface RedisStoreOptions {
@@ -74,7 +74,7 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  * import Redis from 'ioredis' // or: import { createClient } from 'redis'
  * import { createRedisStore } from '@kyb-webhooks/store-redis'
  *
- * const store = createRedisStore({ client: new Redis(process.env.REDIS_URL!) })
+ * const store = createRedisStore({ client: new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379') })
  * const receiver = createReceiver({ secrets, attestation, store })
  * ```
  */

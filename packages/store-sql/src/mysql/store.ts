@@ -25,7 +25,7 @@ import { backquoted, mysqlSchema } from './schema.js';
  *
  * @example
  * ```ts
- * const db: MySqlQueryable = mysql.createPool(process.env.DATABASE_URL!)
+ * const db: MySqlQueryable = mysql.createPool(process.env.DATABASE_URL ?? 'mysql://kyb@127.0.0.1:3306/shop')
  * ```
  */
 export interface MySqlQueryable {
@@ -101,7 +101,7 @@ const MAX_READY_STREAMS = 1024;
  * import mysql from 'mysql2/promise'
  * import { createMySqlStore } from '@kyb-webhooks/store-sql/mysql'
  *
- * const store = createMySqlStore({ pool: mysql.createPool(process.env.DATABASE_URL!) })
+ * const store = createMySqlStore({ pool: mysql.createPool(process.env.DATABASE_URL ?? 'mysql://kyb@127.0.0.1:3306/shop') })
  * await store.ensureSchema()
  * const receiver = createReceiver({ secrets, attestation, store })
  * ```
