@@ -6,13 +6,14 @@ import type { DeliveryLogEntry } from './parse.js';
 /**
  * What {@link recover} works on: the client, the receiver, and which streams. Name streams with `requestIds`, or let
  * `since` find every stream whose cursor the store saw written since then (that needs `store`, the receiver's store,
- * which lists them). Both together: the union. A stream the receiver never completed an event of has no cursor, so
- * `since` cannot find it: name it in `requestIds` (the events of such streams that are still queued by a quarantine
- * are delivered by the service after the reactivation anyway).
+ * which lists them), so reach `since` back to before the last event processed on any stream that may have had
+ * events since, not to the start of an outage. Both together: the union. A stream the receiver never completed an
+ * event of has no cursor, so `since` cannot find it: name it in `requestIds` (the events of such streams that are
+ * still queued by a quarantine are delivered by the service after the reactivation anyway).
  *
  * @example
  * ```ts
- * const target: RecoverTarget = { client, receiver, store, since: Date.now() - 24 * 3_600_000 }
+ * const target: RecoverTarget = { client, receiver, store, since: Date.now() - 30 * 24 * 3_600_000 }
  * ```
  */
 export interface RecoverTarget {
@@ -191,8 +192,11 @@ const IN_PROGRESS_WAITS_MS = [50, 100, 200, 400, 800, 1600];
  * ```ts
  * import { createKybClient, recover } from '@kyb-webhooks/client'
  *
+ * // `since` finds streams by the time their cursor was last written, and a receiver that was down wrote none: reach
+ * // back to before the last event processed on any stream that may have had events since (here, 30 days, the age of
+ * // the oldest open request), not to the start of the outage.
  * const report = await recover(
- *   { client, receiver, store, since: outageStartedAt },
+ *   { client, receiver, store, since: Date.now() - 30 * 24 * 3_600_000 },
  *   { onProgress: (p) => log.info(p.kind, p.requestId, p.totals) },
  * )
  * if (!report.ok) for (const s of report.streams) for (const f of s.failures) log.warn(s.requestId, f.seq, f.code)

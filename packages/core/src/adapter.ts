@@ -45,6 +45,11 @@ export interface AdapterMap<Req, Res, Out> {
   /** Where the raw body is; see {@link BodySource}. May be a promise (a framework's cached bytes). */
   body(req: Req): BodySource | Promise<BodySource>;
   respond(res: Res, response: AdapterResponse, req: Req): Out;
+  /**
+   * The runtime's `waitUntil` for this request, where work stops once the request is answered (Workers); see
+   * `ReceiveInput.waitUntil`. Omitted on servers that keep running (Node, Bun, Deno).
+   */
+  waitUntil?(req: Req, res: Res): ((promise: Promise<unknown>) => void) | undefined;
 }
 
 /**
@@ -80,7 +85,7 @@ export function createAdapter<Req, Res, Out>(receiver: Receiver, options: Adapte
   return async (req, res) => {
     let body = map.body(req);
     if (body instanceof Promise) body = await body;
-    const result = await receiveDelivery(receiver, { method: map.method(req), headers: map.headers(req), body });
+    const result = await receiveDelivery(receiver, { method: map.method(req), headers: map.headers(req), body, waitUntil: map.waitUntil?.(req, res) });
     if (onResult) notify(onResult, result, req);
     return map.respond(res, toAdapterResponse(result), req);
   };

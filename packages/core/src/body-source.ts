@@ -46,6 +46,8 @@ export interface DeliveryInput {
   method?: string | undefined;
   headers: HeadersInput;
   body: BodySource;
+  /** See `ReceiveInput.waitUntil`: for work that settles after the answer, on runtimes that stop it otherwise. */
+  waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -69,18 +71,18 @@ export function receiveDelivery(receiver: Receiver, input: DeliveryInput): Promi
   const { body } = input;
   switch (body.kind) {
     case 'bytes':
-      return receiver.receive({ method: input.method, headers: input.headers, body: body.bytes });
+      return receiver.receive({ method: input.method, headers: input.headers, body: body.bytes, waitUntil: input.waitUntil });
     case 'stream':
       return readBodyStream(body.stream, { maxBytes: receiver.maxBodyBytes, declaredLength: body.declaredLength ?? undefined }).then((read) =>
-        read.ok ? receiver.receive({ method: input.method, headers: input.headers, body: read.body }) : receiver.reject(read.code),
+        read.ok ? receiver.receive({ method: input.method, headers: input.headers, body: read.body, waitUntil: input.waitUntil }) : receiver.reject(read.code),
       );
     case 'web-stream': {
       const { stream } = body;
-      if (stream === null) return receiver.receive({ method: input.method, headers: input.headers, body: EMPTY });
+      if (stream === null) return receiver.receive({ method: input.method, headers: input.headers, body: EMPTY, waitUntil: input.waitUntil });
       // A locked stream is being read by someone else: whatever they keep, it is no longer ours to verify.
       if (stream.locked) return Promise.resolve(receiver.reject('body_already_parsed'));
       return readWebBodyStream(stream, { maxBytes: receiver.maxBodyBytes, declaredLength: body.declaredLength ?? undefined }).then((read) =>
-        read.ok ? receiver.receive({ method: input.method, headers: input.headers, body: read.body }) : receiver.reject(read.code),
+        read.ok ? receiver.receive({ method: input.method, headers: input.headers, body: read.body, waitUntil: input.waitUntil }) : receiver.reject(read.code),
       );
     }
     case 'parsed':

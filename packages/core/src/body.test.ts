@@ -119,6 +119,35 @@ describe('oversized bodies are drained before the 413, within bounds (Web stream
     vi.advanceTimersByTime(OVERSIZED_BODY_DRAIN.maxMs);
     expect(await read).toEqual(TOO_LARGE);
   });
+
+  // workerd throws from releaseLock() while a read is outstanding (Node, Bun and Deno reject the read instead); that
+  // turned the 413 into an uncaught 500 there.
+  it.each([
+    ['passes maxBytes while streaming', {}],
+    ['is declared over maxBytes', { declaredLength: 300 }],
+  ])('readWebBodyStream still answers 413 when the drain times out on a body that %s, with workerd’s releaseLock', async (_name, declared) => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { stream, push } = manualWebStream();
+    const getReader = stream.getReader.bind(stream);
+    let pending = 0;
+    stream.getReader = (() => {
+      const reader = getReader();
+      const read = reader.read.bind(reader);
+      reader.read = () => {
+        pending += 1;
+        return read().finally(() => (pending -= 1));
+      };
+      reader.releaseLock = () => {
+        if (pending > 0) throw new TypeError('Cannot call releaseLock() on a reader with outstanding read promises.');
+      };
+      return reader;
+    }) as typeof stream.getReader;
+    const read = readWebBodyStream(stream, { maxBytes: 100, ...declared });
+    push(150);
+    expect(await isSettled(read)).toBe(false);
+    vi.advanceTimersByTime(OVERSIZED_BODY_DRAIN.maxMs);
+    expect(await read).toEqual(TOO_LARGE);
+  });
 });
 
 // The exact edges of the oversized-body drain (issue 11, mutation survivors): a body declared at exactly

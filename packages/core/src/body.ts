@@ -153,7 +153,7 @@ export async function readWebBodyStream(
   const drain = options.drain ?? true;
   if (declared > options.maxBytes) {
     if (drain && declared <= options.maxBytes + OVERSIZED_BODY_DRAIN.maxBytesPastLimit) await discardWeb(reader, declared);
-    reader.releaseLock();
+    releaseQuietly(reader);
     return TOO_LARGE;
   }
   const chunks: Uint8Array[] = [];
@@ -165,12 +165,25 @@ export async function readWebBodyStream(
     if (length > options.maxBytes) {
       if (drain) await discardWeb(reader, OVERSIZED_BODY_DRAIN.maxBytesPastLimit);
       // Not cancel(): on @hono/node-server that destroys the socket before the 413 is written.
-      reader.releaseLock();
+      releaseQuietly(reader);
       return TOO_LARGE;
     }
     chunks.push(value);
   }
   return { ok: true, body: concatBytes(chunks, length) };
+}
+
+/**
+ * Lets go of a reader whose read may still be pending (the drain's deadline passed). Node, Bun and Deno reject that
+ * read; workerd throws instead, which must not turn the 413 into an uncaught 500. The stream then stays locked, and
+ * nothing else reads it.
+ */
+function releaseQuietly(reader: ReadableStreamDefaultReader<Uint8Array>): void {
+  try {
+    reader.releaseLock();
+  } catch {
+    // workerd: a read is outstanding
+  }
 }
 
 /** Reads and drops up to `budget` bytes, for at most OVERSIZED_BODY_DRAIN.maxMs; never throws. */
@@ -182,7 +195,8 @@ async function discardWeb(reader: ReadableStreamDefaultReader<Uint8Array>, budge
   try {
     let drained = 0;
     while (drained < budget) {
-      // A read still pending at the deadline is rejected by releaseLock() later; race() has handled it by then.
+      // A read still pending at the deadline is rejected by releaseLock() later (race() has handled it by then), or,
+      // on workerd, left pending: see releaseQuietly.
       const next = await Promise.race([reader.read(), timedOut]);
       if (next === 'timeout' || next.done) return;
       drained += next.value.byteLength;

@@ -122,7 +122,7 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation }
     if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
 
     // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
-    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
+    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined, waitUntil: input.waitUntil };
   }
 
   /**

@@ -189,10 +189,11 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
       // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
       // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
       // so the retry is answered duplicate; a late failure frees the claim for the retry).
-      outcome.stillRunning.then(
+      const settling = outcome.stillRunning.then(
         () => settleSuccess(dedupeKey, token, envelope, true),
         () => settleFailure(dedupeKey, token, envelope),
       );
+      item.waitUntil?.(Promise.resolve(settling));
       return { ...reject(logger, 'handler_timeout', envelope), event };
     }
 
@@ -211,7 +212,8 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     }
     if (outcome !== HANDLED) {
       // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
-      outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope));
+      const settling = outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope));
+      item.waitUntil?.(Promise.resolve(settling));
       return rejection('handler_timeout');
     }
     return undefined;

@@ -4,6 +4,7 @@
  */
 import { createAdapter, adapterOptionsSpec, validateAdapterArguments, type AdapterMap, type AdapterOptions } from './adapter.js';
 import type { BodySource } from './body-source.js';
+import { optionRules } from './config.js';
 import type { Receiver, ReceiveResult } from './receiver.js';
 
 /**
@@ -17,11 +18,30 @@ import type { Receiver, ReceiveResult } from './receiver.js';
 export interface FetchHandlerOptions extends AdapterOptions<Request> {
   /** Called once per delivery with its result and the request, e.g. for metrics. What it throws is ignored. */
   onResult?: ((result: ReceiveResult, request: Request) => unknown) | undefined;
+  /**
+   * For platforms that stop a request's work once it is answered and offer a global `waitUntil` (Vercel:
+   * `import { waitUntil } from '@vercel/functions'`); see `ReceiveInput.waitUntil`. On Cloudflare Workers nothing is
+   * needed: the handler uses the `ctx.waitUntil` the Worker's `fetch(request, env, ctx)` passes it.
+   */
+  waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
+}
+
+/**
+ * The third argument of a Cloudflare Worker's `fetch(request, env, ctx)`: only its `waitUntil` is used.
+ *
+ * @example
+ * ```ts
+ * export default { fetch: (request: Request, env: unknown, ctx: WaitUntilContext) => handle(request, env, ctx) }
+ * ```
+ */
+export interface WaitUntilContext {
+  waitUntil(promise: Promise<unknown>): void;
 }
 
 /**
  * A fetch-style handler: the `(request: Request) => Promise<Response>` shape that Next.js route handlers, Bun.serve,
- * Deno.serve and Cloudflare Workers call.
+ * Deno.serve and Cloudflare Workers call. A Worker's third argument (`ctx`) is used for its `waitUntil`; every other
+ * extra argument (Next.js's route context, Bun's server, Deno's connection info, a Worker's `env`) is ignored.
  *
  * @example
  * ```ts
@@ -29,11 +49,12 @@ export interface FetchHandlerOptions extends AdapterOptions<Request> {
  * const response = await handler(new Request(url, { method: 'POST', headers, body }))
  * ```
  */
-export type FetchHandler = (request: Request) => Promise<Response>;
+export type FetchHandler = (request: Request, env?: unknown, ctx?: unknown) => Promise<Response>;
 
 const SPEC = adapterOptionsSpec({
   owner: 'createFetchHandler (@kyb-webhooks/core)',
   example: 'createFetchHandler(receiver, { onResult: (result) => metrics.increment(result.status) })',
+  options: { waitUntil: optionRules.func("the platform's waitUntil, e.g. import { waitUntil } from '@vercel/functions'") },
 });
 
 /**
@@ -51,12 +72,21 @@ export function requestBodySource(request: Request): BodySource {
   return { kind: 'web-stream', stream: request.body, declaredLength: request.headers.get('content-length') };
 }
 
-const FETCH_MAP: AdapterMap<Request, undefined, Response> = {
-  method: (request) => request.method,
-  headers: (request) => request.headers,
-  body: requestBodySource,
-  respond: (_res, { status, headers, body }) => new Response(body, { status, headers }),
-};
+/** The `waitUntil` of a Worker's `ctx`, bound to it; undefined for anything else in that place. */
+function waitUntilOf(ctx: unknown): ((promise: Promise<unknown>) => void) | undefined {
+  const waitUntil = (ctx as Partial<WaitUntilContext> | null | undefined)?.waitUntil;
+  return typeof waitUntil === 'function' ? (promise) => waitUntil.call(ctx, promise) : undefined;
+}
+
+function fetchMap(waitUntil: FetchHandlerOptions['waitUntil']): AdapterMap<Request, unknown, Response> {
+  return {
+    method: (request) => request.method,
+    headers: (request) => request.headers,
+    body: requestBodySource,
+    respond: (_ctx, { status, headers, body }) => new Response(body, { status, headers }),
+    waitUntil: (_request, ctx) => waitUntilOf(ctx) ?? waitUntil,
+  };
+}
 
 /**
  * A Web-standard handler, `(request: Request) => Promise<Response>`, that verifies, dedupes and dispatches KYB
@@ -85,7 +115,8 @@ const FETCH_MAP: AdapterMap<Request, undefined, Response> = {
  */
 export function createFetchHandler(receiver: Receiver, options: FetchHandlerOptions = {}): FetchHandler {
   validateAdapterArguments(receiver, options, SPEC);
-  const deliver = createAdapter(receiver, options, FETCH_MAP);
-  // One parameter only: Next.js passes a route context second, which is not ours.
-  return (request) => deliver(request, undefined);
+  const deliver = createAdapter(receiver, options, fetchMap(options.waitUntil));
+  // The second argument is never ours (Next.js's route context, Bun's server, Deno's info, a Worker's env); the third
+  // is a Worker's ctx, whose waitUntil keeps a timed-out handler's late outcome alive.
+  return (request, _env, ctx) => deliver(request, ctx);
 }

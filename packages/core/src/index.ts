@@ -98,7 +98,7 @@ export type { BodySource, DeliveryInput } from './body-source.js';
 export { createAdapter, toAdapterResponse, adapterOptionsSpec, validateAdapterArguments } from './adapter.js';
 export type { AdapterMap, AdapterOptions, AdapterResponse } from './adapter.js';
 export { createFetchHandler, requestBodySource } from './fetch-handler.js';
-export type { FetchHandler, FetchHandlerOptions } from './fetch-handler.js';
+export type { FetchHandler, FetchHandlerOptions, WaitUntilContext } from './fetch-handler.js';
 export type { HeadersInput } from './headers.js';
 export { serializeError } from './logger.js';
 export { createConsoleLogger, formatLogEntry } from './console-logger.js';

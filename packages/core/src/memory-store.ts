@@ -98,7 +98,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const cursors = new Map<string, MemoryCursor>();
   // A lease token is this store's random prefix plus a counter: as unguessable and unique as a random UUID per
   // claim (no two stores share a prefix), which cost several µs per delivery under HTTP load (the bench's HTTP section).
-  const tokenPrefix = createLeaseToken();
+  // Made on the first claim, not here: Cloudflare Workers forbid random values in global scope, where a receiver (and
+  // its default memory store) is commonly created.
+  let tokenPrefix: string | undefined;
   let leaseCount = 0;
   let nextSweepAt = 0;
   // After an eviction pass that found only running handlers' leases, the size the store must reach before the next.
@@ -177,7 +179,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const time = now();
       const existing = live(eventId, time);
       if (existing !== undefined) return typeof existing === 'number' ? COMPLETED : IN_PROGRESS;
-      const token = `${tokenPrefix}.${++leaseCount}`;
+      const token = `${(tokenPrefix ??= createLeaseToken())}.${++leaseCount}`;
       records.set(eventId, { token, expiresAt: time + leaseMs });
       trim(time);
       return { status: 'acquired', token };

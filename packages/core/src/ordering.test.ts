@@ -191,6 +191,20 @@ describe('ordering enforce', () => {
     expect(seen).toEqual([0]);
   });
 
+  it('answers 503 jwks_unavailable, not 502 backfill_invalid, when the keys to check a backfilled event cannot be fetched', async () => {
+    const events = await attestedStream();
+    // Seq 0 and 2 are unattested (no key needed); the backfilled seq 1 is a release, whose token needs the JWKS.
+    const { deliver, seen, logs } = setup({
+      ordering: {},
+      api: events,
+      overrides: { attestation: { issuer: signer.issuer, audience: signer.audience, jwksUrl: 'http://127.0.0.1:9/jwks.json', jwksTimeoutMs: 500 } },
+    });
+    await deliver(events[0]!);
+    const answer = await deliver(events[2]!);
+    expect({ status: answer.status, code: answer.code, seen }).toEqual({ status: 503, code: 'jwks_unavailable', seen: [0] });
+    expect(logs.find((entry) => entry.code === 'jwks_unavailable')?.detail).toMatch(/^the fetched event for seq 1: /);
+  });
+
   it('answers 409 out_of_order when the API does not have the missing events yet, and leaves everything as it was', async () => {
     const events = await attestedStream();
     const { deliver, seen, store, api } = setup({ ordering: {}, api: [] });
@@ -319,7 +333,7 @@ describe('ordering enforce', () => {
 
   it('answers 500 handler_failed when a backfilled event’s handler fails, keeping the cursor before it', async () => {
     const events = await attestedStream();
-    const { receiver, deliver, seen, store } = setup({ ordering: {}, api: events });
+    const { receiver, deliver, seen, store, logs } = setup({ ordering: {}, api: events });
     let fail = true;
     receiver.on('kyb.data_request.released', () => {
       if (fail) throw new Error('database down');
@@ -327,6 +341,10 @@ describe('ordering enforce', () => {
     await deliver(events[0]!);
     const answer = await deliver(events[2]!);
     expect({ status: answer.status, code: answer.code }).toEqual({ status: 500, code: 'handler_failed' });
+    // The answer is about the delivered event (seq 2), as onResult hooks and metrics read it; the detail names seq 1.
+    expect(answer.event?.event_id).toBe(events[2]!.event_id);
+    const rejected = logs.find((entry) => entry.message.startsWith('delivery rejected') && entry.code === 'handler_failed');
+    expect({ eventId: rejected?.eventId, backfilled: rejected?.detail?.startsWith(`backfilled seq 1 (event ${events[1]!.event_id})`) }).toEqual({ eventId: events[2]!.event_id, backfilled: true });
     expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
     fail = false;
     expect((await deliver(events[2]!)).status).toBe(200);
@@ -456,11 +474,39 @@ describe('ordering enforce', () => {
       expect(await store.getCursor(events[0]!.stream_id)).toBe(4);
     });
 
-    it('with 1, a new stream whose first delivery is seq 3 is backfilled from afterSeq 0', async () => {
+    it('with 1, a new stream whose first delivery is seq 3 is read from its beginning (afterSeq -1)', async () => {
       const events = await attestedStream(1);
+      const { deliver, seen, fetches, logs } = setup({ ordering: { firstSeq: 1 }, api: events });
+      expect((await deliver(events[2]!)).status).toBe(200);
+      expect({ seen, fetches }).toEqual({ seen: [1, 2, 3], fetches: [[events[0]!.stream_id, -1]] });
+      expect(logs.filter((entry) => entry.message.includes('ordering.firstSeq'))).toEqual([]);
+    });
+
+    const firstSeqWarnings = (logs: LogEntry[]) => logs.filter((entry) => entry.message.includes('not at ordering.firstSeq')).map((entry) => `${entry.level}: ${entry.message.split('. ')[0]}`);
+
+    it('a wrong guess of 0 (streams start at 1): the first event runs once the API shows where the stream starts', async () => {
+      const events = await attestedStream(1);
+      const { deliver, seen, fetches, logs, store } = setup({ ordering: {}, api: events });
+      for (const event of events) expect((await deliver(event)).code).toBeUndefined();
+      // One events call, for the new stream's first event; its next events follow the cursor.
+      expect({ seen, fetches }).toEqual({ seen: [1, 2, 3, 4], fetches: [[events[0]!.stream_id, -1]] });
+      expect(await store.getCursor(events[0]!.stream_id)).toBe(4);
+      expect(firstSeqWarnings(logs)).toEqual(['warn: streams start at seq 1, not at ordering.firstSeq (0): set firstSeq: 1']);
+    });
+
+    it('a wrong guess of 1 (streams start at 0): seq 0 runs in its turn, never as a late event', async () => {
+      const events = await attestedStream(0);
+      const { deliver, seen, fetches, logs, gaps } = setup({ ordering: { firstSeq: 1 }, api: events });
+      for (const event of events) expect((await deliver(event)).code).toBeUndefined();
+      expect({ seen, fetches, gaps }).toEqual({ seen: [0, 1, 2, 3], fetches: [], gaps: [] });
+      expect(firstSeqWarnings(logs)).toEqual(['warn: streams start at seq 0, not at ordering.firstSeq (1): set firstSeq: 0']);
+    });
+
+    it('a wrong guess of 1 (streams start at 0), first delivery seq 2: seq 0 and 1 are backfilled, none skipped', async () => {
+      const events = await attestedStream(0);
       const { deliver, seen, fetches } = setup({ ordering: { firstSeq: 1 }, api: events });
       expect((await deliver(events[2]!)).status).toBe(200);
-      expect({ seen, fetches }).toEqual({ seen: [1, 2, 3], fetches: [[events[0]!.stream_id, 0]] });
+      expect({ seen, fetches }).toEqual({ seen: [0, 1, 2], fetches: [[events[0]!.stream_id, -1]] });
     });
   });
 });

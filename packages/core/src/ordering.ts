@@ -1,6 +1,6 @@
 import type { ClaimResult } from './dedupe.js';
 import type { Envelope } from './envelope.js';
-import { KybWebhookError, rejection } from './errors.js';
+import { ERRORS, KybWebhookError, rejection, type ErrorCode } from './errors.js';
 import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { safeLog, type Logger } from './logger.js';
 import { MAX_STREAM_ID_LENGTH, unstorableStreamId, type StreamCursorStore } from './stream-store.js';
@@ -36,9 +36,11 @@ export type FetchEventsAfter = (streamId: string, afterSeq: number, signal: Abor
 /**
  * The `ordering` option of `createReceiver`.
  *
- * Assumptions (the spec shows neither): a stream's seq starts at `firstSeq` (0 or 1, default 0) and is contiguous,
- * so the event expected after cursor `c` is `c + 1`. Every mode but `'off'` needs a store that keeps stream cursors
- * (every built-in store does); `'enforce'` also needs `fetchEventsAfter`.
+ * Assumptions (the spec shows neither): a stream's seq starts at 0 or 1 and is contiguous, so the event expected
+ * after cursor `c` is `c + 1`. `firstSeq` is the start you expect; under `'enforce'` a wrong one costs an events call
+ * per new stream (the API's first event says where it starts) and a warning, never a stalled or skipped event.
+ * Every mode but `'off'` needs a store that keeps stream cursors (every built-in store does); `'enforce'` also needs
+ * `fetchEventsAfter`.
  *
  * @example
  * ```ts
@@ -52,7 +54,7 @@ export type FetchEventsAfter = (streamId: string, afterSeq: number, signal: Abor
 export interface OrderingOptions {
   /** `'off'`, `'detect'` or `'enforce'`. */
   mode: OrderingMode;
-  /** The seq a stream starts at: 0 (default) or 1. */
+  /** The seq you expect streams to start at: 0 (default) or 1. A new stream that starts elsewhere costs an events call. */
   firstSeq?: 0 | 1;
   /** Required under `'enforce'`: where missing events are fetched from. */
   fetchEventsAfter?: FetchEventsAfter;
@@ -67,7 +69,7 @@ export interface OrderingOptions {
   /**
    * How long a stream's cursor is kept after its last event; default {@link DEFAULT_CURSOR_RETAIN_MS} (400 days), and
    * never less than `retainMs`. Past it, the stream's next event looks like the start of a new stream: under
-   * `'enforce'` its earlier events are backfilled from `firstSeq` and, their records expired too, run again; under
+   * `'enforce'` its earlier events are backfilled from its start and, their records expired too, run again; under
    * `'detect'` a gap is reported. Set it longer than any stream of yours stays idle (a request pending for months, a
    * business whose wallet changes every few years). A cursor is one small row per stream in SQL, about 440 bytes
    * in Redis.
@@ -140,6 +142,8 @@ export type GapHandler = (report: GapReport, event: Envelope) => unknown;
 export interface OrderedItem {
   envelope: Envelope;
   dedupeKey: string;
+  /** The delivery's `ReceiveInput.waitUntil`, for a late outcome that settles after the answer. */
+  waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
 }
 
 /** What the receiver lends the ordering steps: its store calls, handler runs and answers. */
@@ -219,8 +223,11 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     }
   }
 
-  /** Records a success in order; a cursor that moved meanwhile is settled per mode. Never fails the delivery. */
-  async function completeInOrder(item: Item, token: string): Promise<void> {
+  /**
+   * Records a success in order; a cursor that moved meanwhile is settled per mode. Never fails the delivery. `start`
+   * is the seq this stream starts at, when the event may be its first (see {@link receiveEnforced}).
+   */
+  async function completeInOrder(item: Item, token: string, start: 0 | 1 = firstSeq): Promise<void> {
     const { envelope } = item;
     const where = { eventId: envelope.event_id, eventType: envelope.event };
     try {
@@ -230,7 +237,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
           cursorRetainMs: steps.cursorRetainMs,
           streamId: envelope.stream_id,
           seq: envelope.seq,
-          firstSeq,
+          firstSeq: start,
         }),
       );
       if (outcome === 'completed') return;
@@ -270,15 +277,22 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
 
   /**
    * Claims and runs one event whose turn it is (or, under detect, any event), then records it in order. Resolves to
-   * the answer when it must stop here (duplicate, in progress, failure), `undefined` when it ran.
+   * the answer when it must stop here (duplicate, in progress, failure), `undefined` when it ran. A backfilled event
+   * (`arrived` is the delivery it was fetched for) stops the delivery with an answer about the delivered event, its
+   * own seq and id in the detail: the result's `event` is always the delivery's.
    */
-  async function runInTurn(item: Item, arrived: boolean): Promise<Result | undefined> {
+  async function runInTurn(item: Item, arrived: Item, start: 0 | 1 = firstSeq): Promise<Result | undefined> {
     const { envelope } = item;
+    const stop = (failure: KybWebhookError): Result => {
+      if (arrived === item) return steps.reject(failure, item);
+      const detail = `backfilled seq ${envelope.seq} (event ${envelope.event_id}): ${failure.detail ?? failure.message}`;
+      return steps.reject(rejection(failure.code as ErrorCode, detail, failure.cause), arrived);
+    };
     let claim: ClaimResult;
     try {
       claim = await steps.claim(item.dedupeKey);
     } catch (error) {
-      return storeFailed('claim', error, item);
+      return stop(rejection('store_unavailable', steps.describeStoreFailure('claim', error), error));
     }
     if (claim.status === 'completed') {
       // Done before (e.g. while ordering was off) yet the cursor is behind it: move the cursor on, it is its turn.
@@ -286,16 +300,16 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
         try {
           await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
         } catch (error) {
-          return storeFailed('advanceCursor', error, item);
+          return stop(rejection('store_unavailable', steps.describeStoreFailure('advanceCursor', error), error));
         }
       }
-      return arrived ? steps.accept(item, 'duplicate') : undefined;
+      return arrived === item ? steps.accept(item, 'duplicate') : undefined;
     }
-    if (claim.status === 'in_progress') return steps.reject(rejection('in_progress'), item);
+    if (claim.status === 'in_progress') return stop(rejection('in_progress'));
     const token = claim.token;
-    const failure = await steps.run(item, token, () => completeInOrder(item, token));
-    if (failure) return steps.reject(failure, item);
-    await completeInOrder(item, token);
+    const failure = await steps.run(item, token, () => completeInOrder(item, token, start));
+    if (failure) return stop(failure);
+    await completeInOrder(item, token, start);
     return undefined;
   }
 
@@ -375,7 +389,8 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     try {
       if ((await settleWithin(running, steps.handlerTimeoutMs)) === TIMED_OUT) {
         // As for event handlers: the claim stays held while the hook may still run; its late outcome settles it.
-        running.then(recordLate, () => steps.release(item, token));
+        const settling = running.then(recordLate, () => steps.release(item, token));
+        item.waitUntil?.(settling);
         return steps.reject(rejection('handler_timeout', 'an onGap handler did not finish within handlerTimeoutMs'), item);
       }
     } catch (error) {
@@ -388,23 +403,29 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
 
   /**
    * Enforce, a gap: fetch what lies between the cursor and the event that arrived, verify and run each in turn, within
-   * `backfillTimeoutMs`. Resolves to `undefined` once the gap is closed, else to the (non-2xx) answer for the arrived
-   * delivery; what ran before a failure or the deadline stays recorded, so the retry goes on from there.
+   * `backfillTimeoutMs`. Resolves to the stream's start once the gap is closed, else to the (non-2xx) answer for the
+   * arrived delivery; what ran before a failure or the deadline stays recorded, so the retry goes on from there.
+   *
+   * With no cursor (`startKnown` false) the stream is read from its beginning, and the API's first event says where
+   * the stream starts, 0 or 1: `firstSeq` is only the guess that spares a new stream's first event this call. A wrong
+   * guess then neither stalls every stream (starts at 1, guessed 0) nor skips a seq 0 (starts at 0, guessed 1).
    */
-  async function backfill(item: Item, expected: number): Promise<Result | undefined> {
+  async function backfill(item: Item, expected: number, startKnown: boolean): Promise<{ start: 0 | 1 } | { answer: Result }> {
     const { envelope } = item;
     const streamId = envelope.stream_id;
     const deadline = Date.now() + steps.backfillTimeoutMs;
     const stopReading = new AbortController();
     let next = expected;
+    let start = firstSeq;
+    let fromSeq: number | undefined;
     let events: AsyncIterator<unknown> | undefined;
     const fetchFailed = (error: unknown) => {
       events = undefined; // a fetcher that threw has ended
-      return steps.reject(rejection('backfill_unavailable', 'fetchEventsAfter failed', error), item);
+      return { answer: steps.reject(rejection('backfill_unavailable', 'fetchEventsAfter failed', error), item) };
     };
     try {
       try {
-        events = asyncIteratorOf(steps.fetchEventsAfter!(streamId, expected - 1, stopReading.signal));
+        events = asyncIteratorOf(steps.fetchEventsAfter!(streamId, startKnown ? expected - 1 : -1, stopReading.signal));
       } catch (error) {
         return fetchFailed(error);
       }
@@ -419,7 +440,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
         }
         if (step === TIMED_OUT) {
           const detail = `the backfill of seq ${next} to ${envelope.seq - 1} did not finish within backfillTimeoutMs (${steps.backfillTimeoutMs} ms); the retry goes on from seq ${next}`;
-          return steps.reject(rejection('backfill_unavailable', detail), item);
+          return { answer: steps.reject(rejection('backfill_unavailable', detail), item) };
         }
         if (step.done) {
           events = undefined;
@@ -427,16 +448,34 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
         }
         const fetched = await steps.verifyFetched(step.value);
         if (fetched instanceof KybWebhookError) {
-          return steps.reject(rejection('backfill_invalid', `the fetched event for seq ${next} was refused: ${fetched.code}${fetched.detail ? ` (${fetched.detail})` : ''}`, fetched), item);
+          const about = `the fetched event for seq ${next}`;
+          // This receiver could not check the event (keys unreachable, attestation not configured): that condition's
+          // own code, not a verdict on the API's event.
+          if (ERRORS[fetched.code as ErrorCode]?.status >= 500) {
+            return { answer: steps.reject(rejection(fetched.code as ErrorCode, `${about}: ${fetched.detail ?? fetched.message}`, fetched), item) };
+          }
+          return { answer: steps.reject(rejection('backfill_invalid', `${about} was refused: ${fetched.code}${fetched.detail ? ` (${fetched.detail})` : ''}`, fetched), item) };
         }
         const fetchedEnvelope = fetched.envelope;
+        fetched.waitUntil = item.waitUntil; // a backfilled handler's late outcome settles after this delivery's answer
         if (fetchedEnvelope.stream_id !== streamId) {
-          return steps.reject(rejection('backfill_invalid', `the API answered an event of another stream for seq ${next}`), item);
+          return { answer: steps.reject(rejection('backfill_invalid', `the API answered an event of another stream for seq ${next}`), item) };
+        }
+        if (!startKnown) {
+          startKnown = true;
+          const first = fetchedEnvelope.seq;
+          if ((first === 0 || first === 1) && first <= envelope.seq) {
+            start = first;
+            next = first;
+            if (first !== firstSeq) warnFirstSeq(first);
+            if (first === envelope.seq) break; // the arrived event is the stream's first: nothing to fill
+          }
         }
         if (fetchedEnvelope.seq < next) continue;
         if (fetchedEnvelope.seq > next) break; // the API lacks `next` too: not fillable yet
-        const stopped = await runInTurn(fetched, false);
-        if (stopped !== undefined) return stopped;
+        const stopped = await runInTurn(fetched, item, start);
+        if (stopped !== undefined) return { answer: stopped };
+        fromSeq ??= next;
         next += 1;
       }
     } finally {
@@ -448,10 +487,25 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       }
     }
     if (next < envelope.seq) {
-      return steps.reject(rejection('out_of_order', `seq ${next} to ${envelope.seq - 1} are not available from the API yet`), item);
+      return { answer: steps.reject(rejection('out_of_order', `seq ${next} to ${envelope.seq - 1} are not available from the API yet`), item) };
     }
-    if (logger) safeLog(logger, { level: 'info', message: `stream gap backfilled: seq ${expected} to ${envelope.seq - 1}`, code: 'stream_backfilled', eventId: envelope.event_id, eventType: envelope.event });
-    return undefined;
+    if (logger && fromSeq !== undefined) {
+      safeLog(logger, { level: 'info', message: `stream gap backfilled: seq ${fromSeq} to ${envelope.seq - 1}`, code: 'stream_backfilled', eventId: envelope.event_id, eventType: envelope.event });
+    }
+    return { start };
+  }
+
+  let firstSeqWarned = false;
+  /** Once per receiver: the streams start at another seq than `firstSeq` says, which costs an API call per new stream. */
+  function warnFirstSeq(actual: 0 | 1): void {
+    if (firstSeqWarned || !logger) return;
+    firstSeqWarned = true;
+    safeLog(logger, {
+      level: 'warn',
+      message:
+        `streams start at seq ${actual}, not at ordering.firstSeq (${firstSeq}): set firstSeq: ${actual}. ` +
+        'Events are still run in order, but a new stream costs an events call to learn where it starts',
+    });
   }
 
   /** envelope_invalid for a stream id no cursor store can keep as itself; undefined when it is fine. */
@@ -471,22 +525,30 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     let cursor: number | null;
     try {
       // The hint lets a store that needs a cursor row before completing in order (MySQL) create it in this round trip.
-      cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id, { firstEvent: envelope.seq === firstSeq }));
+      cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id, { firstEvent: envelope.seq <= firstSeq }));
     } catch (error) {
       return storeFailed('getCursor', error, item);
+    }
+    if (cursor === null && envelope.seq < firstSeq) {
+      // A seq 0 where firstSeq says 1: nothing can come before it, so it starts its stream (never "late": there is no
+      // cursor for it to be behind).
+      warnFirstSeq(0);
+      return (await runInTurn(item, item, 0)) ?? steps.accept(item, undefined);
     }
     const expected = cursor === null ? firstSeq : cursor + 1;
     if (!steps.hmacChecked && envelope.seq === cursor && item.dedupeKey !== envelope.event_id) return receiveBesideCursor(item);
     if (envelope.seq < expected) return receiveLate(item, expected);
+    let start = firstSeq;
     if (envelope.seq > expected) {
-      const stopped = await backfill(item, expected);
-      if (stopped !== undefined) return stopped;
+      const filled = await backfill(item, expected, cursor !== null);
+      if ('answer' in filled) return filled.answer;
+      start = filled.start;
     }
-    return (await runInTurn(item, true)) ?? steps.accept(item, undefined);
+    return (await runInTurn(item, item, start)) ?? steps.accept(item, undefined);
   }
 
   async function receiveDetected(item: Item): Promise<Result> {
-    return refuseUnstorableStream(item) ?? (await runInTurn(item, true)) ?? steps.accept(item, undefined);
+    return refuseUnstorableStream(item) ?? (await runInTurn(item, item)) ?? steps.accept(item, undefined);
   }
 
   return mode === 'enforce' ? receiveEnforced : receiveDetected;

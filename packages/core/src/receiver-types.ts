@@ -94,6 +94,14 @@ export interface ReceiveInput {
   headers: HeadersInput;
   /** The raw body exactly as received. A string is taken as its UTF-8 bytes. */
   body: Uint8Array | ArrayBuffer | string;
+  /**
+   * Where work that goes on after the answer is handed, on a runtime that stops a request's work once it is answered
+   * (Cloudflare Workers: `ctx.waitUntil`; Vercel: `waitUntil` from `@vercel/functions`). Today that is the handler
+   * that passed `handlerTimeoutMs`: its late outcome still settles the claim, so the retry is answered `duplicate`
+   * (late success) or runs it again at once (late failure) instead of waiting out `leaseMs`. Not needed on Node,
+   * Bun or Deno. `createFetchHandler` and the Hono adapter pass the Worker's own when they get one.
+   */
+  waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
 }
 
 /**

@@ -23,7 +23,9 @@ import type { DedupeStore } from './dedupe.js';
  *     const outcome = await store.completeInOrder(event.event_id, claim.token, {
  *       retainMs, streamId: event.stream_id, seq: event.seq, firstSeq: 1,
  *     })
- *     if (outcome === 'cursor_moved') await store.release(event.event_id, claim.token) // out of order: see §7
+ *     // The handlers ran: record the event as done even though the cursor moved (another process, advanceCursor).
+ *     // Releasing it instead would let the retry run them again.
+ *     if (outcome === 'cursor_moved') await store.complete(event.event_id, claim.token, { retainMs })
  *   }
  * }
  * ```

@@ -63,6 +63,26 @@ describe('hono specifics: the Web-standard path, app.request() without a server'
     expect(handled.filter((id) => id === envelope.event_id)).toHaveLength(1);
   });
 
+  it('on Workers, a handler past handlerTimeoutMs settles its claim through the execution context’s waitUntil', async () => {
+    const slow = createReceiver({ secrets: { ...signer.secrets }, logger: false, handlerTimeoutMs: 40, storeTimeoutMs: 50, leaseMs: 60_000 });
+    let finish!: () => void;
+    const work = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    slow.on('kyb.data_request.refused', () => work);
+    const workerApp = new Hono().post('/webhooks/kyb', kybWebhooks(slow));
+    const handed: Promise<unknown>[] = [];
+    const executionCtx = { waitUntil: (promise: Promise<unknown>) => void handed.push(promise), passThroughOnException: () => {}, props: {} };
+    const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
+    const first = await workerApp.request('/webhooks/kyb', { method: 'POST', headers, body }, {}, executionCtx);
+    expect([first.status, handed.length]).toEqual([503, 1]);
+    finish();
+    await handed[0];
+    // Without a context (Node, Bun, Deno) there is nothing to hand over, and nothing fails.
+    const retry = await workerApp.request('/webhooks/kyb', { method: 'POST', headers, body });
+    expect(await retry.json()).toEqual({ received: true, code: 'duplicate' });
+  });
+
   it('answers 405 with Allow: POST when mounted for every method', async () => {
     const response = await app.request('/webhooks/kyb', { method: 'GET' });
     expect(response.status).toBe(405);

@@ -37,7 +37,24 @@ const HONO_MAP: AdapterMap<Context, Context, Response> = {
   body: honoBodySource,
   // c.body keeps the headers earlier middleware set with c.header().
   respond: (c, { status, headers, body }) => c.body(body, status as ContentfulStatusCode, headers),
+  waitUntil: workerWaitUntil,
 };
+
+/**
+ * On Workers, the execution context's waitUntil, so a handler past handlerTimeoutMs still settles its claim after
+ * the answer (the runtime would otherwise cancel it). Hono's `c.executionCtx` throws where there is none (Node, Bun,
+ * Deno), and those keep running anyway.
+ */
+function workerWaitUntil(c: Context): ((promise: Promise<unknown>) => void) | undefined {
+  let ctx: { waitUntil?: unknown };
+  try {
+    ctx = c.executionCtx;
+  } catch {
+    return undefined;
+  }
+  const waitUntil = ctx?.waitUntil;
+  return typeof waitUntil === 'function' ? (promise) => waitUntil.call(ctx, promise) : undefined;
+}
 
 /**
  * A Hono handler that verifies, dedupes and dispatches KYB webhook deliveries through `receiver`: the core's
