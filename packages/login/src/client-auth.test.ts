@@ -67,6 +67,27 @@ describe('the login server refuses the client itself: client_auth_failed (500)',
     expectClientAuthFailed(await refusal(login.finish((await approvedCallback(login)).callback)), [provider.confidentialClient.clientSecret]);
   });
 
+  it('for unauthorized_client (the client may not use this grant type: RFC 6749 5.2), on sign-in and on refresh', async () => {
+    let refuse = false;
+    const answer = () => Response.json({ error: 'unauthorized_client' }, { status: 400 });
+    const login = await createLogin(
+      loginOptions(provider, {
+        fetch: async (input, init) => {
+          const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+          return refuse && url.endsWith('/oauth2/token') ? answer() : fetch(input, init);
+        },
+      }),
+    );
+    const { tokens } = await login.finish((await approvedCallback(login)).callback);
+    refuse = true;
+    const signIn = await refusal(login.finish((await approvedCallback(login)).callback));
+    expectClientAuthFailed(signIn, [provider.confidentialClient.clientSecret]);
+    expect(signIn.detail).toMatch(/does not allow this app's client the authorization_code grant.*Register the grant types/);
+    const refresh = await refusal(login.refresh(tokens.refreshToken!));
+    expectClientAuthFailed(refresh, [provider.confidentialClient.clientSecret, tokens.refreshToken!]);
+    expect(refresh.detail).toMatch(/the refresh_token grant/);
+  });
+
   it('but not for a refused grant (control: invalid_grant stays code_exchange_failed)', async () => {
     const login = await createLogin(loginOptions(provider, { fetch: tokenEndpointAnswers(() => Response.json({ error: 'invalid_grant' }, { status: 400 })) }));
     expect((await refusal(login.finish((await approvedCallback(login)).callback))).code).toBe('code_exchange_failed');

@@ -13,6 +13,17 @@ export function serializeCookie(name: string, value: string, attributes: CookieA
   return parts.join('; ');
 }
 
+/** Every cookie of a Cookie header, as [name, value], in order. */
+export function readCookies(header: string | undefined): Array<[string, string]> {
+  if (!header) return [];
+  const cookies: Array<[string, string]> = [];
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1) cookies.push([part.slice(0, eq).trim(), part.slice(eq + 1).trim()]);
+  }
+  return cookies;
+}
+
 /** One cookie's value from a Cookie header; the first wins when a name repeats (the most specific path). */
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;

@@ -15,6 +15,9 @@ export const LOGIN_ERRORS = {
   transaction_missing: { status: 400, message: 'This sign-in has no pending login transaction (expired, or started in another browser); start again.' },
   transaction_invalid: { status: 400, message: 'The login transaction could not be read; start again.' },
   transaction_replayed: { status: 400, message: 'This sign-in callback was already used; start again.' },
+  // A callback request that cannot be the login server's answer: no or several codes, an `iss` (RFC 9207) missing or
+  // naming another server. Anyone can make one, so it is the request's fault (400), never a 5xx that pages an operator.
+  callback_invalid: { status: 400, message: 'The sign-in response is incomplete or did not come from the login server; start again.' },
   state_mismatch: { status: 400, message: 'The sign-in response does not belong to this browser\u2019s login (state mismatch); start again.' },
   authorization_denied: { status: 400, message: 'The login server did not authorize the sign-in.' },
   code_exchange_failed: { status: 400, message: 'The login server refused the authorization code; start again.' },
@@ -26,6 +29,7 @@ export const LOGIN_ERRORS = {
   token_missing: { status: 401, message: 'A bearer token is required.' },
   jwks_unavailable: { status: 503, message: 'The login server\u2019s keys could not be fetched; retry later.' },
   login_server_unavailable: { status: 503, message: 'The login server could not be reached; retry later.' },
+  cross_site_request: { status: 403, message: 'This sign-out was sent from another site and was refused; use the sign-out button on this site.' },
   return_path_invalid: { status: 400, message: 'The return path must be a path on this site.' },
   user_store_failed: { status: 500, message: 'The user store failed during sign-in.' },
   internal_error: { status: 500, message: 'The sign-in failed unexpectedly.' },

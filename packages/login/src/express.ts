@@ -53,12 +53,15 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<Request>
   const handler =
     (route: (request: LoginRequest, req: Request) => Promise<LoginResponse>): RequestHandler =>
     (req, res, next) => {
-      route(toLoginRequest(req), req).then((answer) => write(res, answer), next);
+      // catch, not then's second argument: a throw while writing must reach Express, not become an unhandled rejection.
+      route(toLoginRequest(req), req)
+        .then((answer) => send(res, answer, routes, req))
+        .catch(next);
     };
   return {
     start: handler((request, req) => routes.start(request, req)),
     callback: handler((request, req) => routes.callback(request, req)),
-    logout: handler((request) => routes.logout(request)),
+    logout: handler((request, req) => routes.logout(request, req)),
   };
 }
 
@@ -77,11 +80,14 @@ export function requireUser(login: Login, options: RequireUserOptions & Pick<Log
   checkRequireUserArguments('express', login, options);
   const routes = new LoginRoutes<Request>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return (req: Request, res: Response, next: NextFunction) => {
-    routes.user(toLoginRequest(req), req, options).then((user) => {
-      if (!isAuthenticatedUser(user)) return write(res, user);
-      req.kybUser = user;
-      next();
-    }, next);
+    routes
+      .user(toLoginRequest(req), req, options)
+      .then((user) => {
+        if (!isAuthenticatedUser(user)) return send(res, user, routes, req);
+        req.kybUser = user;
+        next();
+      })
+      .catch(next);
   };
 }
 
@@ -94,6 +100,20 @@ function toLoginRequest(req: Request): LoginRequest {
     },
     encrypted: Boolean((req.socket as { encrypted?: boolean }).encrypted),
   };
+}
+
+/**
+ * Writes the answer; when Node refuses one of its headers (ERR_INVALID_CHAR), answers 500 internal_error instead, so
+ * the browser gets the same answer as on every other mount, and the headers already set are taken back.
+ */
+function send(res: Response, answer: LoginResponse, routes: LoginRoutes<Request>, req: Request): void {
+  try {
+    write(res, answer);
+  } catch (error) {
+    if (res.headersSent) throw error;
+    for (const [name] of answer.headers) res.removeHeader(name);
+    write(res, routes.failure(error, req));
+  }
 }
 
 function write(res: Response, answer: LoginResponse): void {

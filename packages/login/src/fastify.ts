@@ -1,3 +1,4 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteHandlerMethod } from 'fastify';
 import type { Login, LoginRequest } from './login.js';
 import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
@@ -45,9 +46,9 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<FastifyR
   checkLoginHandlersArguments('fastify', login, options);
   const routes = new LoginRoutes<FastifyRequest>(login, options);
   return {
-    start: async (request, reply) => write(reply, await routes.start(toLoginRequest(request), request)),
-    callback: async (request, reply) => write(reply, await routes.callback(toLoginRequest(request), request)),
-    logout: async (request, reply) => write(reply, await routes.logout(toLoginRequest(request))),
+    start: async (request, reply) => send(reply, await routes.start(toLoginRequest(request), request), routes, request),
+    callback: async (request, reply) => send(reply, await routes.callback(toLoginRequest(request), request), routes, request),
+    logout: async (request, reply) => send(reply, await routes.logout(toLoginRequest(request), request), routes, request),
   };
 }
 
@@ -66,7 +67,7 @@ export function requireUser(login: Login, options: RequireUserOptions & Pick<Log
   const routes = new LoginRoutes<FastifyRequest>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return async (request, reply) => {
     const user = await routes.user(toLoginRequest(request), request, options);
-    if (!isAuthenticatedUser(user)) return write(reply, user);
+    if (!isAuthenticatedUser(user)) return send(reply, user, routes, request);
     request.kybUser = user;
   };
 }
@@ -80,6 +81,23 @@ function toLoginRequest(request: FastifyRequest): LoginRequest {
     },
     encrypted: Boolean((request.raw.socket as { encrypted?: boolean }).encrypted),
   };
+}
+
+/**
+ * Writes the answer. Fastify only writes headers after the handler returned, where Node's refusal of a header
+ * (ERR_INVALID_CHAR) would become Fastify's own 500; so they are checked here first, and such an answer becomes 500
+ * internal_error, as on every other mount.
+ */
+function send(reply: FastifyReply, answer: LoginResponse, routes: LoginRoutes<FastifyRequest>, request: FastifyRequest): FastifyReply {
+  try {
+    for (const [name, value] of answer.headers) {
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+    }
+  } catch (error) {
+    return write(reply, routes.failure(error, request));
+  }
+  return write(reply, answer);
 }
 
 function write(reply: FastifyReply, answer: LoginResponse): FastifyReply {

@@ -49,9 +49,9 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<Context>
   checkLoginHandlersArguments('hono', login, options);
   const routes = new LoginRoutes<Context>(login, options);
   return {
-    start: async (c) => toResponse(await routes.start(toLoginRequest(c), c)),
-    callback: async (c) => toResponse(await routes.callback(toLoginRequest(c), c)),
-    logout: async (c) => toResponse(await routes.logout(toLoginRequest(c))),
+    start: async (c) => send(await routes.start(toLoginRequest(c), c), routes, c),
+    callback: async (c) => send(await routes.callback(toLoginRequest(c), c), routes, c),
+    logout: async (c) => send(await routes.logout(toLoginRequest(c), c), routes, c),
   };
 }
 
@@ -73,7 +73,7 @@ export function requireUser(
   const routes = new LoginRoutes<Context>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return async (c, next) => {
     const user = await routes.user(toLoginRequest(c), c, options);
-    if (!isAuthenticatedUser(user)) return toResponse(user);
+    if (!isAuthenticatedUser(user)) return send(user, routes, c);
     c.set('kybUser', user);
     await next();
   };
@@ -82,6 +82,18 @@ export function requireUser(
 function toLoginRequest(c: Context): LoginRequest {
   const url = new URL(c.req.url);
   return { url: url.pathname + url.search, header: (name) => c.req.header(name), encrypted: url.protocol === 'https:' };
+}
+
+/**
+ * The answer as a Response; when Headers refuses one of its values (a ByteString over U+00FF, a line break), 500
+ * internal_error instead, as on every other mount (Hono's own answer would be a text 500).
+ */
+function send(answer: LoginResponse, routes: LoginRoutes<Context>, c: Context): Response {
+  try {
+    return toResponse(answer);
+  } catch (error) {
+    return toResponse(routes.failure(error, c));
+  }
 }
 
 function toResponse(answer: LoginResponse): Response {

@@ -41,9 +41,9 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<Context>
   checkLoginHandlersArguments('koa', login, options);
   const routes = new LoginRoutes<Context>(login, options);
   return {
-    start: async (ctx) => write(ctx, await routes.start(toLoginRequest(ctx), ctx)),
-    callback: async (ctx) => write(ctx, await routes.callback(toLoginRequest(ctx), ctx)),
-    logout: async (ctx) => write(ctx, await routes.logout(toLoginRequest(ctx))),
+    start: async (ctx) => send(ctx, await routes.start(toLoginRequest(ctx), ctx), routes),
+    callback: async (ctx) => send(ctx, await routes.callback(toLoginRequest(ctx), ctx), routes),
+    logout: async (ctx) => send(ctx, await routes.logout(toLoginRequest(ctx), ctx), routes),
   };
 }
 
@@ -62,7 +62,7 @@ export function requireUser(login: Login, options: RequireUserOptions & Pick<Log
   const routes = new LoginRoutes<Context>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return async (ctx: Context, next: Next) => {
     const user = await routes.user(toLoginRequest(ctx), ctx, options);
-    if (!isAuthenticatedUser(user)) return write(ctx, user);
+    if (!isAuthenticatedUser(user)) return send(ctx, user, routes);
     ctx.state.kybUser = user;
     await next();
   };
@@ -78,6 +78,19 @@ function toLoginRequest(ctx: Context): LoginRequest {
     },
     encrypted: Boolean((ctx.req.socket as { encrypted?: boolean }).encrypted),
   };
+}
+
+/**
+ * Writes the answer; when Node refuses one of its headers (ERR_INVALID_CHAR), answers 500 internal_error instead
+ * (Koa's own answer would be a text 500), with the headers already set taken back.
+ */
+function send(ctx: Context, answer: LoginResponse, routes: LoginRoutes<Context>): void {
+  try {
+    write(ctx, answer);
+  } catch (error) {
+    for (const [name] of answer.headers) ctx.remove(name);
+    write(ctx, routes.failure(error, ctx));
+  }
 }
 
 function write(ctx: Context, answer: LoginResponse): void {

@@ -3,6 +3,7 @@ import { createLogin } from './login.js';
 import { memoryTransactionStore } from './transaction-store.js';
 import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI } from './testing/flow.js';
 import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
+import { tamperingFetch } from './testing/tokens.js';
 
 let provider: TestProvider;
 beforeAll(async () => {
@@ -56,7 +57,7 @@ describe('the authorization request (spec 4.1)', () => {
   it('marks the cookies Secure, with a __Secure- name, when the redirect URI is https', async () => {
     const login = await createLogin(loginOptions(provider, { redirectUri: 'https://shop.example/auth/callback' }));
     const { setCookie } = await login.start(loginRequest('https://shop.example/auth/login'));
-    expect(setCookie).toMatch(/^__Secure-kyb-login-tx=/);
+    expect(setCookie).toMatch(/^__Secure-kyb-login-tx-[0-9a-z]{13}=/);
     expect(setCookie.split('; ')).toContain('Secure');
   });
 });
@@ -90,7 +91,7 @@ describe('sign-in over HTTP against the provider', () => {
     expect(result.tokens.refreshToken).toEqual(expect.any(String));
     expect(result.tokens.idToken.split('.')).toHaveLength(3);
     expect(result.isNewUser).toBeUndefined();
-    expect(result.setCookie).toMatch(/^kyb-login-tx=; Path=\/auth\/callback; Max-Age=0/);
+    expect(result.setCookie).toMatch(/^kyb-login-tx-[0-9a-z]{13}=; Path=\/auth\/callback; Max-Age=0/);
   });
 
   it('authenticates a confidential client with HTTP Basic, and sends the code, verifier and redirect URI', async () => {
@@ -143,6 +144,26 @@ describe('sign-in over HTTP against the provider', () => {
     expect(refreshed.tokens.accessToken).not.toBe(tokens.accessToken);
     expect(refreshed.tokens.refreshToken).toEqual(expect.any(String));
     expect(provider.lastTokenRequest!.form.get('grant_type')).toBe('refresh_token');
+  });
+
+  it('refreshes when the answer has no ID token (OIDC Core 12.2): new tokens, no user or claims', async () => {
+    let dropIdToken = false;
+    // The local provider always sends one; the real provider's answer, with the ID token taken out, stands in.
+    const fetchWithout = tamperingFetch((body) => {
+      if (!dropIdToken) return body;
+      const { id_token: _dropped, ...rest } = body;
+      return rest;
+    });
+    const login = await createLogin(loginOptions(provider, { fetch: fetchWithout }));
+    const { tokens } = await login.finish((await approvedCallback(login)).callback);
+    dropIdToken = true;
+    const refreshed = await login.refresh(tokens.refreshToken!);
+    expect(refreshed.tokens.accessToken).toEqual(expect.any(String));
+    expect(refreshed.tokens.accessToken).not.toBe(tokens.accessToken);
+    expect(refreshed.tokens.refreshToken).toEqual(expect.any(String));
+    expect(refreshed.tokens.idToken).toBeUndefined();
+    expect([refreshed.userId, refreshed.claims]).toEqual([undefined, undefined]);
+    expect((await login.verifyAccessToken(refreshed.tokens.accessToken)).userId).toBe(TEST_ADDRESS);
   });
 
   it('verifies the access token for the audience (bearer tokens on API routes)', async () => {

@@ -75,6 +75,17 @@ describe('the callback is refused', () => {
     expect((await refusal(stored.finish(callback))).code).toBe('transaction_replayed');
   });
 
+  it('with a store, for a login the full store evicted: transaction_missing (start again), not transaction_replayed', async () => {
+    const small = await createLogin(loginOptions(provider, { transactionStore: memoryTransactionStore({ maxEntries: 2 }) }));
+    const victim = await approvedCallback(small);
+    // Two more logins started (a flood of GET /auth/login, say) push the victim's out of the full store.
+    await small.start(loginRequest('/auth/login'));
+    await small.start(loginRequest('/auth/login'));
+    const error = await refusal(small.finish(victim.callback));
+    expect(error).toMatchObject({ code: 'transaction_missing', status: 400 });
+    expect(error.message).toMatch(/start again/);
+  });
+
   it('when the login server denied the sign-in', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     const denied = new URL(REDIRECT_URI);
@@ -85,7 +96,18 @@ describe('the callback is refused', () => {
   it('when the response names another issuer (RFC 9207 iss)', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     callbackUrl.searchParams.set('iss', `${provider.issuer}/`);
-    expect((await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).code).toBe('issuer_mismatch');
+    // Anyone can send such a callback: the request's fault (400), not the login server's (issuer_mismatch, 503).
+    expect(await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).toMatchObject({ code: 'callback_invalid', status: 400 });
+  });
+
+  it.each<[string, (url: URL) => void]>([
+    ['without a code', (url) => url.searchParams.delete('code')],
+    ['with two codes', (url) => url.searchParams.append('code', 'another')],
+    ['without iss, which the login server announces it sends', (url) => url.searchParams.delete('iss')],
+  ])('%s: 400 callback_invalid, not a token or issuer problem', async (_name, edit) => {
+    const { callbackUrl, setCookie } = await approvedCallback(login);
+    edit(callbackUrl);
+    expect(await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).toMatchObject({ code: 'callback_invalid', status: 400 });
   });
 
   it('without revealing the code or the verifier in the error', async () => {
@@ -289,4 +311,12 @@ describe('the return path', () => {
       expect((await refusal(login.start(loginRequest('/auth/login'), { returnTo }))).code).toBe('return_path_invalid');
     },
   );
+
+  it('refuses one that would make the transaction cookie larger than browsers keep (4096 bytes)', async () => {
+    // The longest return path fits beside a redirect URI of usual length, not beside a very long one.
+    const longRedirect = await createLogin(loginOptions(provider, { redirectUri: `http://127.0.0.1:9/${'x'.repeat(900)}/auth/callback` }));
+    const returnTo = `/${'a'.repeat(2047)}`;
+    expect((await login.start(loginRequest('/auth/login'), { returnTo })).setCookie.split(';')[0]!.length).toBeLessThanOrEqual(4096);
+    expect(await refusal(longRedirect.start(loginRequest('/auth/login'), { returnTo }))).toMatchObject({ code: 'return_path_invalid', status: 400 });
+  });
 });

@@ -1,5 +1,5 @@
 import * as oidc from 'openid-client';
-import { readCookie, serializeCookie } from './cookies.js';
+import { readCookie, readCookies, serializeCookie } from './cookies.js';
 import { KybLoginError, loginError } from './errors.js';
 import { validateLoginOptions, type LoginOptions } from './options.js';
 import { safeReturnPath } from './return-path.js';
@@ -95,20 +95,37 @@ export interface Login {
   /** Starts a login: the authorization URL with every parameter of spec 4.1, and the transaction cookie. */
   start(request: LoginRequest, options?: { returnTo?: string }): Promise<LoginStart>;
   /**
-   * Completes a login on the callback request: the transaction cookie read and used up, the state checked, the code
-   * exchanged (HTTP Basic for a confidential client), the ID token verified. Resolves with the result and the path
-   * to return to; the cookie to clear the transaction is in `setCookie`, success or not (see {@link KybLoginError}).
+   * Completes a login on the callback request: the transaction cookie of the callback's state read, its state
+   * compared, and only then used up; the callback's `code` and `iss` checked, the code exchanged (HTTP Basic for a
+   * confidential client), the ID token verified. Resolves with the result and the path to return to; the cookie to
+   * clear the transaction is in `setCookie` (on failure, {@link Login.clearTransactionCookie}; see {@link KybLoginError}).
    */
   finish(request: LoginRequest): Promise<LoginResult & { returnTo: string; setCookie: string }>;
-  /** The Set-Cookie value that clears the transaction cookie (after a failed callback). */
+  /**
+   * The Set-Cookie value that clears the transaction cookie of the callback's `state` (after a failed callback). Each
+   * login has its own cookie, named after its state, so logins started in several tabs do not undo each other.
+   */
   clearTransactionCookie(request: LoginRequest): string;
+  /**
+   * Set-Cookie values that clear the transaction cookies of logins this browser abandoned, on the callback request:
+   * all but the newest few beside the callback's own, so abandoned logins cannot pile up cookies until they expire.
+   */
+  staleTransactionCookies(request: LoginRequest): Promise<string[]>;
   /**
    * The backend exchange the spec recommends for browser apps: the browser did the redirect with its own PKCE
    * verifier and hands the code and verifier to the backend, which exchanges them with the client secret.
    */
   exchangeCode(input: { code: string; codeVerifier: string; nonce?: string; redirectUri?: string; iss?: string }): Promise<LoginResult>;
-  /** Uses a refresh token; resolves with the new tokens (the refresh token is the new one, or the same if not rotated). */
-  refresh(refreshToken: string): Promise<{ tokens: LoginTokens; userId: string | undefined; claims: VerifiedClaims | undefined }>;
+  /**
+   * Uses a refresh token; resolves with the new tokens (the refresh token is the new one, or the same if not rotated).
+   * A refresh answer may come without an ID token (OIDC Core 12.2): then `tokens.idToken`, `userId` and `claims` are
+   * undefined; with one, it is verified like at sign-in and they are its.
+   */
+  refresh(refreshToken: string): Promise<{
+    tokens: Omit<LoginTokens, 'idToken'> & { idToken?: string };
+    userId: string | undefined;
+    claims: VerifiedClaims | undefined;
+  }>;
   /** Verifies an ID token: signature by the login JWKS, pinned algorithm, issuer, audience = client id, times, `svcid:`. */
   verifyIdToken(idToken: string, options?: { nonce?: string }): Promise<VerifiedUser>;
   /** Verifies a JWT access token for the configured audience (bearer tokens on API routes). */
@@ -132,8 +149,17 @@ const DEFAULTS = {
   timeoutSeconds: 30,
 } as const;
 
-/** Used transaction ids in cookie mode are remembered until the transaction's expiry; bounded. */
+/** Used transaction ids are remembered until the transaction's expiry; bounded. */
 const MAX_USED_TRANSACTIONS = 100_000;
+
+/**
+ * Transaction cookies of other logins a callback leaves in place (tabs still signing in). The cookies only reach
+ * the callback path, so this is the one place that sees them all; beyond these, the oldest are cleared there.
+ */
+const MAX_OTHER_PENDING_LOGINS = 4;
+
+/** The most a browser keeps of a cookie's name and value together (RFC 6265bis 5.6; Chrome and Firefox enforce it). */
+const MAX_COOKIE_BYTES = 4096;
 
 /**
  * Creates the login: checks the options (`config_invalid` with the fix), runs discovery from `authUrl` by issuer
@@ -218,20 +244,27 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
   };
   const secureFor = (request: LoginRequest): boolean =>
     options.cookies?.secure ?? new URL(redirectUriFor(request)).protocol === 'https:';
-  const transactionCookieName = (secure: boolean): string =>
-    options.cookies?.transactionName ?? (secure ? '__Secure-kyb-login-tx' : 'kyb-login-tx');
+  const transactionCookiePrefix = (secure: boolean): string =>
+    `${options.cookies?.transactionName ?? (secure ? '__Secure-kyb-login-tx' : 'kyb-login-tx')}-`;
+  // One cookie per login, named after its state, so a second tab's login does not overwrite the first one's.
+  const transactionCookieName = (secure: boolean, state: string): string => transactionCookiePrefix(secure) + stateTag(state);
+  /** The transaction cookies a request carries, as [name, value]. */
+  const transactionCookies = (request: LoginRequest, secure: boolean): Array<[string, string]> => {
+    const prefix = transactionCookiePrefix(secure);
+    return readCookies(request.header('cookie')).filter(([name]) => name.startsWith(prefix) && STATE_TAG.test(name.slice(prefix.length)));
+  };
   const sessionCookieName = (secure: boolean): string =>
     options.cookies?.sessionName ?? (secure ? '__Host-kyb-login-session' : 'kyb-login-session');
   // The transaction cookie goes only to the callback path, so it is sent nowhere else.
   const transactionCookiePath = (request: LoginRequest): string => new URL(redirectUriFor(request)).pathname;
 
-  const tokensOf = (response: oidc.TokenEndpointResponse, previousRefreshToken?: string): LoginTokens => {
+  const tokensOf = (response: oidc.TokenEndpointResponse, previousRefreshToken?: string): Omit<LoginTokens, 'idToken'> & { idToken?: string } => {
     if ((response.token_type ?? '').toLowerCase() !== 'bearer') throw loginError('token_invalid', 'token_type is not bearer');
-    if (typeof response.id_token !== 'string') throw loginError('token_invalid', 'the token response has no id_token');
+    if (response.id_token !== undefined && typeof response.id_token !== 'string') throw loginError('token_invalid', 'the id_token is not a string');
     const refreshToken = response.refresh_token ?? previousRefreshToken;
     return {
       accessToken: response.access_token,
-      idToken: response.id_token,
+      ...(response.id_token !== undefined ? { idToken: response.id_token } : {}),
       ...(refreshToken ? { refreshToken } : {}),
       expiresIn: typeof response.expires_in === 'number' ? response.expires_in : 0,
       tokenType: 'bearer',
@@ -240,7 +273,9 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
   };
 
   const complete = async (response: oidc.TokenEndpointResponse, nonce: string | undefined): Promise<LoginResult> => {
-    const tokens = tokensOf(response);
+    const { idToken, ...rest } = tokensOf(response);
+    if (idToken === undefined) throw loginError('token_invalid', 'the token response has no id_token');
+    const tokens: LoginTokens = { ...rest, idToken };
     // openid-client checked the ID token's claims; jose now checks its signature against the login JWKS too.
     const { userId, claims } = await verifier.verifyIdToken(tokens.idToken, nonce);
     let isNewUser: boolean | undefined;
@@ -258,23 +293,31 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
     try {
       return await oidc.authorizationCodeGrant(config, callbackUrl, { ...checks, idTokenExpected: true });
     } catch (error) {
-      throw protocolError(error, confidential);
+      throw protocolError(error, confidential, 'authorization_code');
     }
   };
 
-  const takeTransaction = async (request: LoginRequest): Promise<LoginTransaction> => {
-    const value = readCookie(request.header('cookie'), transactionCookieName(secureFor(request)));
-    if (!value) throw loginError('transaction_missing', 'no transaction cookie on the callback');
+  /**
+   * The transaction of the callback's state, used up only once it is known to be this browser's: a forged callback
+   * (another state) finds no cookie of that name and leaves the pending login alone.
+   */
+  const takeTransaction = async (request: LoginRequest, state: string): Promise<LoginTransaction> => {
+    const secure = secureFor(request);
+    const value = readCookie(request.header('cookie'), transactionCookieName(secure, state));
+    if (!value) {
+      // Another login of this browser is pending: the callback is not its (another tab's stale state, or forged).
+      if (transactionCookies(request, secure).length > 0) throw loginError('state_mismatch', 'no pending login of this browser has the callback state');
+      throw loginError('transaction_missing', 'no transaction cookie on the callback');
+    }
     const opened = await transactions.open(value);
     if (opened === 'expired') throw loginError('transaction_missing', 'the transaction cookie expired');
     if (opened === 'invalid') throw loginError('transaction_invalid', 'the transaction cookie did not decrypt');
+    const sealed = (options.transactionStore ? opened : opened.tx) as Partial<LoginTransaction> | undefined;
+    if (typeof sealed?.state !== 'string') throw loginError('transaction_invalid', 'the transaction is incomplete');
+    if (sealed.state !== state) throw loginError('state_mismatch', 'the callback state is not this transaction\u2019s');
     const id = String(opened.jti);
-    if (options.transactionStore) {
-      const stored = await options.transactionStore.take(id);
-      if (!stored) throw loginError('transaction_replayed', 'the transaction is not in the store (used or expired)');
-      return stored;
-    }
-    // Single use in cookie mode: remember the id until the cookie would have expired anyway.
+    // Single use: remember the id until the cookie would have expired anyway (with a store too, so a replay is told
+    // apart from a transaction the store no longer has).
     const now = Date.now();
     for (const [key, expiresAt] of usedTransactions) {
       if (expiresAt > now && usedTransactions.size < MAX_USED_TRANSACTIONS) break;
@@ -282,8 +325,15 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
     }
     if (usedTransactions.has(id)) throw loginError('transaction_replayed', 'this transaction cookie was already used');
     usedTransactions.set(id, (Number(opened.exp) || 0) * 1000);
+    if (options.transactionStore) {
+      const stored = await options.transactionStore.take(id);
+      // Not used here, so expired or evicted (memoryTransactionStore drops the oldest when full), or used by
+      // another instance: the user can only start again, and was not the one who replayed it.
+      if (!stored) throw loginError('transaction_missing', 'the transaction is not in the store (expired, evicted, or used on another instance)');
+      return stored;
+    }
     const tx = opened.tx as LoginTransaction | undefined;
-    if (!tx || typeof tx.state !== 'string' || typeof tx.codeVerifier !== 'string') throw loginError('transaction_invalid', 'the transaction is incomplete');
+    if (!tx || typeof tx.codeVerifier !== 'string') throw loginError('transaction_invalid', 'the transaction is incomplete');
     return tx;
   };
 
@@ -317,22 +367,42 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
       });
       const id = oidc.randomState();
       if (options.transactionStore) await options.transactionStore.set(id, transaction, transactionTtl);
-      const sealed = await transactions.seal(options.transactionStore ? { jti: id } : { jti: id, tx: { ...transaction } }, transactionTtl);
+      // With a store the cookie keeps the state too, so a callback's state is compared before the store entry is used.
+      const sealed = await transactions.seal(
+        options.transactionStore ? { jti: id, state: transaction.state } : { jti: id, tx: { ...transaction } },
+        transactionTtl,
+      );
       const secure = secureFor(request);
+      const name = transactionCookieName(secure, transaction.state);
+      // Browsers drop a cookie whose name and value pass 4096 bytes, and the login would fail only at the callback
+      // (transaction_missing) after the user went through the login server: refuse it now. Only the return path varies.
+      if (name.length + 1 + sealed.length > MAX_COOKIE_BYTES) {
+        throw loginError('return_path_invalid', `the transaction cookie would pass ${MAX_COOKIE_BYTES} bytes: returnTo is too long for it`);
+      }
       return {
         url,
-        setCookie: serializeCookie(transactionCookieName(secure), sealed, { path: transactionCookiePath(request), maxAgeSeconds: transactionTtl, secure }),
+        setCookie: serializeCookie(name, sealed, { path: transactionCookiePath(request), maxAgeSeconds: transactionTtl, secure }),
       };
     },
 
     async finish(request) {
       const setCookie = login.clearTransactionCookie(request);
       const query = new URL(request.url, 'http://callback.invalid').searchParams;
-      const transaction = await takeTransaction(request);
-      const state = query.get('state');
-      if (state === null) throw loginError('state_mismatch', 'the callback has no state');
-      if (state !== transaction.state) throw loginError('state_mismatch', 'the callback state is not this transaction\u2019s');
+      const states = query.getAll('state');
+      if (states.length === 0) throw loginError('state_mismatch', 'the callback has no state');
+      if (states.length > 1) throw loginError('state_mismatch', 'the callback has several states');
+      const transaction = await takeTransaction(request, states[0]!);
       if (query.has('error')) throw loginError('authorization_denied', `the login server answered ${safeWord(query.get('error'))}`);
+      // Malformed answers anyone can send are the request's fault (400), checked here rather than left to
+      // openid-client, whose refusals of them would read as a token or issuer problem (401, 503).
+      const codes = query.getAll('code');
+      if (codes.length !== 1 || codes[0] === '') throw loginError('callback_invalid', codes.length > 1 ? 'the callback has several codes' : 'the callback has no code');
+      const issuers = query.getAll('iss');
+      if (issuers.length > 1) throw loginError('callback_invalid', 'the callback has several iss parameters');
+      if (issuers.length === 1 && issuers[0] !== server.issuer) throw loginError('callback_invalid', 'the callback iss (RFC 9207) is not the login server\u2019s issuer');
+      if (issuers.length === 0 && server.authorization_response_iss_parameter_supported === true) {
+        throw loginError('callback_invalid', 'the callback has no iss, which the login server announces it always sends (RFC 9207)');
+      }
       // The token request must repeat the authorization request's redirect_uri exactly, whatever host or proxy the
       // callback came through: build the URL openid-client reads it from out of the stored one.
       const callbackUrl = new URL(transaction.redirectUri);
@@ -343,7 +413,25 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
 
     clearTransactionCookie(request) {
       const secure = secureFor(request);
-      return serializeCookie(transactionCookieName(secure), '', { path: transactionCookiePath(request), maxAgeSeconds: 0, secure });
+      const state = new URL(request.url, 'http://callback.invalid').searchParams.get('state') ?? '';
+      return serializeCookie(transactionCookieName(secure, state), '', { path: transactionCookiePath(request), maxAgeSeconds: 0, secure });
+    },
+
+    async staleTransactionCookies(request) {
+      const secure = secureFor(request);
+      const own = transactionCookieName(secure, new URL(request.url, 'http://callback.invalid').searchParams.get('state') ?? '');
+      const others = transactionCookies(request, secure).filter(([name]) => name !== own);
+      if (others.length <= MAX_OTHER_PENDING_LOGINS) return [];
+      // Newest first by the sealed issue time; an unreadable one (another secret, altered) counts as oldest.
+      const aged = await Promise.all(
+        others.map(async ([name, value]) => {
+          const opened = await transactions.open(value);
+          return { name, issuedAt: typeof opened === 'object' ? Number(opened.iat) || 0 : -1 };
+        }),
+      );
+      aged.sort((a, b) => b.issuedAt - a.issuedAt);
+      const path = transactionCookiePath(request);
+      return aged.slice(MAX_OTHER_PENDING_LOGINS).map(({ name }) => serializeCookie(name, '', { path, maxAgeSeconds: 0, secure }));
     },
 
     async exchangeCode(input) {
@@ -367,9 +455,10 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
       try {
         response = await oidc.refreshTokenGrant(config, refreshToken);
       } catch (error) {
-        throw protocolError(error, confidential);
+        throw protocolError(error, confidential, 'refresh_token');
       }
       const tokens = tokensOf(response, refreshToken);
+      if (tokens.idToken === undefined) return { tokens, userId: undefined, claims: undefined };
       const verified = await verifier.verifyIdToken(tokens.idToken);
       return { tokens, userId: verified.userId, claims: verified.claims };
     },
@@ -410,6 +499,28 @@ function requestOrigin(request: LoginRequest, trustProxy: boolean): string {
   return `${proto}://${host}`;
 }
 
+/** What {@link stateTag} answers: 13 base-36 digits. */
+const STATE_TAG = /^[0-9a-z]{13}$/;
+
+/**
+ * A short tag of a login's state for its transaction cookie's name. It only has to tell a browser's parallel logins
+ * apart and be computed synchronously from the callback's state (to name the cookie to clear), so a 64-bit
+ * non-cryptographic hash (cyrb53's mixing, twice) does; it decides nothing: the sealed state is compared in full.
+ * Hashing keeps the state itself out of cookie names.
+ */
+function stateTag(state: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < state.length; i++) {
+    const c = state.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return ((h2 >>> 0).toString(36).padStart(7, '0') + (h1 >>> 0).toString(36).padStart(7, '0')).slice(1);
+}
+
 /** openid-client passes its own Request init; keep its redirect: 'manual' and add nothing. */
 function fetchFor(custom: typeof fetch): oidc.CustomFetch {
   return (url, init) => custom(url, init as RequestInit);
@@ -442,8 +553,9 @@ function discoveryError(error: unknown): KybLoginError {
  * openid-client's failures → stable codes. The error itself is not kept as `cause`: its cause chain can hold the
  * token response body.
  */
-function protocolError(error: unknown, confidential: boolean): KybLoginError {
+function protocolError(error: unknown, confidential: boolean, grant: 'authorization_code' | 'refresh_token'): KybLoginError {
   if (error instanceof KybLoginError) return error;
+  if (grantNotAllowed(error)) return grantRefused(grant);
   const refused = refusedClient(error);
   if (refused) return clientAuthFailed(refused, confidential);
   if (error instanceof oidc.ResponseBodyError) return loginError('code_exchange_failed', `the token endpoint answered ${safeWord(error.error)} (${error.status})`);
@@ -480,6 +592,24 @@ function refusedClient(error: unknown): string | undefined {
   // A 401 without an OAuth error body: openid-client's "unexpected status" and "not JSON" keep the response as cause.
   const cause = (error as { cause?: unknown } | undefined)?.cause;
   return cause instanceof Response && cause.status === 401 ? 'no OAuth error (401)' : undefined;
+}
+
+/**
+ * RFC 6749 5.2 `unauthorized_client`: the client may not use this grant type. A registration problem, like a wrong
+ * secret: "start again" would only loop, so it is client_auth_failed too.
+ */
+function grantNotAllowed(error: unknown): boolean {
+  if (error instanceof oidc.ResponseBodyError) return error.error === 'unauthorized_client';
+  if (error instanceof oidc.WWWAuthenticateChallengeError) return error.cause.some((challenge) => challenge.parameters.error === 'unauthorized_client');
+  return false;
+}
+
+function grantRefused(grant: 'authorization_code' | 'refresh_token'): KybLoginError {
+  return loginError(
+    'client_auth_failed',
+    `the login server does not allow this app's client the ${grant} grant at the token endpoint: unauthorized_client. Register ` +
+      'the grant types authorization_code and refresh_token for the client (KYB_CLIENT_ID: the clientId option) at the login server',
+  );
 }
 
 function clientAuthFailed(refused: string, confidential: boolean): KybLoginError {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KybLoginError } from './errors.js';
 import { createLogin } from './login.js';
-import type { LoginOptions } from './options.js';
+import { validateLoginOptions, type LoginOptions } from './options.js';
 
 const valid: LoginOptions = {
   authUrl: 'https://login.service.example',
@@ -38,12 +38,30 @@ describe('createLogin refuses options that cannot work, with config_invalid and 
     ['a leeway over 60 s', { clockToleranceSeconds: 300 }, /clockToleranceSeconds must be a number from 0 to 60/],
     ['another library\u2019s option name', { issuer: 'https://login.service.example' }, /unknown option "issuer": did you mean "authUrl"\?/],
     ['a store without take', { transactionStore: { set: async () => {} } }, /transactionStore must have set\(id, transaction, ttlSeconds\) and take\(id\)/],
+    ['an endless session (maxAgeSeconds: Infinity)', { session: { maxAgeSeconds: Infinity } }, /session\.maxAgeSeconds must be a number of seconds from 60 to 34560000 \(400 days/],
+    ['a session longer than browsers keep a cookie (1e12 s)', { session: { maxAgeSeconds: 1e12 } }, /session\.maxAgeSeconds must be a number of seconds from 60 to 34560000/],
+    ['a misspelt session option (maxAge)', { session: { maxAge: 3600 } }, /unknown option "session\.maxAge": did you mean "session\.maxAgeSeconds"\?/],
+    ['a misspelt cookies option', { cookies: { sesionName: 'sid' } }, /unknown option "cookies\.sesionName": did you mean "cookies\.sessionName"\?/],
+    ['cookies.sameSite, which is fixed', { cookies: { sameSite: 'strict' } }, /cookies\.sameSite is not an option: the login's cookies are always httpOnly, SameSite=Lax/],
+    ['cookies.domain, which is fixed', { cookies: { domain: '.shop.example' } }, /cookies\.domain is not an option: .*without Domain/],
+    ['cookies.secure: false with an https redirectUri', { cookies: { secure: false } }, /cookies\.secure: false with an https redirectUri .*remove cookies\.secure/],
+    ['an http redirectUri on a host that is not loopback', { redirectUri: 'http://shop.example/auth/callback' }, /redirectUri must be https, or http on a loopback host only/],
   ])('%s', async (_name, change, message) => {
     const error = await configError({ ...valid, ...change });
     expect(error).toBeInstanceOf(KybLoginError);
     expect(error.code).toBe('config_invalid');
     expect(error.message).toMatch(message);
     expect(error.message).toMatch(/Example: createLogin\(/);
+  });
+
+  it.each([
+    ['http on 127.0.0.1', { redirectUri: 'http://127.0.0.1:3000/auth/callback' }],
+    ['http on localhost', { redirectUri: 'http://localhost:3000/auth/callback' }],
+    ['http on [::1]', { redirectUri: 'http://[::1]:3000/auth/callback' }],
+    ['cookies.secure: false with http on loopback', { redirectUri: 'http://localhost:3000/auth/callback', cookies: { secure: false } }],
+    ['a session of 400 days', { session: { maxAgeSeconds: 400 * 24 * 3600 } }],
+  ])('accepts %s', (_name, change) => {
+    expect(() => validateLoginOptions({ ...valid, ...change })).not.toThrow();
   });
 
   it('never repeats a secret in the message', async () => {

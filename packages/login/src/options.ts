@@ -50,9 +50,16 @@ export interface LoginOptions {
   transactionTtlSeconds?: number;
   /** Keep transactions in a store instead of the encrypted cookie (the cookie then holds only an id). */
   transactionStore?: TransactionStore;
-  /** The signed-in session cookie set by the login routes; `false` to keep sessions yourself in `onLogin`. */
+  /**
+   * The signed-in session cookie set by the login routes; `false` to keep sessions yourself in `onLogin`.
+   * `maxAgeSeconds` is from 60 to 34 560 000 (400 days, the longest a browser keeps a cookie); default 28 800 (8 h).
+   */
   session?: false | { maxAgeSeconds?: number };
-  /** Cookie attributes; `secure` defaults to whether the redirect URI is https. */
+  /**
+   * Cookie attributes; `secure` defaults to whether the redirect URI is https (and cannot be false with an https
+   * one). `transactionName` is the prefix of the transaction cookies' names (each login's cookie adds a tag of its
+   * state). The other attributes are fixed: httpOnly, SameSite=Lax, no Domain.
+   */
   cookies?: { secure?: boolean; transactionName?: string; sessionName?: string };
   /**
    * Called once per successful sign-in with the user id; resolve `true` when the id was seen for the first time
@@ -84,6 +91,18 @@ const ALIASES: Record<string, keyof LoginOptions> = {
   client_secret: 'clientSecret', redirect_uri: 'redirectUri', redirectUrl: 'redirectUri', callbackUrl: 'redirectUri',
   cookieSecret: 'secret', sessionSecret: 'secret', audiences: 'audience', clockTolerance: 'clockToleranceSeconds',
 };
+const SESSION_KNOWN = ['maxAgeSeconds'];
+const SESSION_ALIASES: Record<string, string> = { maxAge: 'maxAgeSeconds', maxAgeSecs: 'maxAgeSeconds', ttl: 'maxAgeSeconds', ttlSeconds: 'maxAgeSeconds', expiresIn: 'maxAgeSeconds', lifetime: 'maxAgeSeconds', duration: 'maxAgeSeconds' };
+const COOKIES_KNOWN = ['secure', 'transactionName', 'sessionName'];
+const COOKIES_ALIASES: Record<string, string> = {
+  name: 'sessionName', cookieName: 'sessionName', sessionCookieName: 'sessionName', sessionCookie: 'sessionName',
+  transactionCookieName: 'transactionName', transactionCookie: 'transactionName', txName: 'transactionName', stateName: 'transactionName',
+};
+// Cookie attributes other libraries let you set, which this one fixes on purpose.
+const COOKIES_FIXED = ['sameSite', 'domain', 'path', 'httpOnly', 'maxAge', 'expires', 'partitioned', 'priority'];
+/** The longest Max-Age browsers keep (RFC 6265bis caps it at 400 days); a longer session would end earlier anyway. */
+const MAX_SESSION_SECONDS = 400 * 24 * 3600;
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const EXAMPLE =
   "createLogin({ authUrl: 'https://login.service.example', clientId, clientSecret, redirectUri: 'https://shop.example/auth/callback', audience: 'https://api.shop.example', secret: process.env.LOGIN_COOKIE_SECRET })";
 
@@ -116,6 +135,12 @@ export function validateLoginOptions(options: unknown): asserts options is Login
   };
   url('authUrl', o.authUrl, false);
   url('redirectUri', o.redirectUri, true);
+  if (typeof o.redirectUri === 'string' && o.redirectUri.startsWith('http:') && URL.canParse(o.redirectUri) && !LOOPBACK_HOSTS.has(new URL(o.redirectUri).hostname)) {
+    problems.push(
+      'redirectUri must be https, or http on a loopback host only (localhost, 127.0.0.1, [::1]): over plain http the ' +
+        'authorization code and the session cookie cross the network in clear text. Register and use the https URL.',
+    );
+  }
   if (typeof o.authUrl === 'string' && o.authUrl.startsWith('http:') && o.allowInsecureRequests !== true) {
     problems.push('authUrl must be https. For a local test provider on http://127.0.0.1 set allowInsecureRequests: true (never in production).');
   }
@@ -155,16 +180,36 @@ export function validateLoginOptions(options: unknown): asserts options is Login
   }
   const session = o.session as Record<string, unknown> | false | undefined;
   if (session !== undefined && session !== false) {
-    if (typeof session !== 'object' || session === null) problems.push('session must be false or { maxAgeSeconds }.');
-    else if (session.maxAgeSeconds !== undefined && !(typeof session.maxAgeSeconds === 'number' && session.maxAgeSeconds >= 60)) {
-      problems.push('session.maxAgeSeconds must be a number of seconds, at least 60.');
+    if (typeof session !== 'object' || session === null || Array.isArray(session)) problems.push('session must be false or { maxAgeSeconds }.');
+    else {
+      for (const name of Object.keys(session)) if (!SESSION_KNOWN.includes(name)) problems.push(unknownNested('session', name, SESSION_KNOWN, SESSION_ALIASES));
+      const v = session.maxAgeSeconds;
+      if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 60 && v <= MAX_SESSION_SECONDS)) {
+        problems.push(`session.maxAgeSeconds must be a number of seconds from 60 to ${MAX_SESSION_SECONDS} (400 days, the longest a browser keeps a cookie), e.g. 28800 for 8 hours.`);
+      }
     }
   }
   const cookies = o.cookies as Record<string, unknown> | undefined;
   if (cookies !== undefined) {
-    if (typeof cookies !== 'object' || cookies === null) problems.push('cookies must be an object.');
+    if (typeof cookies !== 'object' || cookies === null || Array.isArray(cookies)) problems.push('cookies must be an object.');
     else {
+      for (const name of Object.keys(cookies)) {
+        if (COOKIES_KNOWN.includes(name)) continue;
+        if (COOKIES_FIXED.some((fixed) => fixed.toLowerCase() === name.toLowerCase())) {
+          problems.push(
+            `cookies.${name} is not an option: the login's cookies are always httpOnly, SameSite=Lax (the callback is a top-level GET ` +
+              'from the login server), without Domain (this host only), the session on / and the transaction on the callback path; ' +
+              'set the session lifetime with session.maxAgeSeconds. Remove it.',
+          );
+        } else problems.push(unknownNested('cookies', name, COOKIES_KNOWN, COOKIES_ALIASES));
+      }
       if (cookies.secure !== undefined && typeof cookies.secure !== 'boolean') problems.push('cookies.secure must be true or false.');
+      if (cookies.secure === false && typeof o.redirectUri === 'string' && o.redirectUri.startsWith('https:')) {
+        problems.push(
+          'cookies.secure: false with an https redirectUri would let the browser send the session cookie over plain http too, ' +
+            'where anyone on the network reads it: remove cookies.secure (it follows the redirect URI\u2019s scheme).',
+        );
+      }
       for (const name of ['transactionName', 'sessionName']) {
         const v = cookies[name];
         if (v !== undefined && (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v))) problems.push(`cookies.${name} must be a cookie name (token characters only).`);
@@ -172,6 +217,20 @@ export function validateLoginOptions(options: unknown): asserts options is Login
     }
   }
   if (problems.length > 0) throw configInvalid(problems);
+}
+
+/** A nested option that does not exist, with the one meant when it can be guessed (as route-options does). */
+function unknownNested(parent: string, name: string, known: string[], aliases: Record<string, string>): string {
+  const normalize = (value: string): string => value.toLowerCase().replace(/[-_\s]/g, '');
+  const wanted = normalize(name);
+  let meant = Object.entries(aliases).find(([alias]) => normalize(alias) === wanted)?.[1] ?? known.find((option) => normalize(option) === wanted);
+  if (!meant) {
+    const alike = known.filter((option) => wanted.length >= 3 && normalize(option).startsWith(wanted.slice(0, 3)));
+    if (alike.length === 1) meant = alike[0];
+  }
+  return meant
+    ? `unknown option "${parent}.${name}": did you mean "${parent}.${meant}"?`
+    : `unknown option "${parent}.${name}"; the options of ${parent} are ${known.join(', ')}.`;
 }
 
 function configInvalid(problems: string[]): KybLoginError {

@@ -26,6 +26,27 @@ describe('safeReturnPath', () => {
     expect(safeReturnPath(path)).toBeUndefined();
   });
 
+  it.each([
+    ['/\u0101', '/%C4%81'],
+    ['/caf\u00e9?q=\u00e9#\u00e9', '/caf%C3%A9?q=%C3%A9#%C3%A9'],
+    ['/a/./b/../c', '/a/c'],
+    ['/x?', '/x'],
+  ])('answers %j percent-encoded and normalised, as %j (an ASCII Location on every framework)', (path, expected) => {
+    expect(safeReturnPath(path)).toBe(expected);
+  });
+
+  it.each(['/.//evil.example', '/..//evil.example', '/a/..//evil.example'])('refuses %j, which normalises to a scheme-relative //host', (path) => {
+    expect(safeReturnPath(path)).toBeUndefined();
+  });
+
+  it('takes a path of up to 2048 bytes once encoded, and refuses a longer one', () => {
+    expect(safeReturnPath(`/${'a'.repeat(2047)}`)).toHaveLength(2048);
+    expect(safeReturnPath(`/${'a'.repeat(2048)}`)).toBeUndefined();
+    // 343 characters, but 2 053 bytes once percent-encoded (U+0101 is %C4%81).
+    expect(safeReturnPath(`/${'\u0101'.repeat(341)}`)).toHaveLength(2047);
+    expect(safeReturnPath(`/${'\u0101'.repeat(342)}`)).toBeUndefined();
+  });
+
   it('refuses what is not a string', () => {
     expect(safeReturnPath(['/a'])).toBeUndefined();
   });

@@ -120,20 +120,39 @@ export class LoginRoutes<Native> {
           location = safe;
         }
       }
-      const headers: Array<[string, string]> = [['set-cookie', result.setCookie]];
+      const headers: Array<[string, string]> = [['set-cookie', result.setCookie], ...(await this.staleCookies(request))];
       if (this.login.sessions) headers.push(['set-cookie', await this.login.sessionCookie(request, result.userId)]);
       headers.push(['location', location], ['cache-control', 'no-store']);
       return { status: 303, headers };
     } catch (error) {
-      // A failed callback uses the transaction up as well: a retry must start again.
-      return this.fail(error, native, [['set-cookie', this.login.clearTransactionCookie(request)]]);
+      // A failed callback uses its transaction up as well: a retry must start again. The cookie cleared is the one of
+      // the callback's state, so a forged callback (another state) leaves the browser's pending logins alone.
+      return this.fail(error, native, [['set-cookie', this.login.clearTransactionCookie(request)], ...(await this.staleCookies(request))]);
     }
   }
 
-  /** POST logout: clear the session, return to `?returnTo=` (same origin) or `/`. */
-  async logout(request: LoginRequest): Promise<LoginResponse> {
+  /**
+   * POST logout: clear the session, return to `?returnTo=` (same origin) or `/`. A POST another site made the browser
+   * send (`Sec-Fetch-Site: cross-site`, or without that header an `Origin` other than this site's) is refused with
+   * 403 `cross_site_request`: otherwise any page could sign the user out.
+   */
+  async logout(request: LoginRequest, native?: Native): Promise<LoginResponse> {
+    try {
+      this.refuseCrossSite(request);
+    } catch (error) {
+      return this.fail(error, native as Native, []);
+    }
     const returnTo = safeReturnPath(new URL(request.url, 'http://request.invalid').searchParams.get('returnTo')) ?? '/';
     return { status: 303, headers: [['set-cookie', this.login.clearSessionCookie(request)], ['location', returnTo], ['cache-control', 'no-store']] };
+  }
+
+  /**
+   * The answer when writing another answer failed (a framework refused one of its headers): 500 `internal_error`,
+   * reported to onError like every failure. The mounts use it so a request never hangs and the process never sees
+   * an unhandled rejection.
+   */
+  failure(error: unknown, native: Native): LoginResponse {
+    return this.fail(new KybLoginError('internal_error', undefined, { detail: 'the answer could not be written', cause: error }), native, []);
   }
 
   /**
@@ -141,11 +160,13 @@ export class LoginRoutes<Native> {
    * Resolves with the user, or with the 401/503 answer to send.
    */
   async user(request: LoginRequest, native: Native, guard: RequireUserOptions = {}): Promise<AuthenticatedUser | LoginResponse> {
-    const authorization = request.header('authorization');
+    const authorization = request.header('authorization')?.trim() ?? '';
     try {
-      if (authorization !== undefined) {
-        const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization.trim());
-        if (!match) throw loginError('token_invalid', 'the Authorization header is not a Bearer token');
+      // Another scheme (HTTP Basic in front of a staging site, say) is not ours to judge: as if there were no bearer
+      // token, so the session still counts. Only Bearer credentials that are not a token are refused.
+      if (/^Bearer(?:\s|$)/i.test(authorization)) {
+        const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization);
+        if (!match) throw loginError('token_invalid', 'the Bearer credentials are not a token');
         const { userId, claims } = await this.login.verifyAccessToken(match[1]!);
         return { userId, via: 'bearer', claims };
       }
@@ -162,6 +183,35 @@ export class LoginRoutes<Native> {
         headers.push(['www-authenticate', failure.code === 'token_missing' ? 'Bearer' : 'Bearer error="invalid_token"']);
       }
       return this.fail(failure, native, headers);
+    }
+  }
+
+  /**
+   * Fetch Metadata first: every current browser sends Sec-Fetch-Site, and only `cross-site` is refused. `same-site`
+   * (a sibling subdomain) passes: it is the boundary the SameSite=Lax session cookie already draws (such a page gets
+   * the cookie sent anyway), and a sign-out button on www.shop.example posting to app.shop.example must keep working.
+   * Without the header (an older browser), an Origin that is not this site's (the redirect URI's origin) is refused;
+   * `Origin: null` (a sandboxed frame, a privacy-redirected form) too. No Origin at all is not a browser's cross-site
+   * request: curl, a server, a test.
+   */
+  private refuseCrossSite(request: LoginRequest): void {
+    const site = request.header('sec-fetch-site')?.trim().toLowerCase();
+    if (site !== undefined && site !== '') {
+      if (site === 'cross-site') throw loginError('cross_site_request', 'a POST to logout from another site (Sec-Fetch-Site: cross-site)');
+      return;
+    }
+    const origin = request.header('origin')?.trim();
+    if (origin === undefined || origin === '') return;
+    if (origin !== new URL(this.login.redirectUriFor(request)).origin) {
+      throw loginError('cross_site_request', 'a POST to logout whose Origin is not this site\u2019s (no Sec-Fetch-Site)');
+    }
+  }
+
+  private async staleCookies(request: LoginRequest): Promise<Array<[string, string]>> {
+    try {
+      return (await this.login.staleTransactionCookies(request)).map((cookie) => ['set-cookie', cookie]);
+    } catch {
+      return []; // tidying up never changes the answer
     }
   }
 

@@ -82,7 +82,7 @@ export class TokenVerifier {
   constructor(private readonly options: TokenVerifierOptions) {
     this.jwks = createRemoteJWKSet(new URL(options.jwksUri), {
       cooldownDuration: options.jwksCooldownMs,
-      ...(options.fetch ? { [customFetch]: options.fetch } : {}),
+      [customFetch]: jwksFetch(options.fetch),
     });
   }
 
@@ -133,12 +133,52 @@ export class TokenVerifier {
   }
 }
 
+/**
+ * The JWKS could not be had: the request failed, or the answer was not a 200 with JSON. jose reports a non-200 as a
+ * plain JOSEError, the class of every token refusal too, so the fetch it is given throws this instead: key
+ * retrieval is then told from a bad token by class, not by jose's message text.
+ */
+class JwksFetchFailed extends Error {
+  override readonly name = 'JwksFetchFailed';
+}
+
+/** The fetch jose uses for the JWKS (the configured one, or the global one), with its failures made a JwksFetchFailed. */
+function jwksFetch(custom: typeof fetch | undefined): typeof fetch {
+  return async (input, init) => {
+    let response: Response;
+    let body: string;
+    try {
+      response = await (custom ?? fetch)(input, init);
+      if (response.status !== 200) {
+        await response.body?.cancel();
+        throw new JwksFetchFailed(`the login JWKS answered HTTP ${response.status}`);
+      }
+      body = await response.text();
+    } catch (error) {
+      if (error instanceof JwksFetchFailed) throw error;
+      throw new JwksFetchFailed(`fetching the login JWKS failed (${safeName(error)})`, { cause: error });
+    }
+    try {
+      JSON.parse(body);
+    } catch {
+      throw new JwksFetchFailed('the login JWKS is not JSON');
+    }
+    return new Response(body, { status: 200, headers: response.headers });
+  };
+}
+
+function safeName(error: unknown): string {
+  const name = (error as Error | undefined)?.name;
+  return typeof name === 'string' && /^\w{1,40}$/.test(name) ? name : 'error';
+}
+
 /** jose's failure → a stable code; the detail names the check, never a claim value or the token. */
 function verificationError(kind: string, error: unknown): KybLoginError {
+  if (error instanceof JwksFetchFailed) return loginError('jwks_unavailable', `${kind}: ${error.message}`);
   if (error instanceof joseErrors.JWTExpired) return loginError('token_expired', `${kind} exp is past`);
   if (error instanceof joseErrors.JWTClaimValidationFailed) return loginError('token_invalid', `${kind} claim ${error.claim} failed: ${error.reason}`);
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return loginError('jwks_unavailable', `${kind}: ${error.code}`);
   if (error instanceof joseErrors.JOSEError) return loginError('token_invalid', `${kind}: ${error.code}`);
-  // Not jose's own refusal: the JWKS fetch itself failed (network, DNS, refused connection).
-  return loginError('jwks_unavailable', `${kind}: fetching the login JWKS failed (${(error as Error)?.name ?? 'error'})`);
+  // Neither jose's refusal nor a failed JWKS fetch (those are JwksFetchFailed): unexpected, so not the token's fault.
+  return new KybLoginError('internal_error', undefined, { detail: `${kind}: verification failed unexpectedly (${safeName(error)})`, cause: error });
 }

@@ -35,7 +35,9 @@ export interface TransactionStore {
 
 /**
  * A {@link TransactionStore} in this process's memory: for a single instance. Expired entries are dropped as new
- * ones arrive, and at most `maxEntries` are kept (the oldest go first).
+ * ones arrive, and at most `maxEntries` are kept (the oldest go first). Starting a login needs no sign-in, so a flood
+ * of requests to the start route can push out logins still in progress: their callbacks then answer
+ * `transaction_missing` (start again). Rate-limit the start route, or use a shared store (Redis) sized for it.
  *
  * @example
  * ```ts

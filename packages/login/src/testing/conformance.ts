@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KybLoginError } from '../errors.js';
+import { LOGIN_ERRORS, type KybLoginError } from '../errors.js';
 import { createLogin, type Login, type LoginResult } from '../login.js';
 import type { LoginRoutesOptions } from '../routes.js';
 import { COOKIE_SECRET } from './flow.js';
@@ -89,6 +89,13 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
       return { agent, callbackUrl: await approveAtProvider(agent, start.headers.get('location')!) };
     }
 
+    /** The one transaction cookie the agent holds, as [name, value]. */
+    function transactionCookie(agent: UserAgent): [string, string] {
+      const found = [...agent.cookies].filter(([name]) => name.startsWith('kyb-login-tx'));
+      expect(found).toHaveLength(1);
+      return found[0]!;
+    }
+
     async function signedIn(returnTo?: string): Promise<{ agent: UserAgent; callback: Response }> {
       const { agent, callbackUrl } = await upToCallback(returnTo);
       return { agent, callback: await agent.request(callbackUrl) };
@@ -114,14 +121,14 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
       expect([url.searchParams.get('prompt'), url.searchParams.get('access_type'), url.searchParams.get('audience')]).toEqual(['consent', 'offline', app.provider.audiences[0]]);
       const cookie = start.headers.getSetCookie();
       expect(cookie).toHaveLength(1);
-      expect(cookie[0]).toMatch(/^kyb-login-tx=[^;]+; Path=\/auth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+      expect(cookie[0]).toMatch(/^kyb-login-tx-[0-9a-z]+=[^;]+; Path=\/auth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
       expect(start.headers.get('cache-control')).toBe('no-store');
     });
 
     it('clears the transaction cookie on the callback', async () => {
       const { callback } = await signedIn();
       const cookies = callback.headers.getSetCookie();
-      expect(cookies.find((c) => c.startsWith('kyb-login-tx='))).toMatch(/^kyb-login-tx=; Path=\/auth\/callback; Max-Age=0/);
+      expect(cookies.find((c) => c.startsWith('kyb-login-tx-'))).toMatch(/^kyb-login-tx-[0-9a-z]+=; Path=\/auth\/callback; Max-Age=0/);
       expect(cookies.find((c) => c.startsWith('kyb-login-session='))).toMatch(/; Path=\/; Max-Age=28800; HttpOnly; SameSite=Lax$/);
     });
 
@@ -161,9 +168,9 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
 
     it('refuses a replayed callback', async () => {
       const { agent, callbackUrl } = await upToCallback();
-      const transactionCookie = agent.cookies.get('kyb-login-tx')!;
+      const [name, value] = transactionCookie(agent);
       expect((await agent.request(callbackUrl)).status).toBe(303);
-      const replay = await fetch(callbackUrl, { headers: { cookie: `kyb-login-tx=${transactionCookie}` }, redirect: 'manual' });
+      const replay = await fetch(callbackUrl, { headers: { cookie: `${name}=${value}` }, redirect: 'manual' });
       expect(replay.status).toBe(400);
       expect(await replay.json()).toMatchObject({ error: 'transaction_replayed' });
     });
@@ -217,6 +224,139 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
       const out = await agent.request(`${app.origin}/auth/logout?returnTo=/bye`, { method: 'POST' });
       expect(out.status).toBe(303);
       expect(out.headers.get('location')).toBe('/bye');
+      expect((await agent.request(`${app.origin}/me`)).status).toBe(401);
+    });
+
+    it('returns to a non-ASCII return path, percent-encoded (the Location header is ASCII)', async () => {
+      const { agent, callback } = await signedIn('/\u0101/caf\u00e9?q=\u00e9#\u00e9');
+      expect(callback.status).toBe(303);
+      expect(callback.headers.get('location')).toBe('/%C4%81/caf%C3%A9?q=%C3%A9#%C3%A9');
+      expect((await agent.request(`${app.origin}/me`)).status).toBe(200);
+    });
+
+    it('signs out to a non-ASCII return path, percent-encoded', async () => {
+      const out = await fetch(`${app.origin}/auth/logout?returnTo=/%C4%81`, { method: 'POST', redirect: 'manual' });
+      expect(out.status).toBe(303);
+      expect(out.headers.get('location')).toBe('/%C4%81');
+    });
+
+    it('refuses a return path longer than 2048 bytes once percent-encoded, before anything starts', async () => {
+      // 1 000 characters, but 6 001 bytes in the Location header and the transaction cookie.
+      const start = await fetch(`${app.origin}/auth/login?returnTo=${encodeURIComponent(`/${'\u0101'.repeat(1000)}`)}`, { redirect: 'manual' });
+      expect(start.status).toBe(400);
+      expect(await start.json()).toMatchObject({ error: 'return_path_invalid' });
+      expect(start.headers.getSetCookie()).toEqual([]);
+    });
+
+    it('answers 500 internal_error, and keeps serving, when the framework refuses to write an answer', async () => {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      // A Set-Cookie value no HTTP stack writes (U+0101): the framework throws while writing the answer.
+      const broken: Login = { ...app.login, start: async () => ({ url: new URL('https://login.example/'), setCookie: 'kyb-login-tx-x=\u0101' }) };
+      const errors: KybLoginError[] = [];
+      try {
+        await mount(server, broken, { onError: (error) => void errors.push(error) });
+        for (let i = 0; i < 2; i++) {
+          const start = await fetch(`${origin}/auth/login`, { redirect: 'manual' });
+          expect(start.status).toBe(500);
+          expect(await start.json()).toEqual({ error: 'internal_error', message: LOGIN_ERRORS.internal_error.message });
+          expect(start.headers.get('location')).toBeNull();
+          expect(start.headers.getSetCookie()).toEqual([]);
+        }
+        expect(errors.map((error) => error.code)).toEqual(['internal_error', 'internal_error']);
+      } finally {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
+
+    it('lets two logins started in one browser both finish, in either order', async () => {
+      const browser = new UserAgent();
+      const first = await browser.request(`${app.origin}/auth/login?returnTo=/first`);
+      const second = await browser.request(`${app.origin}/auth/login?returnTo=/second`);
+      const firstCallback = await approveAtProvider(browser, first.headers.get('location')!);
+      const secondCallback = await approveAtProvider(browser, second.headers.get('location')!);
+      const back2 = await browser.request(secondCallback);
+      expect([back2.status, back2.headers.get('location')]).toEqual([303, '/second']);
+      const back1 = await browser.request(firstCallback);
+      expect([back1.status, back1.headers.get('location')]).toEqual([303, '/first']);
+      expect([...browser.cookies.keys()].filter((name) => name.startsWith('kyb-login-tx'))).toEqual([]);
+    });
+
+    it('keeps at most four other pending logins\u2019 cookies once a callback comes: abandoned logins do not pile up', async () => {
+      const browser = new UserAgent();
+      for (let i = 0; i < 6; i++) await (await browser.request(`${app.origin}/auth/login`)).body?.cancel();
+      const last = await browser.request(`${app.origin}/auth/login?returnTo=/last`);
+      const pending = () => [...browser.cookies.keys()].filter((name) => name.startsWith('kyb-login-tx-'));
+      expect(pending()).toHaveLength(7);
+      const back = await browser.request(await approveAtProvider(browser, last.headers.get('location')!));
+      expect([back.status, back.headers.get('location')]).toEqual([303, '/last']);
+      expect(pending()).toHaveLength(4);
+    });
+
+    it('does not let a forged callback use up the browser\u2019s pending login', async () => {
+      const { agent, callbackUrl } = await upToCallback('/me');
+      const forged = await agent.request(`${app.origin}/auth/callback?state=forged&code=forged`);
+      expect(forged.status).toBe(400);
+      expect(await forged.json()).toMatchObject({ error: 'state_mismatch' });
+      const genuine = await agent.request(callbackUrl);
+      expect([genuine.status, genuine.headers.get('location')]).toEqual([303, '/me']);
+    });
+
+    it('refuses a callback without a code: 400 callback_invalid', async () => {
+      const { agent, callbackUrl } = await upToCallback();
+      callbackUrl.searchParams.delete('code');
+      const callback = await agent.request(callbackUrl);
+      expect(callback.status).toBe(400);
+      expect(await callback.json()).toMatchObject({ error: 'callback_invalid' });
+    });
+
+    it.each<[string, (url: URL) => void]>([
+      ['without iss', (url) => url.searchParams.delete('iss')],
+      ['with the iss of another server', (url) => url.searchParams.set('iss', 'https://login.other.example')],
+    ])('refuses a callback %s: 400 callback_invalid', async (_name, edit) => {
+      const { agent, callbackUrl } = await upToCallback();
+      edit(callbackUrl);
+      const callback = await agent.request(callbackUrl);
+      expect(callback.status).toBe(400);
+      expect(await callback.json()).toMatchObject({ error: 'callback_invalid' });
+      expect(callback.headers.getSetCookie().some((c) => c.startsWith('kyb-login-session='))).toBe(false);
+    });
+
+    it('falls back to the session when the Authorization header is not a Bearer token (HTTP Basic of a staging site)', async () => {
+      const { agent } = await signedIn();
+      const basic = { authorization: `Basic ${btoa('staging:password')}` };
+      const page = await agent.request(`${app.origin}/me`, { headers: basic });
+      expect(page.status).toBe(200);
+      expect(await page.json()).toEqual({ userId: TEST_ADDRESS, via: 'session' });
+      const api = await agent.request(`${app.origin}/api/me`, { headers: basic });
+      expect(api.status).toBe(401);
+      expect(api.headers.get('www-authenticate')).toBe('Bearer');
+      expect(await api.json()).toMatchObject({ error: 'token_missing' });
+    });
+
+    it.each<[string, Record<string, string>]>([
+      ['Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site', origin: 'http://evil.example' }],
+      ['an Origin of another site (no Sec-Fetch-Site)', { origin: 'http://evil.example' }],
+      ['Origin: null (no Sec-Fetch-Site)', { origin: 'null' }],
+    ])('refuses a sign-out sent from another site (%s): 403 cross_site_request, the session kept', async (_name, headers) => {
+      const { agent } = await signedIn();
+      const out = await agent.request(`${app.origin}/auth/logout?returnTo=/bye`, { method: 'POST', headers });
+      expect(out.status).toBe(403);
+      expect(await out.json()).toMatchObject({ error: 'cross_site_request' });
+      expect(out.headers.getSetCookie()).toEqual([]);
+      expect((await agent.request(`${app.origin}/me`)).status).toBe(200);
+    });
+
+    it.each<[string, (origin: string) => Record<string, string>]>([
+      ['Sec-Fetch-Site: same-origin', (origin) => ({ 'sec-fetch-site': 'same-origin', origin })],
+      ['Sec-Fetch-Site: same-site', () => ({ 'sec-fetch-site': 'same-site', origin: 'http://www.127.0.0.1.example' })],
+      ['this site\u2019s Origin (no Sec-Fetch-Site)', (origin) => ({ origin })],
+    ])('signs out a request from this site (%s)', async (_name, headers) => {
+      const { agent } = await signedIn();
+      const out = await agent.request(`${app.origin}/auth/logout`, { method: 'POST', headers: headers(app.origin) });
+      expect(out.status).toBe(303);
       expect((await agent.request(`${app.origin}/me`)).status).toBe(401);
     });
   });

@@ -10,7 +10,7 @@ export { signInThroughApp, type SignInResult, type SignInStep } from './sign-in.
 
 /**
  * Options of {@link startLoginProvider}: the redirect URIs registered for its two clients, and optionally the
- * audiences and the access token lifetime (seconds).
+ * audiences and the access and ID token lifetimes (seconds).
  *
  * @example
  * ```ts

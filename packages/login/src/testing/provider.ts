@@ -32,6 +32,8 @@ export interface TestProviderOptions {
   audiences?: string[];
   /** Seconds an access token lives (default 600). */
   accessTokenTtl?: number;
+  /** Seconds an ID token lives (default 600). */
+  idTokenTtl?: number;
 }
 
 /**
@@ -123,7 +125,7 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     cookies: { keys: [randomBytes(32).toString('hex')] },
-    ttl: { AccessToken: options.accessTokenTtl ?? 600, AuthorizationCode: 60, IdToken: 600, RefreshToken: 86_400, Interaction: 600, Session: 3600, Grant: 86_400 },
+    ttl: { AccessToken: options.accessTokenTtl ?? 600, AuthorizationCode: 60, IdToken: options.idTokenTtl ?? 600, RefreshToken: 86_400, Interaction: 600, Session: 3600, Grant: 86_400 },
     features: {
       devInteractions: { enabled: false },
       resourceIndicators: {
