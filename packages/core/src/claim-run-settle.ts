@@ -7,7 +7,7 @@
 import { typeBindingOf } from './attestation-binding.js';
 import type { AttestationClaims } from './attestation.js';
 import type { VerifiedItem } from './checks.js';
-import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
+import { handOff, isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { checkClaimResult, type ClaimResult, type DedupeStore } from './dedupe.js';
 import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from './envelope.js';
@@ -61,7 +61,7 @@ export interface ClaimRunSettle {
   /** Calls the store's method `operation` within storeTimeoutMs; a synchronous throw, a rejection and a timeout all throw. */
   callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
   /** Claims the key within storeTimeoutMs; an answer outside the contract throws. */
-  claim(dedupeKey: string): Promise<ClaimResult>;
+  claim(dedupeKey: string, waitUntil?: VerifiedItem['waitUntil']): Promise<ClaimResult>;
   /** Runs the handlers of a claimed event for the ordered path; a failure has released the claim. */
   runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;
   /** Frees the claim after a failure, so that the service's retry runs the handlers again. */
@@ -95,13 +95,13 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   }
 
   /** Claims the key within storeTimeoutMs, synchronously when the store answers so; throws as {@link claim}. */
-  function claimSoon(dedupeKey: string): ClaimResult | Promise<ClaimResult> {
+  function claimSoon(dedupeKey: string, waitUntil: VerifiedItem['waitUntil']): ClaimResult | Promise<ClaimResult> {
     const answer = callStoreSoon('claim', () => store.claim(dedupeKey, claimOptions));
     if (!(answer instanceof Promise)) return checkClaimResult(answer);
     return answer.then(checkClaimResult, (error: unknown) => {
       if (error instanceof StoreTimeoutError) {
         // A claim that lands after we gave up would hold the event for a whole lease: hand it back.
-        Promise.resolve(error.pending).then(
+        const handBack = Promise.resolve(error.pending).then(
           (late) => {
             const token = (late as { status?: unknown; token?: unknown } | null)?.token;
             if ((late as { status?: unknown } | null)?.status === 'acquired' && typeof token === 'string') {
@@ -110,13 +110,14 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
           },
           () => {},
         );
+        handOff(waitUntil, handBack);
       }
       throw error;
     });
   }
 
-  async function claim(dedupeKey: string): Promise<ClaimResult> {
-    return claimSoon(dedupeKey);
+  async function claim(dedupeKey: string, waitUntil?: VerifiedItem['waitUntil']): Promise<ClaimResult> {
+    return claimSoon(dedupeKey, waitUntil);
   }
 
   /**
@@ -168,7 +169,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     // 6. dedupe: claim the event
     let claimed: ClaimResult | Promise<ClaimResult>;
     try {
-      claimed = claimSoon(dedupeKey);
+      claimed = claimSoon(dedupeKey, item.waitUntil);
       if (claimed instanceof Promise) claimed = await claimed;
     } catch (error) {
       return reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope);
@@ -193,7 +194,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
         () => settleSuccess(dedupeKey, token, envelope, true),
         () => settleFailure(dedupeKey, token, envelope),
       );
-      item.waitUntil?.(Promise.resolve(settling));
+      handOff(item.waitUntil, settling);
       return { ...reject(logger, 'handler_timeout', envelope), event };
     }
 
@@ -212,8 +213,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     }
     if (outcome !== HANDLED) {
       // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
-      const settling = outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope));
-      item.waitUntil?.(Promise.resolve(settling));
+      handOff(item.waitUntil, outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope)));
       return rejection('handler_timeout');
     }
     return undefined;

@@ -32,3 +32,17 @@ export function settleWithin<T>(work: T | PromiseLike<T>, ms: number): T | Promi
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
+
+/**
+ * Hands work that goes on after the delivery's answer to its `waitUntil` (Workers, Vercel), which would otherwise
+ * cancel it. A `waitUntil` that throws (called outside its request, say) changes nothing: the work goes on as it
+ * would without one, and the answer stays what it was.
+ */
+export function handOff(waitUntil: ((promise: Promise<unknown>) => void) | undefined, work: PromiseLike<unknown>): void {
+  if (waitUntil === undefined) return;
+  try {
+    waitUntil(Promise.resolve(work));
+  } catch {
+    // see above
+  }
+}

@@ -502,6 +502,16 @@ describe('ordering enforce', () => {
       expect(firstSeqWarnings(logs)).toEqual(['warn: streams start at seq 0, not at ordering.firstSeq (1): set firstSeq: 0']);
     });
 
+    it('a wrong guess of 1, once a stream was seen to start at 0: a new stream’s seq 1 asks the API first, so its seq 0 is not skipped', async () => {
+      const [a, b] = [await attestedStream(0), await attestedStream(0)];
+      expect(a[0]!.stream_id).not.toBe(b[0]!.stream_id);
+      const { deliver, seen, fetches } = setup({ ordering: { firstSeq: 1 }, api: [...a, ...b] });
+      expect((await deliver(a[0]!)).status).toBe(200);
+      // Stream b's seq 0 was given up on (or runs in another process): its seq 1 arrives first.
+      expect((await deliver(b[1]!)).status).toBe(200);
+      expect({ seen, fetches }).toEqual({ seen: [0, 0, 1], fetches: [[b[0]!.stream_id, -1]] });
+    });
+
     it('a wrong guess of 1 (streams start at 0), first delivery seq 2: seq 0 and 1 are backfilled, none skipped', async () => {
       const events = await attestedStream(0);
       const { deliver, seen, fetches } = setup({ ordering: { firstSeq: 1 }, api: events });

@@ -1,7 +1,7 @@
 import type { ClaimResult } from './dedupe.js';
 import type { Envelope } from './envelope.js';
 import { ERRORS, KybWebhookError, rejection, type ErrorCode } from './errors.js';
-import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
+import { handOff, isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { safeLog, type Logger } from './logger.js';
 import { MAX_STREAM_ID_LENGTH, unstorableStreamId, type StreamCursorStore } from './stream-store.js';
 
@@ -37,8 +37,9 @@ export type FetchEventsAfter = (streamId: string, afterSeq: number, signal: Abor
  * The `ordering` option of `createReceiver`.
  *
  * Assumptions (the spec shows neither): a stream's seq starts at 0 or 1 and is contiguous, so the event expected
- * after cursor `c` is `c + 1`. `firstSeq` is the start you expect; under `'enforce'` a wrong one costs an events call
- * per new stream (the API's first event says where it starts) and a warning, never a stalled or skipped event.
+ * after cursor `c` is `c + 1`. Under `'enforce'`, a new stream whose first delivery is not at `firstSeq` is read from
+ * the API from its beginning, whose first event says where it starts: the default 0 is always safe (streams that
+ * start at 1 cost an events call each); `firstSeq: 1` is safe only if they really start at 1.
  * Every mode but `'off'` needs a store that keeps stream cursors (every built-in store does); `'enforce'` also needs
  * `fetchEventsAfter`.
  *
@@ -54,7 +55,10 @@ export type FetchEventsAfter = (streamId: string, afterSeq: number, signal: Abor
 export interface OrderingOptions {
   /** `'off'`, `'detect'` or `'enforce'`. */
   mode: OrderingMode;
-  /** The seq you expect streams to start at: 0 (default) or 1. A new stream that starts elsewhere costs an events call. */
+  /**
+   * Where a stream with no cursor is taken to start without asking the API: 0 (default, always safe: a stream that
+   * starts at 1 costs an events call) or 1 (only if streams really start at 1; see the README's Ordering section).
+   */
   firstSeq?: 0 | 1;
   /** Required under `'enforce'`: where missing events are fetched from. */
   fetchEventsAfter?: FetchEventsAfter;
@@ -166,7 +170,7 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   logger: Logger | undefined;
   gapHandlers: readonly GapHandler[];
   callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
-  claim(dedupeKey: string): Promise<ClaimResult>;
+  claim(dedupeKey: string, waitUntil?: OrderedItem['waitUntil']): Promise<ClaimResult>;
   /** Runs the handlers of a claimed event; on failure it has released the claim and says why. */
   run(item: Item, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;
   /** Verifies an event fetched from the API through the same checks as a delivery, minus the HMAC it cannot have. */
@@ -290,7 +294,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     };
     let claim: ClaimResult;
     try {
-      claim = await steps.claim(item.dedupeKey);
+      claim = await steps.claim(item.dedupeKey, item.waitUntil);
     } catch (error) {
       return stop(rejection('store_unavailable', steps.describeStoreFailure('claim', error), error));
     }
@@ -320,7 +324,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   async function claimOrAnswer(item: Item): Promise<{ token: string } | { answer: Result }> {
     let claim: ClaimResult;
     try {
-      claim = await steps.claim(item.dedupeKey);
+      claim = await steps.claim(item.dedupeKey, item.waitUntil);
     } catch (error) {
       return { answer: storeFailed('claim', error, item) };
     }
@@ -386,16 +390,17 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     const running = (async () => {
       for (const handler of steps.gapHandlers) await handler(gap, envelope);
     })();
+    let outcome: void | typeof TIMED_OUT;
     try {
-      if ((await settleWithin(running, steps.handlerTimeoutMs)) === TIMED_OUT) {
-        // As for event handlers: the claim stays held while the hook may still run; its late outcome settles it.
-        const settling = running.then(recordLate, () => steps.release(item, token));
-        item.waitUntil?.(settling);
-        return steps.reject(rejection('handler_timeout', 'an onGap handler did not finish within handlerTimeoutMs'), item);
-      }
+      outcome = await settleWithin(running, steps.handlerTimeoutMs);
     } catch (error) {
       await steps.release(item, token);
       return steps.reject(rejection('late_unhandled', 'an onGap handler failed', error), item);
+    }
+    if (outcome === TIMED_OUT) {
+      // As for event handlers: the claim stays held while the hook may still run; its late outcome settles it.
+      handOff(item.waitUntil, running.then(recordLate, () => steps.release(item, token)));
+      return steps.reject(rejection('handler_timeout', 'an onGap handler did not finish within handlerTimeoutMs'), item);
     }
     await recordLate();
     return steps.accept(item, 'late');
@@ -416,7 +421,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     const deadline = Date.now() + steps.backfillTimeoutMs;
     const stopReading = new AbortController();
     let next = expected;
-    let start = firstSeq;
+    let start = startGuess;
     let fromSeq: number | undefined;
     let events: AsyncIterator<unknown> | undefined;
     const fetchFailed = (error: unknown) => {
@@ -467,7 +472,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
           if ((first === 0 || first === 1) && first <= envelope.seq) {
             start = first;
             next = first;
-            if (first !== firstSeq) warnFirstSeq(first);
+            if (first !== firstSeq) learnedStart(first);
             if (first === envelope.seq) break; // the arrived event is the stream's first: nothing to fill
           }
         }
@@ -495,16 +500,24 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     return { start };
   }
 
+  // Where a stream with no cursor is taken to start without asking the API: firstSeq, until a stream of this receiver
+  // is seen to start at 0 while firstSeq says 1. From then on 0, the guess that is always safe: with 1, a seq 1
+  // delivered before its stream's seq 0 ran (given up on, or still running in another process) would start the
+  // stream. Never learnt the other way (1 where firstSeq says 0): that would trade an API call for that risk.
+  let startGuess: 0 | 1 = firstSeq;
   let firstSeqWarned = false;
-  /** Once per receiver: the streams start at another seq than `firstSeq` says, which costs an API call per new stream. */
-  function warnFirstSeq(actual: 0 | 1): void {
+  /** The streams start at another seq than `firstSeq` says: learnt (see startGuess), and a warning once per receiver. */
+  function learnedStart(actual: 0 | 1): void {
+    if (actual === 0) startGuess = 0;
     if (firstSeqWarned || !logger) return;
     firstSeqWarned = true;
     safeLog(logger, {
       level: 'warn',
       message:
         `streams start at seq ${actual}, not at ordering.firstSeq (${firstSeq}): set firstSeq: ${actual}. ` +
-        'Events are still run in order, but a new stream costs an events call to learn where it starts',
+        (actual === 1
+          ? 'Until then each new stream costs an events call to learn where it starts'
+          : 'Until then a seq 1 delivered before its stream\'s seq 0 ran may be taken as the stream\'s start'),
     });
   }
 
@@ -525,20 +538,20 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     let cursor: number | null;
     try {
       // The hint lets a store that needs a cursor row before completing in order (MySQL) create it in this round trip.
-      cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id, { firstEvent: envelope.seq <= firstSeq }));
+      cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id, { firstEvent: envelope.seq <= startGuess }));
     } catch (error) {
       return storeFailed('getCursor', error, item);
     }
-    if (cursor === null && envelope.seq < firstSeq) {
+    if (cursor === null && envelope.seq < startGuess) {
       // A seq 0 where firstSeq says 1: nothing can come before it, so it starts its stream (never "late": there is no
       // cursor for it to be behind).
-      warnFirstSeq(0);
+      learnedStart(0);
       return (await runInTurn(item, item, 0)) ?? steps.accept(item, undefined);
     }
-    const expected = cursor === null ? firstSeq : cursor + 1;
+    const expected = cursor === null ? startGuess : cursor + 1;
     if (!steps.hmacChecked && envelope.seq === cursor && item.dedupeKey !== envelope.event_id) return receiveBesideCursor(item);
     if (envelope.seq < expected) return receiveLate(item, expected);
-    let start = firstSeq;
+    let start = startGuess;
     if (envelope.seq > expected) {
       const filled = await backfill(item, expected, cursor !== null);
       if ('answer' in filled) return filled.answer;

@@ -101,4 +101,43 @@ describe('waitUntil keeps a timed-out handler’s late outcome alive after the a
     await platform.handed[0];
     expect((await receiver.receive({ method: 'POST', ...delivery })).body).toEqual({ received: true, code: 'duplicate' });
   });
+
+  it('a waitUntil that throws changes nothing: still 503 handler_timeout, and the late success is still recorded', async () => {
+    const { receiver, request, finish, runs } = await slowReceiver();
+    const handle = createFetchHandler(receiver, {
+      waitUntil: () => {
+        throw new Error('waitUntil called outside its request');
+      },
+    });
+    const first = await handle(request());
+    expect([first.status, ((await first.json()) as { error: { code: string } }).error.code]).toEqual([503, 'handler_timeout']);
+    finish();
+    await expect.poll(async () => (await (await handle(request())).json()) as object).toEqual({ received: true, code: 'duplicate' });
+    expect(runs()).toBe(1);
+  });
+
+  it('a claim that lands after storeTimeoutMs is handed back through waitUntil, so the retry need not wait out the lease', async () => {
+    const signer = await createTestSigner();
+    const memory = createMemoryStore();
+    const slowClaims = gate();
+    let slow = true;
+    const store = {
+      ...memory,
+      claim: async (...args: Parameters<typeof memory.claim>) => {
+        if (slow) await slowClaims.closed;
+        return memory.claim(...args);
+      },
+    };
+    const receiver = createReceiver({ secrets: { ...signer.secrets }, logger: false, ...timing, store });
+    receiver.on('kyb.data_request.refused', () => {});
+    const delivery = await signer.sign(testEvents.dataRequestRefused());
+    const platform = recordingWaitUntil();
+    const first = await receiver.receive({ method: 'POST', ...delivery, waitUntil: platform.waitUntil });
+    expect([first.status, first.code, platform.handed.length]).toEqual([503, 'store_unavailable', 1]);
+    slow = false;
+    slowClaims.open();
+    await platform.handed[0];
+    const retry = await receiver.receive({ method: 'POST', ...delivery });
+    expect([retry.status, retry.body]).toEqual([200, { received: true }]);
+  });
 });

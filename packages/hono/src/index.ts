@@ -42,18 +42,19 @@ const HONO_MAP: AdapterMap<Context, Context, Response> = {
 
 /**
  * On Workers, the execution context's waitUntil, so a handler past handlerTimeoutMs still settles its claim after
- * the answer (the runtime would otherwise cancel it). Hono's `c.executionCtx` throws where there is none (Node, Bun,
- * Deno), and those keep running anyway.
+ * the answer (the runtime would otherwise cancel it). Read only when there is work to hand over: Hono's
+ * `c.executionCtx` throws where there is none (Bun, Deno), and building that Error on every delivery cost about 3 µs.
+ * On Node (`@hono/node-server`, which passes `c.env.incoming`) nothing is handed over: the process keeps running.
  */
 function workerWaitUntil(c: Context): ((promise: Promise<unknown>) => void) | undefined {
-  let ctx: { waitUntil?: unknown };
-  try {
-    ctx = c.executionCtx;
-  } catch {
-    return undefined;
-  }
-  const waitUntil = ctx?.waitUntil;
-  return typeof waitUntil === 'function' ? (promise) => waitUntil.call(ctx, promise) : undefined;
+  if ((c.env as { incoming?: unknown } | undefined)?.incoming !== undefined) return undefined;
+  return (promise) => {
+    try {
+      c.executionCtx.waitUntil(promise);
+    } catch {
+      // no execution context (Bun, Deno): the work goes on without one
+    }
+  };
 }
 
 /**
