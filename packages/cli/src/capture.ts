@@ -66,7 +66,7 @@ export function readHeadersAndBody(headersPath: string, bodyPath: string): Captu
   const text = readText(headersPath, 'headers');
   let headers: Record<string, string>;
   if (text.trimStart().startsWith('{')) headers = headersFromObject(parseJson(text, headersPath, 'headers'), headersPath);
-  else headers = headersFromLines(text);
+  else headers = headersFromLines(text, headersPath);
   let body: Uint8Array;
   try {
     body = new Uint8Array(readFileSync(bodyPath));
@@ -86,8 +86,13 @@ export function readHeadersAndBody(headersPath: string, bodyPath: string): Captu
  * ```
  */
 export function saveCapture(dir: string, name: string, delivery: { url?: string; headers: Record<string, string>; body: Uint8Array }): string {
-  mkdirSync(dir, { recursive: true });
   const path = resolve(join(dir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.json`));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    // The delivery has been sent by now: exit 1, not the "nothing was sent" of a usage error.
+    throw new CliError(`Could not write the capture ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): --save must name a directory you can write. The delivery was sent; its capture was not written.`);
+  }
   let bodyField: { body: string } | { bodyBase64: string };
   try {
     bodyField = { body: new TextDecoder('utf-8', { fatal: true }).decode(delivery.body) };
@@ -95,7 +100,11 @@ export function saveCapture(dir: string, name: string, delivery: { url?: string;
     bodyField = { bodyBase64: Buffer.from(delivery.body).toString('base64') };
   }
   const capture = { format: CAPTURE_FORMAT, capturedAt: new Date().toISOString(), url: delivery.url, method: 'POST', headers: delivery.headers, ...bodyField };
-  writeFileSync(path, `${JSON.stringify(capture, null, 2)}\n`);
+  try {
+    writeFileSync(path, `${JSON.stringify(capture, null, 2)}\n`);
+  } catch (error) {
+    throw new CliError(`Could not write the capture ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): --save must name a directory you can write. The delivery was sent; its capture was not written.`);
+  }
   return path;
 }
 
@@ -119,10 +128,11 @@ function headersFromObject(value: unknown, path: string): Record<string, string>
     else if (Array.isArray(headerValue)) headers[name.toLowerCase()] = headerValue.map(String).join(', ');
     else if (typeof headerValue === 'number') headers[name.toLowerCase()] = String(headerValue);
   }
+  checkHeaders(headers, (problem) => badCapture(path, problem));
   return headers;
 }
 
-function headersFromLines(text: string): Record<string, string> {
+function headersFromLines(text: string, path: string): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const line of text.split(/\r?\n/)) {
     const colon = line.indexOf(':');
@@ -132,7 +142,23 @@ function headersFromLines(text: string): Record<string, string> {
     const value = line.slice(colon + 1).trim();
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   }
+  checkHeaders(headers, (problem) => usageError(`The headers file ${path} cannot be used: ${problem}.`));
   return headers;
+}
+
+// RFC 9110 field names; values as fetch sends them (no CR, LF or NUL, Latin-1 only). Checked on reading, so a
+// capture fetch would refuse is an input error, not a server that seems down (replay) or a delivery that
+// verifies but can never be sent (verify).
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// eslint-disable-next-line no-control-regex -- the control characters are what is looked for
+const BAD_VALUE = /[\r\n\0]|[^\u0000-\u00ff]/;
+
+function checkHeaders(headers: Record<string, string>, fail: (problem: string) => CliError): void {
+  for (const [name, value] of Object.entries(headers)) {
+    // Neither the name nor the value is quoted unless it is well-formed: a capture is untrusted text.
+    if (!TOKEN.test(name)) throw fail('a header name is not an HTTP token (letters, digits and !#$%&\'*+-.^_`|~ only); fix or remove that header');
+    if (BAD_VALUE.test(value)) throw fail(`the value of header "${name.slice(0, 64)}" has a line break, a NUL or a character beyond Latin-1, which HTTP cannot carry; fix or remove that header`);
+  }
 }
 
 function parseJsonFile(path: string, what: string): unknown {

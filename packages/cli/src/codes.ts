@@ -1,6 +1,29 @@
 import { signatureVersionOf } from './capture.js';
 
 /**
+ * What `200 unauthenticated` means for the sender, and what to do about it.
+ *
+ * @example
+ * ```ts
+ * if (sent.code === 'unauthenticated') print(`note: ${UNAUTHENTICATED_NOTE}`)
+ * ```
+ */
+export const UNAUTHENTICATED_NOTE =
+  'acknowledged but not processed: the receiver has no HMAC secrets and this type carries no attestation, so nothing authenticates it (spec 5.4) and no handler ran; give the receiver the KYB_SECRET_V<n> variables `kyb-webhooks keys` prints to process such events.';
+
+/**
+ * Why an HMAC scenario cannot judge a receiver that answers `200 unauthenticated`: it has no secrets to check MACs
+ * with, which the spec allows (the attestation is the trust boundary), so its answers say nothing about HMACs.
+ *
+ * @example
+ * ```ts
+ * print(`\u2717 precondition: ${HMAC_PRECONDITION}`)
+ * ```
+ */
+export const HMAC_PRECONDITION =
+  'the receiver has no HMAC secrets configured (it answered 200 unauthenticated); this scenario needs them: give it the KYB_SECRET_V<n> variables `kyb-webhooks keys` prints, restart it and run the scenario again.';
+
+/**
  * The checks of the receiver's pipeline, in order (design §1), as `verify` reports them.
  *
  * @example
@@ -71,6 +94,9 @@ const CODES: Record<string, CodeInfo> = {
   body_already_parsed: { check: 'receiver', fix: 'A JSON body parser ran before the webhook route: mount the webhook route first.' },
   store_unavailable: { check: 'receiver', fix: 'The dedupe store failed or timed out; check its connection.' },
   internal_error: { check: 'receiver', fix: 'The receiver failed unexpectedly; see your app\u2019s log.' },
+  // A 2xx, but no handler ran: a receiver without HMAC secrets (JWT-only, spec 5.4) cannot authenticate an event
+  // that carries no attestation, so it acknowledges it and drops it.
+  unauthenticated: { check: 'receiver', fix: UNAUTHENTICATED_NOTE },
 };
 
 /**

@@ -2,7 +2,7 @@
  * What the CLI's end-to-end tests share (not shipped: package.json leaves this file out): running the CLI as a child
  * process, starting the example apps as real servers from the environment `keys` prints, and a receiver of our own.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -52,6 +52,18 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: N
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/**
+ * Runs `kyb-webhooks <args>` with stdout and stderr on a pseudo-terminal (util-linux `script`), so the progress line
+ * is drawn as a user sees it; the output is both streams as the terminal got them. Undefined where `script` is missing.
+ */
+export function runCliOnTerminal(args: readonly string[], options: { cwd?: string } = {}): CliRun | undefined {
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  const command = [process.execPath, '--conditions=@kyb-webhooks/source', '--import', TSX, CLI_ENTRY, ...args].map(quote).join(' ');
+  const run = spawnSync('script', ['-qefc', command, '/dev/null'], { cwd: options.cwd ?? CLI_PACKAGE, encoding: 'utf8', timeout: 60_000 });
+  if (run.error !== undefined) return undefined;
+  return { code: run.status, stdout: run.stdout, stderr: '' };
 }
 
 /** A free TCP port on 127.0.0.1 (released before it is returned, so it can be given to a server). */

@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,7 +54,72 @@ describe('keys', () => {
   });
 });
 
+describe('a keys file that cannot be used: exit 2, the file and the fix, never a stack', () => {
+  const good = join(dir, 'good', 'dev-keys.json');
+  const damaged = (name: string, change: (keys: Record<string, unknown>) => void): string => {
+    const keys = JSON.parse(readFileSync(good, 'utf8')) as Record<string, unknown>;
+    change(keys);
+    const file = join(dir, `${name}.json`);
+    writeFileSync(file, JSON.stringify(keys), { mode: 0o600 });
+    return file;
+  };
+
+  it.each([
+    ['a public key that is not the private key\u2019s half', (keys: Record<string, unknown>) => {
+      keys.publicJwk = { ...generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }), kid: keys.kid, alg: 'RS256', use: 'sig' };
+    }, '"publicJwk" is not the public half of "privateKeyPem"'],
+    ['a PEM that does not parse', (keys: Record<string, unknown>) => {
+      keys.privateKeyPem = '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n';
+    }, '"privateKeyPem" is not a PEM private key'],
+    ['a JWKS port beyond 65535', (keys: Record<string, unknown>) => {
+      keys.jwksPort = 70000;
+    }, '"jwksPort" is not a port number from 1 to 65535'],
+  ])('%s', async (_case, change, problem) => {
+    if (!existsSync(good)) expect((await runCli(['keys', '--keys', good])).code).toBe(0);
+    const file = damaged(problem.replace(/\W+/g, '-'), change);
+    const run = await runCli(['send', 'data_request.released', '--to', 'http://127.0.0.1:1/x', '--keys', file]);
+    expect(run.stderr).toContain(`The keys file ${file} cannot be used: ${problem}. Delete it to create new development keys`);
+    expect(run.stderr).not.toContain('unexpected');
+    expect(run.stdout).toBe('');
+    expect(run.code).toBe(2);
+  });
+
+  it('a keys path that is a directory', async () => {
+    const folder = join(dir, 'a-directory');
+    mkdirSync(folder);
+    const run = await runCli(['keys', '--keys', folder]);
+    expect(run.stderr).toContain(`Could not read the keys file ${folder} (EISDIR): check that it is a file you can read, or pass --keys <file>.`);
+    expect(run.code).toBe(2);
+  });
+});
+
+describe('a keys file in a git work tree', () => {
+  const git = (cwd: string, ...args: string[]) => spawnSync('git', args, { cwd, encoding: 'utf8' });
+
+  it('--keys outside .kyb-webhooks and not ignored: warns, naming the .gitignore line; the default location does not', async (context) => {
+    const repo = join(dir, 'repo');
+    mkdirSync(repo);
+    if (git(repo, 'init', '-q').status !== 0) return context.skip('git is not installed');
+    const run = await runCli(['keys', '--keys', join('config', 'dev-keys.json')], { cwd: repo });
+    expect(run.stderr).toContain(`warning: ${join(repo, 'config', 'dev-keys.json')} holds development secrets and git does not ignore it: add the line /config/dev-keys.json to ${join(repo, '.gitignore')}.`);
+    expect(run.code).toBe(0);
+    writeFileSync(join(repo, '.gitignore'), '/config/dev-keys.json\n');
+    expect((await runCli(['keys', '--keys', join('config', 'dev-keys.json')], { cwd: repo })).stderr).not.toContain('warning');
+    expect((await runCli(['keys'], { cwd: repo })).stderr).not.toContain('warning');
+  });
+});
+
 describe('jwks serve', () => {
+  it('without a keys file: exit 2, says to run `kyb-webhooks keys`, creates none', async () => {
+    const empty = join(dir, 'jwks-no-keys');
+    mkdirSync(empty);
+    const run = await runCli(['jwks', 'serve'], { cwd: empty });
+    expect(run.stderr).toContain(`no development keys at ${join(empty, '.kyb-webhooks', 'dev-keys.json')}: run \`kyb-webhooks keys\` first`);
+    expect(existsSync(join(empty, '.kyb-webhooks'))).toBe(false);
+    expect(run.code).toBe(2);
+  });
+
+
   it('serves the public key of the keys file on 127.0.0.1 at the port of KYB_JWKS_URL until stopped', async () => {
     const file = join(dir, 'jwks', 'dev-keys.json');
     const port = await freePort();

@@ -1,6 +1,18 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { TEST_EVENT_TYPES, type TestEventType } from '@kyb-webhooks/testing';
 import { DEFAULT_KEYS_FILE } from './dev-keys.js';
+import { usageError } from './errors.js';
+
+/**
+ * The longest timer Node runs as asked: a larger delay fires at once (it is clamped to 1 ms), which would turn
+ * `--timeout` into "fail every delivery".
+ *
+ * @example
+ * ```ts
+ * parseIntegerInRange(1, MAX_TIMEOUT_MS)('10000') // 10000
+ * ```
+ */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /**
  * The options every sending command shares.
@@ -39,7 +51,7 @@ export interface SendingOptions extends CommonOptions {
  */
 export function withCommonOptions(command: Command): Command {
   return command
-    .option('--keys <file>', 'development keys and secrets (created on first use, mode 0600)', DEFAULT_KEYS_FILE)
+    .option('--keys <file>', 'development keys and secrets (keys, send and scenario create it on first use, mode 0600)', DEFAULT_KEYS_FILE)
     .option('--json', 'print the result as JSON for scripts');
 }
 
@@ -54,12 +66,14 @@ export function withCommonOptions(command: Command): Command {
 export function withSendingOptions(command: Command): Command {
   return withCommonOptions(command)
     .requiredOption('--to <url>', 'the webhook endpoint of your dev server, e.g. http://127.0.0.1:3000/webhooks/kyb', parseUrl)
-    .addOption(new Option('--timeout <ms>', 'per-delivery timeout in milliseconds').default(10_000).argParser(parseIntegerAtLeast(1)))
+    .addOption(new Option('--timeout <ms>', 'per-delivery timeout in milliseconds').default(10_000).argParser(parseIntegerInRange(1, MAX_TIMEOUT_MS)))
     .option('--save <dir>', 'write each delivery sent as a capture file into <dir> (for verify and replay)');
 }
 
 /**
- * Commander parser for `--to`: an absolute http(s) URL.
+ * Commander parser for `--to`: an absolute http(s) URL without a user name or password. A URL with credentials is
+ * refused with an error of our own, because commander quotes the rejected value, password included; fetch would
+ * refuse it anyway.
  *
  * @example
  * ```ts
@@ -67,6 +81,10 @@ export function withSendingOptions(command: Command): Command {
  * ```
  */
 export function parseUrl(value: string): string {
+  // Checked before parsing, so an invalid URL with credentials is not quoted either.
+  if (/^[^:/?#]*:\/\/[^/?#]*@/.test(value)) {
+    throw usageError('--to must not contain a user name or password (user:password@): give the URL of the webhook route without them; the CLI does not send credentials.');
+  }
   let url: URL;
   try {
     url = new URL(value);
@@ -75,6 +93,26 @@ export function parseUrl(value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('expected an http:// or https:// URL');
   return url.toString();
+}
+
+/**
+ * `--to` as the output shows it: the values of its query string and its fragment left out, since they may hold an
+ * access token.
+ *
+ * @example
+ * ```ts
+ * displayUrl('http://127.0.0.1:3000/webhooks/kyb?token=abc') // 'http://127.0.0.1:3000/webhooks/kyb?token=…'
+ * ```
+ */
+export function displayUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return '(the --to URL)';
+  }
+  const names = [...new Set(url.searchParams.keys())].map((name) => `${encodeURIComponent(name)}=\u2026`);
+  return `${url.origin}${url.pathname}${names.length > 0 ? `?${names.join('&')}` : url.search === '?' ? '?' : ''}`;
 }
 
 /**
@@ -90,6 +128,24 @@ export function parseIntegerAtLeast(min: number): (value: string) => number {
     const number = Number(value);
     if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number < min) {
       throw new InvalidArgumentError(`expected an integer \u2265 ${min}`);
+    }
+    return number;
+  };
+}
+
+/**
+ * Commander parser for integers from `min` to `max`.
+ *
+ * @example
+ * ```ts
+ * new Option('--timeout <ms>').argParser(parseIntegerInRange(1, MAX_TIMEOUT_MS))
+ * ```
+ */
+export function parseIntegerInRange(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(number) || number < min || number > max) {
+      throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
     }
     return number;
   };

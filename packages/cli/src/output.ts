@@ -99,3 +99,33 @@ export function print(text: string): void {
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
+
+const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+const EVENT_TYPE = /^kyb(?:\.[a-z0-9_]{1,40}){1,4}$/;
+
+/**
+ * An event_id from an unauthenticated body or header, as the output may show it: a ULID as it is, anything else as a
+ * placeholder, so a capture cannot put text of its own (a token, terminal escapes) on the screen.
+ *
+ * @example
+ * ```ts
+ * shownEventId('01JH4Z6V4M5Q8R2T7W9XKCNBDF') // '01JH4Z6V4M5Q8R2T7W9XKCNBDF'
+ * shownEventId('eyJhbGciOi…') // '(not an event id)'
+ * ```
+ */
+export function shownEventId(value: unknown): string {
+  return typeof value === 'string' && ULID.test(value) ? value : '(not an event id)';
+}
+
+/**
+ * An event type from an unauthenticated body, as the output may show it: `kyb.`-style names only.
+ *
+ * @example
+ * ```ts
+ * shownEventType('kyb.data_request.released') // 'kyb.data_request.released'
+ * shownEventType('\x1b[2J') // '(not an event type)'
+ * ```
+ */
+export function shownEventType(value: unknown): string {
+  return typeof value === 'string' && EVENT_TYPE.test(value) ? value : '(not an event type)';
+}

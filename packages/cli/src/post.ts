@@ -33,6 +33,14 @@ export interface SentDelivery {
 export function createPoster(url: string, signer: DevSigner, timeoutMs: number) {
   const sender = createTestSender({ url, signer: signer.kit, timeoutMs, retry: { maxAttempts: 1 } });
   return async function post(delivery: { envelope: TestEnvelope; headers: Record<string, string>; body: Uint8Array }): Promise<SentDelivery> {
+    // fetch refuses some requests before any connection (a header name or value it rejects) with the same TypeError
+    // as a network failure; building the request first tells the two apart, so "is your server running?" is not
+    // asked about a request that never left.
+    try {
+      new Request(url, { method: 'POST', headers: delivery.headers });
+    } catch {
+      return { ...delivery, status: null, error: `${NOT_SENT}: fetch refuses its URL or one of its headers (a header name that is not an HTTP token, or a value with a line break); fix the headers of the capture` };
+    }
     // The kit signs afresh; every one of its headers is replaced by ours and the body by our bytes, so exactly what
     // we hold goes out. attest: false spares it an RSA signature we would throw away.
     const overrides: Record<string, string | undefined> = Object.fromEntries(KIT_HEADERS.map((name) => [name, undefined]));
@@ -50,6 +58,16 @@ export function createPoster(url: string, signer: DevSigner, timeoutMs: number) 
     return sent;
   };
 }
+
+/**
+ * How {@link SentDelivery.error} starts when the request was refused before it was sent.
+ *
+ * @example
+ * ```ts
+ * if (sent.error?.startsWith(NOT_SENT)) console.log('nothing reached the server')
+ * ```
+ */
+export const NOT_SENT = 'not sent';
 
 /** The function {@link createPoster} returns. */
 export type Post = ReturnType<typeof createPoster>;

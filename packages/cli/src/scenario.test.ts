@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemoryStore } from '@kyb-webhooks/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys, runCli, secretsIn, startExample, startReceiver, type KeysOutput, type Running } from './e2e-support.js';
+import { createKeys, runCli, runCliOnTerminal, secretsIn, startExample, startReceiver, type KeysOutput, type Running } from './e2e-support.js';
 
 // Every scenario once, end to end: the CLI as a child process against the example apps started as `pnpm start`
 // starts them, configured only with what `kyb-webhooks keys` printed.
@@ -29,6 +29,8 @@ afterAll(async () => {
 interface ScenarioJson {
   scenario: string;
   ok: boolean;
+  precondition?: string;
+  inferredOrdering?: string[];
   steps: { step: string; status: number | null; code: string | null; expected: string[]; ok: boolean; why?: string }[];
 }
 
@@ -142,6 +144,79 @@ describe('scenario against receivers started by the test', () => {
       expect(result.steps[1]).toMatchObject({ status: 409, code: 'out_of_order', ok: false, expected: ['2xx (off/detect)'] });
       expect(run.code).toBe(1);
     });
+  });
+
+  describe('without --ordering, the first mode-dependent answer fixes the mode for the rest', () => {
+    it('a receiver that accepts seq 1 ahead (off/detect) but never dedupes: seq 1 again must be "200 duplicate", exit 1', async () => {
+      const neverDedupes = await startReceiver(() => ({ status: 200, body: { received: true } }));
+      started.push(neverDedupes);
+      const { run, result } = await scenario('out-of-order', neverDedupes.url);
+      expect(result.steps.map((step) => [step.step, step.ok, step.expected])).toEqual([
+        ['seq 1 before seq 0', true, ['2xx (off/detect)', '409 out_of_order (enforce)', '503 backfill_unavailable (enforce)']],
+        ['seq 0', true, ['2xx']],
+        ['seq 1 again (attempt 2)', false, ['200 duplicate (off/detect)']],
+      ]);
+      expect(result).toMatchObject({ ok: false, inferredOrdering: ['off', 'detect'] });
+      expect(run.code).toBe(1);
+    });
+
+    it('a receiver that held seq 1 (enforce) and then calls its redelivery a duplicate: seq 1 never ran, exit 1', async () => {
+      const answers = [
+        { status: 409, body: { error: { code: 'out_of_order', message: 'held' } } },
+        { status: 200, body: { received: true } },
+        { status: 200, body: { received: true, code: 'duplicate' } },
+      ];
+      const inconsistent = await startReceiver(() => answers.shift() ?? { status: 500, body: {} });
+      started.push(inconsistent);
+      const run = await runCli(['scenario', 'out-of-order', '--to', inconsistent.url, '--keys', keysFile]);
+      expect(run.stdout).toMatch(/^seq 1 again \(attempt 2\)\s+data_request\.refused\s+1\s+200\s+duplicate\s+2xx \(enforce\)\s+DIFFERS$/m);
+      expect(run.stdout).toContain('Ordering mode, from the answers: enforce (pass --ordering to say which).');
+      expect(run.code).toBe(1);
+    });
+
+    it('the ordering-enforce receiver passes out-of-order without --ordering too', async () => {
+      const enforcing = await startReceiver({
+        secrets: { '1': keys.env.KYB_SECRET_V1!, '2': keys.env.KYB_SECRET_V2! },
+        store: createMemoryStore(),
+        ordering: { mode: 'enforce', fetchEventsAfter: () => [] },
+      });
+      started.push(enforcing);
+      const { run, result } = await scenario('out-of-order', enforcing.url);
+      expect(result).toMatchObject({ ok: true, inferredOrdering: ['enforce'] });
+      expect(run.code).toBe(0);
+    });
+  });
+
+  describe('a receiver without HMAC secrets (attestation only, spec 5.4)', () => {
+    let jwtOnly: Running;
+    beforeAll(async () => {
+      jwtOnly = await startReceiver({ attestation: { issuer: keys.env.KYB_ATTESTATION_ISSUER!, audience: keys.env.KYB_AUDIENCE!, jwksUrl: keys.env.KYB_JWKS_URL! } });
+      started.push(jwtOnly);
+    });
+
+    it.each(['forged-hmac', 'gap', 'out-of-order', 'secret-rotation'])('%s reports the precondition (HMAC secrets needed), not DIFFERS; exit 1', async (name) => {
+      const run = await runCli(['scenario', name, '--to', jwtOnly.url, '--keys', keysFile]);
+      expect(run.stdout).toContain('\u2717 precondition: the receiver has no HMAC secrets configured (it answered 200 unauthenticated); this scenario needs them');
+      expect(run.stdout).toMatch(/200\s+unauthenticated\s+.*not judged$/m);
+      expect(run.stdout).not.toContain('DIFFERS');
+      expect(run.code).toBe(1);
+    });
+
+    it('the attested scenarios judge it as usual: duplicate passes, exit 0', async () => {
+      const { run, result } = await scenario('duplicate', jwtOnly.url);
+      expect(answers(result)).toEqual([['release (attempt 1)', 200, null], ['same event_id again (attempt 2)', 200, 'duplicate']]);
+      expect(run.code).toBe(0);
+    });
+  });
+
+  it('on a terminal, an error after the first step starts on a cleared line, not on the progress line', async (context) => {
+    const notADirectory = join(dir, 'not-a-directory');
+    writeFileSync(notADirectory, '');
+    const run = runCliOnTerminal(['scenario', 'forged-hmac', '--to', apps.express!.url, '--keys', keysFile, '--save', notADirectory]);
+    if (run === undefined) return context.skip('util-linux `script` is not installed');
+    expect(run.stdout).toContain('[1/3] HMAC with a guessed secret\u2026\r\x1b[2Kkyb-webhooks: Could not write the capture');
+    expect(run.stdout).toContain('--save must name a directory you can write. The delivery was sent; its capture was not written.');
+    expect(run.code).toBe(1);
   });
 
   it('an unknown scenario name is a usage error (exit 2) that lists the scenarios', async () => {

@@ -13,6 +13,16 @@ import type { DevSigner } from './dev-signer.js';
 export type OrderingMode = 'off' | 'detect' | 'enforce';
 
 /**
+ * Every ordering mode: what a scenario allows before an answer narrowed it down.
+ *
+ * @example
+ * ```ts
+ * allowed(step.expect, ORDERING_MODES)
+ * ```
+ */
+export const ORDERING_MODES: readonly OrderingMode[] = ['off', 'detect', 'enforce'];
+
+/**
  * One answer a correct receiver may give: a status (`'2xx'` for any success) and the code it carries (`null`: none).
  *
  * @example
@@ -84,6 +94,8 @@ export interface Scenario {
   description: string;
   /** True when some step carries an attestation the dev server verifies against the dev JWKS. */
   attested: boolean;
+  /** True when the steps judge the receiver's HMAC checks: a receiver without secrets cannot be judged by them. */
+  needsHmac: boolean;
   steps(context: ScenarioContext): ScenarioStep[];
 }
 
@@ -117,6 +129,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   duplicate: {
     description: 'an attested release, then the same event_id again as the service redelivers it',
     attested: true,
+    needsHmac: false,
     steps: ({ signer, keys }) => {
       const carried = signer.withAttestation(release(keys));
       return [
@@ -133,6 +146,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'out-of-order': {
     description: 'seq 1 of a stream before seq 0, then seq 0, then seq 1 again as the service retries it',
     attested: false,
+    needsHmac: true,
     steps: ({ signer }) => {
       const first = testEvents.dataRequestPendingApproval({ seq: 0 });
       const later = testEvents.dataRequestRefused({ stream_id: first.stream_id, seq: 1, data: { reason: 'declined' } });
@@ -156,6 +170,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   gap: {
     description: 'seq 0 of a stream, then seq 2: seq 1 never arrives (the service gave up on it)',
     attested: false,
+    needsHmac: true,
     steps: ({ signer }) => {
       const first = testEvents.dataRequestPendingApproval({ seq: 0 });
       const afterGap = testEvents.dataRequestRefused({ stream_id: first.stream_id, seq: 2, data: { reason: 'expired' } });
@@ -173,6 +188,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'forged-hmac': {
     description: 'a delivery MACed with a guessed secret, one whose body changed after signing, then the genuine one',
     attested: false,
+    needsHmac: true,
     steps: ({ signer }) => {
       const genuine = testEvents.dataRequestRefused({ data: { reason: 'threshold_not_met' } });
       return [
@@ -204,6 +220,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'expired-attestation': {
     description: 'a release whose attestation expired half an hour ago, then the same event with a fresh one',
     attested: true,
+    needsHmac: false,
     steps: ({ signer, keys }) => {
       const envelope = release(keys);
       const nowSeconds = Math.floor(Date.now() / 1000);
@@ -226,6 +243,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'relabelled-attestation': {
     description: 'a genuine release\u2019s attestation carried by envelopes with another event_id and another seq, then the genuine release',
     attested: true,
+    needsHmac: false,
     steps: ({ signer, keys }) => {
       const original = release(keys, { seq: 1 });
       const carried = signer.withAttestation(original);
@@ -258,6 +276,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'secret-rotation': {
     description: 'during the overlap (default): deliveries signed with the current and the previous secret version; with --phase after: the previous version once the overlap ended',
     attested: false,
+    needsHmac: true,
     steps: ({ signer, keys, phase }) => {
       const current = keys.currentVersion;
       const previous = keys.previousVersion;
@@ -293,6 +312,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'unknown-attested-type': {
     description: 'an attested event of a type this library does not know, then one whose attestation is signed by another key',
     attested: true,
+    needsHmac: false,
     steps: ({ signer, keys }) => {
       const unknown = (): TestEnvelope => {
         const base = createTestEvent('kyb.data_request.refused');
@@ -332,31 +352,50 @@ export const SCENARIOS: Record<string, Scenario> = {
 export const SCENARIO_NAMES = Object.keys(SCENARIOS);
 
 /**
- * True when `answer` is one of the expectations allowed under `mode` (`undefined`: any mode).
+ * True when `answer` is one of the expectations allowed under any of `modes` (default: every mode).
  *
  * @example
  * ```ts
  * matches({ status: 200, code: 'duplicate' }, [{ status: 200, code: 'duplicate' }]) // true
  * ```
  */
-export function matches(answer: { status: number | null; code?: string | undefined }, expectations: readonly Expectation[], mode?: OrderingMode): boolean {
-  return allowed(expectations, mode).some((expectation) => {
-    if (answer.status === null) return false;
-    const statusOk = expectation.status === '2xx' ? answer.status >= 200 && answer.status < 300 : answer.status === expectation.status;
-    return statusOk && (answer.code ?? null) === expectation.code;
-  });
+export function matches(answer: { status: number | null; code?: string | undefined }, expectations: readonly Expectation[], modes: readonly OrderingMode[] = ORDERING_MODES): boolean {
+  return allowed(expectations, modes).some((expectation) => answers(answer, expectation));
 }
 
 /**
- * The expectations that apply under `mode`.
+ * The expectations that apply under any of `modes`.
  *
  * @example
  * ```ts
- * allowed(step.expect, 'enforce')
+ * allowed(step.expect, ['enforce'])
  * ```
  */
-export function allowed(expectations: readonly Expectation[], mode?: OrderingMode): Expectation[] {
-  return expectations.filter((expectation) => mode === undefined || expectation.modes === undefined || expectation.modes.includes(mode));
+export function allowed(expectations: readonly Expectation[], modes: readonly OrderingMode[] = ORDERING_MODES): Expectation[] {
+  return expectations.filter((expectation) => expectation.modes === undefined || expectation.modes.some((mode) => modes.includes(mode)));
+}
+
+/**
+ * The ordering modes still possible once `answer` came back: those of the expectations it matched. A receiver runs
+ * one mode for the whole scenario, so a later step is judged only against that mode's answers (a receiver that
+ * accepted seq 1 ahead of seq 0 is not enforcing, and must then answer its redelivery "200 duplicate"). An answer
+ * that matched nothing leaves the modes as they were.
+ *
+ * @example
+ * ```ts
+ * modesAfter({ status: 409, code: 'out_of_order' }, step.expect, ORDERING_MODES) // ['enforce']
+ * ```
+ */
+export function modesAfter(answer: { status: number | null; code?: string | undefined }, expectations: readonly Expectation[], modes: readonly OrderingMode[]): OrderingMode[] {
+  const matched = allowed(expectations, modes).filter((expectation) => answers(answer, expectation));
+  if (matched.length === 0) return [...modes];
+  return modes.filter((mode) => matched.some((expectation) => expectation.modes === undefined || expectation.modes.includes(mode)));
+}
+
+function answers(answer: { status: number | null; code?: string | undefined }, expectation: Expectation): boolean {
+  if (answer.status === null) return false;
+  const statusOk = expectation.status === '2xx' ? answer.status >= 200 && answer.status < 300 : answer.status === expectation.status;
+  return statusOk && (answer.code ?? null) === expectation.code;
 }
 
 /**

@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_PACKAGE, createKeys, freePort, runCli, secretsIn, startExample, type KeysOutput, type Running } from './e2e-support.js';
+import { CLI_PACKAGE, createKeys, freePort, runCli, secretsIn, startExample, startReceiver, type KeysOutput, type Running } from './e2e-support.js';
 
 // `send` end to end: the CLI as a child process against the Express example app, started from the environment
 // `kyb-webhooks keys` printed, as a user would after pasting it.
@@ -97,22 +97,53 @@ describe('send against the Express example', () => {
     expect(run.code).toBe(0);
   });
 
-  it('--no-attestation on an attested type: 401 attestation_missing, the fix, exit 1', async () => {
+  it('--no-attestation on an attested type: the app answers 401 attestation_missing, which is what a correct receiver does, exit 0', async () => {
     const run = await send('data_request.released', '--to', app.url, '--no-attestation');
-    expect(run.stdout).toMatch(/401\s+attestation_missing\s+2xx\s+FAILED/);
-    expect(run.stdout).toContain('\u2717 401 attestation_missing: This event type must carry an attestation JWT');
-    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^delivery\s+data_request\.released\s+\S{26}\s+\S+\s+1\s+no\s+401\s+attestation_missing\s+401 attestation_missing\s+ok$/m);
+    expect(run.code).toBe(0);
   });
 
-  it('a secret version the app does not have: 401 signature_unknown_version, exit 1', async () => {
-    const { run, result } = await sendJson('data_request.refused', '--secret-version', '9');
-    expect(result.deliveries[0]).toMatchObject({ status: 401, code: 'signature_unknown_version' });
-    expect(run.code).toBe(1);
+  it('--no-attestation against a receiver that accepts an unattested release: FAILED, why, exit 1', async () => {
+    const careless = await startReceiver(() => ({ status: 200, body: { received: true } }));
+    try {
+      const run = await send('data_request.released', '--to', careless.url, '--no-attestation');
+      expect(run.stdout).toMatch(/200\s+—\s+401 attestation_missing\s+FAILED/);
+      expect(run.stdout).toContain('\u2717 200: a correct receiver answers 401 attestation_missing: data_request.released must carry an attestation');
+      expect(run.code).toBe(1);
+    } finally {
+      await careless.stop();
+    }
   });
 
-  it('the advice names the secret variable of the version it signed with', async () => {
-    const run = await send('data_request.refused', '--to', app.url, '--secret-version', '9');
-    expect(run.stdout).toContain('\u2717 401 signature_unknown_version: The kv version is not among the receiver\u2019s secrets: add that version (KYB_SECRET_V9)');
+  it('a secret version the app does not have (the development keys have it): 401 signature_unknown_version naming its variable, exit 1', async () => {
+    const onlyV2 = await startReceiver({ secrets: { '2': keys.env.KYB_SECRET_V2! } });
+    try {
+      const run = await send('data_request.refused', '--to', onlyV2.url, '--secret-version', '1');
+      expect(run.stdout).toMatch(/401\s+signature_unknown_version\s+2xx\s+FAILED/);
+      expect(run.stdout).toContain('\u2717 401 signature_unknown_version: The kv version is not among the receiver\u2019s secrets: add that version (KYB_SECRET_V1)');
+      expect(run.code).toBe(1);
+    } finally {
+      await onlyV2.stop();
+    }
+  });
+
+  it('a receiver without HMAC secrets (attestation only): 200 unauthenticated, said to be acknowledged but not processed', async () => {
+    const jwtOnly = await startReceiver({ attestation: { issuer: keys.env.KYB_ATTESTATION_ISSUER!, audience: keys.env.KYB_AUDIENCE!, jwksUrl: keys.env.KYB_JWKS_URL! } });
+    try {
+      const run = await send('data_request.refused', '--to', jwtOnly.url, '--duplicate');
+      expect(run.stdout).toMatch(/^delivery\s+.*200\s+unauthenticated\s+2xx\s+ok$/m);
+      expect(run.stdout).toMatch(/^same event_id again\s+.*200\s+unauthenticated\s+200 unauthenticated\s+ok$/m);
+      expect(run.stdout).toContain('acknowledged but not processed: the receiver has no HMAC secrets and this type carries no attestation');
+      expect(run.code).toBe(0);
+    } finally {
+      await jwtOnly.stop();
+    }
+  });
+
+  it('a query string in --to is not printed (it may hold a token)', async () => {
+    const run = await send('data_request.refused', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb?token=s3cr3t-in-the-url`);
+    expect(run.stdout).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb\?token=… \(network error \(ECONNREFUSED\)\)/);
+    expect(run.stdout + run.stderr).not.toContain('s3cr3t-in-the-url');
     expect(run.code).toBe(1);
   });
 
@@ -137,9 +168,25 @@ describe('send usage errors exit 2 and say how to fix them', () => {
     [['data_request.refused'], "required option '--to <url>' not specified"],
     [['data_request.released', '--to', 'http://127.0.0.1:1/x', '--reason', 'declined'], '--reason applies to data_request.refused, signature_request.refused, not to data_request.released; put other fields in --data.'],
     [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '[1]'], 'expected a JSON object'],
+    [['data_request.released', '--to', 'http://127.0.0.1:1/x', '--data', '{"request_id":"dr_other"}'], '--data cannot set request_id: it is the stream of the request (and a claim of the attestation); use --request-id <id>.'],
+    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"seq":3}'], '--data cannot set seq: it is a field of the envelope, not of data; use --seq <n>.'],
+    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"event_id":"01JH4Z6V4M5Q8R2T7W9XKCNBDF"}'], '--data cannot set event_id: it is a field of the envelope, not of data; use --event-id <ulid>.'],
+    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"stream_id":"dr_x"}'], '--data cannot set stream_id: it is a field of the envelope, not of data; use --stream <id>.'],
+    [['business.wallet_address_changed', '--to', 'http://127.0.0.1:1/x', '--data', '{"exp":1}'], '--data cannot set exp: the attestation signs a claim of that name, so the delivery would contradict it.'],
+    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--timeout', '2147483648'], "option '--timeout <ms>' argument '2147483648' is invalid. expected an integer from 1 to 2147483647"],
+    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--secret-version', '9'], '--secret-version 9: the development keys have no such secret version (they have 1, 2); give one of them.'],
+    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--secret-version', ''], '--secret-version : the development keys have no such secret version (they have 1, 2); give one of them.'],
   ])('%j', async (args, message) => {
     const run = await send(...args);
     expect(run.stderr).toContain(message);
+    expect(run.stdout).toBe('');
+    expect(run.code).toBe(2);
+  });
+
+  it('--to with a user name and password: exit 2, the password is not echoed', async () => {
+    const run = await send('data_request.refused', '--to', 'http://merchant:hunter2-password@127.0.0.1:1/webhooks/kyb');
+    expect(run.stderr).toContain('--to must not contain a user name or password (user:password@)');
+    expect(run.stdout + run.stderr).not.toContain('hunter2-password');
     expect(run.code).toBe(2);
   });
 });

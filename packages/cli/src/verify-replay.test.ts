@@ -1,9 +1,9 @@
-import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys, runCli, secretsIn, startExample, type KeysOutput, type Running } from './e2e-support.js';
+import { createKeys, freePort, runCli, secretsIn, startExample, type KeysOutput, type Running } from './e2e-support.js';
 
 // Captures come from the CLI itself (`send --save`, `scenario --save`); verify checks them with the core, replay
 // posts them to the Koa example app.
@@ -54,6 +54,26 @@ function signedAgo(capture: Capture, secondsAgo: number): Capture {
   const secret = keys.env.KYB_SECRET_V2!;
   const mac = createHmac('sha256', secret).update(`${t}.`).update(capture.body).digest('hex');
   return { ...capture, headers: { ...capture.headers, 'service-kyb-signature': `t=${t},v1=${mac},kv=2` } };
+}
+
+// The capture with its attestation issued `secondsAgo` earlier (same claims otherwise), signed by `key` (default the
+// development key), and its HMAC made that long ago too: a delivery captured back then.
+function attestedAgo(capture: Capture, secondsAgo: number, key?: KeyObject): Capture {
+  const body = JSON.parse(capture.body) as { attestation: string };
+  const [header, payload] = body.attestation.split('.') as [string, string];
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { iat: number; exp: number };
+  const older = Buffer.from(JSON.stringify({ ...claims, iat: claims.iat - secondsAgo, exp: claims.exp - secondsAgo })).toString('base64url');
+  const privateKey = key ?? (JSON.parse(readFileSync(keysFile, 'utf8')) as { privateKeyPem: string }).privateKeyPem;
+  const token = `${header}.${older}.${sign('sha256', Buffer.from(`${header}.${older}`), privateKey).toString('base64url')}`;
+  return signedAgo({ ...capture, body: capture.body.replace(body.attestation, token) }, secondsAgo);
+}
+
+// A capture of an attested release that no receiver has seen: sent to a port where nothing listens.
+async function unsentRelease(name: string): Promise<string> {
+  const saveDir = join(dir, name);
+  const run = await runCli(['send', 'data_request.released', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb`, '--keys', keysFile, '--save', saveDir]);
+  expect(run.code).toBe(1);
+  return join(saveDir, readdirSync(saveDir)[0]!);
 }
 
 async function cli(...args: string[]) {
@@ -146,6 +166,52 @@ describe('verify', () => {
     expect(bad.code).toBe(1);
   });
 
+  it('a capture whose attestation expired: says when, that such captures cannot be replayed, and how to re-issue it', async () => {
+    const old = write('verify-expired.json', attestedAgo(read(await unsentRelease('verify-expired')), 1800));
+    const run = await cli('verify', old);
+    expect(run.stdout).toContain('\u2717 401 signature_expired');
+    expect(run.stdout).toMatch(
+      /note: the attestation expired at \d{4}-\d\d-\d\dT[\d:.]+Z; captures older than 10 minutes cannot be replayed unless it is re-issued: `replay --resign` re-attests it with the development key, which signed it/,
+    );
+    expect(run.code).toBe(1);
+  });
+
+  it('event type and id are shown only when they have their shape: the body is unauthenticated text', async () => {
+    const capture = read(refused);
+    const body = JSON.parse(capture.body) as Record<string, unknown>;
+    const odd = write('odd-ids.json', signedAgo({ ...capture, body: JSON.stringify({ ...body, event: 'kyb.\u001b[2Jmerchant_secret', event_id: 'whsec_this_is_not_an_event_id_0123' }) }, 0));
+    const run = await cli('verify', odd);
+    expect(run.stdout).toContain(`${odd}: (not an event type) (not an event id)`);
+    expect(run.stdout).not.toContain('whsec_this_is_not_an_event_id');
+    expect(run.stdout).not.toContain('\u001b');
+    expect(run.code).toBe(1);
+  });
+
+  it.each([
+    ['a value with a line break', { 'x-note': 'one\ntwo' }, 'the value of header "x-note" has a line break'],
+    ['a name that is not a token', { 'bad header': 'x' }, 'a header name is not an HTTP token'],
+  ])('a capture header fetch would refuse (%s): exit 2 for verify and replay, nothing sent', async (_case, extra, message) => {
+    const capture = read(refused);
+    const bad = write('bad-header.json', { ...capture, headers: { ...capture.headers, ...extra } });
+    const verified = await cli('verify', bad);
+    expect(verified.stderr).toContain(`The capture file ${bad} cannot be used: ${message}`);
+    expect(verified.code).toBe(2);
+    const replayed = await cli('replay', bad, '--to', app.url);
+    expect(replayed.stderr).toContain(message);
+    expect(replayed.stdout).toBe('');
+    expect(replayed.code).toBe(2);
+  });
+
+  it('without a keys file: exit 2, says to run `kyb-webhooks keys`, and creates none', async () => {
+    const empty = join(dir, 'no-keys');
+    mkdirSync(empty);
+    const run = await runCli(['verify', refused], { cwd: empty });
+    expect(run.stderr).toContain(`no development keys at ${join(empty, '.kyb-webhooks', 'dev-keys.json')}: run \`kyb-webhooks keys\` first`);
+    expect(run.stdout).toBe('');
+    expect(existsSync(join(empty, '.kyb-webhooks'))).toBe(false);
+    expect(run.code).toBe(2);
+  });
+
   it('nothing to verify is a usage error (exit 2)', async () => {
     const run = await cli('verify');
     expect(run.stderr).toContain('Nothing to verify: give capture files, or --headers <file> --body <file>.');
@@ -158,6 +224,16 @@ describe('replay', () => {
     const run = await cli('replay', released, '--to', app.url, '--json');
     expect(JSON.parse(run.stdout)).toMatchObject({ ok: true, deliveries: [{ capture: released, status: 200, code: 'duplicate' }] });
     expect(run.code).toBe(0);
+  });
+
+  it('--save writes what it sent, as captures that verify', async () => {
+    const saveDir = join(dir, 'replayed');
+    const run = await cli('replay', released, '--to', app.url, '--save', saveDir);
+    expect(run.code).toBe(0);
+    const saved = readdirSync(saveDir);
+    expect(saved).toHaveLength(1);
+    expect(saved[0]).toMatch(/^replay-1-.+\.json$/);
+    expect((await cli('verify', join(saveDir, saved[0]!))).code).toBe(0);
   });
 
   it('a capture older than 5 minutes: 401 signature_expired (exit 1), accepted with --resign', async () => {
@@ -186,6 +262,60 @@ describe('replay', () => {
     const without = await cli('replay', unknownVersion, '--to', app.url, '--secret-version', '2');
     expect(without.stderr).toContain('--secret-version re-signs the captures: give --resign with it');
     expect(without.code).toBe(2);
+  });
+
+  it('--resign re-attests an expired attestation the development key signed, and says so; exit 0', async () => {
+    const old = write('replay-expired.json', attestedAgo(read(await unsentRelease('replay-expired')), 1800));
+    const plain = await cli('replay', old, '--to', app.url);
+    expect(plain.stdout).toContain('cannot be replayed unless it is re-issued: `replay --resign` re-attests it with the development key');
+    expect(plain.code).toBe(1);
+    const run = await cli('replay', old, '--to', app.url, '--resign');
+    expect(run.stdout).toMatch(/replay-expired\.json\s+data_request\.released\s+[0-9A-Z]{26}\s+200\s+—/);
+    expect(run.stdout).toMatch(/replay-expired\.json: note: re-attested with the development key: its attestation had expired at \S+ \(same claims, new iat and exp\)/);
+    expect(run.code).toBe(0);
+  });
+
+  it('--resign cannot renew an attestation another key signed: says so, exit 1', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const old = write('replay-foreign.json', attestedAgo(read(await unsentRelease('replay-foreign')), 1800, privateKey));
+    const run = await cli('replay', old, '--to', app.url, '--resign');
+    expect(run.stdout).toMatch(/401\s+attestation_invalid/);
+    expect(run.stdout).toContain('and only its signer can do that (the development key did not sign it): ask the service to redeliver the event');
+    expect(run.code).toBe(1);
+  });
+
+  it('--resign checks every capture before sending any: a kv the keys lack in the second one, exit 2, the first not sent', async () => {
+    const capture = read(refused);
+    const event = JSON.parse(capture.body) as { event_id: string };
+    const fresh = { ...capture, body: capture.body.replaceAll(event.event_id, '01JH4Z6V4M5Q8R2T7W9XKCNBDJ') };
+    const first = write('first-of-two.json', fresh);
+    const second = write('second-kv7.json', { ...capture, headers: { ...capture.headers, 'service-kyb-signature': 't=1,v1=00,kv=7' } });
+    const run = await cli('replay', first, second, '--to', app.url, '--resign');
+    expect(run.stderr).toContain(`${second} is signed with kv=7, which the development keys do not have`);
+    expect(run.stdout).toBe('');
+    expect(run.code).toBe(2);
+    // Had the first been sent, the app would now call it a duplicate.
+    const again = await cli('replay', first, '--to', app.url, '--resign', '--json');
+    expect(JSON.parse(again.stdout)).toMatchObject({ deliveries: [{ status: 200, code: null }] });
+  });
+
+  it('--resign without a keys file: exit 2, nothing sent, no keys created', async () => {
+    const empty = join(dir, 'no-keys-replay');
+    mkdirSync(empty);
+    const run = await runCli(['replay', refused, '--to', app.url, '--resign'], { cwd: empty });
+    expect(run.stderr).toContain('no development keys at');
+    expect(run.stdout).toBe('');
+    expect(existsSync(join(empty, '.kyb-webhooks'))).toBe(false);
+    expect(run.code).toBe(2);
+  });
+
+  it('a body with odd event fields: the table shows placeholders, not the text', async () => {
+    const capture = read(refused);
+    const odd = write('odd-replay.json', { ...capture, body: JSON.stringify({ event: 'kyb.\u001b[31mred', event_id: 'x'.repeat(300) }), headers: { ...capture.headers, 'service-event-id': 'not-a-ulid' } });
+    const run = await cli('replay', odd, '--to', app.url);
+    expect(run.stdout).toMatch(/odd-replay\.json\s+\(not an event type\)\s+\(not an event id\)\s+401\s+signature_mismatch/);
+    expect(run.stdout).not.toContain('xxxxxxxx');
+    expect(run.code).toBe(1);
   });
 
   it('--resign makes an old unattested capture acceptable again', async () => {

@@ -1,8 +1,8 @@
 import { Option, type Command } from 'commander';
-import { loadOrCreateDevKeys } from '../dev-keys.js';
+import { loadDevKeys } from '../dev-keys.js';
 import { CliError, EXIT } from '../errors.js';
 import { serveJwks } from '../jwks-host.js';
-import { parseIntegerAtLeast, withCommonOptions, type CommonOptions } from '../options.js';
+import { parseIntegerInRange, withCommonOptions, type CommonOptions } from '../options.js';
 import { print, printJson } from '../output.js';
 
 /**
@@ -16,9 +16,10 @@ import { print, printJson } from '../output.js';
 export function registerJwks(program: Command): void {
   const jwks = program.command('jwks').description('the development JWKS (the public half of the attestation key)');
   withCommonOptions(jwks.command('serve').description('serve the development JWKS on 127.0.0.1 until interrupted (Ctrl-C)'))
-    .addOption(new Option('--port <port>', 'port to listen on (default the one in the keys file, which KYB_JWKS_URL names)').argParser(parseIntegerAtLeast(1)))
+    .addOption(new Option('--port <port>', 'port to listen on (default the one in the keys file, which KYB_JWKS_URL names)').argParser(parseIntegerInRange(1, 65535)))
     .action(async (options: CommonOptions & { port?: number }) => {
-      const { keys, file } = loadOrCreateDevKeys(options.keys);
+      // Serving keys made up now would publish a key no delivery was signed with: serve the existing ones only.
+      const { keys, file } = loadDevKeys(options.keys);
       const port = options.port ?? keys.jwksPort;
       let host;
       try {

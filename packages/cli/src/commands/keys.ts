@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import { jwksUrl, loadOrCreateDevKeys, type DevKeys } from '../dev-keys.js';
 import { EXIT } from '../errors.js';
-import { parseIntegerAtLeast, withCommonOptions, type CommonOptions } from '../options.js';
+import { parseIntegerInRange, withCommonOptions, type CommonOptions } from '../options.js';
 import { print, printJson } from '../output.js';
 
 /**
@@ -37,7 +37,7 @@ export function registerKeys(program: Command): void {
       .description('print the environment variables that make your dev server accept what this CLI sends (creates the keys file on first use)'),
   )
     .option('--export', 'prefix each line with "export " for a shell')
-    .addOption(new Option('--jwks-port <port>', 'port of the JWKS URL, when the keys file is created now').argParser(parseIntegerAtLeast(1)))
+    .addOption(new Option('--jwks-port <port>', 'port of the JWKS URL, when the keys file is created now').argParser(parseIntegerInRange(1, 65535)))
     .action((options: CommonOptions & { export?: boolean; jwksPort?: number }) => {
       const { keys, file, created } = loadOrCreateDevKeys(options.keys, options.jwksPort === undefined ? {} : { jwksPort: options.jwksPort });
       if (!created && options.jwksPort !== undefined && options.jwksPort !== keys.jwksPort) {

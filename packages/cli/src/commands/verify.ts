@@ -1,11 +1,12 @@
 import { createReceiver, KybWebhookError, parseSignatureHeader, type LogEntry, type ReceiverOptions } from '@kyb-webhooks/core';
 import type { Command } from 'commander';
+import { carriedAttestation, expiredNote, signedByDevKey } from '../attestation-age.js';
 import { readCaptureFile, readHeadersAndBody, type Capture } from '../capture.js';
-import { CHECKS, checkOf, fixFor, type Check } from '../codes.js';
-import { loadOrCreateDevKeys } from '../dev-keys.js';
+import { CHECKS, UNAUTHENTICATED_NOTE, checkOf, fixFor, type Check } from '../codes.js';
+import { loadDevKeys, type DevKeys } from '../dev-keys.js';
 import { CliError, EXIT, usageError } from '../errors.js';
 import { withCommonOptions, type CommonOptions } from '../options.js';
-import { formatTable, print, printJson } from '../output.js';
+import { formatTable, print, printJson, shownEventId, shownEventType } from '../output.js';
 
 /**
  * Options of `verify`.
@@ -41,8 +42,11 @@ export interface VerifyReport {
   detail: string | null;
   fix: string | null;
   failedCheck: Check | 'receiver' | null;
-  checks: { check: Check; result: 'passed' | 'failed' | 'not reached' | 'none carried' }[];
+  checks: { check: Check; result: 'passed' | 'failed' | 'not reached' | 'none carried' | 'not configured' }[];
+  /** Shown only when well-formed (a `kyb.` type, a ULID): the body is unauthenticated text. */
   event: { type: string; event_id: string } | null;
+  /** What else the user needs to know, e.g. that the attestation expired. */
+  notes: string[];
 }
 
 /**
@@ -84,9 +88,9 @@ export async function runVerify(files: string[], options: VerifyOptions): Promis
     captures.push(readHeadersAndBody(options.headers, options.body));
   }
   if (captures.length === 0) throw usageError('Nothing to verify: give capture files, or --headers <file> --body <file>.');
-  const { receiverOptions, source } = verificationConfig(options);
+  const { receiverOptions, source, devKeys } = verificationConfig(options);
   const reports: VerifyReport[] = [];
-  for (const capture of captures) reports.push(await verifyCapture(capture, receiverOptions, options.atSignatureTime === true));
+  for (const capture of captures) reports.push(await verifyCapture(capture, receiverOptions, options.atSignatureTime === true, devKeys));
   const ok = reports.every((report) => report.ok);
   if (options.json) {
     printJson({ ok, checkedWith: source, reports });
@@ -104,13 +108,14 @@ export async function runVerify(files: string[], options: VerifyOptions): Promis
       if (report.detail) print(`  detail: ${report.detail}`);
       print(`  fix: ${report.fix}`);
     }
+    for (const note of report.notes) print(`  note: ${note}`);
     print('');
   }
   print(`Checked with ${source}.`);
   return ok ? EXIT.ok : EXIT.failed;
 }
 
-function verificationConfig(options: VerifyOptions): { receiverOptions: Omit<ReceiverOptions, 'now' | 'logger'>; source: string } {
+function verificationConfig(options: VerifyOptions): { receiverOptions: Omit<ReceiverOptions, 'now' | 'logger'>; source: string; devKeys?: DevKeys } {
   if (options.fromEnv) {
     const secrets = Object.fromEntries(
       Object.entries(process.env)
@@ -129,10 +134,12 @@ function verificationConfig(options: VerifyOptions): { receiverOptions: Omit<Rec
       source: `the environment (${[...Object.keys(secrets).map((version) => `KYB_SECRET_V${version}`), ...(issuer && audience && jwksUrl ? ['KYB_ATTESTATION_ISSUER', 'KYB_AUDIENCE', 'KYB_JWKS_URL'] : [])].join(', ')})`,
     };
   }
-  const { keys, file } = loadOrCreateDevKeys(options.keys);
+  // Keys made up now would fail every capture and blame it: checking needs the keys the deliveries were signed with.
+  const { keys, file } = loadDevKeys(options.keys);
   return {
     receiverOptions: { secrets: { ...keys.secrets }, attestation: { issuer: keys.issuer, audience: keys.audience, jwks: { keys: [keys.publicJwk] } } },
     source: `the development keys in ${file} (use --from-env for your environment's secrets)`,
+    devKeys: keys,
   };
 }
 
@@ -144,7 +151,7 @@ function verificationConfig(options: VerifyOptions): { receiverOptions: Omit<Rec
  * const report = await verifyCapture(readCaptureFile('c.json'), { secrets, attestation }, false)
  * ```
  */
-export async function verifyCapture(capture: Capture, receiverOptions: Omit<ReceiverOptions, 'now' | 'logger'>, atSignatureTime: boolean): Promise<VerifyReport> {
+export async function verifyCapture(capture: Capture, receiverOptions: Omit<ReceiverOptions, 'now' | 'logger'>, atSignatureTime: boolean, devKeys?: DevKeys): Promise<VerifyReport> {
   const entries: LogEntry[] = [];
   let nowMs = Date.now();
   if (atSignatureTime) {
@@ -171,10 +178,19 @@ export async function verifyCapture(capture: Capture, receiverOptions: Omit<Rece
     if (failedIndex === -1) state = 'passed';
     else state = index < failedIndex ? 'passed' : index === failedIndex ? 'failed' : 'not reached';
     if (check === 'attestation' && state === 'passed' && !carriesAttestation) state = 'none carried';
+    // A receiver without secrets (--from-env with only the attestation settings) does not check the HMAC at all.
+    if (check === 'signature' && state === 'passed' && receiverOptions.secrets === undefined) state = 'not configured';
     return { check, result: state };
   });
+  const notes: string[] = [];
+  // Whatever failed first, an expired attestation defeats any replay of this capture: say so, and what can be done.
+  const attestation = carriedAttestation(capture.body);
+  if (attestation !== undefined && attestation.exp * 1000 < nowMs) {
+    notes.push(expiredNote(attestation, devKeys === undefined ? 'unknown' : signedByDevKey(attestation, devKeys) ? 'dev' : 'other'));
+  }
+  if (code === 'unauthenticated') notes.push(`200 unauthenticated: ${UNAUTHENTICATED_NOTE}`);
   const entry = entries.find((candidate) => candidate.code === code) ?? entries.find((candidate) => candidate.level !== 'debug');
-  const event = result.event ? { type: result.event.event, event_id: result.event.event_id } : eventOf(capture.body);
+  const event = result.event ? { type: shownEventType(result.event.event), event_id: shownEventId(result.event.event_id) } : eventOf(capture.body);
   return {
     source: capture.source,
     ok: accepted,
@@ -186,6 +202,7 @@ export async function verifyCapture(capture: Capture, receiverOptions: Omit<Rece
     failedCheck,
     checks,
     event,
+    notes,
   };
 }
 
@@ -202,9 +219,9 @@ function hasAttestation(body: Uint8Array): boolean {
   return typeof parseBody(body)?.attestation === 'string';
 }
 
-// Only the type and id are shown: both are routing fields, not content.
+// Only the type and id are shown, and only when well-formed: the body is unauthenticated text.
 function eventOf(body: Uint8Array): VerifyReport['event'] {
   const parsed = parseBody(body);
-  if (typeof parsed?.event !== 'string' || typeof parsed.event_id !== 'string') return null;
-  return { type: parsed.event.slice(0, 80), event_id: parsed.event_id.slice(0, 40) };
+  if (parsed?.event === undefined && parsed?.event_id === undefined) return null;
+  return { type: shownEventType(parsed.event), event_id: shownEventId(parsed.event_id) };
 }
