@@ -412,8 +412,9 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
    * arrived delivery; what ran before a failure or the deadline stays recorded, so the retry goes on from there.
    *
    * With no cursor (`startKnown` false) the stream is read from its beginning, and the API's first event says where
-   * the stream starts, 0 or 1: `firstSeq` is only the guess that spares a new stream's first event this call. A wrong
-   * guess then neither stalls every stream (starts at 1, guessed 0) nor skips a seq 0 (starts at 0, guessed 1).
+   * the stream starts, 0 or 1: the guess (`startGuess`) only spares a new stream's first event this call. So a guess of
+   * 0 never stalls streams that start at 1, and a guess of 1 does not skip the seq 0 of a stream whose first delivery
+   * is seq 2 or later.
    */
   async function backfill(item: Item, expected: number, startKnown: boolean): Promise<{ start: 0 | 1 } | { answer: Result }> {
     const { envelope } = item;
