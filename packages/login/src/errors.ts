@@ -29,6 +29,9 @@ export const LOGIN_ERRORS = {
   token_missing: { status: 401, message: 'A bearer token is required.' },
   jwks_unavailable: { status: 503, message: 'The login server\u2019s keys could not be fetched; retry later.' },
   login_server_unavailable: { status: 503, message: 'The login server could not be reached; retry later.' },
+  // A path redirectUri is resolved against the request's Host (X-Forwarded-Host with trustProxy): one that is no
+  // host name is the request's fault (a client or a proxy sending junk), never a 5xx that reads as a server failure.
+  host_invalid: { status: 400, message: 'This request\u2019s Host header is not a valid host name; open this site at its usual address.' },
   cross_site_request: { status: 403, message: 'This sign-out was sent from another site and was refused; use the sign-out button on this site.' },
   return_path_invalid: { status: 400, message: 'The return path must be a path on this site.' },
   user_store_failed: { status: 500, message: 'The user store failed during sign-in.' },

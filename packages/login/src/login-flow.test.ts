@@ -3,6 +3,7 @@ import { createLogin } from './login.js';
 import { memoryTransactionStore } from './transaction-store.js';
 import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI } from './testing/flow.js';
 import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
+import { approveAtProvider, UserAgent } from './testing/user-agent.js';
 import { tamperingFetch } from './testing/tokens.js';
 
 let provider: TestProvider;
@@ -46,7 +47,7 @@ describe('the authorization request (spec 4.1)', () => {
   it('keeps the transaction in an encrypted, httpOnly, SameSite=Lax cookie scoped to the callback path', async () => {
     const login = await createLogin(loginOptions(provider));
     const { url, setCookie } = await login.start(loginRequest('/auth/login'));
-    const [pair, ...attributes] = setCookie.split('; ');
+    const [pair, ...attributes] = setCookie[0]!.split('; ');
     expect(attributes).toEqual(['Path=/auth/callback', 'Max-Age=600', 'HttpOnly', 'SameSite=Lax']);
     const value = pair!.slice(pair!.indexOf('=') + 1);
     expect(value.split('.')).toHaveLength(5); // a compact JWE
@@ -57,8 +58,18 @@ describe('the authorization request (spec 4.1)', () => {
   it('marks the cookies Secure, with a __Secure- name, when the redirect URI is https', async () => {
     const login = await createLogin(loginOptions(provider, { redirectUri: 'https://shop.example/auth/callback' }));
     const { setCookie } = await login.start(loginRequest('https://shop.example/auth/login'));
-    expect(setCookie).toMatch(/^__Secure-kyb-login-tx-[0-9a-z]{13}=/);
-    expect(setCookie.split('; ')).toContain('Secure');
+    expect(setCookie[0]).toMatch(/^__Secure-kyb-login-tx-[0-9a-z]{13}=/);
+    expect(setCookie[0]!.split('; ')).toContain('Secure');
+  });
+
+  it('binds the transaction to the browser with a __Host- cookie (Secure, Path=/, no Domain) when the redirect URI is https', async () => {
+    const login = await createLogin(loginOptions(provider, { redirectUri: 'https://shop.example/auth/callback' }));
+    const { setCookie } = await login.start(loginRequest('https://shop.example/auth/login'));
+    expect(setCookie).toHaveLength(2);
+    expect(setCookie[1]).toMatch(/^__Host-kyb-login-bind=[A-Za-z0-9_-]{43}\.[0-9a-z]{13}:[0-9a-z]+:[0-9a-z]+; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax; Secure$/);
+    // The browser's binding is reused by its next login, so the first one's callback still matches it.
+    const again = await login.start(loginRequest('https://shop.example/auth/login', setCookie));
+    expect(again.setCookie[1]!.split(/[=.]/)[1]).toBe(setCookie[1]!.split(/[=.]/)[1]);
   });
 });
 
@@ -132,8 +143,19 @@ describe('sign-in over HTTP against the provider', () => {
     const inCookie = await createLogin(loginOptions(provider));
     const { callback, setCookie } = await approvedCallback(login, { returnTo: '/x' });
     const cookieMode = (await inCookie.start(loginRequest('/auth/login'), { returnTo: '/x' })).setCookie;
-    expect(setCookie.length).toBeLessThan(cookieMode.length - 150); // only an id travels, not state, verifier and nonce
+    expect(setCookie[0]!.length).toBeLessThan(cookieMode[0]!.length - 150); // only an id travels, not state, verifier and nonce
     expect((await login.finish(callback)).returnTo).toBe('/x');
+  });
+
+  it('lets two logins started in one browser both finish with a transaction store, in either order', async () => {
+    const stored = await createLogin(loginOptions(provider, { transactionStore: memoryTransactionStore() }));
+    const first = await stored.start(loginRequest('/auth/login'), { returnTo: '/first' });
+    const second = await stored.start(loginRequest('/auth/login', first.setCookie), { returnTo: '/second' });
+    const agent = new UserAgent();
+    const cookies = [first.setCookie[0]!, ...second.setCookie];
+    const secondBack = await stored.finish(loginRequest(await approveAtProvider(agent, second.url), cookies));
+    const firstBack = await stored.finish(loginRequest(await approveAtProvider(agent, first.url), cookies));
+    expect([secondBack.returnTo, firstBack.returnTo, firstBack.userId]).toEqual(['/second', '/first', TEST_ADDRESS]);
   });
 
   it('refreshes: new access token, same user', async () => {

@@ -29,19 +29,38 @@ describe('the callback is refused', () => {
   it('without a state', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     callbackUrl.searchParams.delete('state');
-    expect((await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).code).toBe('state_mismatch');
+    expect((await refusal(login.finish(loginRequest(callbackUrl, setCookie)))).code).toBe('state_mismatch');
   });
 
   it('with another state (CSRF)', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     callbackUrl.searchParams.set('state', oidc.randomState());
-    expect((await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).code).toBe('state_mismatch');
+    expect((await refusal(login.finish(loginRequest(callbackUrl, setCookie)))).code).toBe('state_mismatch');
   });
 
   it("with the state and code of another browser's login", async () => {
     const mine = await approvedCallback(login);
     const theirs = await approvedCallback(login);
-    expect((await refusal(login.finish(loginRequest(theirs.callbackUrl, [mine.setCookie])))).code).toBe('state_mismatch');
+    expect((await refusal(login.finish(loginRequest(theirs.callbackUrl, mine.setCookie)))).code).toBe('state_mismatch');
+  });
+
+  it.each<[string, () => Parameters<typeof loginOptions>[1]]>([
+    ['in the cookie', () => ({})],
+    ['in a transaction store', () => ({ transactionStore: memoryTransactionStore() })],
+  ])('with a transaction cookie planted from another browser (transaction %s): state_mismatch, nothing used up', async (_name, extra) => {
+    const bound = await createLogin(loginOptions(provider, extra()));
+    // Cookie tossing: a sibling subdomain sets the attacker's transaction cookie (not their __Host- binding) in the
+    // victim's browser, which has no binding yet, or one of its own.
+    const attacker = await approvedCallback(bound, { address: '0x1111111111111111111111111111111111111111' });
+    const planted = attacker.setCookie[0]!;
+    const victimBinding = (await bound.start(loginRequest('/auth/login'))).setCookie[1]!;
+    for (const victimCookies of [[planted], [planted, victimBinding]]) {
+      const error = await refusal(bound.finish(loginRequest(attacker.callbackUrl, victimCookies)));
+      expect(error).toMatchObject({ code: 'state_mismatch', status: 400 });
+      expect(error.detail).toMatch(/not started in this browser/);
+    }
+    // The refusals spent nothing: in the browser that started it, that login still finishes.
+    expect((await bound.finish(attacker.callback)).userId).toBe('0x1111111111111111111111111111111111111111');
   });
 
   it('without the transaction cookie', async () => {
@@ -51,9 +70,9 @@ describe('the callback is refused', () => {
 
   it('with an altered transaction cookie', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
-    const [pair] = setCookie.split(';');
+    const [pair] = setCookie[0]!.split(';');
     const altered = pair!.slice(0, -2) + (pair!.endsWith('AA') ? 'AB' : 'AA');
-    expect((await refusal(login.finish(loginRequest(callbackUrl, [altered])))).code).toBe('transaction_invalid');
+    expect((await refusal(login.finish(loginRequest(callbackUrl, [altered, ...setCookie.slice(1)])))).code).toBe('transaction_invalid');
   });
 
   it('with a transaction cookie sealed under another secret', async () => {
@@ -90,14 +109,14 @@ describe('the callback is refused', () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     const denied = new URL(REDIRECT_URI);
     denied.search = new URLSearchParams({ error: 'access_denied', state: callbackUrl.searchParams.get('state')!, iss: provider.issuer }).toString();
-    expect((await refusal(login.finish(loginRequest(denied, [setCookie])))).code).toBe('authorization_denied');
+    expect((await refusal(login.finish(loginRequest(denied, setCookie)))).code).toBe('authorization_denied');
   });
 
   it('when the response names another issuer (RFC 9207 iss)', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     callbackUrl.searchParams.set('iss', `${provider.issuer}/`);
     // Anyone can send such a callback: the request's fault (400), not the login server's (issuer_mismatch, 503).
-    expect(await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).toMatchObject({ code: 'callback_invalid', status: 400 });
+    expect(await refusal(login.finish(loginRequest(callbackUrl, setCookie)))).toMatchObject({ code: 'callback_invalid', status: 400 });
   });
 
   it.each<[string, (url: URL) => void]>([
@@ -107,14 +126,14 @@ describe('the callback is refused', () => {
   ])('%s: 400 callback_invalid, not a token or issuer problem', async (_name, edit) => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     edit(callbackUrl);
-    expect(await refusal(login.finish(loginRequest(callbackUrl, [setCookie])))).toMatchObject({ code: 'callback_invalid', status: 400 });
+    expect(await refusal(login.finish(loginRequest(callbackUrl, setCookie)))).toMatchObject({ code: 'callback_invalid', status: 400 });
   });
 
   it('without revealing the code or the verifier in the error', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     callbackUrl.searchParams.set('state', 'wrong');
-    const error = await refusal(login.finish(loginRequest(callbackUrl, [setCookie])));
-    expectNoSecrets(error, [callbackUrl.searchParams.get('code'), setCookie.split(';')[0]!.split('=')[1]]);
+    const error = await refusal(login.finish(loginRequest(callbackUrl, setCookie)));
+    expectNoSecrets(error, [callbackUrl.searchParams.get('code'), ...setCookie.map((cookie) => cookie.split(';')[0]!.split('=')[1])]);
   });
 });
 
@@ -314,9 +333,9 @@ describe('the return path', () => {
 
   it('refuses one that would make the transaction cookie larger than browsers keep (4096 bytes)', async () => {
     // The longest return path fits beside a redirect URI of usual length, not beside a very long one.
-    const longRedirect = await createLogin(loginOptions(provider, { redirectUri: `http://127.0.0.1:9/${'x'.repeat(900)}/auth/callback` }));
-    const returnTo = `/${'a'.repeat(2047)}`;
-    expect((await login.start(loginRequest('/auth/login'), { returnTo })).setCookie.split(';')[0]!.length).toBeLessThanOrEqual(4096);
+    const longRedirect = await createLogin(loginOptions(provider, { redirectUri: `http://127.0.0.1:9/${'x'.repeat(2000)}/auth/callback` }));
+    const returnTo = `/${'a'.repeat(1023)}`;
+    expect((await login.start(loginRequest('/auth/login'), { returnTo })).setCookie[0]!.split(';')[0]!.length).toBeLessThanOrEqual(4096);
     expect(await refusal(longRedirect.start(loginRequest('/auth/login'), { returnTo }))).toMatchObject({ code: 'return_path_invalid', status: 400 });
   });
 });

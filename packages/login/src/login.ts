@@ -1,3 +1,4 @@
+import { base64url } from 'jose';
 import * as oidc from 'openid-client';
 import { readCookie, readCookies, serializeCookie } from './cookies.js';
 import { KybLoginError, loginError } from './errors.js';
@@ -64,7 +65,8 @@ export interface LoginRequest {
 }
 
 /**
- * The start of a login: where to send the browser, and the cookie that remembers the transaction.
+ * The start of a login: where to send the browser, and the cookies to set: the one that remembers the transaction,
+ * the one that binds it to this browser, and any that clear logins this browser abandoned.
  *
  * @example
  * ```ts
@@ -74,7 +76,11 @@ export interface LoginRequest {
  */
 export interface LoginStart {
   url: URL;
-  setCookie: string;
+  /**
+   * Set-Cookie values, each its own header line: the transaction cookie first, then the browser binding cookie
+   * (`__Host-kyb-login-bind`; without it the callback answers `state_mismatch`), then clearing ones.
+   */
+  setCookie: string[];
 }
 
 /**
@@ -92,12 +98,17 @@ export interface Login {
   readonly issuer: string;
   /** The redirect URI the login uses for a request (resolved per request when configured as a path). */
   redirectUriFor(request: LoginRequest): string;
-  /** Starts a login: the authorization URL with every parameter of spec 4.1, and the transaction cookie. */
+  /**
+   * Starts a login: the authorization URL with every parameter of spec 4.1, the transaction cookie, and the cookie
+   * that binds the transaction to this browser (reused when the request has one). It also clears the cookies of the
+   * oldest logins this browser left pending, so that all of them together stay small enough for any server to read.
+   */
   start(request: LoginRequest, options?: { returnTo?: string }): Promise<LoginStart>;
   /**
    * Completes a login on the callback request: the transaction cookie of the callback's state read, its state
-   * compared, and only then used up; the callback's `code` and `iss` checked, the code exchanged (HTTP Basic for a
-   * confidential client), the ID token verified. Resolves with the result and the path to return to; the cookie to
+   * compared, its binding to this browser checked (a transaction cookie planted from another browser, e.g. by a
+   * sibling subdomain, is `state_mismatch`), and only then used up; the callback's `code` and `iss` checked, the code
+   * exchanged (HTTP Basic for a confidential client), the ID token verified. Resolves with the result and the path to return to; the cookie to
    * clear the transaction is in `setCookie` (on failure, {@link Login.clearTransactionCookie}; see {@link KybLoginError}).
    */
   finish(request: LoginRequest): Promise<LoginResult & { returnTo: string; setCookie: string }>;
@@ -160,6 +171,22 @@ const MAX_OTHER_PENDING_LOGINS = 4;
 
 /** The most a browser keeps of a cookie's name and value together (RFC 6265bis 5.6; Chrome and Firefox enforce it). */
 const MAX_COOKIE_BYTES = 4096;
+
+/**
+ * What the start route lets a browser's pending transaction cookies add up to, in count and bytes. They all travel
+ * in one Cookie header to the callback, and a server refuses a header past its limit (nginx: 8 KB a line, Node:
+ * 16 KB in all) before the app sees it, which would lock the user out until they expire. 6 KB leaves room in 8 KB
+ * for the session, the binding cookie and the app's own; it holds about three logins with the longest return path,
+ * or five with short ones, so a few tabs signing in at once all finish.
+ */
+const MAX_PENDING_LOGINS = 1 + MAX_OTHER_PENDING_LOGINS;
+const MAX_PENDING_TRANSACTION_BYTES = 6144;
+
+/**
+ * The binding cookie's life, as Django's CSRF cookie: long, so that a browser has one before it starts logins in
+ * several tabs at once (tabs that each made a fresh one would overwrite each other's, and all but one would fail).
+ */
+const BINDING_COOKIE_SECONDS = 365 * 24 * 3600;
 
 /**
  * Creates the login: checks the options (`config_invalid` with the fix), runs discovery from `authUrl` by issuer
@@ -255,6 +282,12 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
   };
   const sessionCookieName = (secure: boolean): string =>
     options.cookies?.sessionName ?? (secure ? '__Host-kyb-login-session' : 'kyb-login-session');
+  // The transaction cookie is on the callback path, so it cannot be a __Host- cookie, and a sibling subdomain may
+  // plant one of its own (Domain=<parent>): the binding cookie, __Host- (Secure, Path=/, no Domain: only this host
+  // can set it), ties each transaction to the browser that started it. On plain-http loopback development a
+  // __Host- cookie cannot be set (it needs Secure), and there is no sibling subdomain to fear.
+  const bindingCookieName = (secure: boolean): string => (secure ? '__Host-kyb-login-bind' : 'kyb-login-bind');
+  const bindingOf = (request: LoginRequest, secure: boolean): Binding | undefined => readBinding(readCookie(request.header('cookie'), bindingCookieName(secure)));
   // The transaction cookie goes only to the callback path, so it is sent nowhere else.
   const transactionCookiePath = (request: LoginRequest): string => new URL(redirectUriFor(request)).pathname;
 
@@ -315,6 +348,14 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
     const sealed = (options.transactionStore ? opened : opened.tx) as Partial<LoginTransaction> | undefined;
     if (typeof sealed?.state !== 'string') throw loginError('transaction_invalid', 'the transaction is incomplete');
     if (sealed.state !== state) throw loginError('state_mismatch', 'the callback state is not this transaction\u2019s');
+    // Checked before the transaction is used up: a planted cookie must not spend anything of this browser's.
+    const binding = bindingOf(request, secure);
+    if (typeof opened.bind !== 'string' || binding === undefined || opened.bind !== (await bindingHash(binding.id))) {
+      throw loginError(
+        'state_mismatch',
+        `the transaction cookie was not started in this browser: the ${bindingCookieName(secure)} cookie is ${binding === undefined ? 'missing' : 'another'} (a transaction cookie planted from elsewhere, e.g. by a sibling subdomain, or this browser's cookies were cleared)`,
+      );
+    }
     const id = String(opened.jti);
     // Single use: remember the id until the cookie would have expired anyway (with a store too, so a replay is told
     // apart from a transaction the store no longer has).
@@ -365,23 +406,47 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
         access_type: 'offline',
         audience: options.audience,
       });
+      const secure = secureFor(request);
+      const previous = bindingOf(request, secure);
+      const binding: Binding = { id: previous?.id ?? oidc.randomState(), pending: previous?.pending ?? [] };
       const id = oidc.randomState();
       if (options.transactionStore) await options.transactionStore.set(id, transaction, transactionTtl);
       // With a store the cookie keeps the state too, so a callback's state is compared before the store entry is used.
+      // The binding's hash, not the binding: the transaction cookie reaches a path a sibling could plant cookies on.
+      const bind = await bindingHash(binding.id);
       const sealed = await transactions.seal(
-        options.transactionStore ? { jti: id, state: transaction.state } : { jti: id, tx: { ...transaction } },
+        options.transactionStore ? { jti: id, state: transaction.state, bind } : { jti: id, tx: { ...transaction }, bind },
         transactionTtl,
       );
-      const secure = secureFor(request);
       const name = transactionCookieName(secure, transaction.state);
       // Browsers drop a cookie whose name and value pass 4096 bytes, and the login would fail only at the callback
       // (transaction_missing) after the user went through the login server: refuse it now. Only the return path varies.
       if (name.length + 1 + sealed.length > MAX_COOKIE_BYTES) {
         throw loginError('return_path_invalid', `the transaction cookie would pass ${MAX_COOKIE_BYTES} bytes: returnTo is too long for it`);
       }
+      const path = transactionCookiePath(request);
+      // The transaction cookies only reach the callback path, so this route cannot see them: the binding cookie lists
+      // the pending ones (tag, size, start time), and the oldest beyond the count and bytes a Cookie header can carry
+      // are cleared here, before they could make the callback's request too large for the server to read.
+      const now = Math.floor(Date.now() / 1000);
+      const newestFirst = [{ tag: stateTag(transaction.state), bytes: name.length + 1 + sealed.length, issuedAt: now }];
+      const stale: PendingLogin[] = [];
+      let bytes = newestFirst[0]!.bytes;
+      for (const pending of [...binding.pending].reverse()) {
+        if (pending.issuedAt + transactionTtl <= now) continue; // the browser dropped it already
+        if (stale.length === 0 && newestFirst.length < MAX_PENDING_LOGINS && bytes + pending.bytes <= MAX_PENDING_TRANSACTION_BYTES) {
+          newestFirst.push(pending);
+          bytes += pending.bytes;
+        } else stale.push(pending);
+      }
+      binding.pending = newestFirst.reverse();
       return {
         url,
-        setCookie: serializeCookie(name, sealed, { path: transactionCookiePath(request), maxAgeSeconds: transactionTtl, secure }),
+        setCookie: [
+          serializeCookie(name, sealed, { path, maxAgeSeconds: transactionTtl, secure }),
+          serializeCookie(bindingCookieName(secure), writeBinding(binding), { path: '/', maxAgeSeconds: BINDING_COOKIE_SECONDS, secure }),
+          ...stale.map((pending) => serializeCookie(transactionCookiePrefix(secure) + pending.tag, '', { path, maxAgeSeconds: 0, secure })),
+        ],
       };
     },
 
@@ -420,18 +485,23 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
     async staleTransactionCookies(request) {
       const secure = secureFor(request);
       const own = transactionCookieName(secure, new URL(request.url, 'http://callback.invalid').searchParams.get('state') ?? '');
-      const others = transactionCookies(request, secure).filter(([name]) => name !== own);
-      if (others.length <= MAX_OTHER_PENDING_LOGINS) return [];
-      // Newest first by the sealed issue time; an unreadable one (another secret, altered) counts as oldest.
+      const all = transactionCookies(request, secure);
+      const others = all.filter(([name]) => name !== own);
+      // As many as the start route lets pend: a callback without a cookie of its own (forged, or a login the start
+      // route already cleared) must not cost the browser one of its logins in progress.
+      const keep = others.length < all.length ? MAX_OTHER_PENDING_LOGINS : MAX_PENDING_LOGINS;
+      if (others.length <= keep) return [];
+      // Newest first by the sealed issue time (whole seconds; within one, the later in the header is the newer, as
+      // browsers send cookies of one path oldest first); an unreadable one (another secret, altered) counts as oldest.
       const aged = await Promise.all(
-        others.map(async ([name, value]) => {
+        others.map(async ([name, value], index) => {
           const opened = await transactions.open(value);
-          return { name, issuedAt: typeof opened === 'object' ? Number(opened.iat) || 0 : -1 };
+          return { name, index, issuedAt: typeof opened === 'object' ? Number(opened.iat) || 0 : -1 };
         }),
       );
-      aged.sort((a, b) => b.issuedAt - a.issuedAt);
+      aged.sort((a, b) => b.issuedAt - a.issuedAt || b.index - a.index);
       const path = transactionCookiePath(request);
-      return aged.slice(MAX_OTHER_PENDING_LOGINS).map(({ name }) => serializeCookie(name, '', { path, maxAgeSeconds: 0, secure }));
+      return aged.slice(keep).map(({ name }) => serializeCookie(name, '', { path, maxAgeSeconds: 0, secure }));
     },
 
     async exchangeCode(input) {
@@ -488,15 +558,65 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
   return login;
 }
 
-/** The origin of a request; proxy headers are believed only with trustProxy (first value of each). */
+/**
+ * The origin of a request; proxy headers are believed only with trustProxy (first value of each). A Host that is no
+ * host name (`shop_example.com`, a bad port, none at all) is what the client or a proxy sent, not a misconfiguration:
+ * 400 host_invalid, whose detail names the header and the way around it.
+ */
 function requestOrigin(request: LoginRequest, trustProxy: boolean): string {
   const first = (name: string): string | undefined => request.header(name)?.split(',')[0]?.trim() || undefined;
-  const proto = (trustProxy && first('x-forwarded-proto')) || (request.encrypted ? 'https' : 'http');
-  const host = (trustProxy && first('x-forwarded-host')) || request.header('host');
-  if (!host || !/^[A-Za-z0-9.\-:[\]]+$/.test(host) || (proto !== 'http' && proto !== 'https')) {
-    throw new KybLoginError('config_invalid', 'The request has no usable Host; configure redirectUri as an absolute URL.');
+  const forwardedProto = trustProxy ? first('x-forwarded-proto')?.toLowerCase() : undefined;
+  const proto = forwardedProto ?? (request.encrypted ? 'https' : 'http');
+  const forwardedHost = trustProxy ? first('x-forwarded-host') : undefined;
+  const header = forwardedHost === undefined ? 'Host' : 'X-Forwarded-Host';
+  const host = forwardedHost ?? request.header('host')?.trim();
+  const fix = 'the path redirectUri is resolved against it (an absolute redirectUri does not read it)';
+  if (proto !== 'http' && proto !== 'https') throw loginError('host_invalid', `X-Forwarded-Proto is neither http nor https; ${fix}`);
+  if (!host) throw loginError('host_invalid', `the request has no Host header; ${fix}`);
+  // Letters, digits, dots, hyphens, an IPv6 literal and a port only: no userinfo, path or underscore can ride along.
+  if (/^[A-Za-z0-9.\-:[\]]+$/.test(host) && URL.canParse(`${proto}://${host}/`)) return new URL(`${proto}://${host}/`).origin;
+  throw loginError('host_invalid', `the ${header} header is not a host name; ${fix}`);
+}
+
+/** A browser's binding: its random id, and the logins it has pending (oldest first), as the binding cookie lists them. */
+interface Binding {
+  id: string;
+  pending: PendingLogin[];
+}
+
+/** A pending login of the binding cookie: its cookie's tag, its cookie's size, and when it started (Unix seconds). */
+interface PendingLogin {
+  tag: string;
+  bytes: number;
+  issuedAt: number;
+}
+
+const BINDING_ID = /^[A-Za-z0-9_-]{43}$/;
+const PENDING_ENTRY = /^([0-9a-z]{13}):([0-9a-z]{1,4}):([0-9a-z]{1,8})$/;
+
+/**
+ * The binding cookie's value, `<id>.<tag>:<bytes>:<issued>…` (base 36): an id that is not 32 random bytes in
+ * base64url voids it all (a fresh one is made), and entries that do not parse are left out. It is not sealed: only
+ * this host can set it (__Host-), and a user who edits their own can at most have their own pending logins cleared.
+ */
+function readBinding(value: string | undefined): Binding | undefined {
+  const [id, ...entries] = (value ?? '').split('.');
+  if (id === undefined || !BINDING_ID.test(id)) return undefined;
+  const pending: PendingLogin[] = [];
+  for (const entry of entries.slice(-MAX_PENDING_LOGINS)) {
+    const match = PENDING_ENTRY.exec(entry);
+    if (match) pending.push({ tag: match[1]!, bytes: parseInt(match[2]!, 36), issuedAt: parseInt(match[3]!, 36) });
   }
-  return `${proto}://${host}`;
+  return { id, pending };
+}
+
+function writeBinding(binding: Binding): string {
+  return [binding.id, ...binding.pending.map((p) => `${p.tag}:${p.bytes.toString(36)}:${p.issuedAt.toString(36)}`)].join('.');
+}
+
+/** What a transaction keeps of its browser's binding: a hash, so the id itself is only ever in its __Host- cookie. */
+async function bindingHash(id: string): Promise<string> {
+  return base64url.encode(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`kyb-login binding\0${id}`))));
 }
 
 /** What {@link stateTag} answers: 13 base-36 digits. */

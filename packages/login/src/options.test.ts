@@ -46,6 +46,17 @@ describe('createLogin refuses options that cannot work, with config_invalid and 
     ['cookies.domain, which is fixed', { cookies: { domain: '.shop.example' } }, /cookies\.domain is not an option: .*without Domain/],
     ['cookies.secure: false with an https redirectUri', { cookies: { secure: false } }, /cookies\.secure: false with an https redirectUri .*remove cookies\.secure/],
     ['an http redirectUri on a host that is not loopback', { redirectUri: 'http://shop.example/auth/callback' }, /redirectUri must be https, or http on a loopback host only/],
+    ['an http redirectUri in capitals (HTTP://)', { redirectUri: 'HTTP://shop.example/auth/callback' }, /redirectUri must be https, or http on a loopback host only/],
+    ['a redirectUri with a leading space', { redirectUri: ' https://shop.example/auth/callback' }, /redirectUri must not contain spaces, tabs or line breaks \(at its ends either\): remove them/],
+    ['an http redirectUri behind a leading space', { redirectUri: ' http://shop.example/auth/callback' }, /redirectUri must be https, or http on a loopback host only/],
+    ['a redirectUri with a trailing line break', { redirectUri: 'https://shop.example/auth/callback\n' }, /redirectUri must not contain spaces, tabs or line breaks/],
+    ['a path redirectUri with a leading space', { redirectUri: ' /auth/callback' }, /redirectUri must not contain spaces, tabs or line breaks/],
+    ['an authUrl with a trailing space', { authUrl: 'https://login.service.example ' }, /authUrl must not contain spaces, tabs or line breaks/],
+    ['an http authUrl in capitals without allowInsecureRequests', { authUrl: 'HTTP://login.service.example' }, /authUrl must be https/],
+    ['cookies.secure: false with an HTTPS:// redirectUri', { redirectUri: 'HTTPS://shop.example/auth/callback', cookies: { secure: false } }, /cookies\.secure: false with an https redirectUri .*remove cookies\.secure/],
+    ['a __Host- transaction cookie name (not on path /)', { cookies: { transactionName: '__Host-tx' } }, /cookies\.transactionName must not start with __Host-: browsers refuse a __Host- cookie on a path other than \//],
+    ['a __host- transaction cookie name (prefixes match in any case)', { cookies: { transactionName: '__host-tx' } }, /cookies\.transactionName must not start with __Host-/],
+    ['a __Host- session cookie name on plain http', { redirectUri: 'http://localhost:3000/auth/callback', cookies: { sessionName: '__Host-s' } }, /cookies\.sessionName starts with __Host-, which browsers accept only on Secure cookies/],
   ])('%s', async (_name, change, message) => {
     const error = await configError({ ...valid, ...change });
     expect(error).toBeInstanceOf(KybLoginError);
@@ -60,6 +71,10 @@ describe('createLogin refuses options that cannot work, with config_invalid and 
     ['http on [::1]', { redirectUri: 'http://[::1]:3000/auth/callback' }],
     ['cookies.secure: false with http on loopback', { redirectUri: 'http://localhost:3000/auth/callback', cookies: { secure: false } }],
     ['a session of 400 days', { session: { maxAgeSeconds: 400 * 24 * 3600 } }],
+    ['an HTTPS:// redirectUri in capitals', { redirectUri: 'HTTPS://shop.example/auth/callback' }],
+    ['a __Secure- transaction cookie name with https', { cookies: { transactionName: '__Secure-tx' } }],
+    ['a __Host- session cookie name with https', { cookies: { sessionName: '__Host-s' } }],
+    ['a __Host- session cookie name on loopback with cookies.secure: true', { redirectUri: 'http://localhost:3000/auth/callback', cookies: { secure: true, sessionName: '__Host-s' } }],
   ])('accepts %s', (_name, change) => {
     expect(() => validateLoginOptions({ ...valid, ...change })).not.toThrow();
   });

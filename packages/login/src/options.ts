@@ -58,7 +58,9 @@ export interface LoginOptions {
   /**
    * Cookie attributes; `secure` defaults to whether the redirect URI is https (and cannot be false with an https
    * one). `transactionName` is the prefix of the transaction cookies' names (each login's cookie adds a tag of its
-   * state). The other attributes are fixed: httpOnly, SameSite=Lax, no Domain.
+   * state); it cannot start with `__Host-` (they are on the callback path, not /). Names with `__Secure-`/`__Host-`
+   * need Secure cookies. The binding cookie is always `__Host-kyb-login-bind` (`kyb-login-bind` without Secure). The
+   * other attributes are fixed: httpOnly, SameSite=Lax, no Domain.
    */
   cookies?: { secure?: boolean; transactionName?: string; sessionName?: string };
   /**
@@ -123,6 +125,13 @@ export function validateLoginOptions(options: unknown): asserts options is Login
   }
   const url = (name: string, value: unknown, allowPath: boolean): void => {
     if (typeof value !== 'string' || value === '') return void problems.push(`${name} is required: a URL string.`);
+    // URL parsers drop surrounding spaces and inner tabs and line breaks, so the checks below would pass a value
+    // that is sent to the login server as written (a redirect_uri it does not know), or that starts with a space
+    // and escapes every check on its scheme.
+    // eslint-disable-next-line no-control-regex
+    if (/[\s\u0000-\u001f\u007f]/.test(value)) {
+      return void problems.push(`${name} must not contain spaces, tabs or line breaks (at its ends either): remove them, e.g. from the environment variable it is read from.`);
+    }
     if (allowPath && value.startsWith('/') && !value.startsWith('//')) return;
     let parsed: URL;
     try {
@@ -135,13 +144,15 @@ export function validateLoginOptions(options: unknown): asserts options is Login
   };
   url('authUrl', o.authUrl, false);
   url('redirectUri', o.redirectUri, true);
-  if (typeof o.redirectUri === 'string' && o.redirectUri.startsWith('http:') && URL.canParse(o.redirectUri) && !LOOPBACK_HOSTS.has(new URL(o.redirectUri).hostname)) {
+  // Schemes as the URL parser reads them (`HTTP://` is http), never as raw strings; undefined for a path or junk.
+  const redirectProtocol = protocolOf(o.redirectUri);
+  if (redirectProtocol === 'http:' && !LOOPBACK_HOSTS.has(new URL(o.redirectUri as string).hostname)) {
     problems.push(
       'redirectUri must be https, or http on a loopback host only (localhost, 127.0.0.1, [::1]): over plain http the ' +
         'authorization code and the session cookie cross the network in clear text. Register and use the https URL.',
     );
   }
-  if (typeof o.authUrl === 'string' && o.authUrl.startsWith('http:') && o.allowInsecureRequests !== true) {
+  if (protocolOf(o.authUrl) === 'http:' && o.allowInsecureRequests !== true) {
     problems.push('authUrl must be https. For a local test provider on http://127.0.0.1 set allowInsecureRequests: true (never in production).');
   }
   if (typeof o.authUrl === 'string' && /\/\.well-known\//.test(o.authUrl)) {
@@ -204,19 +215,42 @@ export function validateLoginOptions(options: unknown): asserts options is Login
         } else problems.push(unknownNested('cookies', name, COOKIES_KNOWN, COOKIES_ALIASES));
       }
       if (cookies.secure !== undefined && typeof cookies.secure !== 'boolean') problems.push('cookies.secure must be true or false.');
-      if (cookies.secure === false && typeof o.redirectUri === 'string' && o.redirectUri.startsWith('https:')) {
+      if (cookies.secure === false && redirectProtocol === 'https:') {
         problems.push(
           'cookies.secure: false with an https redirectUri would let the browser send the session cookie over plain http too, ' +
             'where anyone on the network reads it: remove cookies.secure (it follows the redirect URI\u2019s scheme).',
         );
       }
+      // Whether the cookies are Secure, when it is known here (a path redirectUri decides per request).
+      const secure = typeof cookies.secure === 'boolean' ? cookies.secure : redirectProtocol === undefined ? undefined : redirectProtocol === 'https:';
       for (const name of ['transactionName', 'sessionName']) {
         const v = cookies[name];
-        if (v !== undefined && (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v))) problems.push(`cookies.${name} must be a cookie name (token characters only).`);
+        if (v !== undefined && (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v))) {
+          problems.push(`cookies.${name} must be a cookie name (token characters only).`);
+          continue;
+        }
+        // Browsers match the prefixes case-insensitively (RFC 6265bis 5.6), and drop a cookie that breaks their rules.
+        if (typeof v === 'string' && name === 'transactionName' && /^__host-/i.test(v)) {
+          problems.push(
+            'cookies.transactionName must not start with __Host-: browsers refuse a __Host- cookie on a path other than /, and ' +
+              'the transaction cookies are on the callback path, so no sign-in would finish. Use a __Secure- name, or leave ' +
+              'it out (the default is __Secure-kyb-login-tx over https).',
+          );
+        } else if (typeof v === 'string' && secure === false && /^__(secure|host)-/i.test(v)) {
+          problems.push(
+            `cookies.${name} starts with ${v.slice(0, v.indexOf('-') + 1)}, which browsers accept only on Secure cookies, and these are not ` +
+              '(an http redirectUri, or cookies.secure: false): drop the prefix, or use https.',
+          );
+        }
       }
     }
   }
   if (problems.length > 0) throw configInvalid(problems);
+}
+
+/** The scheme of an absolute URL option as the URL parser reads it (`'https:'`), or undefined (a path, not a URL). */
+function protocolOf(value: unknown): string | undefined {
+  return typeof value === 'string' && URL.canParse(value) ? new URL(value).protocol : undefined;
 }
 
 /** A nested option that does not exist, with the one meant when it can be guessed (as route-options does). */

@@ -39,12 +39,12 @@ describe('safeReturnPath', () => {
     expect(safeReturnPath(path)).toBeUndefined();
   });
 
-  it('takes a path of up to 2048 bytes once encoded, and refuses a longer one', () => {
-    expect(safeReturnPath(`/${'a'.repeat(2047)}`)).toHaveLength(2048);
-    expect(safeReturnPath(`/${'a'.repeat(2048)}`)).toBeUndefined();
-    // 343 characters, but 2 053 bytes once percent-encoded (U+0101 is %C4%81).
-    expect(safeReturnPath(`/${'\u0101'.repeat(341)}`)).toHaveLength(2047);
-    expect(safeReturnPath(`/${'\u0101'.repeat(342)}`)).toBeUndefined();
+  it('takes a path of up to 1024 bytes once encoded, and refuses a longer one', () => {
+    expect(safeReturnPath(`/${'a'.repeat(1023)}`)).toHaveLength(1024);
+    expect(safeReturnPath(`/${'a'.repeat(1024)}`)).toBeUndefined();
+    // 172 characters, but 1 027 bytes once percent-encoded (U+0101 is %C4%81).
+    expect(safeReturnPath(`/${'\u0101'.repeat(170)}`)).toHaveLength(1021);
+    expect(safeReturnPath(`/${'\u0101'.repeat(171)}`)).toBeUndefined();
   });
 
   it('refuses what is not a string', () => {

@@ -1,9 +1,10 @@
 /**
  * The longest return path, in bytes once percent-encoded. It travels in the transaction cookie (sealed, so about
- * 4/3 of its size) beside the state, nonce, verifier and redirect URI, and a browser drops a cookie over 4096 bytes:
- * with 2048 the cookie stays under that limit whatever the path holds.
+ * 4/3 of its size) beside the state, nonce, verifier and redirect URI, and every login a browser has pending sends
+ * its cookie to the callback in one Cookie header, which servers bound (nginx: 8 KB a line): with 1024 a cookie stays
+ * near 2 KB, so three logins with the longest path still fit beside the app's own cookies.
  */
-const MAX_RETURN_PATH_BYTES = 2048;
+const MAX_RETURN_PATH_BYTES = 1024;
 
 /**
  * Where the browser may be sent after sign-in: only a path on the app's own origin. Anything that a browser could
@@ -15,7 +16,7 @@ const MAX_RETURN_PATH_BYTES = 2048;
  *
  * The answer is the path as a URL parser normalises it: dot segments resolved, and everything outside ASCII
  * percent-encoded (`/ā` → `/%C4%81`), because it becomes a Location header, which Node and fetch refuse to write
- * with other characters. It is at most {@link MAX_RETURN_PATH_BYTES} (2048) bytes long; a longer one is refused.
+ * with other characters. It is at most {@link MAX_RETURN_PATH_BYTES} (1024) bytes long; a longer one is refused.
  *
  * @returns the normalised path, or undefined when it is not a safe same-origin path.
  *

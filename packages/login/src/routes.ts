@@ -101,7 +101,7 @@ export class LoginRoutes<Native> {
     try {
       const returnTo = new URL(request.url, 'http://request.invalid').searchParams.get('returnTo') ?? undefined;
       const { url, setCookie } = await this.login.start(request, { returnTo });
-      return { status: 302, headers: [['location', url.href], ['set-cookie', setCookie], ['cache-control', 'no-store']] };
+      return { status: 302, headers: [['location', url.href], ...setCookie.map((cookie): [string, string] => ['set-cookie', cookie]), ['cache-control', 'no-store']] };
     } catch (error) {
       return this.fail(error, native, []);
     }
@@ -127,7 +127,7 @@ export class LoginRoutes<Native> {
     } catch (error) {
       // A failed callback uses its transaction up as well: a retry must start again. The cookie cleared is the one of
       // the callback's state, so a forged callback (another state) leaves the browser's pending logins alone.
-      return this.fail(error, native, [['set-cookie', this.login.clearTransactionCookie(request)], ...(await this.staleCookies(request))]);
+      return this.fail(error, native, [...this.clearedTransaction(request), ...(await this.staleCookies(request))]);
     }
   }
 
@@ -139,11 +139,13 @@ export class LoginRoutes<Native> {
   async logout(request: LoginRequest, native?: Native): Promise<LoginResponse> {
     try {
       this.refuseCrossSite(request);
+      // Inside the try: naming the cookie reads the request's Host (a path redirectUri), which may be no host name.
+      const clear = this.login.clearSessionCookie(request);
+      const returnTo = safeReturnPath(new URL(request.url, 'http://request.invalid').searchParams.get('returnTo')) ?? '/';
+      return { status: 303, headers: [['set-cookie', clear], ['location', returnTo], ['cache-control', 'no-store']] };
     } catch (error) {
       return this.fail(error, native as Native, []);
     }
-    const returnTo = safeReturnPath(new URL(request.url, 'http://request.invalid').searchParams.get('returnTo')) ?? '/';
-    return { status: 303, headers: [['set-cookie', this.login.clearSessionCookie(request)], ['location', returnTo], ['cache-control', 'no-store']] };
   }
 
   /**
@@ -204,6 +206,18 @@ export class LoginRoutes<Native> {
     if (origin === undefined || origin === '') return;
     if (origin !== new URL(this.login.redirectUriFor(request)).origin) {
       throw loginError('cross_site_request', 'a POST to logout whose Origin is not this site\u2019s (no Sec-Fetch-Site)');
+    }
+  }
+
+  /**
+   * The cookie that clears a failed callback's transaction, or none when it cannot be named (the request's Host,
+   * which a path redirectUri is resolved against, is no host name): the refusal itself must still be answered.
+   */
+  private clearedTransaction(request: LoginRequest): Array<[string, string]> {
+    try {
+      return [['set-cookie', this.login.clearTransactionCookie(request)]];
+    } catch {
+      return [];
     }
   }
 

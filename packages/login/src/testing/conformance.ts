@@ -2,7 +2,7 @@
  * The login conformance suite: the same cases over real HTTP for every framework mount. Each framework's test file
  * supplies `mount` (see testing/apps.ts), which attaches the app of the same routes to an already listening server.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_ERRORS, type KybLoginError } from '../errors.js';
@@ -72,6 +72,25 @@ export async function startApp(mount: MountApp): Promise<RunningApp> {
   };
 }
 
+/**
+ * One request over node:http, which (unlike fetch) sends any Host header as given; the answer's status, JSON body
+ * and Set-Cookie lines.
+ */
+function rawRequest(origin: string, method: string, path: string, headers: Record<string, string>): Promise<{ status: number; contentType: string | undefined; body: string; setCookie: string[] }> {
+  const { hostname, port } = new URL(origin);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest({ host: hostname, port, method, path, headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, contentType: response.headers['content-type'], body, setCookie: response.headers['set-cookie'] ?? [] }));
+    });
+    request.setTimeout(5000, () => request.destroy(new Error(`no answer to ${method} ${path} within 5 s`)));
+    request.on('error', reject);
+    request.end();
+  });
+}
+
 /** Runs the shared cases against one framework. */
 export function loginConformanceSuite(framework: string, mount: MountApp): void {
   describe(`login routes on ${framework}`, () => {
@@ -120,8 +139,10 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
       expect(url.searchParams.get('code_challenge_method')).toBe('S256');
       expect([url.searchParams.get('prompt'), url.searchParams.get('access_type'), url.searchParams.get('audience')]).toEqual(['consent', 'offline', app.provider.audiences[0]]);
       const cookie = start.headers.getSetCookie();
-      expect(cookie).toHaveLength(1);
+      expect(cookie).toHaveLength(2);
       expect(cookie[0]).toMatch(/^kyb-login-tx-[0-9a-z]+=[^;]+; Path=\/auth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+      // The browser binding (plain http on loopback: no Secure, so not __Host-): an id, and the pending login's tag.
+      expect(cookie[1]).toMatch(/^kyb-login-bind=[A-Za-z0-9_-]{43}\.[0-9a-z]{13}:[0-9a-z]+:[0-9a-z]+; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax$/);
       expect(start.headers.get('cache-control')).toBe('no-store');
     });
 
@@ -169,8 +190,9 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
     it('refuses a replayed callback', async () => {
       const { agent, callbackUrl } = await upToCallback();
       const [name, value] = transactionCookie(agent);
+      const binding = `kyb-login-bind=${agent.cookies.get('kyb-login-bind')}`;
       expect((await agent.request(callbackUrl)).status).toBe(303);
-      const replay = await fetch(callbackUrl, { headers: { cookie: `${name}=${value}` }, redirect: 'manual' });
+      const replay = await fetch(callbackUrl, { headers: { cookie: `${name}=${value}; ${binding}` }, redirect: 'manual' });
       expect(replay.status).toBe(400);
       expect(await replay.json()).toMatchObject({ error: 'transaction_replayed' });
     });
@@ -240,9 +262,9 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
       expect(out.headers.get('location')).toBe('/%C4%81');
     });
 
-    it('refuses a return path longer than 2048 bytes once percent-encoded, before anything starts', async () => {
-      // 1 000 characters, but 6 001 bytes in the Location header and the transaction cookie.
-      const start = await fetch(`${app.origin}/auth/login?returnTo=${encodeURIComponent(`/${'\u0101'.repeat(1000)}`)}`, { redirect: 'manual' });
+    it('refuses a return path longer than 1024 bytes once percent-encoded, before anything starts', async () => {
+      // 200 characters, but 1 201 bytes in the Location header and the transaction cookie.
+      const start = await fetch(`${app.origin}/auth/login?returnTo=${encodeURIComponent(`/${'\u0101'.repeat(200)}`)}`, { redirect: 'manual' });
       expect(start.status).toBe(400);
       expect(await start.json()).toMatchObject({ error: 'return_path_invalid' });
       expect(start.headers.getSetCookie()).toEqual([]);
@@ -253,7 +275,7 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       // A Set-Cookie value no HTTP stack writes (U+0101): the framework throws while writing the answer.
-      const broken: Login = { ...app.login, start: async () => ({ url: new URL('https://login.example/'), setCookie: 'kyb-login-tx-x=\u0101' }) };
+      const broken: Login = { ...app.login, start: async () => ({ url: new URL('https://login.example/'), setCookie: ['kyb-login-tx-x=\u0101'] }) };
       const errors: KybLoginError[] = [];
       try {
         await mount(server, broken, { onError: (error) => void errors.push(error) });
@@ -286,13 +308,124 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
 
     it('keeps at most four other pending logins\u2019 cookies once a callback comes: abandoned logins do not pile up', async () => {
       const browser = new UserAgent();
-      for (let i = 0; i < 6; i++) await (await browser.request(`${app.origin}/auth/login`)).body?.cancel();
+      // Without its binding cookie (cleared, or lost) the start route cannot see the earlier logins: the callback can.
+      for (let i = 0; i < 6; i++) {
+        await (await browser.request(`${app.origin}/auth/login`)).body?.cancel();
+        browser.cookies.delete('kyb-login-bind');
+      }
       const last = await browser.request(`${app.origin}/auth/login?returnTo=/last`);
       const pending = () => [...browser.cookies.keys()].filter((name) => name.startsWith('kyb-login-tx-'));
       expect(pending()).toHaveLength(7);
       const back = await browser.request(await approveAtProvider(browser, last.headers.get('location')!));
       expect([back.status, back.headers.get('location')]).toEqual([303, '/last']);
       expect(pending()).toHaveLength(4);
+    });
+
+    it('keeps at most five pending logins once another starts: the oldest one\u2019s cookie is cleared', async () => {
+      const browser = new UserAgent();
+      const pending = () => [...browser.cookies.keys()].filter((name) => name.startsWith('kyb-login-tx-'));
+      const first = await browser.request(`${app.origin}/auth/login?returnTo=/first`);
+      for (let i = 0; i < 5; i++) await (await browser.request(`${app.origin}/auth/login`)).body?.cancel();
+      const last = await browser.request(`${app.origin}/auth/login?returnTo=/last`);
+      expect(pending()).toHaveLength(5);
+      const firstBack = await browser.request(await approveAtProvider(browser, first.headers.get('location')!));
+      expect(firstBack.status).toBe(400);
+      expect(await firstBack.json()).toMatchObject({ error: 'state_mismatch' });
+      const lastBack = await browser.request(await approveAtProvider(browser, last.headers.get('location')!));
+      expect([lastBack.status, lastBack.headers.get('location')]).toEqual([303, '/last']);
+    });
+
+    it('lets a browser sign in after many logins with the longest return path: their cookies stay within 8 KB', async () => {
+      const browser = new UserAgent();
+      // A page that sends the browser to the start route again and again (or tabs left mid-login), each time with
+      // the longest return path: before, the cookies outgrew the server's header limit and the user was locked out.
+      const longest = `/${'a'.repeat(1023)}`;
+      for (let i = 0; i < 9; i++) await (await browser.request(`${app.origin}/auth/login?returnTo=${longest}`)).body?.cancel();
+      const last = await browser.request(`${app.origin}/auth/login?returnTo=/last`);
+      const cookies = [...browser.cookies].filter(([name]) => name.startsWith('kyb-login-'));
+      expect(cookies.map(([name, value]) => `${name}=${value}`).join('; ').length).toBeLessThan(8192 - 1024);
+      const back = await browser.request(await approveAtProvider(browser, last.headers.get('location')!));
+      expect([back.status, back.headers.get('location')]).toEqual([303, '/last']);
+      expect((await browser.request(`${app.origin}/me`)).status).toBe(200);
+    });
+
+    it.each<[string, (app: RunningApp) => Promise<UserAgent>]>([
+      ['a browser that never signed in', async () => new UserAgent()],
+      [
+        'a browser with its own login pending',
+        async (running) => {
+          const own = new UserAgent();
+          await (await own.request(`${running.origin}/auth/login`)).body?.cancel();
+          return own;
+        },
+      ],
+    ])('refuses a transaction cookie planted in %s (cookie tossing by a sibling subdomain): 400 state_mismatch, no session', async (_name, victimOf) => {
+      // The attacker starts a login in their own browser, approves it as themselves, and keeps the callback unused.
+      const attacker = new UserAgent();
+      const start = await attacker.request(`${app.origin}/auth/login`);
+      const attackerCallback = await approveAtProvider(attacker, start.headers.get('location')!, '0x1111111111111111111111111111111111111111');
+      const [name, value] = transactionCookie(attacker);
+      // A page on a sibling subdomain sets that cookie for the parent domain, then sends the victim to the callback.
+      const victim = await victimOf(app);
+      victim.cookies.set(name, value);
+      const logins = app.logins.length;
+      const callback = await victim.request(attackerCallback);
+      expect(callback.status).toBe(400);
+      expect(await callback.json()).toMatchObject({ error: 'state_mismatch' });
+      expect(callback.headers.getSetCookie().some((c) => c.startsWith('kyb-login-session='))).toBe(false);
+      expect(app.logins.length).toBe(logins);
+      expect((await victim.request(`${app.origin}/me`)).status).toBe(401);
+    });
+
+    describe('with a path redirectUri, a request whose Host is no host name', () => {
+      const server = createServer();
+      const errors: KybLoginError[] = [];
+      let origin: string;
+      beforeAll(async () => {
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+        origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+        const login = await createLogin({
+          authUrl: app.provider.issuer,
+          clientId: app.provider.confidentialClient.clientId,
+          clientSecret: app.provider.confidentialClient.clientSecret,
+          redirectUri: '/auth/callback',
+          trustProxy: true,
+          audience: app.provider.audiences[0]!,
+          secret: COOKIE_SECRET,
+          allowInsecureRequests: true,
+        });
+        await mount(server, login, { onError: (error) => void errors.push(error) });
+      });
+      afterAll(async () => {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      });
+
+      it.each<[string, string, string, Record<string, string>]>([
+        ['start', 'GET', '/auth/login', { host: 'shop_example.com' }],
+        ['callback', 'GET', '/auth/callback?state=s&code=c', { host: 'shop_example.com' }],
+        ['logout', 'POST', '/auth/logout', { host: 'shop_example.com' }],
+        ['start (X-Forwarded-Host, trustProxy)', 'GET', '/auth/login', { 'x-forwarded-host': 'shop_example.com' }],
+        ['callback (X-Forwarded-Host, trustProxy)', 'GET', '/auth/callback?state=s&code=c', { 'x-forwarded-host': 'shop_example.com' }],
+        ['logout (X-Forwarded-Host, trustProxy)', 'POST', '/auth/logout', { 'x-forwarded-host': 'shop_example.com' }],
+      ])('answers the %s route 400 host_invalid, as JSON and through onError', async (_name, method, path, headers) => {
+        const before = errors.length;
+        const answer = await rawRequest(origin, method, path, headers);
+        expect(answer.status).toBe(400);
+        expect(answer.contentType).toBe('application/json; charset=utf-8');
+        expect(JSON.parse(answer.body)).toEqual({ error: 'host_invalid', message: LOGIN_ERRORS.host_invalid.message });
+        expect(answer.setCookie).toEqual([]);
+        expect(errors.slice(before).map((error) => error.code)).toEqual(['host_invalid']);
+      });
+
+      it.each<[string, Record<string, string>]>([
+        ['Host', { host: 'shop_example.com' }],
+        ['X-Forwarded-Host', { 'x-forwarded-host': 'shop_example.com' }],
+      ])('answers a session-guarded page 400 host_invalid when the %s is no host name', async (_name, headers) => {
+        const answer = await rawRequest(origin, 'GET', '/me', headers);
+        expect(answer.status).toBe(400);
+        expect(JSON.parse(answer.body)).toEqual({ error: 'host_invalid', message: LOGIN_ERRORS.host_invalid.message });
+      });
     });
 
     it('does not let a forged callback use up the browser\u2019s pending login', async () => {

@@ -33,11 +33,14 @@ export function loginRequest(url: string | URL, setCookies: string[] = [], heade
   return { url: u.pathname + u.search, header: (name) => all[name.toLowerCase()], encrypted: u.protocol === 'https:' };
 }
 
-/** Starts a login, approves it at the provider as `address`, and returns the callback the browser would send. */
-export async function approvedCallback(login: Login, options: { returnTo?: string; address?: string; agent?: UserAgent } = {}): Promise<{ callback: LoginRequest; callbackUrl: URL; setCookie: string; authorizationUrl: URL }> {
+/**
+ * Starts a login, approves it at the provider as `address`, and returns the callback the browser would send, with the
+ * start's Set-Cookie values (the transaction cookie first, then the binding cookie).
+ */
+export async function approvedCallback(login: Login, options: { returnTo?: string; address?: string; agent?: UserAgent } = {}): Promise<{ callback: LoginRequest; callbackUrl: URL; setCookie: string[]; authorizationUrl: URL }> {
   const start = await login.start(loginRequest('/auth/login'), options.returnTo === undefined ? {} : { returnTo: options.returnTo });
   const callbackUrl = await approveAtProvider(options.agent ?? new UserAgent(), start.url, options.address);
-  return { callback: loginRequest(callbackUrl, [start.setCookie]), callbackUrl, setCookie: start.setCookie, authorizationUrl: start.url };
+  return { callback: loginRequest(callbackUrl, start.setCookie), callbackUrl, setCookie: start.setCookie, authorizationUrl: start.url };
 }
 
 /** Runs `promise` and returns the KybLoginError it rejects with (fails the test when it resolves). */
