@@ -158,6 +158,34 @@ describe('sign-in over HTTP against the provider', () => {
     expect([secondBack.returnTo, firstBack.returnTo, firstBack.userId]).toEqual(['/second', '/first', TEST_ADDRESS]);
   });
 
+  it('a finished login leaves the binding cookie’s list, so logins finished in another tab never crowd out one in progress', async () => {
+    const login = await createLogin(loginOptions(provider));
+    // The browser's cookie jar, as Set-Cookie lines leave it (Max-Age=0 deletes).
+    const jar = new Map<string, string>();
+    const apply = (lines: string[]) => {
+      for (const line of lines) {
+        const pair = line.split(';')[0]!;
+        const name = pair.slice(0, pair.indexOf('='));
+        if (/Max-Age=0/.test(line)) jar.delete(name);
+        else jar.set(name, pair);
+      }
+    };
+    const request = (url: string | URL) => loginRequest(url, [...jar.values()]);
+    const agent = new UserAgent();
+    const pending = await login.start(request('/auth/login'), { returnTo: '/pending' });
+    apply(pending.setCookie);
+    const pendingCallback = await approveAtProvider(agent, pending.url);
+    for (let i = 0; i < 6; i++) {
+      const other = await login.start(request('/auth/login'));
+      apply(other.setCookie);
+      const callback = request(await approveAtProvider(agent, other.url));
+      const finished = await login.finish(callback);
+      apply([finished.setCookie, ...(await login.staleTransactionCookies(callback))]);
+    }
+    apply((await login.start(request('/auth/login'))).setCookie);
+    expect((await login.finish(request(pendingCallback))).returnTo).toBe('/pending');
+  });
+
   it('refreshes: new access token, same user', async () => {
     const login = await createLogin(loginOptions(provider));
     const { tokens } = await login.finish((await approvedCallback(login)).callback);

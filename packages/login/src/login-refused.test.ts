@@ -54,7 +54,10 @@ describe('the callback is refused', () => {
     const attacker = await approvedCallback(bound, { address: '0x1111111111111111111111111111111111111111' });
     const planted = attacker.setCookie[0]!;
     const victimBinding = (await bound.start(loginRequest('/auth/login'))).setCookie[1]!;
-    for (const victimCookies of [[planted], [planted, victimBinding]]) {
+    // Also with the attacker's binding planted under a name that only reads as the binding once JavaScript's trim() has
+    // stripped its leading non-breaking space (which the browser's __Host- rule does not cover).
+    const lookalikeBinding = `\u00a0${attacker.setCookie[1]!}`;
+    for (const victimCookies of [[planted], [planted, victimBinding], [planted, lookalikeBinding], [planted, lookalikeBinding, victimBinding]]) {
       const error = await refusal(bound.finish(loginRequest(attacker.callbackUrl, victimCookies)));
       expect(error).toMatchObject({ code: 'state_mismatch', status: 400 });
       expect(error.detail).toMatch(/not started in this browser/);

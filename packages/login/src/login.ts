@@ -118,8 +118,9 @@ export interface Login {
    */
   clearTransactionCookie(request: LoginRequest): string;
   /**
-   * Set-Cookie values that clear the transaction cookies of logins this browser abandoned, on the callback request:
-   * all but the newest few beside the callback's own, so abandoned logins cannot pile up cookies until they expire.
+   * Set-Cookie values for the callback request: the binding cookie without the callback's own login (ended, success or
+   * not), and cookies that clear the transaction cookies of logins this browser abandoned, all but the newest few
+   * beside the callback's own, so abandoned logins cannot pile up cookies until they expire.
    */
   staleTransactionCookies(request: LoginRequest): Promise<string[]>;
   /**
@@ -484,13 +485,23 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
 
     async staleTransactionCookies(request) {
       const secure = secureFor(request);
-      const own = transactionCookieName(secure, new URL(request.url, 'http://callback.invalid').searchParams.get('state') ?? '');
+      const ownState = new URL(request.url, 'http://callback.invalid').searchParams.get('state') ?? '';
+      const own = transactionCookieName(secure, ownState);
+      // The callback ends its own login (its cookie is cleared, success or not): the binding cookie stops listing it,
+      // or the start route would count it as pending and clear a real login in progress to make room.
+      const binding = bindingOf(request, secure);
+      const ownTag = stateTag(ownState);
+      const finished: string[] = [];
+      if (binding && binding.pending.some((pending) => pending.tag === ownTag)) {
+        binding.pending = binding.pending.filter((pending) => pending.tag !== ownTag);
+        finished.push(serializeCookie(bindingCookieName(secure), writeBinding(binding), { path: '/', maxAgeSeconds: BINDING_COOKIE_SECONDS, secure }));
+      }
       const all = transactionCookies(request, secure);
       const others = all.filter(([name]) => name !== own);
       // As many as the start route lets pend: a callback without a cookie of its own (forged, or a login the start
       // route already cleared) must not cost the browser one of its logins in progress.
       const keep = others.length < all.length ? MAX_OTHER_PENDING_LOGINS : MAX_PENDING_LOGINS;
-      if (others.length <= keep) return [];
+      if (others.length <= keep) return finished;
       // Newest first by the sealed issue time (whole seconds; within one, the later in the header is the newer, as
       // browsers send cookies of one path oldest first); an unreadable one (another secret, altered) counts as oldest.
       const aged = await Promise.all(
@@ -501,7 +512,7 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
       );
       aged.sort((a, b) => b.issuedAt - a.issuedAt || b.index - a.index);
       const path = transactionCookiePath(request);
-      return aged.slice(keep).map(({ name }) => serializeCookie(name, '', { path, maxAgeSeconds: 0, secure }));
+      return [...finished, ...aged.slice(keep).map(({ name }) => serializeCookie(name, '', { path, maxAgeSeconds: 0, secure }))];
     },
 
     async exchangeCode(input) {
