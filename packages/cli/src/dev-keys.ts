@@ -277,7 +277,9 @@ function warnIfNotIgnoredByGit(path: string): void {
   } catch {
     return;
   }
-  const git = (args: string[]) => spawnSync('git', args, { cwd: directory, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
+  // No fsmonitor: a repository's own config could otherwise make this read-only check run a program of its choosing.
+  const git = (args: string[]) =>
+    spawnSync('git', ['-c', 'core.fsmonitor=', ...args], { cwd: directory, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
   const ignored = git(['check-ignore', '-q', '--', basename(path)]);
   // 0: ignored, 1: not ignored, 128 (or an error such as ENOENT for a missing git): not a work tree or cannot tell.
   if (ignored.error !== undefined || ignored.status !== 1) return;

@@ -81,9 +81,18 @@ export function withSendingOptions(command: Command): Command {
  * ```
  */
 export function parseUrl(value: string): string {
-  // Checked before parsing, so an invalid URL with credentials is not quoted either.
-  if (/^[^:/?#]*:\/\/[^/?#]*@/.test(value)) {
-    throw usageError('--to must not contain a user name or password (user:password@): give the URL of the webhook route without them; the CLI does not send credentials.');
+  // A value with `@` is judged here, never by commander, which quotes a rejected value: it may carry a password, in
+  // any of the forms URL parsing accepts (`http://user:pw@host`, `http:user:pw@host`, `http:\\user:pw@host`).
+  if (value.includes('@')) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(value);
+    } catch {
+      throw usageError('--to is not a valid URL (not shown: it contains "@", which may be a password): give the URL of your webhook route, e.g. http://127.0.0.1:3000/webhooks/kyb.');
+    }
+    if (parsed.username !== '' || parsed.password !== '') {
+      throw usageError('--to must not contain a user name or password (user:password@): give the URL of the webhook route without them; the CLI does not send credentials.');
+    }
   }
   let url: URL;
   try {
@@ -96,12 +105,12 @@ export function parseUrl(value: string): string {
 }
 
 /**
- * `--to` as the output shows it: the values of its query string and its fragment left out, since they may hold an
- * access token.
+ * `--to` as the output shows it: its query string as `?…` and its fragment left out, since they may hold an access
+ * token (as a value, or as a bare `?token`).
  *
  * @example
  * ```ts
- * displayUrl('http://127.0.0.1:3000/webhooks/kyb?token=abc') // 'http://127.0.0.1:3000/webhooks/kyb?token=…'
+ * displayUrl('http://127.0.0.1:3000/webhooks/kyb?token=abc') // 'http://127.0.0.1:3000/webhooks/kyb?…'
  * ```
  */
 export function displayUrl(value: string): string {
@@ -111,8 +120,7 @@ export function displayUrl(value: string): string {
   } catch {
     return '(the --to URL)';
   }
-  const names = [...new Set(url.searchParams.keys())].map((name) => `${encodeURIComponent(name)}=\u2026`);
-  return `${url.origin}${url.pathname}${names.length > 0 ? `?${names.join('&')}` : url.search === '?' ? '?' : ''}`;
+  return `${url.origin}${url.pathname}${url.search === '' ? '' : '?\u2026'}`;
 }
 
 /**

@@ -139,6 +139,23 @@ describe('scenario against receivers started by the test', () => {
       expect(run.code).toBe(0);
     });
 
+    it('relabelled-attestation against an attested receiver that enforces order: both relabels 401, the genuine release 2xx; exit 0', async () => {
+      const attested = await startReceiver({
+        secrets: { '1': keys.env.KYB_SECRET_V1!, '2': keys.env.KYB_SECRET_V2! },
+        attestation: { issuer: keys.env.KYB_ATTESTATION_ISSUER!, audience: keys.env.KYB_AUDIENCE!, jwksUrl: keys.env.KYB_JWKS_URL! },
+        store: createMemoryStore(),
+        ordering: { mode: 'enforce', fetchEventsAfter: () => [] },
+      });
+      started.push(attested);
+      const { run, result } = await scenario('relabelled-attestation', attested.url);
+      expect(answers(result)).toEqual([
+        ['attestation under another event_id', 401, 'attestation_relabelled'],
+        ['attestation under another seq', 401, 'attestation_relabelled'],
+        ['the genuine release', 200, null],
+      ]);
+      expect(run.code).toBe(0);
+    });
+
     it('gap --ordering off against it: the 409 is not what an "off" receiver answers, exit 1', async () => {
       const { run, result } = await scenario('gap', enforcing.url, '--ordering', 'off');
       expect(result.steps[1]).toMatchObject({ status: 409, code: 'out_of_order', ok: false, expected: ['2xx (off/detect)'] });

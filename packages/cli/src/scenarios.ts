@@ -245,7 +245,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     attested: true,
     needsHmac: false,
     steps: ({ signer, keys }) => {
-      const original = release(keys, { seq: 1 });
+      // Seq 0, the start of its own stream: a receiver that enforces order runs it at once (seq 1 would be a gap the
+      // CLI cannot fill, since it serves no events API).
+      const original = release(keys, { seq: 0 });
       const carried = signer.withAttestation(original);
       const relabel = (change: Partial<TestEnvelope>) => async () => {
         const { attestation } = await carried;

@@ -142,9 +142,12 @@ describe('send against the Express example', () => {
 
   it('a query string in --to is not printed (it may hold a token)', async () => {
     const run = await send('data_request.refused', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb?token=s3cr3t-in-the-url`);
-    expect(run.stdout).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb\?token=… \(network error \(ECONNREFUSED\)\)/);
+    expect(run.stdout).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb\?… \(network error \(ECONNREFUSED\)\)/);
     expect(run.stdout + run.stderr).not.toContain('s3cr3t-in-the-url');
     expect(run.code).toBe(1);
+    // A bare token (a name without a value) is hidden too.
+    const bare = await send('data_request.refused', '--json', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb?s3cr3tBareToken`);
+    expect(bare.stdout + bare.stderr).not.toContain('s3cr3tBareToken');
   });
 
   it.each(['/webhooks/kyc', '/webhook'])('a path no webhook route serves (%s): says to check --to, exit 1', async (path) => {
@@ -183,10 +186,21 @@ describe('send usage errors exit 2 and say how to fix them', () => {
     expect(run.code).toBe(2);
   });
 
-  it('--to with a user name and password: exit 2, the password is not echoed', async () => {
-    const run = await send('data_request.refused', '--to', 'http://merchant:hunter2-password@127.0.0.1:1/webhooks/kyb');
+  it.each([
+    'http://merchant:hunter2-password@127.0.0.1:1/webhooks/kyb',
+    'http:merchant:hunter2-password@127.0.0.1:1/webhooks/kyb',
+    'http:\\\\merchant:hunter2-password@127.0.0.1:1/webhooks/kyb',
+  ])('--to with a user name and password (%s): exit 2, the password is not echoed', async (to) => {
+    const run = await send('data_request.refused', '--to', to);
     expect(run.stderr).toContain('--to must not contain a user name or password (user:password@)');
     expect(run.stdout + run.stderr).not.toContain('hunter2-password');
+    expect(run.code).toBe(2);
+  });
+
+  it('--to that does not parse and holds "@": exit 2, not quoted back (it may be a password)', async () => {
+    const run = await send('data_request.refused', '--to', 'http://merchant:s3c/ret-password@127.0.0.1:1/webhooks/kyb');
+    expect(run.stderr).toContain('--to is not a valid URL (not shown');
+    expect(run.stdout + run.stderr).not.toContain('ret-password');
     expect(run.code).toBe(2);
   });
 });

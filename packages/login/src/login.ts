@@ -108,8 +108,9 @@ export interface Login {
    * Completes a login on the callback request: the transaction cookie of the callback's state read, its state
    * compared, its binding to this browser checked (a transaction cookie planted from another browser, e.g. by a
    * sibling subdomain, is `state_mismatch`), and only then used up; the callback's `code` and `iss` checked, the code
-   * exchanged (HTTP Basic for a confidential client), the ID token verified. Resolves with the result and the path to return to; the cookie to
-   * clear the transaction is in `setCookie` (on failure, {@link Login.clearTransactionCookie}; see {@link KybLoginError}).
+   * exchanged (HTTP Basic for a confidential client), the ID token verified. Resolves with the result and the path
+   * to return to; the cookie to clear the transaction is in `setCookie` (on failure,
+   * {@link Login.clearTransactionCookie}; see {@link KybLoginError}).
    */
   finish(request: LoginRequest): Promise<LoginResult & { returnTo: string; setCookie: string }>;
   /**
