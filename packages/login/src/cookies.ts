@@ -44,11 +44,5 @@ export function readCookies(header: string | undefined): Array<[string, string]>
 
 /** One cookie's value from a Cookie header; the first wins when a name repeats (the most specific path). */
 export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq === -1) continue;
-    if (cookieTrim(part.slice(0, eq)) === name) return cookieTrim(part.slice(eq + 1));
-  }
-  return undefined;
+  return readCookies(header).find(([cookieName]) => cookieName === name)?.[1];
 }

@@ -180,7 +180,7 @@ describe('sign-in over HTTP against the provider', () => {
       apply(other.setCookie);
       const callback = request(await approveAtProvider(agent, other.url));
       const finished = await login.finish(callback);
-      apply([finished.setCookie, ...(await login.staleTransactionCookies(callback))]);
+      apply([finished.setCookie, ...(await login.callbackCleanupCookies(callback))]);
     }
     apply((await login.start(request('/auth/login'))).setCookie);
     expect((await login.finish(request(pendingCallback))).returnTo).toBe('/pending');

@@ -123,7 +123,7 @@ export interface Login {
    * not), and cookies that clear the transaction cookies of logins this browser abandoned, all but the newest few
    * beside the callback's own, so abandoned logins cannot pile up cookies until they expire.
    */
-  staleTransactionCookies(request: LoginRequest): Promise<string[]>;
+  callbackCleanupCookies(request: LoginRequest): Promise<string[]>;
   /**
    * The backend exchange the spec recommends for browser apps: the browser did the redirect with its own PKCE
    * verifier and hands the code and verifier to the backend, which exchanges them with the client secret.
@@ -484,7 +484,7 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
       return serializeCookie(transactionCookieName(secure, state), '', { path: transactionCookiePath(request), maxAgeSeconds: 0, secure });
     },
 
-    async staleTransactionCookies(request) {
+    async callbackCleanupCookies(request) {
       const secure = secureFor(request);
       const ownState = new URL(request.url, 'http://callback.invalid').searchParams.get('state') ?? '';
       const own = transactionCookieName(secure, ownState);

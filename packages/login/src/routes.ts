@@ -120,14 +120,14 @@ export class LoginRoutes<Native> {
           location = safe;
         }
       }
-      const headers: Array<[string, string]> = [['set-cookie', result.setCookie], ...(await this.staleCookies(request))];
+      const headers: Array<[string, string]> = [['set-cookie', result.setCookie], ...(await this.cleanupCookies(request))];
       if (this.login.sessions) headers.push(['set-cookie', await this.login.sessionCookie(request, result.userId)]);
       headers.push(['location', location], ['cache-control', 'no-store']);
       return { status: 303, headers };
     } catch (error) {
       // A failed callback uses its transaction up as well: a retry must start again. The cookie cleared is the one of
       // the callback's state, so a forged callback (another state) leaves the browser's pending logins alone.
-      return this.fail(error, native, [...this.clearedTransaction(request), ...(await this.staleCookies(request))]);
+      return this.fail(error, native, [...this.clearedTransaction(request), ...(await this.cleanupCookies(request))]);
     }
   }
 
@@ -221,9 +221,9 @@ export class LoginRoutes<Native> {
     }
   }
 
-  private async staleCookies(request: LoginRequest): Promise<Array<[string, string]>> {
+  private async cleanupCookies(request: LoginRequest): Promise<Array<[string, string]>> {
     try {
-      return (await this.login.staleTransactionCookies(request)).map((cookie) => ['set-cookie', cookie]);
+      return (await this.login.callbackCleanupCookies(request)).map((cookie) => ['set-cookie', cookie]);
     } catch {
       return []; // tidying up never changes the answer
     }
