@@ -279,6 +279,14 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     }
   }
 
+  /** The answer for `arrived` when `item` (itself, or an event backfilled for it) stops it with `failure`. */
+  function stopAt(item: Item, arrived: Item, failure: KybWebhookError): Result {
+    if (arrived === item) return steps.reject(failure, item);
+    const { envelope } = item;
+    const detail = `backfilled seq ${envelope.seq} (event ${envelope.event_id}): ${failure.detail ?? failure.message}`;
+    return steps.reject(rejection(failure.code as ErrorCode, detail, failure.cause), arrived);
+  }
+
   /**
    * Claims and runs one event whose turn it is (or, under detect, any event), then records it in order. Resolves to
    * the answer when it must stop here (duplicate, in progress, failure), `undefined` when it ran. A backfilled event
@@ -287,16 +295,11 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
    */
   async function runInTurn(item: Item, arrived: Item, start: 0 | 1 = firstSeq): Promise<Result | undefined> {
     const { envelope } = item;
-    const stop = (failure: KybWebhookError): Result => {
-      if (arrived === item) return steps.reject(failure, item);
-      const detail = `backfilled seq ${envelope.seq} (event ${envelope.event_id}): ${failure.detail ?? failure.message}`;
-      return steps.reject(rejection(failure.code as ErrorCode, detail, failure.cause), arrived);
-    };
-    let claim: ClaimResult;
+        let claim: ClaimResult;
     try {
       claim = await steps.claim(item.dedupeKey, item.waitUntil);
     } catch (error) {
-      return stop(rejection('store_unavailable', steps.describeStoreFailure('claim', error), error));
+      return stopAt(item, arrived, rejection('store_unavailable', steps.describeStoreFailure('claim', error), error));
     }
     if (claim.status === 'completed') {
       // Done before (e.g. while ordering was off) yet the cursor is behind it: move the cursor on, it is its turn.
@@ -304,15 +307,15 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
         try {
           await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
         } catch (error) {
-          return stop(rejection('store_unavailable', steps.describeStoreFailure('advanceCursor', error), error));
+          return stopAt(item, arrived, rejection('store_unavailable', steps.describeStoreFailure('advanceCursor', error), error));
         }
       }
       return arrived === item ? steps.accept(item, 'duplicate') : undefined;
     }
-    if (claim.status === 'in_progress') return stop(rejection('in_progress'));
+    if (claim.status === 'in_progress') return stopAt(item, arrived, rejection('in_progress'));
     const token = claim.token;
     const failure = await steps.run(item, token, () => completeInOrder(item, token, start));
-    if (failure) return stop(failure);
+    if (failure) return stopAt(item, arrived, failure);
     await completeInOrder(item, token, start);
     return undefined;
   }
