@@ -41,6 +41,10 @@ describe.each([
       KYB_SECRET: signer.secrets[signer.currentVersion]!,
       KYB_LEDGER: ledger,
       KYB_HANDLER_MS: '5',
+      // This test is about concurrency, not store faults (faults.test.ts): on a loaded 2-core machine a new
+      // PostgreSQL connection can take more than the workers' default 500 ms, and a complete() that fails that way
+      // holds its event for the whole lease, longer than the senders retry.
+      KYB_PG_CONNECT_TIMEOUT_MS: '5000',
     });
     const senders = workers.map((worker) =>
       createTestSender({ url: worker.url, signer, retry: { maxAttempts: 30, baseDelayMs: 20, maxDelayMs: 300 }, timeoutMs: 10_000 }),
