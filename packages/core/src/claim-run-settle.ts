@@ -15,6 +15,7 @@ import { rejection, type KybWebhookError } from './errors.js';
 import { safeLog, type Logger } from './logger.js';
 import type { ReceiveResult } from './receiver-types.js';
 import { answerDuplicate, answerProcessed, reject } from './results.js';
+import { retryRecording } from './record-retry.js';
 import { HANDLED, type RunHandlers } from './run-handlers.js';
 
 /**
@@ -40,6 +41,9 @@ export function dedupeKeyOf(envelope: Envelope, claims: AttestationClaims | unde
   return OWN_KEY_TYPES.has(envelope.event) ? `${envelope.event_id}:${envelope.event}` : `${envelope.event_id}:unknown`;
 }
 
+/** What settling a claim needs of an event: its key, its envelope for the log, and the delivery's `waitUntil`. */
+export type SettledItem = Pick<VerifiedItem, 'dedupeKey' | 'envelope' | 'waitUntil'>;
+
 /** What the claim, run and settle steps of one receiver work with. */
 export interface ClaimRunSettleOptions {
   store: DedupeStore;
@@ -64,6 +68,11 @@ export interface ClaimRunSettle {
   claim(dedupeKey: string, waitUntil?: VerifiedItem['waitUntil']): Promise<ClaimResult>;
   /** Runs the handlers of a claimed event for the ordered path; a failure has released the claim. */
   runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;
+  /**
+   * Records a success with complete() (`ran` names what succeeded, for the log). Never throws: a failure is logged and
+   * tried again in the background. Settles synchronously when the store answers so.
+   */
+  settleSuccess(item: SettledItem, token: string, late: boolean, ran?: string): void | Promise<void>;
   /** Frees the claim after a failure, so that the service's retry runs the handlers again. */
   settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void>;
 }
@@ -121,21 +130,21 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   }
 
   /**
-   * Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same.
-   * Settles synchronously when the store answers so.
+   * Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same, and
+   * complete() is tried again in the background (record-retry.ts). Settles synchronously when the store answers so.
    */
-  function settleSuccess(dedupeKey: string, token: string, envelope: Envelope, late: boolean): void | Promise<void> {
+  function settleSuccess(item: SettledItem, token: string, late: boolean, ran = 'the handlers'): void | Promise<void> {
     let answer: boolean | Promise<boolean>;
     try {
-      answer = callStoreSoon('complete', () => store.complete(dedupeKey, token, completeOptions));
+      answer = callStoreSoon('complete', () => store.complete(item.dedupeKey, token, completeOptions));
     } catch (error) {
-      reportCompleteFailed(error, envelope);
+      completeFailed(error, item, token, ran);
       return;
     }
-    if (!(answer instanceof Promise)) return reportCompleted(answer, envelope, late);
+    if (!(answer instanceof Promise)) return reportCompleted(answer, item.envelope, late);
     return answer.then(
-      (completed) => reportCompleted(completed, envelope, late),
-      (error: unknown) => reportCompleteFailed(error, envelope),
+      (completed) => reportCompleted(completed, item.envelope, late),
+      (error: unknown) => completeFailed(error, item, token, ran),
     );
   }
 
@@ -151,8 +160,28 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     }
   }
 
-  function reportCompleteFailed(error: unknown, envelope: Envelope): void {
-    safeLog(logger, { level: 'error', message: `complete failed after the handlers succeeded: ${storeFailure('complete', error)}`, code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+  /** Logs a complete() that threw or timed out after the handlers succeeded, and tries it again in the background. */
+  function completeFailed(error: unknown, item: SettledItem, token: string, ran: string): void {
+    const { envelope } = item;
+    const where = { eventId: envelope.event_id, eventType: envelope.event };
+    safeLog(logger, { level: 'error', message: `complete failed after ${ran} succeeded: ${storeFailure('complete', error)}; trying again in the background`, code: 'store_unavailable', ...where, error });
+    retryRecording(
+      async (attempt) => {
+        const completed = await callStore('complete', () => store.complete(item.dedupeKey, token, completeOptions));
+        if (completed === true) {
+          safeLog(logger, { level: 'info', message: `complete succeeded at attempt ${attempt}: the event is recorded as processed`, ...where });
+        } else if (completed === false) {
+          // An attempt that timed out may have landed meanwhile; or the lease ended, and a redelivery may run again.
+          safeLog(logger, { level: 'warn', message: `complete at attempt ${attempt} found the event no longer claimed by this delivery: an earlier attempt landed late, or the lease ended`, ...where });
+        } else {
+          safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
+        }
+      },
+      (attempts, lastError) => {
+        safeLog(logger, { level: 'error', message: `complete failed ${attempts} times after ${ran} succeeded: ${storeFailure('complete', lastError)}; the event stays claimed until its lease ends (leaseMs), and a redelivery after that runs the handlers again`, code: 'store_unavailable', ...where, error: lastError });
+      },
+      item.waitUntil,
+    );
   }
 
   async function settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void> {
@@ -191,7 +220,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
       // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
       // so the retry is answered duplicate; a late failure frees the claim for the retry).
       const settling = outcome.stillRunning.then(
-        () => settleSuccess(dedupeKey, token, envelope, true),
+        () => settleSuccess(item, token, true),
         () => settleFailure(dedupeKey, token, envelope),
       );
       handOff(item.waitUntil, settling);
@@ -199,7 +228,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     }
 
     // 8. settle a success
-    const settled = settleSuccess(dedupeKey, token, envelope, false);
+    const settled = settleSuccess(item, token, false);
     if (settled) await settled;
     return answerProcessed(logger, envelope, event);
   }
@@ -219,7 +248,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     return undefined;
   }
 
-  return { processVerified, callStore, claim, runClaimed, settleFailure };
+  return { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure };
 }
 
 /** A store call that did not settle within storeTimeoutMs; `pending` is the call, which may still settle. */

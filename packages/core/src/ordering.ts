@@ -3,6 +3,7 @@ import type { Envelope } from './envelope.js';
 import { ERRORS, KybWebhookError, rejection, type ErrorCode } from './errors.js';
 import { handOff, isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { safeLog, type Logger } from './logger.js';
+import { retryRecording } from './record-retry.js';
 import { MAX_STREAM_ID_LENGTH, unstorableStreamId, type StreamCursorStore } from './stream-store.js';
 
 /**
@@ -175,6 +176,8 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   run(item: Item, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;
   /** Verifies an event fetched from the API through the same checks as a delivery, minus the HMAC it cannot have. */
   verifyFetched(raw: unknown): Promise<Item | KybWebhookError>;
+  /** Records a success with complete(), the cursor left alone (`ran` names what succeeded); never throws. */
+  complete(item: Item, token: string, ran: string): void | Promise<void>;
   release(item: Item, token: string): Promise<void>;
   reject(error: KybWebhookError, item: Item): Result;
   accept(item: Item, code: 'duplicate' | 'late' | undefined): Result;
@@ -228,55 +231,71 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   /**
-   * Records a success in order; a cursor that moved meanwhile is settled per mode. Never fails the delivery. `start`
-   * is the seq this stream starts at, when the event may be its first (see {@link receiveEnforced}).
+   * Records a success in order; a cursor that moved meanwhile is settled per mode. Never fails the delivery: when the
+   * store fails, the record is tried again in the background (record-retry.ts). `start` is the seq this stream starts
+   * at, when the event may be its first (see {@link receiveEnforced}).
    */
   async function completeInOrder(item: Item, token: string, start: 0 | 1 = firstSeq): Promise<void> {
     const { envelope } = item;
     const where = { eventId: envelope.event_id, eventType: envelope.event };
+    const progress = { gapReported: false };
+    const failed = (error: unknown, attempts?: number) =>
+      `recording the event failed${attempts ? ` ${attempts} times` : ''} after the handlers succeeded: ${steps.describeStoreFailure('completeInOrder', error)}`;
     try {
-      const outcome = await steps.callStore('completeInOrder', () =>
-        store.completeInOrder(item.dedupeKey, token, {
-          retainMs: steps.retainMs,
-          cursorRetainMs: steps.cursorRetainMs,
-          streamId: envelope.stream_id,
-          seq: envelope.seq,
-          firstSeq: start,
-        }),
-      );
-      if (outcome === 'completed') return;
-      if (outcome === 'lease_lost') {
-        if (logger) safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
-        return;
-      }
-      // cursor_moved: the handlers ran, so the event is done whatever the cursor says; under detect this is how a
-      // gap or a late event shows, and the cursor is pulled forward so the next event is compared with this one.
-      if (mode === 'detect') {
-        const cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id));
-        const expected = cursor === null ? firstSeq : cursor + 1;
-        const kind = envelope.seq > expected ? 'gap' : 'late';
-        notifyGap(report(kind, envelope, expected), envelope);
-      } else if (logger) {
-        safeLog(logger, { level: 'warn', message: 'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed', ...where });
-      }
-      await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
-      if (mode === 'detect') await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
+      await recordInOrder(item, token, start, progress);
     } catch (error) {
-      if (logger) safeLog(logger, { level: 'error', message: `recording the event failed after the handlers succeeded: ${steps.describeStoreFailure('completeInOrder', error)}`, code: 'store_unavailable', ...where, error });
+      if (logger) safeLog(logger, { level: 'error', message: `${failed(error)}; trying again in the background`, code: 'store_unavailable', ...where, error });
+      retryRecording(
+        async (attempt) => {
+          await recordInOrder(item, token, start, progress);
+          if (logger) safeLog(logger, { level: 'info', message: `recording the event succeeded at attempt ${attempt}`, ...where });
+        },
+        (attempts, lastError) => {
+          if (!logger) return;
+          const message = `${failed(lastError, attempts)}; the event stays claimed until its lease ends (leaseMs), and its stream waits for it`;
+          safeLog(logger, { level: 'error', message, code: 'store_unavailable', ...where, error: lastError });
+        },
+        item.waitUntil,
+      );
     }
   }
 
-  /** Records a success with complete(), the cursor left alone; a failure is logged, the handlers having run. */
-  async function completeBesideCursor(item: Item, token: string, ran: string): Promise<void> {
+  /**
+   * The store calls of {@link completeInOrder}; throws when one fails. Run again after a failure, it finds the lease
+   * it already used up (`lease_lost`) or the cursor it already moved, and reports a gap at most once (`progress`).
+   */
+  async function recordInOrder(item: Item, token: string, start: 0 | 1, progress: { gapReported: boolean }): Promise<void> {
     const { envelope } = item;
-    try {
-      const completed = await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
-      if (completed === false && logger) {
-        safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', eventId: envelope.event_id, eventType: envelope.event });
-      }
-    } catch (error) {
-      if (logger) safeLog(logger, { level: 'error', message: `complete failed after ${ran} succeeded: ${steps.describeStoreFailure('complete', error)}`, code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+    const where = { eventId: envelope.event_id, eventType: envelope.event };
+    const outcome = await steps.callStore('completeInOrder', () =>
+      store.completeInOrder(item.dedupeKey, token, {
+        retainMs: steps.retainMs,
+        cursorRetainMs: steps.cursorRetainMs,
+        streamId: envelope.stream_id,
+        seq: envelope.seq,
+        firstSeq: start,
+      }),
+    );
+    if (outcome === 'completed') return;
+    if (outcome === 'lease_lost') {
+      if (logger) safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
+      return;
     }
+    // cursor_moved: the handlers ran, so the event is done whatever the cursor says; under detect this is how a
+    // gap or a late event shows, and the cursor is pulled forward so the next event is compared with this one.
+    if (mode === 'detect') {
+      if (!progress.gapReported) {
+        const cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id));
+        const expected = cursor === null ? firstSeq : cursor + 1;
+        const kind = envelope.seq > expected ? 'gap' : 'late';
+        progress.gapReported = true;
+        notifyGap(report(kind, envelope, expected), envelope);
+      }
+    } else if (logger) {
+      safeLog(logger, { level: 'warn', message: 'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed', ...where });
+    }
+    await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
+    if (mode === 'detect') await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
   }
 
   /** The answer for `arrived` when `item` (itself, or an event backfilled for it) stops it with `failure`. */
@@ -295,7 +314,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
    */
   async function runInTurn(item: Item, arrived: Item, start: 0 | 1 = firstSeq): Promise<Result | undefined> {
     const { envelope } = item;
-        let claim: ClaimResult;
+    let claim: ClaimResult;
     try {
       claim = await steps.claim(item.dedupeKey, item.waitUntil);
     } catch (error) {
@@ -348,7 +367,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     const claimed = await claimOrAnswer(item);
     if ('answer' in claimed) return claimed.answer;
     const { token } = claimed;
-    const record = () => completeBesideCursor(item, token, 'the handlers');
+    const record = async () => steps.complete(item, token, 'the handlers');
     const failure = await steps.run(item, token, record);
     if (failure) return steps.reject(failure, item);
     await record();
@@ -389,7 +408,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       await steps.release(item, token);
       return steps.reject(rejection('late_unhandled', 'no onGap handler is registered'), item);
     }
-    const recordLate = () => completeBesideCursor(item, token, 'the onGap handlers');
+    const recordLate = () => steps.complete(item, token, 'the onGap handlers');
     const running = (async () => {
       for (const handler of steps.gapHandlers) await handler(gap, envelope);
     })();

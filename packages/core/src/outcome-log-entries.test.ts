@@ -112,8 +112,8 @@ describe('a store failure names the store call and why it failed', () => {
 
   it.each<[string, DedupeStore, Partial<LogEntry>, string]>([
     ['complete answers something other than a boolean', storeWith({ complete: async () => 'yes' }), { level: 'error', code: 'store_unavailable' }, 'the store answered complete() with something other than a boolean'],
-    ['complete throws', storeWith({ complete: () => Promise.reject(new Error('disk full')) }), { level: 'error', code: 'store_unavailable' }, 'complete failed after the handlers succeeded: complete failed'],
-    ['complete never settles', storeWith({ complete: never }), { level: 'error', code: 'store_unavailable' }, "complete failed after the handlers succeeded: the store's complete() did not settle within storeTimeoutMs (50 ms)"],
+    ['complete throws', storeWith({ complete: () => Promise.reject(new Error('disk full')) }), { level: 'error', code: 'store_unavailable' }, 'complete failed after the handlers succeeded: complete failed; trying again in the background'],
+    ['complete never settles', storeWith({ complete: never }), { level: 'error', code: 'store_unavailable' }, "complete failed after the handlers succeeded: the store's complete() did not settle within storeTimeoutMs (50 ms); trying again in the background"],
   ])('after a handler succeeded, %s: 200, and an entry for the event', async (_name, store, fields, message) => {
     const event = testEvents.dataRequestPendingApproval();
     const { deliver, logs } = setup({ store, storeTimeoutMs: 50 });

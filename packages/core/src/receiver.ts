@@ -68,7 +68,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // Step 7 (run-handlers.ts): handlers within handlerTimeoutMs, failures told to onError.
   const runHandlers = createHandlerRunner(handlers, handlerTimeoutMs);
   // Steps 6 to 8 (claim-run-settle.ts): claim in the store, run the handlers, complete or release the claim.
-  const { processVerified, callStore, claim, runClaimed, settleFailure } = createClaimRunSettle({
+  const { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure } = createClaimRunSettle({
     store,
     leaseMs,
     retainMs,
@@ -101,6 +101,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
           claim,
           run: runClaimed,
           verifyFetched,
+          complete: (item, token, ran) => settleSuccess(item, token, false, ran),
           release: (item, token) => settleFailure(item.dedupeKey, token, item.envelope),
           reject: (error, item) => ({ ...reject(logger, error, item.envelope), event: item.event }),
           accept(item, code) {
