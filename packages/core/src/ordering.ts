@@ -247,8 +247,9 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       if (logger) safeLog(logger, { level: 'error', message: `${failed(error)}; trying again in the background`, code: 'store_unavailable', ...where, error });
       retryRecording(
         async (attempt) => {
-          await recordInOrder(item, token, start, progress);
-          if (logger) safeLog(logger, { level: 'info', message: `recording the event succeeded at attempt ${attempt}`, ...where });
+          if ((await recordInOrder(item, token, start, progress, attempt)) && logger) {
+            safeLog(logger, { level: 'info', message: `recording the event succeeded at attempt ${attempt}`, ...where });
+          }
         },
         (attempts, lastError) => {
           if (!logger) return;
@@ -261,10 +262,11 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   /**
-   * The store calls of {@link completeInOrder}; throws when one fails. Run again after a failure, it finds the lease
-   * it already used up (`lease_lost`) or the cursor it already moved, and reports a gap at most once (`progress`).
+   * The store calls of {@link completeInOrder}: true once the event is recorded, false when its claim is no longer this
+   * delivery's; throws when a call fails. Run again after a failure (`attempt` 2 on), it finds the record an attempt
+   * that timed out landed meanwhile, or reports a gap at most once (`progress`).
    */
-  async function recordInOrder(item: Item, token: string, start: 0 | 1, progress: { gapReported: boolean }): Promise<void> {
+  async function recordInOrder(item: Item, token: string, start: 0 | 1, progress: { gapReported: boolean }, attempt = 1): Promise<boolean> {
     const { envelope } = item;
     const where = { eventId: envelope.event_id, eventType: envelope.event };
     const outcome = await steps.callStore('completeInOrder', () =>
@@ -276,10 +278,14 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
         firstSeq: start,
       }),
     );
-    if (outcome === 'completed') return;
+    if (outcome === 'completed') return true;
     if (outcome === 'lease_lost') {
-      if (logger) safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
-      return;
+      const message =
+        attempt === 1
+          ? 'the lease expired before the handlers finished; raise leaseMs above your slowest handler'
+          : `recording the event at attempt ${attempt} found it no longer claimed by this delivery: an earlier attempt landed late, or the lease ended`;
+      if (logger) safeLog(logger, { level: 'warn', message, ...where });
+      return false;
     }
     // cursor_moved: the handlers ran, so the event is done whatever the cursor says; under detect this is how a
     // gap or a late event shows, and the cursor is pulled forward so the next event is compared with this one.
@@ -296,6 +302,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     }
     await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
     if (mode === 'detect') await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
+    return true;
   }
 
   /** The answer for `arrived` when `item` (itself, or an event backfilled for it) stops it with `failure`. */

@@ -174,4 +174,29 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
     expect(gaps).toEqual(['gap 2']);
     expect(await store.getCursor(third!.stream_id)).toBe(2);
   });
+
+  it('that timed out and landed late is not recorded twice: the retry says the claim is no longer its own', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    const inOrder = store.completeInOrder.bind(store);
+    let first = true;
+    store.completeInOrder = (...args) => {
+      if (!first) return inOrder(...args);
+      first = false;
+      return new Promise((resolve) => setTimeout(() => resolve(inOrder(...args)), 100)); // after storeTimeoutMs
+    };
+    const { receiver, logs } = setup({ store, storeTimeoutMs: 50, ordering: { mode: 'enforce', fetchEventsAfter: async function* () {} } });
+    const [event] = testStream(1);
+    const { headers, body } = await signer.sign(event!);
+    const answer = receiver.receive({ method: 'POST', headers, body });
+    await vi.advanceTimersByTimeAsync(50);
+    expect((await answer).status).toBe(200);
+    await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS[0]!);
+    const lines = messages(logs);
+    expect(lines).toContain(
+      'warn recording the event at attempt 2 found it no longer claimed by this delivery: an earlier attempt landed late, or the lease ended',
+    );
+    expect(lines.filter((line) => /succeeded at attempt|raise leaseMs/.test(line))).toEqual([]);
+    expect(await store.getCursor(event!.stream_id)).toBe(0);
+  });
 });
+
