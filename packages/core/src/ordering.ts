@@ -151,6 +151,14 @@ export interface OrderedItem {
   waitUntil?: ((promise: Promise<unknown>) => void) | undefined;
 }
 
+/** How far a record of {@link createOrderedReceive}'s completeInOrder got, so a retry neither repeats nor skips a step. */
+interface RecordProgress {
+  /** The moved cursor was reported (onGap under detect, a warning under enforce). */
+  reported: boolean;
+  /** The event's record is complete; under detect only the cursor is left to move. */
+  completed: boolean;
+}
+
 /** What the receiver lends the ordering steps: its store calls, handler runs and answers. */
 export interface OrderingSteps<Item extends OrderedItem, Result> {
   mode: 'detect' | 'enforce';
@@ -238,7 +246,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   async function completeInOrder(item: Item, token: string, start: 0 | 1 = firstSeq): Promise<void> {
     const { envelope } = item;
     const where = { eventId: envelope.event_id, eventType: envelope.event };
-    const progress = { gapReported: false };
+    const progress: RecordProgress = { reported: false, completed: false };
     const failed = (error: unknown, attempts?: number) =>
       `recording the event failed${attempts ? ` ${attempts} times` : ''} after the handlers succeeded: ${steps.describeStoreFailure('completeInOrder', error)}`;
     try {
@@ -264,11 +272,13 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   /**
    * The store calls of {@link completeInOrder}: true once the event is recorded, false when its claim is no longer this
    * delivery's; throws when a call fails. Run again after a failure (`attempt` 2 on), it finds the record an attempt
-   * that timed out landed meanwhile, or reports a gap at most once (`progress`).
+   * that timed out landed meanwhile, reports a moved cursor at most once, and after a recorded cursor_moved event
+   * goes on with what is left (`progress`).
    */
-  async function recordInOrder(item: Item, token: string, start: 0 | 1, progress: { gapReported: boolean }, attempt = 1): Promise<boolean> {
+  async function recordInOrder(item: Item, token: string, start: 0 | 1, progress: RecordProgress, attempt = 1): Promise<boolean> {
     const { envelope } = item;
     const where = { eventId: envelope.event_id, eventType: envelope.event };
+    if (progress.completed) return advanceDetected(envelope);
     const outcome = await steps.callStore('completeInOrder', () =>
       store.completeInOrder(item.dedupeKey, token, {
         retainMs: steps.retainMs,
@@ -289,18 +299,25 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     }
     // cursor_moved: the handlers ran, so the event is done whatever the cursor says; under detect this is how a
     // gap or a late event shows, and the cursor is pulled forward so the next event is compared with this one.
-    if (mode === 'detect') {
-      if (!progress.gapReported) {
+    if (!progress.reported) {
+      if (mode === 'detect') {
         const cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id));
         const expected = cursor === null ? firstSeq : cursor + 1;
         const kind = envelope.seq > expected ? 'gap' : 'late';
-        progress.gapReported = true;
+        progress.reported = true;
         notifyGap(report(kind, envelope, expected), envelope);
+      } else {
+        progress.reported = true;
+        if (logger) safeLog(logger, { level: 'warn', message: 'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed', ...where });
       }
-    } else if (logger) {
-      safeLog(logger, { level: 'warn', message: 'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed', ...where });
     }
     await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
+    progress.completed = true;
+    return advanceDetected(envelope);
+  }
+
+  /** Under detect, pulls the cursor to a recorded cursor_moved event, so the next event is compared with it. */
+  async function advanceDetected(envelope: Envelope): Promise<true> {
     if (mode === 'detect') await steps.callStore('advanceCursor', () => store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
     return true;
   }

@@ -34,7 +34,7 @@ function setup(overrides: Partial<ReceiverOptions> = {}) {
 }
 
 /** A memory store whose `method` fails its first `times` calls, by throwing at once or by rejecting. */
-function failingFirst<M extends 'complete' | 'completeInOrder'>(method: M, times: number, how: 'throw' | 'reject'): MemoryStore {
+function failingFirst<M extends 'complete' | 'completeInOrder' | 'advanceCursor'>(method: M, times: number, how: 'throw' | 'reject'): MemoryStore {
   const store = createMemoryStore({ now: () => NOW });
   const real = store[method].bind(store) as (...args: unknown[]) => unknown;
   let failures = times;
@@ -198,5 +198,21 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
     expect(lines.filter((line) => /succeeded at attempt|raise leaseMs/.test(line))).toEqual([]);
     expect(await store.getCursor(event!.stream_id)).toBe(0);
   });
-});
 
+  it('under detect, a retry after the record landed only moves the cursor: no second report, no lost-claim warning', async () => {
+    const store = failingFirst('advanceCursor', 1, 'reject');
+    const { receiver, deliver, logs } = setup({ store, ordering: { mode: 'detect' } });
+    const gaps: string[] = [];
+    receiver.onGap((report) => {
+      gaps.push(`${report.kind} ${report.seq}`);
+    });
+    const [first, , third] = testStream(3);
+    await deliver(first!);
+    expect((await deliver(third!)).status).toBe(200);
+    await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS[0]!);
+    expect(gaps).toEqual(['gap 2']);
+    expect(await store.getCursor(third!.stream_id)).toBe(2);
+    expect(messages(logs)).toContain('info recording the event succeeded at attempt 2');
+    expect(messages(logs).filter((line) => /no longer claimed|raise leaseMs/.test(line))).toEqual([]);
+  });
+});

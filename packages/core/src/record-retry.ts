@@ -12,7 +12,7 @@ import { handOff } from './deadline.js';
 export const RECORD_RETRY_DELAYS_MS: readonly number[] = [250, 2_000, 8_000];
 
 /**
- * Runs `record` again after each of `delays` until it runs without throwing (it says itself what it found), or calls
+ * Runs `record` again after each of {@link RECORD_RETRY_DELAYS_MS} until it runs without throwing (it says itself what it found), or calls
  * `gaveUp` with the last error. Nothing here can fail the caller: the retries run on their own, handed to `waitUntil`
  * on runtimes that stop work once the answer is sent.
  *
@@ -25,8 +25,8 @@ export function retryRecording(
   record: (attempt: number) => Promise<void>,
   gaveUp: (attempts: number, lastError: unknown) => void,
   waitUntil: ((promise: Promise<unknown>) => void) | undefined,
-  delays: readonly number[] = RECORD_RETRY_DELAYS_MS,
 ): void {
+  const delays = RECORD_RETRY_DELAYS_MS;
   const retries = (async () => {
     let lastError: unknown;
     for (let index = 0; index < delays.length; index++) {
