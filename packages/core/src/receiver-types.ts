@@ -175,8 +175,9 @@ export interface VerifiedDelivery {
 export interface Receiver {
   /**
    * Handle events of one type, or of each type in a list; the event and its context are typed by the names (with a
-   * list, `event.event` narrows the union). Throws `config_invalid` for a handler that is not a function or a name
-   * that is not an event type.
+   * list, `event.event` narrows the union). Throws `config_invalid`, in plain JavaScript too, for a handler that is
+   * not a function or a name that is not an event type: a misspelt known name gets "did you mean" (README, Handlers);
+   * a type this version does not know is taken in the known names' shape `kyb.<resource>.<action>`.
    *
    * @example
    * ```ts
