@@ -48,6 +48,20 @@ describe.each([
     expect(await codeOf(verifier({ '3': 's3cret' })(sent, bytes))).toBe('signature_mismatch');
   });
 
+  // Bytes that JSON.stringify(JSON.parse(…)) would write otherwise (spaces, 1.0, a \u escape): a check that MACs the
+  // JSON rather than the bytes refuses the first and accepts the second (issue 26; checks.test.ts for the receiver).
+  const unusual = new TextEncoder().encode(String.raw`{ "event" : "kyb.test", "seq": 1.0, "name": "caf\u00e9" }`);
+  const reserialized = new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder().decode(unusual))));
+
+  it('accepts the MAC of the exact bytes of a body written unlike its re-serialization', async () => {
+    expect(await codeOf(verifier({ '3': 's3cret' })(header('s3cret', T, '3', unusual), unusual))).toBe('ok');
+  });
+
+  it('rejects, for those bytes, a MAC computed over their re-serialization', async () => {
+    expect(new TextDecoder().decode(reserialized)).toBe('{"event":"kyb.test","seq":1,"name":"café"}');
+    expect(await codeOf(verifier({ '3': 's3cret' })(header('s3cret', T, '3', reserialized), unusual))).toBe('signature_mismatch');
+  });
+
   it('rejects a MAC computed with another timestamp than the one sent', async () => {
     const forged = header('s3cret', T - 1000, '3').replace(`t=${T - 1000}`, `t=${T}`);
     expect(await codeOf(verifier({ '3': 's3cret' })(forged, body))).toBe('signature_mismatch');
