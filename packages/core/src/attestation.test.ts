@@ -220,10 +220,42 @@ const HOSTILE: HostileCase[] = [
   { name: 'claims that are null', expected: 'attestation_invalid', detail: CLAIMS_JSON, token: (p) => signRaw(p.header, b64('null')) },
   // 5.5.4 registered claims
   { name: 'another iss', expected: 'attestation_invalid', detail: /unexpected "iss"/, token: (p) => signer.attest(p.envelope, { claims: { iss: 'https://evil.example' } }) },
+  // iss and aud are compared whole (spec 5.5.4 "equals"): a prefix or substring match let look-alikes through, and
+  // only the 116k-case fuzz run caught it (issue 26). Issuer https://kyb.example.test, audience a UUID.
+  ...([
+    ['iss ours with a look-alike host after it', () => `${signer.issuer}.evil`],
+    ['iss ours with a path after it', () => `${signer.issuer}/x`],
+    ['iss ours with a trailing slash', () => `${signer.issuer}/`],
+    ['iss a prefix of ours', () => signer.issuer.slice(0, -1)],
+    ['iss ours in upper case', () => signer.issuer.toUpperCase()],
+    ['iss an array holding ours', () => [signer.issuer]],
+  ] as const).map(([name, iss]): HostileCase => ({
+    name,
+    expected: 'attestation_invalid',
+    detail: /unexpected "iss"/,
+    token: (p) => signer.attest(p.envelope, { claims: { iss: iss() } }),
+  })),
+  ...([
+    ['aud ours with more after it', () => `${signer.audience}0`],
+    ['aud ours with more before it', () => `0${signer.audience}`],
+    ['aud a prefix of ours', () => signer.audience.slice(0, -1)],
+    ['aud ours and another in one string', () => `${signer.audience} another-merchant`],
+    ['aud ours in upper case', () => signer.audience.toUpperCase()],
+    ['aud an array with ours lengthened', () => ['x', `${signer.audience}-0`]],
+    ['aud an array with a prefix of ours', () => ['x', signer.audience.slice(0, -1)]],
+    ['aud an array holding an array of ours', () => [[signer.audience]]],
+    ['aud an empty array', () => []],
+  ] as const).map(([name, aud]): HostileCase => ({
+    name,
+    expected: 'attestation_invalid',
+    detail: /unexpected "aud"/,
+    token: (p) => signer.attest(p.envelope, { claims: { aud: aud() } }),
+  })),
   { name: 'no iss', expected: 'attestation_invalid', detail: /missing required "iss"/, token: (p) => signer.attest(p.envelope, { claims: { iss: undefined } }) },
   { name: 'another aud', expected: 'attestation_invalid', detail: /unexpected "aud"/, token: (p) => signer.attest(p.envelope, { claims: { aud: 'another-merchant' } }) },
   { name: 'no aud', expected: 'attestation_invalid', detail: /missing required "aud"/, token: (p) => signer.attest(p.envelope, { claims: { aud: undefined } }) },
   { name: 'aud an array with ours', expected: 'ok', token: (p) => signer.attest(p.envelope, { claims: { aud: ['x', signer.audience] } }) },
+  { name: 'aud an array holding only ours', expected: 'ok', token: (p) => signer.attest(p.envelope, { claims: { aud: [signer.audience] } }) },
   { name: 'exp 31 s ago (leeway 30)', expected: 'attestation_invalid', detail: /"exp" claim timestamp check failed/, token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 31 } }) },
   { name: 'exp 30 s ago (leeway 30)', expected: 'attestation_invalid', detail: /"exp" claim timestamp check failed/, token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 30 } }) },
   { name: 'exp 29 s ago (leeway 30)', expected: 'ok', token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 29 } }) },

@@ -40,7 +40,7 @@ const REQUIRED_CLAIMS = ['iss', 'aud', 'exp', 'iat', 'event_id', 'stream_id', 's
 export interface AttestationOptions {
   /** The `{attestation_issuer}` of the spec; `iss` must equal it. */
   issuer: string;
-  /** The merchant's client domain UUID; `aud` must equal it (or contain it). */
+  /** The merchant's client domain UUID; `aud` must equal it, or be an array with a member equal to it (whole strings). */
   audience: string;
   /** `{base_url}/.well-known/kyb-jwks.json`. HTTPS, except for loopback hosts in development. */
   jwksUrl?: string | URL;
