@@ -11,22 +11,25 @@ import {
   type ReleasedAnswers,
 } from '@kyb-webhooks/core';
 import { KybApiError } from './errors.js';
-import { send, type CallOptions, type RetryPolicy, type TransportOptions } from './http.js';
+import { send, type CallOptions, type RawResponse, type RetryPolicy, type TransportOptions } from './http.js';
+import { DEFAULT_MAX_PAGES, linkNext, nextPageUrl, PageTracker, PagingError, withParam, type PagingOptions } from './paging.js';
 import {
   InvalidBody,
   decodeClaims,
   parseJson,
   readErrorCode,
   readDeliveries,
-  readEventsPage,
+  readEvents,
+  readListPage,
   readReleaseToken,
   type DeliveryLogEntry,
+  type DeliveryLogOptions,
   type StreamEvent,
 } from './parse.js';
 
 /**
- * The path prefix of the per-request operations (deliveries, events, redeliver), which the spec does not show
- * (4.2 "…"). This default mirrors the release path; change it with {@link KybClientOptions.requestPrefix}.
+ * The path prefix of the per-request operations of data requests before path templates existed; it is the prefix of
+ * {@link DEFAULT_DATA_REQUEST_PATH}. Kept for `requestPrefix`, which still works (see {@link KybClientOptions}).
  *
  * @example
  * ```ts
@@ -34,6 +37,85 @@ import {
  * ```
  */
 export const DEFAULT_REQUEST_PREFIX = '/api/v1/kyb/data-requests';
+
+/**
+ * Where a data request's per-request operations live, `{id}` standing for the request id: deliveries, events and
+ * redeliver are `{path}/deliveries`, `{path}/events` and `{path}/redeliver`. The spec shows the release path of data
+ * requests (`/api/v1/kyb/data-requests/{requestId}/release`) and only "…" for the others (4.2), so this default
+ * mirrors it; change it with {@link KybClientOptions.dataRequestPath}.
+ *
+ * @example
+ * ```ts
+ * createKybClient({ baseUrl, apiKey, dataRequestPath: DEFAULT_DATA_REQUEST_PATH })
+ * ```
+ */
+export const DEFAULT_DATA_REQUEST_PATH = '/api/v1/kyb/data-requests/{id}';
+
+/**
+ * Where a signature request's per-request operations live (`sr_…` streams): the data request default with
+ * `signature-requests` in its place, a guess (spec 4.2 shows none); change it with
+ * {@link KybClientOptions.signatureRequestPath}.
+ *
+ * @example
+ * ```ts
+ * createKybClient({ baseUrl, apiKey, signatureRequestPath: DEFAULT_SIGNATURE_REQUEST_PATH })
+ * ```
+ */
+export const DEFAULT_SIGNATURE_REQUEST_PATH = '/api/v1/kyb/signature-requests/{id}';
+
+/**
+ * Which kind of request a per-request call is about: it picks the path template. Without it, a request id that
+ * starts with `sr_` is a signature request and any other a data request.
+ *
+ * @example
+ * ```ts
+ * await client.deliveries('0c5e…', { kind: 'signature_request' })
+ * ```
+ */
+export type RequestKind = 'data_request' | 'signature_request';
+
+/**
+ * Options of the per-request calls (`deliveries`, `redeliver`).
+ *
+ * @example
+ * ```ts
+ * await client.redeliver(requestId, { kind: 'signature_request', retry: true })
+ * ```
+ */
+export interface RequestCallOptions extends CallOptions {
+  /** The request's kind, when its id does not tell (see {@link RequestKind}). */
+  kind?: RequestKind;
+}
+
+/**
+ * Options of {@link KybClient.request}.
+ *
+ * @example
+ * ```ts
+ * await client.request('POST', '/api/v1/kyb/data-requests', { body: { fields: ['company_name'] }, retry: true })
+ * ```
+ */
+export interface RequestOptions extends CallOptions {
+  /** A JSON body. */
+  body?: unknown;
+  /** Query parameters, appended to the path. */
+  query?: Record<string, string | number | boolean>;
+}
+
+/**
+ * The answer of {@link KybClient.request}: the status, and the body parsed as JSON (undefined when empty; a text
+ * body that is not JSON is refused with `invalid_response`).
+ *
+ * @example
+ * ```ts
+ * const { status, body } = await client.request('GET', '/api/v1/kyb/balance')
+ * ```
+ */
+export interface ApiResponse {
+  status: number;
+  body: unknown;
+  headers: Headers;
+}
 
 /**
  * Options of {@link createKybClient}.
@@ -58,8 +140,22 @@ export interface KybClientOptions {
    * to `{baseUrl}/.well-known/kyb-jwks.json`. Needed by {@link KybClient.release} only.
    */
   attestation?: Omit<AttestationOptions, 'jwksUrl'> & { jwksUrl?: string | URL };
-  /** Path prefix of deliveries, events and redeliver (not shown by the spec); default {@link DEFAULT_REQUEST_PREFIX}. */
+  /**
+   * Path template of a data request's deliveries, events and redeliver, with `{id}` where the request id goes; default
+   * {@link DEFAULT_DATA_REQUEST_PATH}. The spec does not show it (4.2).
+   */
+  dataRequestPath?: string;
+  /** The same for signature requests (`sr_…` streams); default {@link DEFAULT_SIGNATURE_REQUEST_PATH}. */
+  signatureRequestPath?: string;
+  /**
+   * The older way to set the per-request path: a prefix, `{prefix}/{id}/deliveries` and so on, for every kind of
+   * request. A template option, when given, wins for its kind.
+   */
   requestPrefix?: string;
+  /** How list calls page, and the bound on how many pages one call reads; see {@link PagingOptions}. */
+  paging?: PagingOptions;
+  /** How delivery log entries are read, for a service whose log differs from the defaults; see {@link DeliveryLogOptions}. */
+  deliveryLog?: DeliveryLogOptions;
   /** Timeout of one attempt, headers and body; default 10 s. */
   timeoutMs?: number;
   retry?: RetryPolicy;
@@ -110,7 +206,7 @@ export type ReleaseResult =
  * client.events(requestId, { afterSeq: 41, pageSize: 500 })
  * ```
  */
-export interface EventsOptions extends CallOptions {
+export interface EventsOptions extends RequestCallOptions {
   /** Return the events after this seq; default -1 (the whole stream, whether it starts at 0 or 1). */
   afterSeq?: number;
   pageSize?: number;
@@ -130,14 +226,24 @@ export interface EventsOptions extends CallOptions {
 export interface KybClient {
   /** GET /api/v1/kyb/data-requests/{requestId}/release, its attestation verified and bound to `requestId`. */
   release(requestId: string, options?: CallOptions): Promise<ReleaseResult>;
-  /** GET {prefix}/{requestId}/deliveries: every delivery attempt and what the merchant host answered. */
-  deliveries(requestId: string, options?: CallOptions): Promise<DeliveryLogEntry[]>;
-  /** GET {prefix}/{requestId}/events?after_seq=…, paged: yields every event after `afterSeq`, in seq order. */
+  /**
+   * GET {path}/deliveries: every delivery attempt and what the merchant host answered, every page of it (in the
+   * order the service lists them). Fails rather than return part of the log.
+   */
+  deliveries(requestId: string, options?: RequestCallOptions): Promise<DeliveryLogEntry[]>;
+  /** GET {path}/events?after_seq=…, paged: yields every event after `afterSeq`, in seq order. */
   events(requestId: string, options?: EventsOptions): AsyncIterableIterator<StreamEvent>;
-  /** POST {prefix}/{requestId}/redeliver: queues the stream's events again; resolves with how many (when told). */
-  redeliver(requestId: string, options?: CallOptions): Promise<{ queued: number | undefined; [field: string]: unknown }>;
+  /** POST {path}/redeliver: queues the stream's events again; resolves with how many (when told). */
+  redeliver(requestId: string, options?: RequestCallOptions): Promise<{ queued: number | undefined; [field: string]: unknown }>;
   /** POST /api/v1/kyb/webhook-endpoint/reactivate: clears the quarantine; the backlog is then delivered. */
   reactivate(options?: CallOptions): Promise<{ reactivated: boolean; [field: string]: unknown }>;
+  /**
+   * Any other call of the API (one the spec does not show, such as creating a data or signature request, or
+   * registering the webhook endpoint), with the same authorization, timeouts, retries (GET always, other methods
+   * with `retry: true`) and typed errors: a 402 `insufficient_credit` is an `InsufficientCreditError` with the
+   * amounts the answer gives. `path` is appended to `baseUrl`.
+   */
+  request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
 }
 
 const RELEASED = 'kyb.data_request.released';
@@ -158,7 +264,13 @@ const RELEASED = 'kyb.data_request.released';
 export function createKybClient(options: KybClientOptions): KybClient {
   validateOptions(options, CLIENT_OPTIONS);
   const baseUrl = new URL(String(options.baseUrl)).href.replace(/\/+$/, '');
-  const prefix = '/' + (options.requestPrefix ?? DEFAULT_REQUEST_PREFIX).replace(/^\/+|\/+$/g, '');
+  const legacyPrefix = options.requestPrefix === undefined ? undefined : '/' + options.requestPrefix.replace(/^\/+|\/+$/g, '') + '/{id}';
+  const paths: Record<RequestKind, string> = {
+    data_request: trimTemplate(options.dataRequestPath ?? legacyPrefix ?? DEFAULT_DATA_REQUEST_PATH),
+    signature_request: trimTemplate(options.signatureRequestPath ?? legacyPrefix ?? DEFAULT_SIGNATURE_REQUEST_PATH),
+  };
+  const maxPages = options.paging?.maxPages ?? DEFAULT_MAX_PAGES;
+  const cursorParam = options.paging?.cursorParam ?? 'cursor';
   const fetchImpl = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => globalThis.fetch(input, init));
   const now = options.now ?? Date.now;
   const transport: TransportOptions = {
@@ -188,13 +300,16 @@ export function createKybClient(options: KybClientOptions): KybClient {
       )
     : undefined;
 
-  function requestPath(requestId: string, operation: string): string {
-    checkRequestId(requestId, `${operation === 'redeliver' ? 'POST' : 'GET'} ${prefix}/{requestId}/${operation}`);
-    return `${prefix}/${encodeURIComponent(requestId)}/${operation}`;
+  function requestPath(requestId: string, operation: string, kind: RequestKind | undefined): string {
+    const template = paths[kind ?? (typeof requestId === 'string' && requestId.startsWith('sr_') ? 'signature_request' : 'data_request')];
+    checkRequestId(requestId, `${operation === 'redeliver' ? 'POST' : 'GET'} ${template}/${operation}`);
+    return `${template.replace('{id}', encodeURIComponent(requestId))}/${operation}`;
   }
 
-  function invalid(operation: string, cause: InvalidBody, attempts: number): KybApiError {
-    return new KybApiError({ status: 200, code: 'invalid_response', message: `${operation}: unexpected response body: ${cause.message}.`, operation, attempts });
+  function invalid(operation: string, cause: InvalidBody | PagingError, attempts: number): KybApiError {
+    const code = cause instanceof PagingError ? cause.code : 'invalid_response';
+    const message = code === 'too_many_pages' ? `${operation}: ${cause.message}` : `${operation}: unexpected response body: ${cause.message}.`;
+    return new KybApiError({ status: 200, code, message, operation, attempts });
   }
 
   function parsed<T>(operation: string, attempts: number, read: () => T): T {
@@ -202,34 +317,57 @@ export function createKybClient(options: KybClientOptions): KybClient {
       return read();
     } catch (error) {
       // Only the readers' own errors are described; anything else could quote the body.
-      throw invalid(operation, error instanceof InvalidBody ? error : new InvalidBody('unreadable'), attempts);
+      const known = error instanceof InvalidBody || error instanceof PagingError;
+      throw invalid(operation, known ? error : new InvalidBody('unreadable'), attempts);
+    }
+  }
+
+  /**
+   * Reads a list call page by page (paging.ts), yielding each page's items as `read` takes them. `fallback` is
+   * where a page that names no next page goes on (the events call: after the last seq it got).
+   */
+  async function* listPages<T>(
+    first: string,
+    names: readonly string[],
+    call: CallOptions,
+    read: (items: readonly unknown[], offset: number) => T[],
+    fallback?: (url: URL, items: readonly T[]) => URL | undefined,
+  ): AsyncGenerator<T[]> {
+    let url: URL | undefined = new URL(baseUrl + first);
+    const operation = `GET ${url.pathname}`;
+    const tracker = new PageTracker(maxPages, `the ${names[0]} list`);
+    let offset = 0;
+    while (url !== undefined) {
+      parsed(operation, 0, () => tracker.visit(url!));
+      const response: RawResponse = await send(transport, 'GET', url, { ...call, notFoundCode: 'request_not_found' });
+      const page = parsed(operation, response.attempts, () => readListPage(response.text, names, response.headers.get('x-next-cursor')));
+      const items = parsed(operation, response.attempts, () => read(page.items, offset));
+      offset += items.length;
+      yield items;
+      const current = response.url;
+      url = parsed(operation, response.attempts, () => nextPageUrl(current, page, linkNext(response.headers.get('link')), cursorParam, fallback?.(current, items)));
     }
   }
 
   async function* events(requestId: string, eventsOptions: EventsOptions = {}): AsyncGenerator<StreamEvent> {
     validateOptions(eventsOptions, EVENTS_OPTIONS);
-    const path = requestPath(requestId, 'events');
+    const path = requestPath(requestId, 'events', eventsOptions.kind);
     const operation = `GET ${path}`;
     let after = eventsOptions.afterSeq ?? -1;
     const pageSize = eventsOptions.pageSize ?? options.pageSize;
-    for (;;) {
-      const query = `?after_seq=${after}${pageSize === undefined ? '' : `&limit=${pageSize}`}`;
-      const response = await send(transport, 'GET', path + query, { ...eventsOptions, notFoundCode: 'request_not_found' });
-      const page = parsed(operation, response.attempts, () => readEventsPage(response.text));
-      for (const event of page.events) {
+    const query = `?after_seq=${after}${pageSize === undefined ? '' : `&limit=${pageSize}`}`;
+    // A page that names no next page: ask for the events after the last one received, until a page comes back empty.
+    const afterLast = (url: URL, items: readonly StreamEvent[]) => (items.length === 0 ? undefined : withParam(url, 'after_seq', String(after)));
+    for await (const page of listPages(path + query, ['events'], eventsOptions, readEvents, afterLast)) {
+      for (const event of page) {
         // A page that does not move forward would page forever.
-        if (event.seq <= after) throw invalid(operation, new InvalidBody(`events out of order (seq ${event.seq} after ${after})`), response.attempts);
+        if (event.seq <= after) throw invalid(operation, new InvalidBody(`events out of order (seq ${event.seq} after ${after})`), 1);
         // The stream of this request only: an event of another stream handed to receiver.replay would run as if it
         // were part of this one, and nothing but the HMAC (absent on fetched events) binds an unattested type to it.
-        if (event.stream_id !== requestId) throw invalid(operation, new InvalidBody(`an event of another stream (seq ${event.seq})`), response.attempts);
+        if (event.stream_id !== requestId) throw invalid(operation, new InvalidBody(`an event of another stream (seq ${event.seq})`), 1);
         after = event.seq;
         yield event;
       }
-      if (page.events.length === 0) {
-        if (page.hasMore === true) throw invalid(operation, new InvalidBody('an empty page that says has_more'), response.attempts);
-        return;
-      }
-      if (page.hasMore === false) return;
     }
   }
 
@@ -284,17 +422,19 @@ export function createKybClient(options: KybClientOptions): KybClient {
     },
 
     async deliveries(requestId, call) {
-      const path = requestPath(requestId, 'deliveries');
-      validateOptions(call, CALL_OPTIONS);
-      const response = await send(transport, 'GET', path, { ...call, notFoundCode: 'request_not_found' });
-      return parsed(`GET ${path}`, response.attempts, () => readDeliveries(response.text));
+      validateOptions(call, REQUEST_CALL_OPTIONS);
+      const path = requestPath(requestId, 'deliveries', call?.kind);
+      const entries: DeliveryLogEntry[] = [];
+      const read = (items: readonly unknown[], offset: number) => readDeliveries(items, options.deliveryLog, offset);
+      for await (const page of listPages(path, ['deliveries'], call ?? {}, read)) entries.push(...page);
+      return entries;
     },
 
     events,
 
     async redeliver(requestId, call) {
-      const path = requestPath(requestId, 'redeliver');
-      validateOptions(call, CALL_OPTIONS);
+      validateOptions(call, REQUEST_CALL_OPTIONS);
+      const path = requestPath(requestId, 'redeliver', call?.kind);
       const response = await send(transport, 'POST', path, { ...call, notFoundCode: 'request_not_found' });
       const body = parsed(`POST ${path}`, response.attempts, () => objectBody(response.text));
       return { ...body, queued: typeof body.queued === 'number' ? body.queued : undefined };
@@ -308,7 +448,51 @@ export function createKybClient(options: KybClientOptions): KybClient {
       // A 2xx is the confirmation; a body that says otherwise explicitly wins.
       return { ...body, reactivated: body.reactivated !== false };
     },
+
+    async request(method, path, call) {
+      validateOptions(call, REQUEST_OPTIONS);
+      const verb = checkMethod(method);
+      const target = checkApiPath(path) + queryString(call?.query);
+      const response = await send(transport, verb, target, call);
+      const text = response.text.trim();
+      const body = text === '' ? undefined : parsed(`${verb} ${path}`, response.attempts, () => parseJson(text));
+      return { status: response.status, body, headers: response.headers };
+    },
   };
+}
+
+/** An HTTP method token, upper-cased (`post` → `POST`). */
+function checkMethod(method: unknown): string {
+  if (typeof method === 'string' && /^[A-Za-z]{1,16}$/.test(method)) return method.toUpperCase();
+  throw new KybWebhookError('config_invalid', `KybClient.request: method must be an HTTP method such as 'GET' or 'POST'; got ${describeValue(method)}.`);
+}
+
+/**
+ * A path of the API, appended to baseUrl: it starts with one "/" and has no "." or ".." segment, query or fragment,
+ * so the call (and the API key) stays on the API (a "//host" path would name another host).
+ */
+function checkApiPath(path: unknown): string {
+  const fix = "a path of the KYB API starting with '/', e.g. '/api/v1/kyb/data-requests' (query parameters go in `query`)";
+  if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//') || /[?#\\]/.test(path) || !/^[\x21-\x7e]*$/.test(path)) {
+    throw new KybWebhookError('config_invalid', `KybClient.request: path must be ${fix}; got ${typeof path === 'string' ? 'a string that is not one' : describeValue(path)}.`);
+  }
+  if (path.split('/').some((segment) => segment === '.' || segment === '..' || /^%2e(%2e)?$|^\.%2e$|^%2e\.$/i.test(segment))) {
+    throw new KybWebhookError('config_invalid', `KybClient.request: path must not have "." or ".." segments: use ${fix}.`);
+  }
+  return path;
+}
+
+function queryString(query: RequestOptions['query']): string {
+  if (query === undefined) return '';
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) params.set(name, String(value));
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/** A path template without its trailing slashes ("/x/{id}/" → "/x/{id}"). */
+function trimTemplate(template: string): string {
+  return '/' + template.replace(/^\/+|\/+$/g, '');
 }
 
 /**
@@ -357,6 +541,23 @@ const apiKeyRule: OptionRule = (value) => {
 
 const delayMs = optionRules.delayMs();
 
+// A per-request path: a URL path holding `{id}` exactly once, as a whole segment, where the request id goes.
+const pathTemplateRule: OptionRule = (value, path, report) => {
+  const problem = optionRules.urlPath()(value, path, report);
+  if (problem !== undefined) return problem;
+  const segments = String(value).split('/');
+  if (segments.filter((segment) => segment === '{id}').length !== 1 || String(value).split('{id}').length !== 2) {
+    return "must hold {id} once, as a whole segment, where the request id goes: e.g. '/api/v1/kyb/data-requests/{id}'.";
+  }
+  return undefined;
+};
+
+const queryParamRule: OptionRule = (value) =>
+  typeof value === 'string' && /^[A-Za-z0-9_.[\]-]{1,64}$/.test(value) ? undefined : `must be a query parameter name such as 'cursor'; got ${describeValue(value)}.`;
+
+const fieldNameRule: OptionRule = (value) =>
+  typeof value === 'string' && value !== '' && value.length <= 128 ? undefined : `must be the name of a field of the entries, e.g. 'seq'; got ${describeValue(value)}.`;
+
 const CLIENT_OPTIONS = {
   owner: 'createKybClient',
   example: "createKybClient({ baseUrl: 'https://api.kyb.example.com', apiKey: process.env.KYB_API_KEY })",
@@ -365,6 +566,21 @@ const CLIENT_OPTIONS = {
     apiKey: optionRules.required(apiKeyRule, 'set it to the API key from the KYB dashboard (an unset environment variable?).'),
     attestation: optionRules.object("the receiver's attestation options, { issuer, audience }"),
     requestPrefix: optionRules.urlPath(),
+    dataRequestPath: pathTemplateRule,
+    signatureRequestPath: pathTemplateRule,
+    paging: optionRules.fields({
+      options: { maxPages: optionRules.positiveInteger('pages'), cursorParam: queryParamRule },
+      aliases: { pageLimit: 'maxPages', cursorParameter: 'cursorParam' },
+    }),
+    deliveryLog: optionRules.fields({
+      options: {
+        eventIdField: fieldNameRule,
+        seqField: fieldNameRule,
+        statusField: fieldNameRule,
+        acknowledged: optionRules.func('(entry) => boolean | undefined'),
+      },
+      aliases: {},
+    }),
     timeoutMs: optionRules.timerMs(),
     retry: optionRules.fields({
       options: {
@@ -390,6 +606,25 @@ const callOptionRules = {
   retry: optionRules.boolean(),
 };
 
+const requestKindRule: OptionRule = (value) =>
+  value === 'data_request' || value === 'signature_request' ? undefined : `must be 'data_request' or 'signature_request'; got ${describeValue(value)}.`;
+
+const REQUEST_CALL_OPTIONS = {
+  owner: 'KybClient call options',
+  example: "{ kind: 'signature_request', signal }",
+  optional: true,
+  options: { ...callOptionRules, kind: requestKindRule },
+  aliases: { timeout: 'timeoutMs' },
+} as const;
+
+const REQUEST_OPTIONS = {
+  owner: 'KybClient.request options',
+  example: "{ body: { fields: ['company_name'] }, retry: true }",
+  optional: true,
+  options: { ...callOptionRules, body: () => undefined, query: optionRules.object('query parameters, { name: value }') },
+  aliases: { timeout: 'timeoutMs', json: 'body', data: 'body', params: 'query' },
+} as const;
+
 const CALL_OPTIONS = {
   owner: 'KybClient call options',
   example: '{ signal, timeoutMs: 5_000 }',
@@ -402,7 +637,7 @@ const EVENTS_OPTIONS = {
   owner: 'KybClient.events options',
   example: '{ afterSeq: 41, signal }',
   optional: true,
-  options: { ...callOptionRules, afterSeq: optionRules.wholeNumber(-1, 'seq'), pageSize: optionRules.positiveInteger('events') },
+  options: { ...callOptionRules, kind: requestKindRule, afterSeq: optionRules.wholeNumber(-1, 'seq'), pageSize: optionRules.positiveInteger('events') },
   aliases: { after: 'afterSeq', after_seq: 'afterSeq', timeout: 'timeoutMs', limit: 'pageSize' },
 } as const;
 

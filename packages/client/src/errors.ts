@@ -26,6 +26,7 @@ export type KybApiErrorCode =
   | 'network_error'
   | 'aborted'
   | 'http_error'
+  | 'too_many_pages'
   | (string & {});
 
 /**
@@ -74,20 +75,84 @@ export class KybApiError extends Error {
 }
 
 /**
- * 402 `insufficient_credit`: the request cannot be afforded and was refused before anyone voted (spec 3, 7). Top up
- * the merchant's credit, then create the request again.
+ * The amounts a 402 body gives, as far as it gives them (the spec shows no error body, 7): read from the body or its
+ * `error` object, in cents.
  *
  * @example
  * ```ts
- * if (error instanceof InsufficientCreditError) notifyBilling()
+ * const { requiredCents, availableCents }: CreditAmounts = error
  * ```
  */
-export class InsufficientCreditError extends KybApiError {
+export interface CreditAmounts {
+  /** What the request costs: `required_cents`, `quoted_cents`, `cost_cents` or `price_cents`. */
+  requiredCents?: number;
+  /** The merchant's credit: `available_cents`, `balance_cents` or `credit_cents`. */
+  availableCents?: number;
+  /** What is missing: `shortfall_cents` or `missing_cents`, else required − available when both are known. */
+  shortfallCents?: number;
+  /** `currency`, when it is a 3-letter code. */
+  currency?: string;
+}
+
+/**
+ * 402 `insufficient_credit`: the request cannot be afforded and was refused before anyone voted (spec 3, 7). Top up
+ * the merchant's credit, then create the request again. Carries the amounts the service's answer gave.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await client.request('POST', '/api/v1/kyb/data-requests', { body: { fields: ['company_name'] } })
+ * } catch (error) {
+ *   if (error instanceof InsufficientCreditError) notifyBilling(error.shortfallCents, error.currency)
+ *   else throw error
+ * }
+ * ```
+ */
+export class InsufficientCreditError extends KybApiError implements CreditAmounts {
   declare readonly code: 'insufficient_credit';
-  constructor(fields: Omit<ConstructorParameters<typeof KybApiError>[0], 'code' | 'status'>) {
-    super({ ...fields, status: 402, code: 'insufficient_credit' });
+  readonly requiredCents?: number;
+  readonly availableCents?: number;
+  readonly shortfallCents?: number;
+  readonly currency?: string;
+
+  constructor(fields: Omit<ConstructorParameters<typeof KybApiError>[0], 'code' | 'status'> & { amounts?: CreditAmounts }) {
+    const { amounts, ...rest } = fields;
+    super({ ...rest, status: 402, code: 'insufficient_credit' });
     this.name = 'InsufficientCreditError';
+    if (amounts) Object.assign(this, amounts);
   }
+}
+
+/** The {@link CreditAmounts} of a 402 body: only whole, non-negative numbers of cents and a 3-letter currency. */
+export function readCreditAmounts(text: string): CreditAmounts {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  const objects = [body, (body as { error?: unknown } | null)?.error].filter(
+    (value): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value),
+  );
+  const cents = (...names: string[]) => {
+    for (const object of objects) {
+      for (const name of names) {
+        const value = object[name];
+        if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+      }
+    }
+    return undefined;
+  };
+  const amounts: CreditAmounts = {};
+  const required = cents('required_cents', 'quoted_cents', 'cost_cents', 'price_cents');
+  const available = cents('available_cents', 'balance_cents', 'credit_cents');
+  const shortfall = cents('shortfall_cents', 'missing_cents') ?? (required !== undefined && available !== undefined ? Math.max(0, required - available) : undefined);
+  if (required !== undefined) amounts.requiredCents = required;
+  if (available !== undefined) amounts.availableCents = available;
+  if (shortfall !== undefined) amounts.shortfallCents = shortfall;
+  const currency = objects.map((object) => object.currency).find((value) => typeof value === 'string' && /^[A-Za-z]{3}$/.test(value));
+  if (typeof currency === 'string') amounts.currency = currency.toUpperCase();
+  return amounts;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { readWebBodyStream } from '@kyb-webhooks/core';
-import { InsufficientCreditError, KybApiError } from './errors.js';
+import { InsufficientCreditError, KybApiError, readCreditAmounts } from './errors.js';
 import { readErrorCode } from './parse.js';
 
 /**
@@ -63,6 +63,9 @@ export interface RawResponse {
   status: number;
   contentType: string;
   text: string;
+  headers: Headers;
+  /** The URL answered (a next page may be one the API named). */
+  url: URL;
   /** Attempts the call took, retries included. */
   attempts: number;
 }
@@ -90,32 +93,42 @@ class TooLarge {
   constructor(readonly status: number) {}
 }
 
-/** Sends one API call with auth, per-attempt timeout, retries and error mapping. */
-export async function send(
-  transport: TransportOptions,
-  method: 'GET' | 'POST',
-  path: string,
-  call: CallOptions & { accept?: readonly number[]; notFoundCode?: string } = {},
-): Promise<RawResponse> {
-  const operation = `${method} ${path.split('?')[0]}`;
-  const idempotent = method === 'GET' || call.retry === true;
+/** The options of one {@link send}: a call's own, plus how its answer is taken. */
+export interface SendOptions extends CallOptions {
+  /** Non-2xx statuses the caller handles itself. */
+  accept?: readonly number[];
+  /** The code of a 404 whose body names none. */
+  notFoundCode?: string;
+  /** A JSON body, sent with `content-type: application/json`. */
+  body?: unknown;
+}
+
+/**
+ * Sends one API call with auth, per-attempt timeout, retries and error mapping. `target` is a path under the
+ * base URL, or a URL of the API's own (a next page the API named, checked to be on its origin by the caller).
+ */
+export async function send(transport: TransportOptions, method: string, target: string | URL, call: SendOptions = {}): Promise<RawResponse> {
+  const url = typeof target === 'string' ? new URL(transport.baseUrl + target) : target;
+  const operation = `${method} ${url.pathname}`;
+  const idempotent = method === 'GET' || method === 'HEAD' || call.retry === true;
   const maxAttempts = 1 + (idempotent ? transport.retry.maxRetries : 0);
   const timeoutMs = call.timeoutMs ?? transport.timeoutMs;
-  const url = transport.baseUrl + path;
+  const body = call.body === undefined ? undefined : JSON.stringify(call.body);
 
   for (let attempt = 1; ; attempt++) {
     throwIfAborted(call.signal, operation, attempt - 1);
     let outcome: RawResponse | AttemptFailure | TooLarge;
     let retryAfterMs: number | undefined;
     try {
-      const headers = { authorization: transport.apiKey, accept: 'application/json' };
+      const headers: Record<string, string> = { authorization: transport.apiKey, accept: 'application/json' };
+      if (body !== undefined) headers['content-type'] = 'application/json';
       outcome = await withTimeout(timeoutMs, call.signal, async (signal) => {
-        const response = await transport.fetch(url, { method, headers, signal, redirect: 'manual' });
+        const response = await transport.fetch(url, { method, headers, signal, redirect: 'manual', ...(body === undefined ? {} : { body }) });
         retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
         const ok = response.status >= 200 && response.status < 300;
         const text = await readText(response, ok ? transport.maxResponseBytes : MAX_ERROR_BODY_BYTES);
         if (text === undefined && ok) return new TooLarge(response.status);
-        return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: text ?? '', attempts: attempt };
+        return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: text ?? '', headers: response.headers, url, attempts: attempt };
       });
     } catch (error) {
       throwIfAborted(call.signal, operation, attempt);
@@ -183,7 +196,13 @@ function toError(
   }
   const code = readErrorCode(outcome.text) ?? (outcome.status === 404 && notFoundCode ? notFoundCode : defaultCode(outcome.status));
   if (outcome.status === 402 && code === 'insufficient_credit') {
-    return new InsufficientCreditError({ ...base, message: `${operation}: 402 insufficient_credit. The request cannot be afforded; top up the credit and create it again.` });
+    const amounts = readCreditAmounts(outcome.text);
+    const missing = amounts.shortfallCents === undefined ? '' : ` (${amounts.shortfallCents} cents short${amounts.currency ? `, ${amounts.currency}` : ''})`;
+    return new InsufficientCreditError({
+      ...base,
+      amounts,
+      message: `${operation}: 402 insufficient_credit${missing}. The request cannot be afforded; top up the credit and create it again.`,
+    });
   }
   return new KybApiError({ ...base, status: outcome.status, code, message: `${operation}: the KYB API answered ${outcome.status} (${code})${hint(outcome.status)}` });
 }

@@ -342,7 +342,7 @@ async function findStreams(target: RecoverTarget, store: StreamCursorStore | und
 /** The events of a delivery log that no attempt answered with a 2xx, by event id, with their seq. */
 function unacknowledgedIn(log: readonly DeliveryLogEntry[]): Map<string, number> {
   const acknowledged = new Set<string>();
-  for (const entry of log) if (typeof entry.status === 'number' && entry.status >= 200 && entry.status < 300) acknowledged.add(entry.event_id);
+  for (const entry of log) if (entry.acknowledged) acknowledged.add(entry.event_id);
   const unacknowledged = new Map<string, number>();
   for (const entry of log) if (!acknowledged.has(entry.event_id)) unacknowledged.set(entry.event_id, entry.seq);
   return unacknowledged;

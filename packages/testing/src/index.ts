@@ -56,4 +56,5 @@ export {
   type ServiceRequestSnapshot,
 } from './service/kyb-service.js';
 export { REAL_RETRY_SCHEDULE, type ServiceDeliveryAttempt } from './service/delivery.js';
-export { REACTIVATE_PATH, RELEASE_PATH_PREFIX, type ApiCall, type ApiFault } from './service/http-api.js';
+export { REACTIVATE_PATH, RELEASE_PATH_PREFIX, SIGNATURE_REQUEST_PATH_PREFIX, type ApiCall, type ApiFault } from './service/http-api.js';
+export { API_SHAPE_VARIANTS, type ApiShape } from './service/api-shape.js';

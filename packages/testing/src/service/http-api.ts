@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TestEnvelope } from '../fixtures.js';
 import { KYB_JWKS_PATH } from '../jwks-server.js';
 import type { Jwks } from '../keys.js';
+import { shapeDelivery, shapeEvent, shapePage, type ApiShape } from './api-shape.js';
 import type { ServiceDeliveryAttempt } from './delivery.js';
 
 /**
@@ -13,6 +14,16 @@ import type { ServiceDeliveryAttempt } from './delivery.js';
  * ```
  */
 export const RELEASE_PATH_PREFIX = '/api/v1/kyb/data-requests';
+/**
+ * The local service's default path prefix of signature requests' per-request operations (the spec does not show
+ * it, 4.2): `{SIGNATURE_REQUEST_PATH_PREFIX}/{requestId}/events` and so on, the client's default too.
+ *
+ * @example
+ * ```ts
+ * await fetch(`${service.baseUrl}${SIGNATURE_REQUEST_PATH_PREFIX}/${id}/deliveries`, { headers: { authorization: service.apiKey } })
+ * ```
+ */
+export const SIGNATURE_REQUEST_PATH_PREFIX = '/api/v1/kyb/signature-requests';
 /**
  * The fixed path of reactivation (spec 4.2).
  *
@@ -64,7 +75,16 @@ export interface ApiFault {
 /** What the HTTP layer needs from the service's state. */
 export interface ApiBackend {
   apiKey: string;
+  /** Path prefix of data requests' (and business streams') per-request operations. */
   prefix: string;
+  /** Path prefix of signature requests' per-request operations. */
+  signaturePrefix: string;
+  /** The shape of list answers, read at each call (a test may change it). */
+  apiShape(): ApiShape;
+  /** The kind of a request, undefined when there is none with this id. */
+  kind(requestId: string): 'data_request' | 'signature_request' | 'business' | undefined;
+  /** Whether a request's released values were purged. */
+  purged(requestId: string): boolean;
   jwks(): Jwks;
   countJwksRequest(): void;
   eventsPageLimit: number;
@@ -78,10 +98,12 @@ export interface ApiBackend {
   redeliver(requestId: string): number | undefined;
   reactivate(): boolean;
   /** Creates a data request (the spec does not show creation): the id, or a refusal such as 402. */
-  createDataRequest(input: { id?: string; priceCents?: number }): Promise<{ id: string } | { status: number; code: string; message: string }>;
+  createDataRequest(
+    input: { id?: string; priceCents?: number },
+  ): Promise<{ id: string } | { status: number; code: string; message: string; details?: Record<string, unknown> | undefined }>;
 }
 
-type Reply = { status: number; body: unknown; headers?: Record<string, string> };
+type Reply = { status: number; body: unknown; headers?: Record<string, string> | undefined };
 
 /** Routes one request of the local service: the KYB JWKS, then the API behind the Authorization check. */
 export async function handleRequest(backend: ApiBackend, request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -100,7 +122,7 @@ export async function handleRequest(backend: ApiBackend, request: IncomingMessag
     backend.countJwksRequest();
     return send(response, method === 'GET' || method === 'HEAD' ? { status: 200, body: backend.jwks() } : methodNotAllowed());
   }
-  const isApi = url.pathname.startsWith('/api/') || url.pathname.startsWith(backend.prefix + '/');
+  const isApi = url.pathname.startsWith('/api/') || url.pathname.startsWith(backend.prefix + '/') || url.pathname.startsWith(backend.signaturePrefix + '/');
   if (!isApi) return send(response, error(404, 'not_found', 'No such route on the local KYB service.'));
 
   const fault = backend.takeFault();
@@ -142,30 +164,25 @@ async function route(backend: ApiBackend, method: string, url: URL, bodyText: st
     if (result.status === 'not_found') return error(404, 'request_not_found', 'No data request with this id.');
     return error(404, 'not_released', 'The data request has not been released.');
   }
-  const operation = matchOperation(path, backend.prefix);
+  const operation = matchOperation(path, backend.prefix) ?? matchOperation(path, backend.signaturePrefix);
   if (!operation) return error(404, 'not_found', 'No such route on the local KYB service.');
   const { requestId } = operation;
+  // Each kind of request lives under its own prefix (a real service would not find a signature request among data
+  // requests): a client that picks the wrong path gets the 404 it would get there.
+  const kind = backend.kind(requestId);
+  const separate = backend.signaturePrefix !== backend.prefix;
+  const underSignatures = path.startsWith(backend.signaturePrefix + '/');
+  if (kind === undefined || (separate && (kind === 'signature_request') !== underSignatures)) return requestNotFound();
+  const shape = backend.apiShape();
   switch (operation.operation) {
     case 'deliveries': {
       if (method !== 'GET') return methodNotAllowed();
       const attempts = backend.deliveries(requestId);
       if (!attempts) return requestNotFound();
-      return {
-        status: 200,
-        body: {
-          deliveries: attempts.map((attempt) => ({
-            event_id: attempt.eventId,
-            event: attempt.event,
-            seq: attempt.seq,
-            attempt: attempt.attempt,
-            attempted_at: Math.floor(attempt.attemptedAt / 1000),
-            status: attempt.status,
-            ...(attempt.error === undefined ? {} : { error: attempt.error }),
-            ...(attempt.responseCode === undefined ? {} : { response_code: attempt.responseCode }),
-            duration_ms: Math.round(attempt.durationMs),
-          })),
-        },
-      };
+      const records = deliveryRecords(attempts, shape.nullFields ? (backend.events(requestId) ?? []) : []);
+      const ordered = shape.deliveriesOrder === 'newest_first' ? records.reverse() : records;
+      const page = shapePage(shape, 'deliveries', ordered.map((record) => shapeDelivery(shape, record)), url, shape.deliveriesPageSize ?? Math.max(ordered.length, 1));
+      return 'status' in page ? error(400, 'invalid_request', page.message) : { status: 200, ...page };
     }
     case 'events': {
       if (method !== 'GET') return methodNotAllowed();
@@ -176,9 +193,10 @@ async function route(backend: ApiBackend, method: string, url: URL, bodyText: st
       }
       const events = backend.events(requestId);
       if (!events) return requestNotFound();
-      const after = events.filter((event) => event.seq > afterSeq);
-      const page = after.slice(0, Math.min(limit, backend.maxEventsPageLimit));
-      return { status: 200, body: { events: page, has_more: after.length > page.length } };
+      const purged = backend.purged(requestId);
+      const after = events.filter((event) => event.seq > afterSeq).map((event) => shapeEvent(shape, { ...event }, purged));
+      const page = shapePage(shape, 'events', after, url, Math.min(limit, backend.maxEventsPageLimit));
+      return 'status' in page ? error(400, 'invalid_request', page.message) : { status: 200, ...page };
     }
     case 'redeliver': {
       if (method !== 'POST') return methodNotAllowed();
@@ -208,7 +226,31 @@ async function create(backend: ApiBackend, bodyText: string | undefined): Promis
     ...(typeof priceCents === 'number' ? { priceCents } : {}),
   });
   if ('id' in result) return { status: 201, body: { id: result.id, request_id: result.id, state: 'pending_approval' } };
-  return error(result.status, result.code, result.message);
+  return error(result.status, result.code, result.message, result.details);
+}
+
+/**
+ * The delivery log of a request, oldest first: one record per attempt and, when `queued` is given (the null-fields
+ * shape), a synthetic record with `"attempt": null` for each event not attempted yet.
+ */
+function deliveryRecords(attempts: readonly ServiceDeliveryAttempt[], queued: readonly TestEnvelope[]): Record<string, unknown>[] {
+  const records: Record<string, unknown>[] = attempts.map((attempt) => ({
+    event_id: attempt.eventId,
+    event: attempt.event,
+    seq: attempt.seq,
+    attempt: attempt.attempt,
+    attempted_at: Math.floor(attempt.attemptedAt / 1000),
+    status: attempt.status,
+    ...(attempt.error === undefined ? {} : { error: attempt.error }),
+    ...(attempt.responseCode === undefined ? {} : { response_code: attempt.responseCode }),
+    duration_ms: Math.round(attempt.durationMs),
+  }));
+  const attempted = new Set(attempts.map((attempt) => attempt.eventId));
+  for (const event of queued) {
+    if (attempted.has(event.event_id)) continue;
+    records.push({ event_id: event.event_id, event: event.event, seq: event.seq, attempt: null, attempted_at: null, status: null, error: 'not attempted yet' });
+  }
+  return records;
 }
 
 function matchOperation(path: string, prefix: string): { requestId: string; operation: string } | undefined {
@@ -224,8 +266,8 @@ function integerParameter(url: URL, name: string, fallback: number): number | un
   return /^-?\d{1,15}$/.test(raw) ? Number(raw) : undefined;
 }
 
-function error(status: number, code: string, message: string): Reply {
-  return { status, body: { error: { code, message } } };
+function error(status: number, code: string, message: string, details?: Record<string, unknown>): Reply {
+  return { status, body: { error: { code, message, ...details } } };
 }
 
 function requestNotFound(): Reply {

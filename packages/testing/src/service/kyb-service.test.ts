@@ -473,7 +473,10 @@ describe('control API and creation', () => {
     const { id } = (await created.json()) as { id: string };
     expect([created.status, service.request(id)?.state]).toEqual([201, 'pending_approval']);
     const refused = await create({ price_cents: 500 });
-    expect([refused.status, await refused.json()]).toEqual([402, { error: { code: 'insufficient_credit', message: expect.any(String) } }]);
+    expect([refused.status, await refused.json()]).toEqual([
+      402,
+      { error: { code: 'insufficient_credit', message: expect.any(String), required_cents: 500, available_cents: 100, currency: 'usd' } },
+    ]);
   });
 
   it('keeps seq in call order when events are appended concurrently', async () => {

@@ -15,7 +15,8 @@ import {
   type EndpointConfig,
   type ServiceDeliveryAttempt,
 } from './delivery.js';
-import { RELEASE_PATH_PREFIX, handleRequest, type ApiCall, type ApiFault } from './http-api.js';
+import type { ApiShape } from './api-shape.js';
+import { RELEASE_PATH_PREFIX, SIGNATURE_REQUEST_PATH_PREFIX, handleRequest, type ApiCall, type ApiFault } from './http-api.js';
 import { createKeyRing } from './key-ring.js';
 
 /**
@@ -50,8 +51,15 @@ export interface KybServiceOptions {
   quarantineAfter?: number;
   /** Timeout of one delivery attempt (not scaled). Default 2000 ms. */
   deliveryTimeoutMs?: number;
-  /** Path prefix of the per-request operations (spec: not shown). Default `/api/v1/kyb/data-requests`. */
+  /**
+   * Path prefix of data requests' per-request operations (deliveries, events, redeliver; spec: not shown), and of
+   * request creation. Default `/api/v1/kyb/data-requests`.
+   */
   requestPrefix?: string;
+  /** Path prefix of signature requests' per-request operations (spec: not shown). Default `/api/v1/kyb/signature-requests`. */
+  signatureRequestPrefix?: string;
+  /** How list answers are shaped and paged (spec: not shown); default {@link ApiShape}'s defaults. */
+  apiShape?: ApiShape;
   /** Events per page of the events API when the caller sends no `limit`. Default 100; at most 1000 per page. */
   eventsPageLimit?: number;
   /** The merchant's credit in cents; creating a request that costs more fails with 402. Default unlimited. */
@@ -113,11 +121,14 @@ export interface ServiceRequestSnapshot {
 export class KybServiceError extends Error {
   readonly status: number;
   readonly code: string;
-  constructor(status: number, code: string, message: string) {
+  /** Fields the HTTP answer's error object carries beside code and message (the amounts of a 402). */
+  readonly details: Record<string, unknown> | undefined;
+  constructor(status: number, code: string, message: string, details?: Record<string, unknown>) {
     super(message);
     this.name = 'KybServiceError';
     this.status = status;
     this.code = code;
+    this.details = details;
   }
 }
 
@@ -159,6 +170,9 @@ export interface KybService {
   readonly issuer: string;
   readonly audience: string;
   readonly requestPrefix: string;
+  readonly signatureRequestPrefix: string;
+  /** How list answers are shaped from now on (see {@link ApiShape}). */
+  apiShape: ApiShape;
   /** Kid of the key that signs new attestations. */
   readonly kid: string;
   readonly jwks: Jwks;
@@ -277,12 +291,15 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
   const audience = options.audience ?? TEST_AUDIENCE;
   const seqBase = options.seqBase ?? 0;
   const requestPrefix = (options.requestPrefix ?? RELEASE_PATH_PREFIX).replace(/\/+$/, '');
+  const signatureRequestPrefix = (options.signatureRequestPrefix ?? SIGNATURE_REQUEST_PATH_PREFIX).replace(/\/+$/, '');
+  let apiShape: ApiShape = { ...options.apiShape };
   const now = options.now ?? Date.now;
   const ttl = options.attestationTtlSeconds ?? 600;
   const threshold = options.approvalThreshold ?? 1;
   const signatureCents = options.signatureRequestCents ?? 100;
   if (!Number.isInteger(seqBase) || seqBase < 0) throw new TypeError('seqBase must be a non-negative integer (0 or 1).');
   if (!requestPrefix.startsWith('/')) throw new TypeError('requestPrefix must be a path starting with "/".');
+  if (!signatureRequestPrefix.startsWith('/')) throw new TypeError('signatureRequestPrefix must be a path starting with "/".');
 
   const keys = await createKeyRing(options.kid);
   const requests = new Map<string, RequestState>();
@@ -327,7 +344,11 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
 
   function charge(cents: number): void {
     if (cents > credit) {
-      throw new KybServiceError(402, 'insufficient_credit', `The request costs ${cents} cents and the credit is ${credit}; top up first.`);
+      throw new KybServiceError(402, 'insufficient_credit', `The request costs ${cents} cents and the credit is ${credit}; top up first.`, {
+        required_cents: cents,
+        available_cents: credit,
+        currency: 'usd',
+      });
     }
     credit -= cents;
   }
@@ -400,6 +421,10 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
       {
         apiKey,
         prefix: requestPrefix,
+        signaturePrefix: signatureRequestPrefix,
+        apiShape: () => apiShape,
+        kind: (requestId) => requests.get(requestId)?.kind,
+        purged: (requestId) => requests.get(requestId)?.purged === true,
         jwks: () => keys.jwks,
         countJwksRequest: () => {
           jwksRequests += 1;
@@ -425,7 +450,7 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
           try {
             return { id: await service.createDataRequest(input) };
           } catch (caught) {
-            if (caught instanceof KybServiceError) return { status: caught.status, code: caught.code, message: caught.message };
+            if (caught instanceof KybServiceError) return { status: caught.status, code: caught.code, message: caught.message, details: caught.details };
             throw caught;
           }
         },
@@ -472,6 +497,13 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
     issuer,
     audience,
     requestPrefix,
+    signatureRequestPrefix,
+    get apiShape() {
+      return apiShape;
+    },
+    set apiShape(shape: ApiShape) {
+      apiShape = { ...shape };
+    },
     get kid() {
       return keys.current.kid;
     },
