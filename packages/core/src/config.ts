@@ -714,8 +714,15 @@ const orderingFields: FieldsSpec = {
     fetchEventsAfter: optionRules.func('(streamId, afterSeq, signal) => AsyncIterable of envelopes, e.g. (s, a, signal) => client.events(s, { afterSeq: a, signal })'),
     backfillTimeoutMs: optionRules.timerMs(),
     cursorRetainMs: storeDurationRule,
+    // An hour at most: a gap remembered longer would hold a stream well after the API can fill it.
+    backfillRetryAfterMs: rule((value) =>
+      typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= 3_600_000
+        ? undefined
+        : `must be a whole number of milliseconds from 0 (ask every time) to 3600000 (an hour); the default is 5000. Got ${describeValue(value)}.`,
+    ),
+    onUnfillable: optionRules.func("(report, event) => 'wait' | { skip: '<why, who decided>' }, called for an earlier event the API can never serve verifiably"),
   },
-  aliases: { cursorRetentionMs: 'cursorRetainMs', cursorTtlMs: 'cursorRetainMs', cursorTtl: 'cursorRetainMs', retainCursorMs: 'cursorRetainMs', backfillTimeout: 'backfillTimeoutMs', backfillTimeoutMS: 'backfillTimeoutMs', timeoutMs: 'backfillTimeoutMs', ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter' },
+  aliases: { cursorRetentionMs: 'cursorRetainMs', cursorTtlMs: 'cursorRetainMs', cursorTtl: 'cursorRetainMs', retainCursorMs: 'cursorRetainMs', backfillTimeout: 'backfillTimeoutMs', backfillTimeoutMS: 'backfillTimeoutMs', timeoutMs: 'backfillTimeoutMs', ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter', backfillRetryMs: 'backfillRetryAfterMs', retryAfterMs: 'backfillRetryAfterMs', backfillCooldownMs: 'backfillRetryAfterMs', onUnfillableGap: 'onUnfillable', onSkip: 'onUnfillable', onStall: 'onUnfillable' },
   refine(values, report, at) {
     if (values.mode === 'enforce' && values.fetchEventsAfter === undefined) {
       report(
@@ -723,6 +730,9 @@ const orderingFields: FieldsSpec = {
         "is missing: mode 'enforce' backfills gaps through it; pass (s, a, signal) => client.events(s, { afterSeq: a, signal }) with a client from " +
           "@kyb-webhooks/client (or use mode 'detect').",
       );
+    }
+    if (values.onUnfillable !== undefined && values.mode !== 'enforce') {
+      report(at('onUnfillable'), "is only called under mode 'enforce', which backfills: remove it, or set mode: 'enforce'.");
     }
   },
 };
@@ -817,6 +827,13 @@ const RECEIVER_SPEC: OptionsSpec = {
         'store',
         `keeps no stream cursors (getCursor, completeInOrder, advanceCursor), which ordering mode '${ordering.mode}' needs: use a ` +
           "built-in store (createMemoryStore, createRedisStore or a SQL store), implement StreamCursorStore, or set ordering.mode to 'off'.",
+      );
+    }
+    if (ordering?.mode === 'enforce' && (ordering as { onUnfillable?: unknown }).onUnfillable !== undefined && store !== undefined && isStreamCursorStore(store) && typeof store.skipSeq !== 'function') {
+      report(
+        'store',
+        'has no skipSeq, which ordering.onUnfillable needs to record a skip with its reason: use a built-in store ' +
+          '(createMemoryStore, createRedisStore or a SQL store), implement skipSeq, or remove onUnfillable.',
       );
     }
     const leaseMs = (values.leaseMs as number | undefined) ?? DEFAULT_LEASE_MS;

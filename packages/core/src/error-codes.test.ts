@@ -36,6 +36,8 @@ function advice(error: KybWebhookError): string {
     case 'backfill_invalid':
     case 'event_data_invalid':
       return 'retried until it can be processed';
+    case 'backfill_unfillable':
+      return 'an earlier event is gone for good: skip it with ordering.onUnfillable';
     case 'body_too_large':
     case 'method_not_allowed':
     case 'unsupported_media_type':

@@ -42,6 +42,13 @@ export const ERRORS = {
     status: 502,
     message: 'An earlier event of this stream fetched from the KYB API failed verification; the delivery will be retried.',
   },
+  // The one ordering answer a retry cannot cure by itself: the stall lasts until ordering.onUnfillable skips the seq
+  // (see the README's Ordering section). Still non-2xx, so the delivery is never acknowledged before it ran.
+  backfill_unfillable: {
+    status: 502,
+    message:
+      'An earlier event of this stream can no longer be fetched from the KYB API in a verifiable form; the stream waits until the receiver skips it.',
+  },
   backfill_unavailable: {
     status: 503,
     message: 'The earlier events of this stream could not be fetched from the KYB API; the delivery will be retried.',
@@ -100,6 +107,8 @@ export type ErrorCode = keyof typeof ERRORS;
  *       return 'a dependency is down; the service retries'
  *     case 'in_progress': case 'out_of_order': case 'backfill_invalid': case 'event_data_invalid':
  *       return 'retried until it can be processed'
+ *     case 'backfill_unfillable':
+ *       return 'an earlier event is gone for good: skip it with ordering.onUnfillable'
  *     case 'body_too_large': case 'method_not_allowed': case 'unsupported_media_type': case 'body_not_json':
  *     case 'envelope_invalid': case 'body_already_parsed':
  *       return 'not a well-formed delivery'

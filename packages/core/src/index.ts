@@ -63,6 +63,8 @@ export {
   checkListStreamsOptions,
   streamPageToken,
   readStreamPageToken,
+  checkSkipArguments,
+  MAX_SKIP_REASON_CHARS,
 } from './stream-store.js';
 export type {
   StreamCursorStore,
@@ -73,9 +75,23 @@ export type {
   ListStreamsOptions,
   StreamPage,
   StreamActivity,
+  SkipSeqOptions,
+  SkippedSeq,
 } from './stream-store.js';
-export type { OrderingOptions, OrderingMode, FetchEventsAfter, GapReport, GapHandler } from './ordering.js';
-export { DEFAULT_BACKFILL_TIMEOUT_MS } from './ordering.js';
+export type {
+  OrderingOptions,
+  OrderingMode,
+  FetchEventsAfter,
+  GapReport,
+  GapHandler,
+  UnfillableReport,
+  UnfillableReason,
+  UnfillableDecision,
+  UnfillableHandler,
+} from './ordering.js';
+export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering.js';
+export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './backfill-guard.js';
+export { UnknownKidError } from './jwks.js';
 export type { ReplayOptions } from './replay.js';
 export { ERRORS, KybWebhookError, KYB_WEBHOOK_ERROR_CODES } from './errors.js';
 export {

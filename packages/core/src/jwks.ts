@@ -50,6 +50,24 @@ interface KeySet {
 
 const NOT_FOUND = Symbol('not found');
 
+/**
+ * `attestation_invalid` because the key set has no key for the token's `kid`, checked against keys that are current:
+ * the inline set, or a JWKS fetched successfully during this very lookup. For an event fetched from the API that
+ * means its signing key was retired (ordering reports it as unfillable, `key_retired`). An unknown kid checked only
+ * against a cached set (a refresh not allowed yet) is a plain `attestation_invalid`: the key may be newer than the
+ * cache, and a retry after the cooldown finds it.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof UnknownKidError) console.warn('signed by a key the KYB JWKS no longer publishes')
+ * ```
+ */
+export class UnknownKidError extends KybWebhookError {
+  constructor(detail: string) {
+    super('attestation_invalid', undefined, { detail });
+  }
+}
+
 /** Whether a call waited for a fetch: none allowed, one that completed, or one it stopped waiting for. */
 type Attempt = 'none' | 'completed' | 'gave-up';
 
@@ -73,7 +91,7 @@ export function createInlineKeySource(jwks: JSONWebKeySet): KeySource {
     peek: (kid) => set.imported.get(kid),
     async get(kid) {
       const found = await findKey(set, kid);
-      if (found === NOT_FOUND) throw rejection('attestation_invalid', 'no key for this kid in attestation.jwks');
+      if (found === NOT_FOUND) throw new UnknownKidError('no key for this kid in attestation.jwks');
       return found;
     },
   };
@@ -170,6 +188,8 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
       if (lastFetchFailed || attempt === 'gave-up') {
         throw unavailable('no key for this kid in the last good JWKS and no refresh succeeded');
       }
+      // Refreshed during this lookup and still missing: the service no longer publishes the key.
+      if (attempt === 'completed') throw new UnknownKidError('no key for this kid in the KYB JWKS');
       throw rejection('attestation_invalid', 'no key for this kid in the KYB JWKS');
     },
   };

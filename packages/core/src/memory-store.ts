@@ -2,12 +2,14 @@ import { optionRules, validateOptions, type OptionsSpec } from './config.js';
 import { createLeaseToken, storeDurationMs, type ClaimOptions, type ClaimResult, type CompleteOptions } from './dedupe.js';
 import {
   checkListStreamsOptions,
+  checkSkipArguments,
   checkStreamArguments,
   checkStreamId,
   cursorRetention,
   inOrderCursorRetention,
   readStreamPageToken,
   streamPageToken,
+  type SkippedSeq,
   type StreamActivity,
   type StreamCursorStore,
 } from './stream-store.js';
@@ -96,6 +98,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   // Stream cursors, kept apart from the records so that a stream id can never be mistaken for an event id. Only
   // completeInOrder (after a claim, so for authenticated events) and advanceCursor write them; the same cap bounds them.
   const cursors = new Map<string, MemoryCursor>();
+  // Skips recorded by skipSeq, per stream: written only when onUnfillable decided for an authenticated delivery, so
+  // few; each expires with the retention it was written with, and a stream's list goes when its cursor is evicted.
+  const skips = new Map<string, (SkippedSeq & { expiresAt: number })[]>();
   // A lease token is this store's random prefix plus a counter: as unguessable and unique as a random UUID per
   // claim (no two stores share a prefix), which cost several µs per delivery under HTTP load (the bench's HTTP section).
   // Made on the first claim, not here: Cloudflare Workers forbid random values in global scope, where a receiver (and
@@ -125,12 +130,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       nextSweepAt = time + SWEEP_INTERVAL_MS;
       for (const [eventId, record] of records) if (expiryOf(record) <= time) records.delete(eventId);
       for (const [streamId, cursor] of cursors) if (cursor.expiresAt <= time) cursors.delete(streamId);
+      for (const [streamId, list] of skips) {
+        const live = list.filter((skip) => skip.expiresAt > time);
+        if (live.length === 0) skips.delete(streamId);
+        else skips.set(streamId, live);
+      }
     }
     if (cursors.size > maxEntries) {
       let excess = cursors.size - maxEntries + evictionBatch;
       for (const streamId of cursors.keys()) {
         if (excess-- <= 0) break;
         cursors.delete(streamId);
+        skips.delete(streamId);
       }
     }
     if (records.size > maxEntries && records.size >= evictAgainAt) {
@@ -221,6 +232,29 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       if (cursor !== null && cursor >= seq) return false;
       setCursor(streamId, seq, time + retainMs, time);
       return true;
+    },
+    // Synchronous from the cursor check to both writes, as completeInOrder.
+    async skipSeq(streamId, seq, options) {
+      const { firstSeq } = checkSkipArguments(streamId, seq, options);
+      const retainMs = storeDurationMs('retainMs', options.retainMs);
+      const time = now();
+      const cursor = cursorOf(streamId, time);
+      if (cursor === null ? seq !== firstSeq : cursor !== seq - 1) return false;
+      const skip: SkippedSeq & { expiresAt: number } = { seq, reason: options.reason, skippedAt: time, expiresAt: time + retainMs };
+      if (options.eventId !== undefined) skip.eventId = options.eventId;
+      const list = (skips.get(streamId) ?? []).filter((earlier) => earlier.expiresAt > time && earlier.seq !== seq);
+      list.push(skip);
+      skips.set(streamId, list);
+      setCursor(streamId, seq, time + retainMs, time);
+      return true;
+    },
+    async listSkips(streamId) {
+      checkStreamId(streamId);
+      const time = now();
+      return (skips.get(streamId) ?? [])
+        .filter((skip) => skip.expiresAt > time)
+        .sort((a, b) => a.seq - b.seq)
+        .map(({ expiresAt: _expiresAt, ...skip }) => skip);
     },
     async listStreams(options) {
       const { activeSince, limit, after } = checkListStreamsOptions(options);

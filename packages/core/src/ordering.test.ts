@@ -50,6 +50,8 @@ function setup(options: { ordering?: Partial<OrderingOptions>; api?: TestEnvelop
   const logs: LogEntry[] = [];
   const seen: number[] = [];
   const gaps: GapReport[] = [];
+  // The receiver's clock, which the tests move on to pass ordering.backfillRetryAfterMs.
+  const clock = { ms: NOW };
   const ordering: OrderingOptions | undefined =
     options.ordering === undefined
       ? undefined
@@ -65,7 +67,7 @@ function setup(options: { ordering?: Partial<OrderingOptions>; api?: TestEnvelop
   const receiver = createReceiver({
     secrets: { '1': 'ordering-secret' },
     attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
-    now: () => NOW,
+    now: () => clock.ms,
     logger: (entry) => logs.push(entry),
     store,
     ...(ordering ? { ordering } : {}),
@@ -78,7 +80,7 @@ function setup(options: { ordering?: Partial<OrderingOptions>; api?: TestEnvelop
     const { headers, body } = await signer.sign(envelope);
     return receiver.receive({ method: 'POST', headers, body });
   };
-  return { receiver, deliver, api, fetches, store: inner, calls, logs, seen, gaps };
+  return { receiver, deliver, api, fetches, store: inner, calls, logs, seen, gaps, clock };
 }
 
 describe('ordering off (the default)', () => {
@@ -165,8 +167,20 @@ describe('ordering enforce', () => {
   });
 
   it.each<[string, (event: TestEnvelope) => Promise<TestEnvelope> | TestEnvelope]>([
-    ['an attestation signed by an unknown key', async (event) => ({ ...event, attestation: await stranger.attest(event) })],
-    ['no attestation on an attested type', (event) => ({ ...event, attestation: undefined })],
+    ['an attestation signed by an unknown key (a retired key)', async (event) => ({ ...event, attestation: await stranger.attest(event) })],
+    ['no attestation on an attested type (a purged release)', (event) => ({ ...event, attestation: undefined })],
+  ])('stops at a backfilled event with %s: 502 backfill_unfillable, nothing after it runs, cursor unchanged', async (_name, forge) => {
+    const events = await attestedStream();
+    const api = [events[0]!, await forge(events[1]!), events[2]!];
+    const { deliver, seen, store } = setup({ ordering: {}, api });
+    await deliver(events[0]!);
+    const answer = await deliver(events[3]!);
+    expect({ status: answer.status, code: answer.code }).toEqual({ status: 502, code: 'backfill_unfillable' });
+    expect(seen).toEqual([0]);
+    expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
+  });
+
+  it.each<[string, (event: TestEnvelope) => Promise<TestEnvelope> | TestEnvelope]>([
     ['an attestation of another seq (binding)', async (event) => ({ ...event, attestation: await signer.attest({ ...event, seq: event.seq + 7 }) })],
     ['an envelope that is not one', (event) => ({ ...event, event_id: 'not-a-ulid' })],
   ])('stops at a backfilled event with %s: 502 backfill_invalid, nothing after it runs, cursor unchanged', async (_name, forge) => {
@@ -207,14 +221,15 @@ describe('ordering enforce', () => {
 
   it('answers 409 out_of_order when the API does not have the missing events yet, and leaves everything as it was', async () => {
     const events = await attestedStream();
-    const { deliver, seen, store, api } = setup({ ordering: {}, api: [] });
+    const { deliver, seen, store, api, clock } = setup({ ordering: {}, api: [] });
     await deliver(events[0]!);
     const answer = await deliver(events[2]!);
     expect({ status: answer.status, code: answer.code }).toEqual({ status: 409, code: 'out_of_order' });
     expect(seen).toEqual([0]);
     expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
-    // Not marked processed: the service's retry runs it once the API has the gap.
+    // Not marked processed: the service's retry runs it once the API has the gap (and backfillRetryAfterMs passed).
     api.push(...events);
+    clock.ms += 5_000;
     expect((await deliver(events[2]!)).status).toBe(200);
     expect(seen).toEqual([0, 1, 2]);
   });

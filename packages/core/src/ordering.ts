@@ -4,7 +4,18 @@ import { ERRORS, KybWebhookError, rejection, type ErrorCode } from './errors.js'
 import { handOff, isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { safeLog, type Logger } from './logger.js';
 import { retryRecording } from './record-retry.js';
-import { MAX_STREAM_ID_LENGTH, unstorableStreamId, type StreamCursorStore } from './stream-store.js';
+import {
+  BackfillGate,
+  fetcherSaysGone,
+  MAX_STALE_BACKFILL_EVENTS,
+  peekFetched,
+  unfillableReasonOf,
+  yieldToEventLoop,
+  type UnfillableReason,
+} from './backfill-guard.js';
+import { MAX_SKIP_REASON_CHARS, MAX_STREAM_ID_LENGTH, unstorableStreamId, type SkipSeqOptions, type StreamCursorStore } from './stream-store.js';
+
+export type { UnfillableReason } from './backfill-guard.js';
 
 /**
  * How a receiver treats the order of each stream's events (design §7, spec 3 and 6):
@@ -26,6 +37,11 @@ export type OrderingMode = 'off' | 'detect' | 'enforce';
  * soon as it reaches the event that arrived. `signal` is aborted when the receiver stops reading early (the gap is
  * closed, a check failed, `backfillTimeoutMs` passed): pass it on, so a page still loading is abandoned too. With
  * `@kyb-webhooks/client` it is one line: `(streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal })`.
+ *
+ * To say that what it was asked for is gone for good, throw an error with `status` 404 or 410 (the client's
+ * `KybApiError` has it) or a `code` of `GONE_CODES` (`'payload_expired'`, `'request_not_found'`, …): the gap is then
+ * unfillable (`backfill_unfillable`, see `ordering.onUnfillable`). Any other error is transient
+ * (`503 backfill_unavailable`). An answer that merely lacks the next seq is "not available yet" (`409 out_of_order`).
  *
  * @example
  * ```ts
@@ -80,7 +96,72 @@ export interface OrderingOptions {
    * in Redis.
    */
   cursorRetainMs?: number;
+  /**
+   * Under `'enforce'`, how long a gap the API could not fill (not available yet, unfillable, the fetch failed, its
+   * events failed verification) is not asked about again: deliveries of that stream meanwhile get the same answer
+   * without a call, so N copies of a captured delivery cost one events call per interval. Default
+   * {@link DEFAULT_BACKFILL_RETRY_AFTER_MS} (5,000 ms); 0 asks every time. A success, or the cursor moving, ends it.
+   */
+  backfillRetryAfterMs?: number;
+  /**
+   * Under `'enforce'`, decides what happens to an earlier event the API can never serve verifiably again (see
+   * {@link UnfillableReport}): return `'wait'` (or nothing: the default, the stream stays stalled, every later event
+   * answered 502 `backfill_unfillable`), or `{ skip: '<why, and who decided>' }` after your own check (e.g. the
+   * release pulled with `client.release()`), which records the skip and the reason in the store (`skipSeq`, atomic
+   * with the cursor move) and goes on with the backfill. Never skipped without it. Called only for deliveries that
+   * passed every check, at most once per stream per `backfillRetryAfterMs`, within `handlerTimeoutMs`; a hook that
+   * throws, times out or gives no reason means wait. Needs a store with `skipSeq` (every built-in store).
+   *
+   * A hook rather than an `onGap` answer: `onGap` handlers are many, notified and never asked (a report is also
+   * sent to them); a skip is one decision, so it is one function, checked at creation.
+   */
+  onUnfillable?: UnfillableHandler;
 }
+
+export { DEFAULT_BACKFILL_RETRY_AFTER_MS } from './backfill-guard.js';
+
+/**
+ * The report {@link OrderingOptions.onUnfillable} decides on (also sent to `onGap` handlers): under `'enforce'`, the
+ * backfill for the delivered event (`seq`, `eventId`) cannot go past `missingSeq`, because the API can never serve it
+ * verifiably again (`reason`, see {@link UnfillableReason}; `detail` in words).
+ *
+ * @example
+ * ```ts
+ * const onUnfillable: UnfillableHandler = async (report) => {
+ *   if (report.reason !== 'attestation_missing') return 'wait'
+ *   const pulled = await client.release(report.streamId).catch(() => undefined)
+ *   return pulled ? 'wait' : { skip: `release purged (${report.reason}); checked by the payments team, ticket OPS-42` }
+ * }
+ * ```
+ */
+export interface UnfillableReport extends GapReport {
+  kind: 'unfillable';
+  mode: 'enforce';
+  reason: UnfillableReason;
+  missingSeq: number;
+  detail: string;
+}
+
+/**
+ * What {@link OrderingOptions.onUnfillable} answers: `'wait'` (or undefined) keeps the stream stalled; `{ skip }`
+ * skips the seq, recording `skip` (a non-empty reason: why, and who decided) in the store.
+ *
+ * @example
+ * ```ts
+ * const decision: UnfillableDecision = { skip: 'release purged, re-requested as dr_456 (ops, 2026-05-02)' }
+ * ```
+ */
+export type UnfillableDecision = 'wait' | { skip: string } | undefined | void;
+
+/**
+ * The `ordering.onUnfillable` hook; see {@link OrderingOptions.onUnfillable}.
+ *
+ * @example
+ * ```ts
+ * const onUnfillable: UnfillableHandler = (report) => (report.reason === 'key_retired' ? { skip: 'key retired, checked by ops' } : 'wait')
+ * ```
+ */
+export type UnfillableHandler = (report: UnfillableReport, event: Envelope) => UnfillableDecision | Promise<UnfillableDecision>;
 
 /**
  * Default of `ordering.backfillTimeoutMs`: how long a delivery that revealed a gap may spend backfilling it.
@@ -104,6 +185,9 @@ export const DEFAULT_BACKFILL_TIMEOUT_MS = 30_000;
  *   One whose `timestamp` is older than `retainMs` carries `recordExpired: true` (most likely processed before, its
  *   record expired); with no `onGap` handler registered, such an event is answered 200 `duplicate` instead, nothing
  *   run, and logged at warn.
+ * - `kind: 'unfillable'` (`'enforce'` only, a notification, not awaited): the backfill for this event cannot go past
+ *   `missingSeq`, which the API can never serve verifiably again (`reason`); see {@link UnfillableReport} and
+ *   `ordering.onUnfillable`, which decides.
  *
  * @example
  * ```ts
@@ -114,7 +198,7 @@ export const DEFAULT_BACKFILL_TIMEOUT_MS = 30_000;
  * ```
  */
 export interface GapReport {
-  kind: 'gap' | 'late';
+  kind: 'gap' | 'late' | 'unfillable';
   mode: 'detect' | 'enforce';
   streamId: string;
   /** The event's seq. */
@@ -130,6 +214,14 @@ export interface GapReport {
    * `retainMs`: the receiver cannot tell, so the handler decides.
    */
   recordExpired?: true;
+  /** `kind: 'unfillable'`: why the missing event can never be filled verifiably. */
+  reason?: UnfillableReason;
+  /** `kind: 'unfillable'`: the seq the backfill cannot go past. */
+  missingSeq?: number;
+  /** `kind: 'unfillable'`: the missing event's id, when the API served it (without a verifiable attestation). */
+  missingEventId?: string;
+  /** `kind: 'unfillable'`: why, in words, for logs and tickets. */
+  detail?: string;
 }
 
 /**
@@ -166,6 +258,9 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   fetchEventsAfter: FetchEventsAfter | undefined;
   /** See {@link OrderingOptions.backfillTimeoutMs}. */
   backfillTimeoutMs: number;
+  /** See {@link OrderingOptions.backfillRetryAfterMs}. */
+  backfillRetryAfterMs: number;
+  onUnfillable: UnfillableHandler | undefined;
   /** Whether deliveries are HMAC-checked (the receiver has `secrets`), which authenticates every envelope's type. */
   hmacChecked: boolean;
   store: StreamCursorStore;
@@ -227,15 +322,8 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   function notifyGap(gap: GapReport, envelope: Envelope): void {
-    for (const handler of steps.gapHandlers) {
-      // Detect mode reports; the delivery's answer never waits on, or changes with, a report.
-      try {
-        const pending = handler(gap, envelope);
-        if (isThenable(pending)) pending.then(undefined, () => {});
-      } catch {
-        // ignored, as above
-      }
-    }
+    // Detect mode reports; the delivery's answer never waits on, or changes with, a report.
+    notifyGapHandlers(steps.gapHandlers, gap, envelope);
   }
 
   /**
@@ -452,17 +540,45 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     return steps.accept(item, 'late');
   }
 
+  // One backfill per stream at a time, and a short memory of gaps the API could not fill (backfill-guard.ts).
+  const gate = new BackfillGate(steps.backfillRetryAfterMs, steps.now);
+
+  /**
+   * Enforce, a gap, guarded: while another delivery backfills this stream in this process, `{ wait }` (its backfill,
+   * to wait for before the cursor is read again); while a backfill from the same cursor failed less than
+   * `backfillRetryAfterMs` ago, its answer again without asking the API; else the backfill, whose failure is
+   * remembered when the API (or the keys) could not fill the gap.
+   */
+  async function backfillOnce(item: Item, expected: number, startKnown: boolean): Promise<{ start: 0 | 1 } | { answer: Result } | { wait: Promise<unknown> }> {
+    const streamId = item.envelope.stream_id;
+    const running = gate.runningFor(streamId);
+    if (running !== undefined) return { wait: running };
+    const recent = gate.recentFailure(streamId, expected);
+    if (recent !== undefined) {
+      const { failure, retryInMs } = recent;
+      const detail = `not asked again for ${retryInMs} ms (ordering.backfillRetryAfterMs); the last backfill from seq ${expected} ended: ${failure.detail ?? failure.message}`;
+      return { answer: steps.reject(rejection(failure.code as ErrorCode, detail, failure.cause), item) };
+    }
+    const filled = await gate.exclusive(streamId, () => backfill(item, expected, startKnown));
+    gate.settled(streamId, expected, 'failure' in filled ? filled.failure : undefined);
+    return 'failure' in filled ? { answer: steps.reject(filled.failure, item) } : filled;
+  }
+
   /**
    * Enforce, a gap: fetch what lies between the cursor and the event that arrived, verify and run each in turn, within
    * `backfillTimeoutMs`. Resolves to the stream's start once the gap is closed, else to the (non-2xx) answer for the
-   * arrived delivery; what ran before a failure or the deadline stays recorded, so the retry goes on from there.
+   * arrived delivery (`failure` when the API or the keys could not fill the gap, `answer` when a backfilled event
+   * stopped it); what ran before a failure or the deadline stays recorded, so the retry goes on from there.
    *
    * With no cursor (`startKnown` false) the stream is read from its beginning, and the API's first event says where
    * the stream starts, 0 or 1: the guess (`startGuess`) only spares a new stream's first event this call. So a guess of
    * 0 never stalls streams that start at 1, and a guess of 1 does not skip the seq 0 of a stream whose first delivery
    * is seq 2 or later.
+   *
+   * An event the API can never serve verifiably (unfillableReasonOf, fetcherSaysGone) stalls the stream for good:
+   * settleUnfillable reports it and asks `onUnfillable`, and on a recorded skip the backfill goes on after it.
    */
-  async function backfill(item: Item, expected: number, startKnown: boolean): Promise<{ start: 0 | 1 } | { answer: Result }> {
+  async function backfill(item: Item, expected: number, startKnown: boolean): Promise<{ start: 0 | 1 } | { answer: Result } | { failure: KybWebhookError }> {
     const { envelope } = item;
     const streamId = envelope.stream_id;
     const deadline = Date.now() + steps.backfillTimeoutMs;
@@ -471,47 +587,94 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     let start = startGuess;
     let fromSeq: number | undefined;
     let events: AsyncIterator<unknown> | undefined;
-    const fetchFailed = (error: unknown) => {
-      events = undefined; // a fetcher that threw has ended
-      return { answer: steps.reject(rejection('backfill_unavailable', 'fetchEventsAfter failed', error), item) };
+    let stale = 0;
+    let read = 0;
+    let yieldedAt = Date.now();
+    /** A throwing fetcher has ended: a transient failure, or an unfillable `next` (undefined once it was skipped). */
+    const afterThrow = async (error: unknown): Promise<{ failure: KybWebhookError } | undefined> => {
+      events = undefined;
+      if (!fetcherSaysGone(error)) return { failure: rejection('backfill_unavailable', 'fetchEventsAfter failed', error) };
+      const detail = `fetchEventsAfter says it is gone (${describeGone(error)})`;
+      const failure = await settleUnfillable(steps, gate, unfillableReport(envelope, expected, next, 'gone', detail, undefined), envelope, start);
+      if (failure) return { failure };
+      startKnown = true;
+      next += 1;
+      return undefined;
     };
     try {
-      try {
-        events = asyncIteratorOf(steps.fetchEventsAfter!(streamId, startKnown ? expected - 1 : -1, stopReading.signal));
-      } catch (error) {
-        return fetchFailed(error);
-      }
       // Driven by hand, not by for await, so that a fetcher that never answers meets the deadline.
       while (next < envelope.seq) {
+        if (events === undefined) {
+          try {
+            events = asyncIteratorOf(steps.fetchEventsAfter!(streamId, startKnown ? next - 1 : -1, stopReading.signal));
+          } catch (error) {
+            const stopped = await afterThrow(error);
+            if (stopped) return stopped;
+            continue;
+          }
+        }
+        // A fetcher whose events are all ready only queues microtasks: give timers and I/O their turn now and then.
+        if (++read % YIELD_EVERY_EVENTS === 0 || Date.now() - yieldedAt >= YIELD_EVERY_MS) {
+          await yieldToEventLoop();
+          yieldedAt = Date.now();
+        }
         const remaining = deadline - Date.now();
         let step: IteratorResult<unknown> | typeof TIMED_OUT;
         try {
           step = remaining > 0 ? await settleWithin(events.next(), remaining) : TIMED_OUT;
         } catch (error) {
-          return fetchFailed(error);
+          const stopped = await afterThrow(error);
+          if (stopped) return stopped;
+          continue;
         }
         if (step === TIMED_OUT) {
           const detail = `the backfill of seq ${next} to ${envelope.seq - 1} did not finish within backfillTimeoutMs (${steps.backfillTimeoutMs} ms); the retry goes on from seq ${next}`;
-          return { answer: steps.reject(rejection('backfill_unavailable', detail), item) };
+          return { failure: rejection('backfill_unavailable', detail) };
         }
         if (step.done) {
           events = undefined;
           break;
         }
+        const peeked = peekFetched(step.value);
+        // Seqs it already has (repeated, or an API that ignores afterSeq): not verified, not run, and bounded, so a
+        // fetcher repeating one seq forever ends here rather than at backfillTimeoutMs.
+        if (startKnown && peeked.seq !== undefined && peeked.seq < next) {
+          if (++stale > MAX_STALE_BACKFILL_EVENTS) {
+            const detail = `the API answered more than ${MAX_STALE_BACKFILL_EVENTS} events at or before seq ${next - 1}, which do not advance the backfill; gave up at seq ${next}`;
+            return { failure: rejection('backfill_invalid', detail) };
+          }
+          continue;
+        }
         const fetched = await steps.verifyFetched(step.value);
         if (fetched instanceof KybWebhookError) {
           const about = `the fetched event for seq ${next}`;
+          const reason = unfillableReasonOf(fetched);
+          const firstOfStream = !startKnown && (peeked.seq === 0 || peeked.seq === 1) && peeked.seq < envelope.seq;
+          if (reason !== undefined && peeked.streamId === streamId && (peeked.seq === next || firstOfStream)) {
+            if (firstOfStream) {
+              startKnown = true;
+              start = peeked.seq as 0 | 1;
+              next = start;
+              if (start !== firstSeq) learnedStart(start);
+            }
+            const detail = `${UNFILLABLE_WHY[reason]} (${fetched.detail ?? fetched.code})`;
+            const report = unfillableReport(envelope, expected, next, reason, detail, peeked.eventId);
+            const failure = await settleUnfillable(steps, gate, report, envelope, start);
+            if (failure) return { failure };
+            next += 1;
+            continue;
+          }
           // This receiver could not check the event (keys unreachable, attestation not configured): that condition's
           // own code, not a verdict on the API's event.
           if (ERRORS[fetched.code as ErrorCode]?.status >= 500) {
-            return { answer: steps.reject(rejection(fetched.code as ErrorCode, `${about}: ${fetched.detail ?? fetched.message}`, fetched), item) };
+            return { failure: rejection(fetched.code as ErrorCode, `${about}: ${fetched.detail ?? fetched.message}`, fetched) };
           }
-          return { answer: steps.reject(rejection('backfill_invalid', `${about} was refused: ${fetched.code}${fetched.detail ? ` (${fetched.detail})` : ''}`, fetched), item) };
+          return { failure: rejection('backfill_invalid', `${about} was refused: ${fetched.code}${fetched.detail ? ` (${fetched.detail})` : ''}`, fetched) };
         }
         const fetchedEnvelope = fetched.envelope;
         fetched.waitUntil = item.waitUntil; // a backfilled handler's late outcome settles after this delivery's answer
         if (fetchedEnvelope.stream_id !== streamId) {
-          return { answer: steps.reject(rejection('backfill_invalid', `the API answered an event of another stream for seq ${next}`), item) };
+          return { failure: rejection('backfill_invalid', `the API answered an event of another stream for seq ${next}`) };
         }
         if (!startKnown) {
           startKnown = true;
@@ -539,7 +702,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
       }
     }
     if (next < envelope.seq) {
-      return { answer: steps.reject(rejection('out_of_order', `seq ${next} to ${envelope.seq - 1} are not available from the API yet`), item) };
+      return { failure: rejection('out_of_order', `seq ${next} to ${envelope.seq - 1} are not available from the API yet`) };
     }
     if (logger && fromSeq !== undefined) {
       safeLog(logger, { level: 'info', message: `stream gap backfilled: seq ${fromSeq} to ${envelope.seq - 1}`, code: 'stream_backfilled', eventId: envelope.event_id, eventType: envelope.event });
@@ -578,7 +741,8 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     return unstorable === undefined ? undefined : steps.reject(rejection('envelope_invalid', `stream_id ${unstorable}`), item);
   }
 
-  async function receiveEnforced(item: Item): Promise<Result> {
+  /** Enforce; `waited` once it waited for another delivery's backfill of the stream, so it waits at most once. */
+  async function receiveEnforced(item: Item, waited = false): Promise<Result> {
     const { envelope } = item;
     const unstorable = refuseUnstorableStream(item);
     if (unstorable !== undefined) return unstorable;
@@ -600,7 +764,14 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     if (envelope.seq < expected) return receiveLate(item, expected);
     let start = startGuess;
     if (envelope.seq > expected) {
-      const filled = await backfill(item, expected, cursor !== null);
+      const filled = await backfillOnce(item, expected, cursor !== null);
+      if ('wait' in filled) {
+        // Another delivery of this stream is backfilling it: wait for it, then read the cursor again (it may have
+        // closed the gap, or failed and left its answer for us). A second wait means deliveries keep overtaking.
+        if (waited) return steps.reject(rejection('in_progress', 'another delivery of this stream is backfilling it'), item);
+        await filled.wait.then(undefined, () => {});
+        return receiveEnforced(item, true);
+      }
       if ('answer' in filled) return filled.answer;
       start = filled.start;
     }
@@ -608,10 +779,10 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   async function receiveDetected(item: Item): Promise<Result> {
-    return refuseUnstorableStream(item) ?? (await runInTurn(item, item)) ?? steps.accept(item, undefined);
+    return refuseUnstorableStream(item) ?? (await runInTurn(item, item, detectedStart(item.envelope.seq, firstSeq))) ?? steps.accept(item, undefined);
   }
 
-  return mode === 'enforce' ? receiveEnforced : receiveDetected;
+  return mode === 'enforce' ? (item) => receiveEnforced(item) : receiveDetected;
 }
 
 /** The events of a fetcher as one async iterator: a sync iterable's values are awaited, as for await would. */
@@ -630,4 +801,141 @@ function stopQuietly(events: AsyncIterator<unknown>): void {
   } catch {
     // nothing to do: the iterator is dropped either way
   }
+}
+
+/** Every this many fetched events, or this many ms, the backfill loop gives the event loop a turn. */
+const YIELD_EVERY_EVENTS = 64;
+const YIELD_EVERY_MS = 10;
+
+/**
+ * Under `'detect'`, the seq a stream with no cursor is taken to start at, for an event at `seq`: 0 and 1 both start
+ * a stream, whatever `firstSeq` says, and any later seq is a gap after `firstSeq`. The spec does not say whether
+ * streams start at 0 or 1. `'enforce'` asks the API; `'detect'` has no fetcher to ask (it needs none), and it only
+ * reports: a false gap `{ seq: 1, expectedSeq: 0 }` on every new stream that starts at 1 teaches operators to ignore
+ * gap reports, while taking 1 as a start costs only the report of a seq 0 lost before its stream's first delivery,
+ * which detect would not have held anyway. Nothing can come before seq 0, so it always starts its stream.
+ */
+function detectedStart(seq: number, firstSeq: 0 | 1): 0 | 1 {
+  return seq === 0 || seq === 1 ? seq : firstSeq;
+}
+
+/** Why each unfillable reason is permanent, in words, for the log line and the report. */
+const UNFILLABLE_WHY: Record<UnfillableReason, string> = {
+  attestation_missing: 'the API serves it without its attestation, as it does once a release was purged (410 payload_expired)',
+  key_retired: 'its attestation is signed by a key (kid) the KYB JWKS no longer publishes: the key was retired',
+  gone: 'the API says it no longer exists',
+};
+
+/** How a fetcher's "gone" error showed it, without its message (which may echo request data). */
+function describeGone(error: unknown): string {
+  const { status, code } = error as { status?: unknown; code?: unknown };
+  const parts = [typeof status === 'number' ? `HTTP ${status}` : undefined, typeof code === 'string' ? `code ${code.slice(0, 64)}` : undefined];
+  return parts.filter((part) => part !== undefined).join(', ');
+}
+
+function unfillableReport(envelope: Envelope, expectedSeq: number, missingSeq: number, reason: UnfillableReason, detail: string, missingEventId: string | undefined): UnfillableReport {
+  const report: UnfillableReport = {
+    kind: 'unfillable',
+    mode: 'enforce',
+    streamId: envelope.stream_id,
+    seq: envelope.seq,
+    expectedSeq,
+    eventId: envelope.event_id,
+    eventType: envelope.event,
+    reason,
+    missingSeq,
+    detail,
+  };
+  if (missingEventId !== undefined) report.missingEventId = missingEventId;
+  return report;
+}
+
+/** Tells `onGap` handlers; a notification: never awaited, its failure changes nothing. */
+function notifyGapHandlers(handlers: readonly GapHandler[], report: GapReport, envelope: Envelope): void {
+  for (const handler of handlers) {
+    try {
+      const pending = handler(report, envelope);
+      if (isThenable(pending)) pending.then(undefined, () => {});
+    } catch {
+      // a report's failure is the handler's own business
+    }
+  }
+}
+
+/**
+ * A seq the API can never serve verifiably: reported to `onGap`, then `onUnfillable` decides. On a skip with a
+ * reason, the skip is recorded with `skipSeq` (atomic with the cursor move) and undefined returned, so the backfill
+ * goes on after it; otherwise the failure to answer, `backfill_unfillable`, with one log line per stream and seq in
+ * this process that says the stall is permanent and how to end it.
+ */
+async function settleUnfillable<Item extends OrderedItem, Result>(
+  steps: OrderingSteps<Item, Result>,
+  gate: BackfillGate,
+  report: UnfillableReport,
+  envelope: Envelope,
+  start: 0 | 1,
+): Promise<KybWebhookError | undefined> {
+  const { logger, store } = steps;
+  const where = { eventId: envelope.event_id, eventType: envelope.event };
+  const missing = `seq ${report.missingSeq}${report.missingEventId ? ` (event ${report.missingEventId})` : ''}`;
+  notifyGapHandlers(steps.gapHandlers, report, envelope);
+  const reason = await askOnUnfillable(steps, report, envelope);
+  if (reason !== undefined && typeof store.skipSeq === 'function') {
+    let moved: boolean;
+    try {
+      const options: SkipSeqOptions = { reason, retainMs: steps.cursorRetainMs, firstSeq: start };
+      if (report.missingEventId !== undefined) options.eventId = report.missingEventId;
+      moved = await steps.callStore('skipSeq', () => store.skipSeq!(report.streamId, report.missingSeq, options));
+    } catch (error) {
+      return rejection('store_unavailable', steps.describeStoreFailure('skipSeq', error), error);
+    }
+    if (!moved) return rejection('in_progress', `the stream cursor moved while onUnfillable decided to skip ${missing}; the retry reads it again`);
+    if (logger) {
+      safeLog(logger, { level: 'warn', message: `stream ${report.streamId}: skipped ${missing} as onUnfillable decided (${report.reason}); recorded in the store with its reason`, code: 'stream_skipped', detail: reason, ...where });
+    }
+    return undefined;
+  }
+  if (logger && gate.firstStall(report.streamId, report.missingSeq)) {
+    safeLog(logger, {
+      level: 'error',
+      code: 'stream_unfillable',
+      message:
+        `stream ${report.streamId} is stalled for good at ${missing}: ${report.detail}. The stall will not end by itself: ` +
+        'every later event of the stream is answered 502 backfill_unfillable until that seq is skipped. Way out: check ' +
+        'the event yourself (a purged release: client.release(requestId); a retired key: the service), then return ' +
+        "{ skip: '<why, who decided>' } from ordering.onUnfillable, which records the skip in the store; see the README's " +
+        'Ordering section. Logged once per stream and seq in this process',
+      ...where,
+    });
+  }
+  return rejection('backfill_unfillable', `${missing} can never be fetched verifiably: ${report.detail}; the stall lasts until ordering.onUnfillable skips it`);
+}
+
+/** The reason to skip with, when `onUnfillable` answered a valid skip in time; undefined means wait. */
+async function askOnUnfillable<Item extends OrderedItem, Result>(steps: OrderingSteps<Item, Result>, report: UnfillableReport, envelope: Envelope): Promise<string | undefined> {
+  const { onUnfillable, logger } = steps;
+  if (onUnfillable === undefined) return undefined;
+  const where = { eventId: envelope.event_id, eventType: envelope.event, code: 'stream_unfillable' };
+  let decision: UnfillableDecision | typeof TIMED_OUT;
+  try {
+    decision = await settleWithin(Promise.resolve().then(() => onUnfillable({ ...report }, envelope)), steps.handlerTimeoutMs);
+  } catch (error) {
+    if (logger) safeLog(logger, { level: 'error', message: 'ordering.onUnfillable threw; the stream waits', ...where, error });
+    return undefined;
+  }
+  if (decision === TIMED_OUT) {
+    if (logger) safeLog(logger, { level: 'error', message: 'ordering.onUnfillable did not answer within handlerTimeoutMs; the stream waits', ...where });
+    return undefined;
+  }
+  if (decision === undefined || decision === 'wait') return undefined;
+  const skip = typeof decision === 'object' && decision !== null ? (decision as { skip?: unknown }).skip : undefined;
+  if (typeof skip === 'string' && skip.trim() !== '' && skip.length <= MAX_SKIP_REASON_CHARS) return skip;
+  if (logger) {
+    safeLog(logger, {
+      level: 'error',
+      message: `ordering.onUnfillable must answer 'wait' or { skip: '<why, who decided>' } with a reason of 1 to ${MAX_SKIP_REASON_CHARS} characters, which is recorded; the stream waits`,
+      ...where,
+    });
+  }
+  return undefined;
 }

@@ -11,7 +11,7 @@ import { handlerTypes } from './handler-types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './limits.js';
 import { safeLog } from './logger.js';
 import { createMemoryStore } from './memory-store.js';
-import { createOrderedReceive, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler } from './ordering.js';
+import { createOrderedReceive, DEFAULT_BACKFILL_RETRY_AFTER_MS, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler } from './ordering.js';
 import type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, VerifiedDelivery } from './receiver-types.js';
 import { replayFetched } from './replay.js';
 import { answerDuplicate, answerLate, answerProcessed, reject } from './results.js';
@@ -89,6 +89,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
           firstSeq: ordering.firstSeq ?? 0,
           fetchEventsAfter: ordering.fetchEventsAfter,
           backfillTimeoutMs: ordering.backfillTimeoutMs ?? DEFAULT_BACKFILL_TIMEOUT_MS,
+          backfillRetryAfterMs: ordering.backfillRetryAfterMs ?? DEFAULT_BACKFILL_RETRY_AFTER_MS,
+          onUnfillable: ordering.onUnfillable,
           hmacChecked: hasSecrets,
           store,
           retainMs,

@@ -64,6 +64,89 @@ export interface StreamCursorStore extends DedupeStore {
    * every built-in store implements it, and only recovery by `since` needs it.
    */
   listStreams?(options: ListStreamsOptions): Promise<StreamPage>;
+  /**
+   * Skip `seq` of `streamId` for good, recording why: in one atomic step, write the skip record (`reason`, `eventId`
+   * when known, the store's time) AND move the cursor from `seq - 1` to `seq` (or start a stream with no cursor at
+   * `seq` when it is `options.firstSeq`), both or neither. Resolves to `true` when it did, `false` when the cursor was
+   * elsewhere (nothing written). Ordering calls it only when `ordering.onUnfillable` answered `{ skip: reason }` for
+   * an event the API can never serve verifiably (design §7); the record is kept as long as the cursor
+   * (`retainMs`), so that "why did this stream go past seq N" has an answer.
+   *
+   * Optional so that stores written before it keep compiling; every built-in store implements it, and it becomes
+   * required in the next major version. A receiver with `onUnfillable` refuses a store without it at creation.
+   */
+  skipSeq?(streamId: string, seq: number, options: SkipSeqOptions): Promise<boolean>;
+  /** The skips recorded for `streamId` by {@link skipSeq} whose retention has not passed, by seq. Optional, as skipSeq. */
+  listSkips?(streamId: string): Promise<SkippedSeq[]>;
+}
+
+/**
+ * Options of {@link StreamCursorStore.skipSeq}.
+ *
+ * @example
+ * ```ts
+ * await store.skipSeq('dr_123', 4, { reason: 'release purged; ops ticket 42', eventId: '01J9Z3…', retainMs: DEFAULT_CURSOR_RETAIN_MS, firstSeq: 0 })
+ * ```
+ */
+export interface SkipSeqOptions {
+  /** Why, and who decided: 1 to {@link MAX_SKIP_REASON_CHARS} characters, recorded as given. */
+  reason: string;
+  /** The skipped event's id, when the API served it (without a verifiable attestation). */
+  eventId?: string;
+  /** How long the skip record and the moved cursor are kept: the receiver's `cursorRetainMs`. */
+  retainMs: number;
+  /** Where a stream with no cursor starts (0 or 1): skipping that seq starts it. Default 0. */
+  firstSeq?: 0 | 1;
+}
+
+/**
+ * A skip as {@link StreamCursorStore.listSkips} reads it back.
+ *
+ * @example
+ * ```ts
+ * for (const skip of await store.listSkips!('dr_123')) console.log(skip.seq, skip.reason, new Date(skip.skippedAt))
+ * ```
+ */
+export interface SkippedSeq {
+  seq: number;
+  reason: string;
+  eventId?: string;
+  /** Unix milliseconds, the store's clock. */
+  skippedAt: number;
+}
+
+/**
+ * Longest skip reason a store keeps (the SQL stores' column is 500 characters).
+ *
+ * @example
+ * ```ts
+ * if (reason.length > MAX_SKIP_REASON_CHARS) throw new RangeError('reason too long')
+ * ```
+ */
+export const MAX_SKIP_REASON_CHARS = 500;
+
+/**
+ * Check the arguments of `skipSeq`, so all stores refuse the same bad input the same way (a RangeError): the stream
+ * arguments of {@link checkStreamArguments}, a reason of 1 to {@link MAX_SKIP_REASON_CHARS} characters that is not
+ * blank, an event id of at most 255 characters when given, a positive retention. Resolves `firstSeq` (default 0).
+ *
+ * @example
+ * ```ts
+ * const { firstSeq } = checkSkipArguments('dr_123', 4, { reason: 'purged', retainMs: 60_000 })
+ * ```
+ */
+export function checkSkipArguments(streamId: string, seq: number, options: SkipSeqOptions): { firstSeq: 0 | 1 } {
+  const firstSeq = options?.firstSeq ?? 0;
+  checkStreamArguments(streamId, seq, firstSeq);
+  const { reason, eventId, retainMs } = options;
+  if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_SKIP_REASON_CHARS) {
+    throw new RangeError(`reason must be a non-blank string of at most ${MAX_SKIP_REASON_CHARS} characters: why the seq is skipped, and who decided.`);
+  }
+  if (eventId !== undefined && (typeof eventId !== 'string' || eventId.length === 0 || eventId.length > MAX_STREAM_ID_LENGTH)) {
+    throw new RangeError(`eventId must be a string of 1 to ${MAX_STREAM_ID_LENGTH} characters when given.`);
+  }
+  if (typeof retainMs !== 'number' || !(retainMs > 0)) throw new RangeError('retainMs must be a positive number of milliseconds.');
+  return { firstSeq };
 }
 
 /**
