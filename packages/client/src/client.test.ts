@@ -1,4 +1,4 @@
-import { createTestSigner, startKybService, type KybService } from '@kyb-webhooks/testing';
+import { API_SHAPE_VARIANTS, createTestSigner, startKybService, type KybService } from '@kyb-webhooks/testing';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -230,6 +230,157 @@ describe('deliveries, events, redeliver, reactivate', () => {
     const error = await client().reactivate().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InsufficientCreditError);
     expect(error).toMatchObject({ status: 402, code: 'insufficient_credit' });
+  });
+});
+
+// The spec shows neither the bodies nor the paging of these lists (4.2): the same reads over every shape the local
+// service can answer in (see API_SHAPE_VARIANTS), each read whole.
+describe.each(Object.entries(API_SHAPE_VARIANTS))('lists over the API shape "%s"', (_name, apiShape) => {
+  it('deliveries: every attempt of a many-page log, with acknowledged judged from the entry as sent', async () => {
+    const endpoint = await startStatusEndpoint(500);
+    const shaped = await startKybService({ timeScale: 1e-5, retry: { maxAttempts: 3 }, endpoint: { url: endpoint.url }, apiShape });
+    try {
+      const id = await shaped.createDataRequest();
+      await shaped.idle();
+      endpoint.status = 204;
+      await shaped.emit(id, 'kyb.data_request.pending_approval');
+      await shaped.idle();
+      const log = await createKybClient({ baseUrl: shaped.baseUrl, apiKey: shaped.apiKey }).deliveries(id);
+      const seen = log.map((entry) => [entry.seq, entry.acknowledged]).sort();
+      expect(seen).toEqual([
+        [0, false],
+        [0, false],
+        [0, false],
+        [1, true],
+      ]);
+      expect(new Set(log.map((entry) => entry.event_id)).size).toBe(2);
+    } finally {
+      await shaped.stop();
+      await endpoint.close();
+    }
+  });
+
+  it('events: every event, in seq order, two a page', async () => {
+    service.apiShape = apiShape;
+    try {
+      const id = await service.createDataRequest();
+      for (let index = 0; index < 4; index++) await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
+      await service.release(id);
+      const events = await collect(client({ pageSize: 2 }).events(id, { afterSeq: 0 }));
+      expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5]);
+      expect(typeof events[4]!.attestation).toBe('string');
+      expect(events.slice(0, 4).every((event) => !('attestation' in event))).toBe(true);
+    } finally {
+      service.apiShape = {};
+    }
+  });
+});
+
+describe('per-request paths', () => {
+  it("reads a signature request's lists under the signature-request path, a data request's under the data-request path", async () => {
+    const sr = await service.createSignatureRequest();
+    const dr = await service.createDataRequest();
+    await expect(client().deliveries(sr)).resolves.toEqual(expect.any(Array));
+    await expect(collect(client().events(sr))).resolves.toHaveLength(1);
+    await client().deliveries(dr);
+    expect(calls().map((call) => `${call.status} ${call.path.split('?')[0]}`)).toEqual([
+      `200 /api/v1/kyb/signature-requests/${sr}/deliveries`,
+      `200 /api/v1/kyb/signature-requests/${sr}/events`,
+      `200 /api/v1/kyb/data-requests/${dr}/deliveries`,
+    ]);
+  });
+
+  it('fills {id} in the path templates given, and kind picks the template when the id does not tell', async () => {
+    const custom = await startKybService({ requestPrefix: '/v2/requests/data', signatureRequestPrefix: '/v2/requests/signatures' });
+    try {
+      const sr = await custom.createSignatureRequest({ id: 'sig_1' });
+      const dr = await custom.createDataRequest({ id: 'dr_2' });
+      const api = createKybClient({
+        baseUrl: custom.baseUrl,
+        apiKey: custom.apiKey,
+        dataRequestPath: '/v2/requests/data/{id}',
+        signatureRequestPath: '/v2/requests/signatures/{id}/',
+      });
+      await expect(api.deliveries(sr, { kind: 'signature_request' })).resolves.toEqual(expect.any(Array));
+      await expect(api.redeliver(dr)).resolves.toMatchObject({ queued: 1 });
+      await expect(api.deliveries(sr)).rejects.toMatchObject({ status: 404, code: 'request_not_found' });
+      expect(custom.apiCalls.map((call) => `${call.status} ${call.path}`)).toEqual([
+        '200 /v2/requests/signatures/sig_1/deliveries',
+        '202 /v2/requests/data/dr_2/redeliver',
+        '404 /v2/requests/data/sig_1/deliveries',
+      ]);
+    } finally {
+      await custom.stop();
+    }
+  });
+
+  it('requestPrefix still sets the path of every kind of request', async () => {
+    const sr = await service.createSignatureRequest();
+    await client({ requestPrefix: '/api/v1/kyb/signature-requests/' }).deliveries(sr);
+    expect(calls().map((call) => call.path)).toEqual([`/api/v1/kyb/signature-requests/${sr}/deliveries`]);
+  });
+
+  it.each([
+    ['no {id}', { dataRequestPath: '/api/v1/kyb/data-requests' }],
+    ['{id} twice', { signatureRequestPath: '/x/{id}/{id}' }],
+    ['{id} inside a segment', { dataRequestPath: '/x/req-{id}' }],
+    ['a query', { dataRequestPath: '/x/{id}?a=1' }],
+    ['no leading slash', { dataRequestPath: 'x/{id}' }],
+    ['an unknown kind', {}, { kind: 'data' }],
+  ] as [string, Partial<KybClientOptions>, object?][])('refuses a path template with %s: config_invalid', async (_what, options, call) => {
+    const attempt = async () => client(options).deliveries('dr_1', call as never);
+    await expect(attempt()).rejects.toMatchObject({ code: 'config_invalid' });
+  });
+});
+
+describe('request(): calls the spec does not show', () => {
+  it('creates a data request with the API key, and a 402 is an InsufficientCreditError with the amounts the answer gave', async () => {
+    const billed = await startKybService({ creditCents: 600 });
+    try {
+      const api = createKybClient({ baseUrl: billed.baseUrl, apiKey: billed.apiKey });
+      const created = await api.request('POST', '/api/v1/kyb/data-requests', { body: { price_cents: 500 } });
+      expect(created).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^dr_/), state: 'pending_approval' } });
+      expect(billed.request((created.body as { id: string }).id)?.state).toBe('pending_approval');
+      const error = await api.request('post', '/api/v1/kyb/data-requests', { body: { price_cents: 500 } }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(InsufficientCreditError);
+      expect(error).toMatchObject({ status: 402, code: 'insufficient_credit', requiredCents: 500, availableCents: 100, shortfallCents: 400, currency: 'USD' });
+      expect((error as Error).message).toMatch(/400 cents short, USD/);
+      expect(billed.apiCalls.map((call) => [call.method, call.status, call.authorized])).toEqual([
+        ['POST', 201, true],
+        ['POST', 402, true],
+      ]);
+    } finally {
+      await billed.stop();
+    }
+  });
+
+  it('retries a GET, and a POST only with retry: true', async () => {
+    service.failNextApiCalls(1, { status: 503 });
+    await expect(client().request('GET', '/api/v1/kyb/data-requests/none/deliveries')).rejects.toMatchObject({ status: 404 });
+    expect(calls().map((call) => call.status)).toEqual([503, 404]);
+    service.failNextApiCalls(1, { status: 503 });
+    await expect(client().request('POST', '/api/v1/kyb/webhook-endpoint/reactivate')).rejects.toMatchObject({ status: 503 });
+    service.failNextApiCalls(1, { status: 503 });
+    await expect(client().request('POST', '/api/v1/kyb/webhook-endpoint/reactivate', { retry: true })).resolves.toMatchObject({ status: 200, body: { reactivated: true } });
+  });
+
+  it('sends query parameters', async () => {
+    const id = await service.createDataRequest();
+    const answer = await client().request('GET', `/api/v1/kyb/data-requests/${id}/events`, { query: { after_seq: -1, limit: 1 } });
+    expect(answer).toMatchObject({ status: 200, body: { events: [{ seq: 0 }] } });
+    expect(calls().map((call) => call.path)).toEqual([`/api/v1/kyb/data-requests/${id}/events?after_seq=-1&limit=1`]);
+  });
+
+  it.each([
+    ['another host', '//evil.example/x'],
+    ['a full URL', 'https://evil.example/x'],
+    ['a parent segment', '/api/../../x'],
+    ['an encoded parent segment', '/api/%2e%2e/x'],
+    ['a query in the path', '/api?x=1'],
+    ['whitespace', '/api/ x'],
+  ])('refuses a path with %s: config_invalid, nothing sent', async (_what, path) => {
+    await expect(client().request('GET', path)).rejects.toMatchObject({ code: 'config_invalid' });
+    expect(calls()).toHaveLength(0);
   });
 });
 
@@ -547,6 +698,78 @@ describe('what a broken or hostile answer cannot do', () => {
       expect(error).toMatchObject({ code: 'invalid_response' });
       expect(error.message).toMatch(/an event of another stream \(seq 2\)/);
       expect(seen).toEqual([1]);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('follows a bare list to its next page by its Link header, not only by has_more', async () => {
+    const entry = (seq: number) => ({ event_id: `e${seq}`, seq, status: 200 });
+    const raw = await rawApi((request, response) => {
+      const second = request.url?.includes('page=2');
+      response.writeHead(200, { 'content-type': 'application/json', ...(second ? {} : { link: '</api/v1/kyb/data-requests/dr_1/deliveries?page=2>; rel="next"' }) });
+      response.end(JSON.stringify(second ? [entry(2)] : [entry(0), entry(1)]));
+    });
+    try {
+      await expect(raw.api.deliveries('dr_1')).resolves.toMatchObject([{ seq: 0 }, { seq: 1 }, { seq: 2 }]);
+      expect(raw.paths).toEqual(['GET /api/v1/kyb/data-requests/dr_1/deliveries', 'GET /api/v1/kyb/data-requests/dr_1/deliveries?page=2']);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it.each([
+    ['a next URL', { deliveries: [{ event_id: 'e', seq: 0 }], next: 'http://127.0.0.2:9/steal' }, {}],
+    ['a Link header', { deliveries: [{ event_id: 'e', seq: 0 }] }, { link: '<https://evil.example/steal>; rel="next"' }],
+    ['a protocol-relative next', { deliveries: [{ event_id: 'e', seq: 0 }], next: '//evil.example/steal' }, {}],
+  ])('never follows %s to another origin (the API key would go with it)', async (_what, body, headers) => {
+    const raw = await rawApi((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', ...headers });
+      response.end(JSON.stringify(body));
+    });
+    try {
+      const error = await failure(raw.api.deliveries('dr_1'));
+      expect(error).toMatchObject({ code: 'invalid_response' });
+      expect(error.message).toMatch(/another origin/);
+      expect(raw.paths).toHaveLength(1);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it('stops at maxPages with too_many_pages instead of returning part of the log', async () => {
+    let page = 0;
+    const raw = await rawApi(
+      (_request, response) => {
+        page += 1;
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ data: [{ event_id: `e${page}`, seq: page }], has_more: true, next_cursor: `c${page}` }));
+      },
+      { paging: { maxPages: 3 } },
+    );
+    try {
+      const error = await failure(raw.api.deliveries('dr_1'));
+      expect(error).toMatchObject({ code: 'too_many_pages' });
+      expect(error.message).toMatch(/more than 3 pages \(paging\.maxPages\)/);
+      expect(raw.paths).toEqual([
+        'GET /api/v1/kyb/data-requests/dr_1/deliveries',
+        'GET /api/v1/kyb/data-requests/dr_1/deliveries?cursor=c1',
+        'GET /api/v1/kyb/data-requests/dr_1/deliveries?cursor=c2',
+      ]);
+    } finally {
+      await raw.close();
+    }
+  });
+
+  it.each([
+    ['a next page that points back at one read', { data: [{ event_id: 'e', seq: 0 }], has_more: true, next_cursor: 'same' }, /a page already read/],
+    ['has_more with no next page', { deliveries: [{ event_id: 'e', seq: 0 }], has_more: true }, /says has_more but names no next page/],
+  ])('refuses %s: invalid_response, never a silently short log', async (_what, body, message) => {
+    const raw = await rawApi(json(200, body));
+    try {
+      const error = await failure(raw.api.deliveries('dr_1'));
+      expect(error).toMatchObject({ code: 'invalid_response' });
+      expect(error.message).toMatch(message);
     } finally {
       await raw.close();
     }

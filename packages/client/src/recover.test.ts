@@ -5,7 +5,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMemoryStore, createReceiver, KybWebhookError, type OrderingMode, type Receiver, type StreamCursorStore } from '@kyb-webhooks/core';
-import { randomSecret, startKybService, type KybService, type KybServiceOptions } from '@kyb-webhooks/testing';
+import { API_SHAPE_VARIANTS, randomSecret, startKybService, type KybService, type KybServiceOptions } from '@kyb-webhooks/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKybClient, type KybClient } from './client.js';
 import { recover, type RecoverOptions, type RecoverProgress } from './recover.js';
@@ -33,10 +33,10 @@ interface Setup {
   failing: Set<string>;
 }
 
-async function setUp(mode: OrderingMode, serviceOptions: KybServiceOptions = {}): Promise<Setup> {
+async function setUp(mode: OrderingMode, serviceOptions: KybServiceOptions = {}, pageSize?: number): Promise<Setup> {
   const service = await startKybService({ timeScale: 1e-5, ...serviceOptions });
   cleanups.push(() => service.stop());
-  const client = createKybClient({ baseUrl: service.baseUrl, apiKey: service.apiKey });
+  const client = createKybClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, ...(pageSize === undefined ? {} : { pageSize }) });
   const secrets = { '1': randomSecret() };
   const store = createMemoryStore();
   const receiver = createReceiver({
@@ -190,6 +190,80 @@ describe('recover events that exhausted their retries', () => {
     const fixed = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
     expect(fixed.ok).toBe(true);
     expect(seqsOf(handled, id)).toEqual([0, 1, 2]);
+  });
+});
+
+// The same recovery over every shape the API may answer in (paging by has_more, cursor, next_after_seq, next URL,
+// Link header, bare list + X-Next-Cursor; null fields, numbers as strings, ISO times, newest first): the spec shows
+// none of them (4.2), and an independent implementation of the service answered in several.
+describe.each(Object.entries(API_SHAPE_VARIANTS))('recover over the API shape "%s"', (_name, apiShape) => {
+  it.each(['off', 'enforce'] as const)('ordering %s: a release that failed all 11 attempts is replayed and runs once, in order', async (mode) => {
+    const { service, client, receiver, store, handled, failing } = await setUp(mode, { apiShape, retry: { maxAttempts: 11 } }, 2);
+    const id = await service.createDataRequest();
+    await service.emit(id, 'kyb.data_request.pending_approval');
+    await service.idle();
+    const release = await service.release(id);
+    failing.add(release.event_id);
+    await service.idle();
+    expect(service.exhausted.map((event) => event.seq)).toContain(2);
+    expect(service.attempts(id).filter((attempt) => attempt.seq === 2)).toHaveLength(11);
+    failing.clear();
+    const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(report.streams[0]!.error).toBeUndefined();
+    expect(report).toMatchObject({ ok: true, totals: { unacknowledged: 1, processed: 1, failed: 0, held: 0 } });
+    expect(report.streams[0]!.afterSeq).toBe(1);
+    expect(seqsOf(handled, id)).toEqual([0, 1, 2]);
+  });
+
+  it('a log of many pages read whole: every unacknowledged event counted, wherever the log puts it', async () => {
+    const { service, client, receiver, store, outage } = await setUp('off', { apiShape, quarantineAfter: 100, retry: { maxAttempts: 2 } });
+    const id = await service.createDataRequest();
+    await service.idle();
+    outage.down = true;
+    for (let i = 0; i < 3; i++) await service.emit(id, 'kyb.data_request.pending_approval');
+    await service.idle();
+    outage.down = false;
+    const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(report).toMatchObject({ ok: true, totals: { unacknowledged: 3, processed: 3, replayed: 3 } });
+    expect(report.streams[0]!.afterSeq).toBe(0);
+  });
+});
+
+describe('a log that cannot be read whole', () => {
+  it('is a stream error, never ok: true', async () => {
+    const { service, receiver, store } = await setUp('off', { apiShape: { paging: 'link', deliveriesPageSize: 1 } });
+    const id = await service.createDataRequest();
+    await service.emit(id, 'kyb.data_request.pending_approval');
+    await service.idle();
+    const client = createKybClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, paging: { maxPages: 1 } });
+    const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(report.ok).toBe(false);
+    expect(report.streams[0]).toMatchObject({ replayed: 0, error: { code: 'too_many_pages' } });
+  });
+});
+
+describe('late events', () => {
+  it("counts an event the onGap handlers took as late, not as processed", async () => {
+    const { service, client, receiver, store, handled, failing } = await setUp('enforce', { retry: { maxAttempts: 2 } });
+    const lateSeen: number[] = [];
+    receiver.onGap((report) => {
+      if (report.kind === 'late') lateSeen.push(report.seq);
+    });
+    const id = await service.createDataRequest();
+    await service.idle();
+    const stuck = await service.emit(id, 'kyb.data_request.pending_approval');
+    failing.add(stuck.event_id);
+    await service.idle();
+    // The merchant moved the stream past seq 1 by hand; its next event runs, and seq 1 is now behind the cursor.
+    await store.advanceCursor(id, 1);
+    failing.clear();
+    await service.emit(id, 'kyb.data_request.pending_approval');
+    await service.idle();
+    const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(report.ok).toBe(true);
+    expect(report.totals).toMatchObject({ replayed: 2, late: 1, processed: 0, duplicate: 1, failed: 0 });
+    expect(lateSeen).toEqual([1]);
+    expect(seqsOf(handled, id)).toEqual([0, 2]);
   });
 });
 

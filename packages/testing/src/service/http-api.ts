@@ -107,7 +107,9 @@ type Reply = { status: number; body: unknown; headers?: Record<string, string> |
 
 /** Routes one request of the local service: the KYB JWKS, then the API behind the Authorization check. */
 export async function handleRequest(backend: ApiBackend, request: IncomingMessage, response: ServerResponse): Promise<void> {
-  const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+  // The Host header gives the port, so the next-page URLs the service names are on its own origin.
+  const host = /^[A-Za-z0-9.:[\]-]{1,255}$/.test(request.headers.host ?? '') ? request.headers.host : '127.0.0.1';
+  const url = new URL(request.url ?? '/', `http://${host}`);
   const method = request.method ?? 'GET';
   const chunks: Buffer[] = [];
   let size = 0;
