@@ -1,5 +1,6 @@
 import {
   checkListStreamsOptions,
+  checkSkipArguments,
   checkStreamArguments,
   checkStreamId,
   createLeaseToken,
@@ -15,11 +16,12 @@ import {
   type CompleteInOrderResult,
   type OptionRule,
   type OptionsSpec,
+  type SkippedSeq,
   type StreamActivity,
   type StreamCursorStore,
 } from '@kyb-webhooks/core';
 import { scriptRunner, setNxGet, type RedisClientLike } from './client.js';
-import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, GET_CURSORS, LIST_ACTIVE, PRUNE_EXPIRED, RELEASE } from './scripts.js';
+import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, GET_CURSORS, LIST_ACTIVE, LIST_SKIPS, PRUNE_EXPIRED, RELEASE, SKIP_SEQ } from './scripts.js';
 
 /**
  * Options of {@link createRedisStore}.
@@ -64,6 +66,10 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  * non-atomically: the store then throws an error saying so. Use a non-cluster Redis for ordering; dedupe alone works
  * on Cluster.
  *
+ * `skipSeq` (ordering's recorded way past an event the API can never serve verifiably) is one Lua script that moves
+ * the cursor and writes the skip, with its reason and the server's time, into a hash beside it,
+ * `<prefix>{<streamId>}:skips`, kept as long as the cursor; `listSkips` reads that hash.
+ *
  * `listStreams` reads a sorted set, `<prefix>streams:activity`: each stream id scored by the server's time (ms) of
  * its cursor's last write, updated by the same scripts that write cursors (so it needs Redis 5+, or 3.2+ with
  * effects replication). A second one, `<prefix>streams:expiry`, scores each stream by when its cursor expires;
@@ -88,6 +94,7 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
   const key = (eventId: string): string => `${prefix}{${eventId}}`;
   const held = (token: string): string => `p:${token}`;
   const cursorKey = (streamId: string): string => `${prefix}{${streamId}}:cursor`;
+  const skipsKey = (streamId: string): string => `${prefix}{${streamId}}:skips`;
   // No braces: an event key always has them after the prefix, so this name can never be an event's or a cursor's.
   const activityKey = `${prefix}streams:activity`;
   const expiryKey = `${prefix}streams:expiry`;
@@ -135,6 +142,19 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
       checkStreamArguments(streamId, seq);
       const args = [String(seq), milliseconds('retainMs', cursorRetention(advance)), streamId];
       return Number(await crossSlotExplained(run(ADVANCE_CURSOR, [cursorKey(streamId), activityKey, expiryKey], args))) === 1;
+    },
+    async skipSeq(streamId, seq, skip): Promise<boolean> {
+      const { firstSeq } = checkSkipArguments(streamId, seq, skip);
+      const record = JSON.stringify(skip.eventId === undefined ? { reason: skip.reason } : { reason: skip.reason, eventId: skip.eventId });
+      const args = [String(seq), milliseconds('retainMs', skip.retainMs), streamId, String(firstSeq), record];
+      return Number(await crossSlotExplained(run(SKIP_SEQ, [cursorKey(streamId), skipsKey(streamId), activityKey, expiryKey], args))) === 1;
+    },
+    async listSkips(streamId): Promise<SkippedSeq[]> {
+      checkStreamId(streamId);
+      const flat = ((await run(LIST_SKIPS, skipsKey(streamId), [])) ?? []) as unknown[];
+      const skips: SkippedSeq[] = [];
+      for (let i = 0; i + 1 < flat.length; i += 2) skips.push(readSkip(Number(flat[i]), String(flat[i + 1])));
+      return skips.sort((a, b) => a.seq - b.seq);
     },
     async listStreams(options) {
       const { activeSince, limit, after } = checkListStreamsOptions(options);
@@ -214,6 +234,15 @@ async function crossSlotExplained(reply: Promise<unknown>): Promise<unknown> {
       { cause: error },
     );
   }
+}
+
+/** A skip as SKIP_SEQ wrote it: `<server ms>:<JSON of reason and event id>`. */
+function readSkip(seq: number, value: string): SkippedSeq {
+  const colon = value.indexOf(':');
+  const { reason, eventId } = JSON.parse(value.slice(colon + 1)) as { reason: string; eventId?: string };
+  const skip: SkippedSeq = { seq, reason, skippedAt: Number(value.slice(0, colon)) };
+  if (eventId !== undefined) skip.eventId = eventId;
+  return skip;
 }
 
 /** PX takes whole milliseconds, at least 1; a fraction is rounded up so a lease is never shorter than asked. */

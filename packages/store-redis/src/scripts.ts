@@ -145,3 +145,27 @@ for i, stream in ipairs(ARGV) do
 end
 return pruned
 `);
+
+/**
+ * KEYS[1] stream cursor, KEYS[2] the stream's skips (a hash: seq → `<server ms>:<JSON of reason and event id>`),
+ * KEYS[3] activity index, KEYS[4] expiry index; ARGV[1] seq, ARGV[2] retention ms, ARGV[3] stream id, ARGV[4] first
+ * seq, ARGV[5] the JSON record → 1 when the cursor stood at seq - 1 (or was missing and seq is the first seq) and
+ * both the skip and the cursor were written, else 0 and nothing written. The skips hash lives as long as its newest
+ * skip (PEXPIRE on every write), like the cursor beside it.
+ */
+export const SKIP_SEQ = script(`local seq = tonumber(ARGV[1])
+local cursor = redis.call('GET', KEYS[1])
+if cursor then
+  if tonumber(cursor) ~= seq - 1 then return 0 end
+elseif seq ~= tonumber(ARGV[4]) then
+  return 0
+end
+${touchActivity(3, 3, 2)}redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], tostring(ms) .. ':' .. ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+`);
+
+/** KEYS[1] the stream's skips → a flat list of seq and record, as HGETALL answers. */
+export const LIST_SKIPS = script(`return redis.call('HGETALL', KEYS[1])
+`);

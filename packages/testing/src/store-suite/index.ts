@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
 import { registerStreamCursorCases } from './stream-cursor.js';
 import { registerStreamListingCases } from './stream-listing.js';
+import { registerStreamSkipCases } from './stream-skips.js';
 
 /**
  * What {@link runStoreConformance} runs its cases against.
@@ -255,6 +256,7 @@ export function runStoreConformance(
     };
     registerStreamCursorCases(cursorCases);
     registerStreamListingCases(cursorCases);
+    registerStreamSkipCases(cursorCases);
 
     it('never confuses different events: case, length, shared prefixes, odd characters', async () => {
       const base = ulid();
