@@ -107,6 +107,17 @@ describe('release', () => {
     await expect(client().release(id)).rejects.toMatchObject({ name: 'KybApiError', code: 'attestation_rejected' });
   });
 
+  it('reads the answers from attestation.answersClaim, and a release without that claim is refused naming the option', async () => {
+    const id = await service.createDataRequest();
+    await service.release(id);
+    const named = client({ attestation: { issuer: service.issuer, audience: service.audience, answersClaim: 'answers' } });
+    await expect(named.release(id)).resolves.toMatchObject({ status: 'released' });
+    const elsewhere = client({ attestation: { issuer: service.issuer, audience: service.audience, answersClaim: 'released_values' } });
+    const error = await elsewhere.release(id).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'attestation_rejected' });
+    expect((error as Error).message).toMatch(/"released_values", as attestation\.answersClaim says/);
+  });
+
   it("rejects another request's genuine release served under this request id", async () => {
     const id = await service.createDataRequest();
     const other = await service.createDataRequest();

@@ -409,16 +409,19 @@ export function createKybClient(options: KybClientOptions): KybClient {
       } catch (error) {
         const code = (error as { code?: unknown }).code;
         const reason = typeof code === 'string' ? code : 'attestation_invalid';
+        // A binding's detail names claims, never values: it says which (e.g. where the answers were looked for).
+        const detail = (error as { detail?: unknown }).detail;
+        const why = reason === 'attestation_relabelled' && typeof detail === 'string' ? `${reason}: ${detail}` : reason;
         throw new KybApiError({
           status: 200,
           code: reason === 'jwks_unavailable' ? 'jwks_unavailable' : 'attestation_rejected',
-          message: `${operation}: the release's attestation was rejected (${reason}); it is not a genuine release of this request.`,
+          message: `${operation}: the release's attestation was rejected (${why}); it is not a genuine release of this request.`,
           operation,
           attempts: response.attempts,
           cause: error,
         });
       }
-      return { status: 'released', claims, answers: answersFromClaims(claims), token };
+      return { status: 'released', claims, answers: answersFromClaims(claims, options.attestation?.answersClaim), token };
     },
 
     async deliveries(requestId, call) {

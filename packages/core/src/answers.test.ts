@@ -69,4 +69,13 @@ describe('finding the answers among the claims (the claim name is not shown, spe
   it('takes an empty answers claim as an empty released payload', () => {
     expect(findReleasedAnswerList({ answers: [] })).toEqual([]);
   });
+
+  it.each<[string, Record<string, unknown>, number | undefined]>([
+    ['the named claim, over an answers claim', { answers: directors.slice(0, 1), released_values: directors }, 3],
+    ['nothing when the named claim is absent, whatever other claims hold', { answers: directors }, undefined],
+    ['nothing when the named claim is not a list of answers', { released_values: [{ name: 'x' }] }, undefined],
+    ['nothing from an inherited property of that name', Object.create({ released_values: directors }) as Record<string, unknown>, undefined],
+  ])('with answersClaim, reads %s', (_case, claims, size) => {
+    expect(findReleasedAnswerList(claims, 'released_values')?.length).toBe(size);
+  });
 });

@@ -66,16 +66,22 @@ const validateAnswerList = createValidator(releasedAnswerSchema.array());
 
 /**
  * Finds the released answers among verified attestation claims. The spec does not show the claim that carries
- * them (2.8), so this takes `answers` (the service's current tokens) when it is a list of answer entries (name,
+ * them (2.8): with `answersClaim` (the receiver's and client's `attestation.answersClaim` option) only that claim is
+ * read; without it, `answers` (the service's current tokens) when it is a list of answer entries (name,
  * subject_type, subject, value), and otherwise the first other top-level claim that is a non-empty such list.
  * Undefined when the claims carry no released payload.
  *
  * @example
  * ```ts
  * findReleasedAnswerList({ answers: [{ name: 'company_name', subject_type: 'business', subject: '0x9b2e…', value: 'Acme' }] })
+ * findReleasedAnswerList(claims, 'released_values') // a service that names the claim otherwise
  * ```
  */
-export function findReleasedAnswerList(claims: Record<string, unknown>): ReleasedAnswer[] | undefined {
+export function findReleasedAnswerList(claims: Record<string, unknown>, answersClaim?: string): ReleasedAnswer[] | undefined {
+  if (answersClaim !== undefined) {
+    const named = Object.hasOwn(claims, answersClaim) ? validateAnswerList(claims[answersClaim]) : undefined;
+    return named?.success ? named.data : undefined;
+  }
   const preferred = validateAnswerList(claims['answers']);
   if (preferred.success) return preferred.data;
   for (const value of Object.values(claims)) {
@@ -96,6 +102,20 @@ export function findReleasedAnswerList(claims: Record<string, unknown>): Release
  * answers.get('0x9b2e…5e71', 'director_name') // the answer of that director, not of any director
  * ```
  */
-export function answersFromClaims(claims: Record<string, unknown>): ReleasedAnswers {
-  return new ReleasedAnswers(findReleasedAnswerList(claims) ?? []);
+export function answersFromClaims(claims: Record<string, unknown>, answersClaim?: string): ReleasedAnswers {
+  return new ReleasedAnswers(findReleasedAnswerList(claims, answersClaim) ?? []);
+}
+
+/**
+ * Where {@link findReleasedAnswerList} looked, for a message that says how to change it.
+ *
+ * @example
+ * ```ts
+ * `a release whose attestation carries no released answers (${describeAnswersSearch(undefined)})`
+ * ```
+ */
+export function describeAnswersSearch(answersClaim: string | undefined): string {
+  return answersClaim === undefined
+    ? 'looked for a list of answers in the claim "answers", then in any claim; if the service names that claim otherwise, set attestation.answersClaim'
+    : `looked for a list of answers in the claim ${JSON.stringify(answersClaim)}, as attestation.answersClaim says; check that option`;
 }

@@ -166,3 +166,53 @@ describe('a receiver without secrets, flooded with one token under invented type
     expect(handled).toHaveBeenCalledTimes(2); // the release once, the first invented type once
   });
 });
+
+// Spec 2.8 does not show the claim a release's values travel in: attestation.answersClaim names it.
+describe('the claim that holds a release', () => {
+  function receiverWith(answersClaim?: string) {
+    const logged: string[] = [];
+    const receiver = createReceiver({
+      attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks, ...(answersClaim ? { answersClaim } : {}) },
+      now: () => NOW,
+      store: createMemoryStore({ now: () => NOW }),
+      logger: (entry) => logged.push(`${entry.code ?? ''} ${entry.message} ${entry.detail ?? ''}`),
+    });
+    const values: unknown[] = [];
+    receiver.on('kyb.data_request.released', (_event, context) => {
+      values.push(...[...(context.answers ?? [])].map((answer) => answer.value));
+    });
+    return { receiver, values, logged };
+  }
+
+  async function releaseWithClaims(claims: Record<string, unknown>) {
+    const envelope = testEvents.dataRequestReleased();
+    const attestation = await signer.attest(envelope, { claims: { answers: undefined, ...claims } });
+    return signer.sign({ ...envelope, attestation }, { attestation });
+  }
+
+  const answers = [{ name: 'company_name', subject_type: 'business', subject: '0xb1', value: 'Acme Ltd' }];
+
+  it('reads the answers from the claim the option names', async () => {
+    const { receiver, values } = receiverWith('released_values');
+    const { headers, body } = await releaseWithClaims({ released_values: answers, answers: [{ ...answers[0], value: 'decoy' }] });
+    await expect(receiver.receive({ method: 'POST', headers, body })).resolves.toMatchObject({ status: 200 });
+    expect(values).toEqual(['Acme Ltd']);
+  });
+
+  it.each([
+    ['the default search', undefined, /set attestation\.answersClaim/],
+    ['a named claim that is absent', 'released_values', /"released_values", as attestation\.answersClaim says/],
+  ])('refuses a release without its answers under %s, and the log line names the option', async (_what, answersClaim, message) => {
+    const { receiver, values, logged } = receiverWith(answersClaim);
+    const { headers, body } = await releaseWithClaims(answersClaim ? { answers } : {});
+    await expect(receiver.receive({ method: 'POST', headers, body })).resolves.toMatchObject({ status: 401, body: { error: { code: 'attestation_relabelled' } } });
+    expect(values).toEqual([]);
+    expect(logged.join('\n')).toMatch(message);
+  });
+
+  it('refuses an answersClaim that is not a claim name: config_invalid', () => {
+    expect(() => createReceiver({ attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks, answersClaim: '' } })).toThrow(
+      expect.objectContaining({ code: 'config_invalid' }),
+    );
+  });
+});

@@ -1,4 +1,4 @@
-import { findReleasedAnswerList } from './answers.js';
+import { describeAnswersSearch, findReleasedAnswerList } from './answers.js';
 import type { AttestationClaims } from './attestation.js';
 import { rejection } from './errors.js';
 import { ATTESTED_EVENT_TYPES, isKnownEventType } from './events.js';
@@ -43,9 +43,10 @@ export type TypeBinding = 'bound' | 'unbound';
  * ```ts
  * const claims = await verify(envelope.attestation, envelope)
  * checkAttestationBinding(claims, envelope) // throws attestation_relabelled on a re-wrapped token
+ * checkAttestationBinding(claims, envelope, 'released_values') // the released answers are in that claim
  * ```
  */
-export function checkAttestationBinding(claims: AttestationClaims, envelope: AttestedEnvelope): void {
+export function checkAttestationBinding(claims: AttestationClaims, envelope: AttestedEnvelope, answersClaim?: string): void {
   const mismatched: string[] = [];
   if (claims.event_id !== envelope.event_id) mismatched.push('event_id');
   if (claims.stream_id !== envelope.stream_id) mismatched.push('stream_id');
@@ -57,9 +58,9 @@ export function checkAttestationBinding(claims: AttestationClaims, envelope: Att
   for (const name of TYPE_CLAIMS) {
     if (Object.hasOwn(claims, name) && claims[name] !== type) mismatched.push(`event (signed ${name})`);
   }
-  const carriesRelease = findReleasedAnswerList(claims) !== undefined;
+  const carriesRelease = findReleasedAnswerList(claims, answersClaim) !== undefined;
   if (carriesRelease && type !== RELEASED) mismatched.push('event (the released payload travels only under kyb.data_request.released)');
-  if (!carriesRelease && type === RELEASED) mismatched.push('event (a release whose attestation carries no released answers)');
+  if (!carriesRelease && type === RELEASED) mismatched.push(`event (a release whose attestation carries no released answers: ${describeAnswersSearch(answersClaim)})`);
 
   // Data fields the claims also carry must be the signed values; this includes data.request_id.
   for (const field of Object.keys(envelope.data)) {

@@ -75,6 +75,12 @@ export interface AttestationOptions {
   jwksTimeoutMs?: number;
   /** The `fetch` used for the JWKS; the global one by default. Redirects are not followed. */
   fetch?: typeof fetch;
+  /**
+   * The claim of a release's attestation that holds the released answers (spec 2.8 does not show its name). Default:
+   * `answers`, else the first claim holding a list of answer entries (name, subject_type, subject, value). A release
+   * whose attestation carries none there is refused (`attestation_relabelled`), with a log line naming this option.
+   */
+  answersClaim?: string;
 }
 
 /**
@@ -200,7 +206,7 @@ export function createAttestationVerifier(
     checkRegisteredClaims(claims, options, Math.floor(now() / 1000), leeway, verifyOptions?.fetched === true);
 
     // 5. the envelope must carry the signed values, otherwise the delivery was relabelled.
-    checkAttestationBinding(claims as AttestationClaims, envelope);
+    checkAttestationBinding(claims as AttestationClaims, envelope, options.answersClaim);
     return claims as AttestationClaims;
   };
 }

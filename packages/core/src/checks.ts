@@ -32,6 +32,8 @@ export interface CheckOptions {
   maxBodyBytes: number;
   checkSignature: ReturnType<typeof createSignatureCheck> | undefined;
   verifyAttestation: ReturnType<typeof createAttestationVerifier> | undefined;
+  /** `attestation.answersClaim`: where a release's answers are. */
+  answersClaim?: string | undefined;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -41,7 +43,7 @@ const dataValidators = new Map<string, (value: unknown) => ValidationResult<unkn
 );
 
 /** Creates the checks of one receiver. */
-export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation }: CheckOptions): {
+export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, answersClaim }: CheckOptions): {
   check(input: ReceiveInput): Checked | Promise<Checked>;
   verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError>;
 } {
@@ -119,7 +121,7 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation }
       claims,
       parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
     );
-    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
+    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims, answersClaim);
 
     // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
     return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined, waitUntil: input.waitUntil };
@@ -153,7 +155,7 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation }
       if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
     }
     const context = new DeliveryContext({ hmac: null, attestation: claims !== undefined, fetched: true }, claims, undefined);
-    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims);
+    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims, answersClaim);
     return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
   }
 

@@ -663,6 +663,7 @@ const attestationFields: FieldsSpec = {
     jwksMaxStaleMs: optionRules.wholeNumber(0, 'milliseconds'),
     jwksMaxBytes: optionRules.wholeNumber(1, 'bytes'),
     fetch: optionRules.func('a fetch implementation'),
+    answersClaim: optionRules.nonEmptyString("the name of the claim that holds a release's answers, e.g. 'answers'"),
   },
   aliases: {
     iss: 'issuer',

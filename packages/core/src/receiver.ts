@@ -64,7 +64,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const gapHandlers: GapHandler[] = [];
 
   // Steps 1 to 5 and the event data schema (checks.ts): limits, signature, parse, envelope, attestation, data.
-  const { check, verifyFetched } = createChecks({ maxBodyBytes, checkSignature, verifyAttestation });
+  const { check, verifyFetched } = createChecks({ maxBodyBytes, checkSignature, verifyAttestation, answersClaim: options.attestation?.answersClaim });
   // Step 7 (run-handlers.ts): handlers within handlerTimeoutMs, failures told to onError.
   const runHandlers = createHandlerRunner(handlers, handlerTimeoutMs);
   // Steps 6 to 8 (claim-run-settle.ts): claim in the store, run the handlers, complete or release the claim.
