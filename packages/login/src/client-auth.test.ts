@@ -78,12 +78,12 @@ describe('the login server refuses the client itself: client_auth_failed (500)',
         },
       }),
     );
-    const { tokens } = await login.finish((await approvedCallback(login)).callback);
+    const { tokens, claims } = await login.finish((await approvedCallback(login)).callback);
     refuse = true;
     const signIn = await refusal(login.finish((await approvedCallback(login)).callback));
     expectClientAuthFailed(signIn, [provider.confidentialClient.clientSecret]);
     expect(signIn.detail).toMatch(/does not allow this app's client the authorization_code grant.*Register the grant types/);
-    const refresh = await refusal(login.refresh(tokens.refreshToken!));
+    const refresh = await refusal(login.refresh(tokens.refreshToken!, { claims }));
     expectClientAuthFailed(refresh, [provider.confidentialClient.clientSecret, tokens.refreshToken!]);
     expect(refresh.detail).toMatch(/the refresh_token grant/);
   });

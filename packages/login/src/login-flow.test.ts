@@ -188,8 +188,8 @@ describe('sign-in over HTTP against the provider', () => {
 
   it('refreshes: new access token, same user', async () => {
     const login = await createLogin(loginOptions(provider));
-    const { tokens } = await login.finish((await approvedCallback(login)).callback);
-    const refreshed = await login.refresh(tokens.refreshToken!);
+    const { tokens, claims } = await login.finish((await approvedCallback(login)).callback);
+    const refreshed = await login.refresh(tokens.refreshToken!, { claims });
     expect(refreshed.userId).toBe(TEST_ADDRESS);
     expect(refreshed.tokens.accessToken).not.toBe(tokens.accessToken);
     expect(refreshed.tokens.refreshToken).toEqual(expect.any(String));
@@ -205,9 +205,9 @@ describe('sign-in over HTTP against the provider', () => {
       return rest;
     });
     const login = await createLogin(loginOptions(provider, { fetch: fetchWithout }));
-    const { tokens } = await login.finish((await approvedCallback(login)).callback);
+    const { tokens, userId } = await login.finish((await approvedCallback(login)).callback);
     dropIdToken = true;
-    const refreshed = await login.refresh(tokens.refreshToken!);
+    const refreshed = await login.refresh(tokens.refreshToken!, { userId });
     expect(refreshed.tokens.accessToken).toEqual(expect.any(String));
     expect(refreshed.tokens.accessToken).not.toBe(tokens.accessToken);
     expect(refreshed.tokens.refreshToken).toEqual(expect.any(String));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogin, type Login } from './login.js';
 import { memoryTransactionStore } from './transaction-store.js';
 import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
-import { startTestProvider, type TestProvider } from './testing/provider.js';
+import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
 import { claimsOf, craftToken, tamperingFetch, type Forgery } from './testing/tokens.js';
 
 let provider: TestProvider;
@@ -162,8 +162,8 @@ describe('the code exchange is refused', () => {
 });
 
 describe('discovery is refused', () => {
-  /** A login server whose discovery document names `issuer` (everything else from the real provider). */
-  async function withDiscoveredIssuer(issuerFor: (origin: string) => string, run: (authUrl: string) => Promise<void>): Promise<void> {
+  /** A login server whose discovery document names `issuer` (everything else from the real provider), at `path`. */
+  async function withDiscoveredIssuer(issuerFor: (origin: string) => string, run: (authUrl: string) => Promise<void>, path = '/login'): Promise<void> {
     const server = createServer(async (req, res) => {
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const document = (await (await fetch(`${provider.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
@@ -173,7 +173,7 @@ describe('discovery is refused', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}/login`);
+      await run(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`);
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -198,9 +198,42 @@ describe('discovery is refused', () => {
     );
   });
 
+  it.each<[string, (origin: string) => string]>([
+    ['a scheme in capitals', (origin) => origin.replace('http:', 'HTTP:')],
+    ['a shortened IPv4 address', (origin) => origin.replace('127.0.0.1', '127.1')],
+    ['a doubled slash', (origin) => `${origin}//`],
+  ])('at a root issuer, when the document spells it with %s (only a trailing slash is no difference)', async (_name, issuerFor) => {
+    await withDiscoveredIssuer(issuerFor, async (authUrl) => expect((await refusal(createLogin(loginOptions(provider, { authUrl })))).code).toBe('issuer_mismatch'), '');
+  });
+
   it('when the login server is not reachable', async () => {
     const error = await refusal(createLogin(loginOptions(provider, { authUrl: 'http://127.0.0.1:9' })));
     expect(error.code).toBe('discovery_failed');
+  });
+});
+
+describe('a root issuer with or without its trailing slash is one issuer', () => {
+  it('authUrl with the slash, the document without: starts, and signs in', async () => {
+    const slashed = await createLogin(loginOptions(provider, { authUrl: `${provider.issuer}/` }));
+    expect(slashed.issuer).toBe(provider.issuer);
+    expect((await slashed.finish((await approvedCallback(slashed)).callback)).claims.iss).toBe(provider.issuer);
+  });
+
+  it('authUrl without the slash, the document with it: starts', async () => {
+    const server = createServer((_req, res) => {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      void fetch(`${provider.issuer}/.well-known/openid-configuration`)
+        .then((answer) => answer.json())
+        .then((document) => res.setHeader('content-type', 'application/json').end(JSON.stringify({ ...(document as object), issuer: `${origin}/` })));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      expect((await createLogin(loginOptions(provider, { authUrl: origin }))).issuer).toBe(`${origin}/`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
@@ -223,8 +256,14 @@ describe('the ID token of the token response is refused', () => {
     expect((await tampered.finish((await approvedCallback(tampered)).callback)).userId).toMatch(/^0x/);
   });
 
-  it('from an issuer that differs by a trailing slash', async () => {
-    expect((await signInWithIdToken((c) => sign({ ...c, iss: `${provider.issuer}/` }))).code).toBe('issuer_mismatch');
+  it('from an issuer that differs by a trailing slash: 401 token_invalid about the token (not issuer_mismatch about discovery)', async () => {
+    const error = await signInWithIdToken((c) => sign({ ...c, iss: `${provider.issuer}/` }));
+    expect(error).toMatchObject({ code: 'token_invalid', status: 401 });
+    expect(error.message).toMatch(/^The ID token was not issued by this site\u2019s login server/);
+  });
+
+  it('from another issuer: 401 token_invalid about the token', async () => {
+    expect(await signInWithIdToken((c) => sign({ ...c, iss: 'https://login.other.example' }))).toMatchObject({ code: 'token_invalid', status: 401 });
   });
 
   it('for another audience', async () => {
@@ -268,6 +307,62 @@ describe('the ID token of the token response is refused', () => {
   it('when the token response is not of type bearer', async () => {
     const tampered = await createLogin(loginOptions(provider, { fetch: tamperingFetch((body) => ({ ...body, token_type: 'DPoP' })) }));
     expect((await refusal(tampered.finish((await approvedCallback(tampered)).callback))).code).toBe('token_invalid');
+  });
+});
+
+describe('refresh refuses a refreshed ID token of another session (OIDC Core 12.2)', () => {
+  let forge: ((claims: Record<string, unknown>) => Promise<string>) | undefined;
+  let refreshing: Login;
+  beforeAll(async () => {
+    // Only refresh answers are forged: the sign-in that made the session is genuine.
+    refreshing = await createLogin(
+      loginOptions(provider, {
+        fetch: tamperingFetch(async (body) => (forge && body.id_token ? { ...body, id_token: await forge(claimsOf(body.id_token) as Record<string, unknown>) } : body)),
+      }),
+    );
+  });
+  const sign = (claims: Record<string, unknown>): Promise<string> => craftToken(provider.signingKey, claims);
+  async function refreshWith(make: (claims: Record<string, unknown>) => Promise<string>, session?: 'userId'): Promise<Awaited<ReturnType<Login['refresh']>>> {
+    forge = undefined;
+    const { tokens, claims, userId } = await refreshing.finish((await approvedCallback(refreshing)).callback);
+    forge = make;
+    try {
+      return await refreshing.refresh(tokens.refreshToken!, session === 'userId' ? { userId } : { claims });
+    } finally {
+      forge = undefined;
+    }
+  }
+
+  it('accepts the same sub, iss and aud, re-signed (control)', async () => {
+    expect((await refreshWith((c) => sign(c))).userId).toBe(TEST_ADDRESS);
+    expect((await refreshWith((c) => sign({ ...c, aud: [c.aud].flat() }))).userId).toBe(TEST_ADDRESS);
+  });
+
+  it.each<[string, (claims: Record<string, unknown>) => Record<string, unknown>, RegExp]>([
+    ['another sub', (c) => ({ ...c, sub: 'svcid:0x1111111111111111111111111111111111111111' }), /\bsub\b/],
+    ['another iss', (c) => ({ ...c, iss: 'https://login.other.example' }), /iss/],
+    ['another aud (one more audience, this client as azp)', (c) => ({ ...c, aud: [c.aud, 'another-client'].flat(), azp: provider.confidentialClient.clientId }), /\baud\b/],
+  ])('with %s: 401 token_invalid', async (_name, change, detail) => {
+    const error = await refusal(refreshWith((c) => sign(change(c))));
+    expect(error).toMatchObject({ code: 'token_invalid', status: 401 });
+    expect(error.detail).toMatch(detail);
+  });
+
+  it('with another sub, when the session is given by its user id', async () => {
+    const error = await refusal(refreshWith((c) => sign({ ...c, sub: 'svcid:0x1111111111111111111111111111111111111111' }), 'userId'));
+    expect(error).toMatchObject({ code: 'token_invalid', detail: expect.stringMatching(/\bsub\b.*OIDC Core 12\.2/) });
+  });
+
+  it.each<[string, unknown]>([
+    ['no session', undefined],
+    ['claims without sub', { claims: { iss: 'x', aud: 'y' } }],
+    ['an empty user id', { userId: '' }],
+  ])('is config_invalid with %s, before the refresh token is spent', async (_name, session) => {
+    const { tokens, claims } = await login.finish((await approvedCallback(login)).callback);
+    const error = await refusal(login.refresh(tokens.refreshToken!, session as never));
+    expect(error).toMatchObject({ code: 'config_invalid' });
+    expect(error.message).toMatch(/login\.refresh\(refreshToken, \{ claims \}\)/);
+    expect((await login.refresh(tokens.refreshToken!, { claims })).userId).toBe(TEST_ADDRESS);
   });
 });
 

@@ -5,7 +5,7 @@ import { KybLoginError, loginError } from './errors.js';
 import { validateLoginOptions, type LoginOptions } from './options.js';
 import { safeReturnPath } from './return-path.js';
 import { Sealer } from './sealed.js';
-import { TokenVerifier, type VerifiedClaims, type VerifiedUser } from './tokens.js';
+import { foreignIssuer, TokenVerifier, userIdFromSubject, type VerifiedClaims, type VerifiedUser } from './tokens.js';
 import type { LoginTransaction } from './transaction-store.js';
 
 /**
@@ -84,6 +84,19 @@ export interface LoginStart {
 }
 
 /**
+ * The session a refresh continues: the claims of its sign-in's ID token (`LoginResult.claims`, or the `claims` of the
+ * last refresh that had an ID token), or only its user id (what the login routes' session cookie holds, which checks
+ * `sub` and `iss` but cannot check `aud`). {@link Login.refresh} refuses a refreshed ID token that differs from it.
+ *
+ * @example
+ * ```ts
+ * const { tokens, claims } = await login.refresh(stored.refreshToken, { claims: stored.claims })
+ * const again = await login.refresh(tokens.refreshToken!, { userId: await login.sessionUser(request) ?? '' })
+ * ```
+ */
+export type RefreshSession = { claims: Pick<VerifiedClaims, 'iss' | 'sub' | 'aud'> } | { userId: string };
+
+/**
  * Signs users in with the service's login server. Create it once at start-up with {@link createLogin}; the framework
  * mounts (`@kyb-webhooks/login/express`, `/fastify`, `/koa`, `/hono`) wrap it in routes.
  *
@@ -98,6 +111,8 @@ export interface Login {
   readonly issuer: string;
   /** The redirect URI the login uses for a request (resolved per request when configured as a path). */
   redirectUriFor(request: LoginRequest): string;
+  /** The path of the redirect URI, where the callback route is mounted (e.g. `/auth/callback`). */
+  readonly callbackPath: string;
   /**
    * Starts a login: the authorization URL with every parameter of spec 4.1, the transaction cookie, and the cookie
    * that binds the transaction to this browser (reused when the request has one). It also clears the cookies of the
@@ -131,10 +146,12 @@ export interface Login {
   exchangeCode(input: { code: string; codeVerifier: string; nonce?: string; redirectUri?: string; iss?: string }): Promise<LoginResult>;
   /**
    * Uses a refresh token; resolves with the new tokens (the refresh token is the new one, or the same if not rotated).
-   * A refresh answer may come without an ID token (OIDC Core 12.2): then `tokens.idToken`, `userId` and `claims` are
-   * undefined; with one, it is verified like at sign-in and they are its.
+   * `session` is the session it continues ({@link RefreshSession}): a refreshed ID token must keep its `iss`, `sub`
+   * and `aud` (OIDC Core 12.2), or the refresh is refused with `token_invalid` (a refresh token that signs in another
+   * user must never extend this one's session). A refresh answer may come without an ID token (OIDC Core 12.2): then
+   * `tokens.idToken`, `userId` and `claims` are undefined; with one, it is verified like at sign-in and they are its.
    */
-  refresh(refreshToken: string): Promise<{
+  refresh(refreshToken: string, session: RefreshSession): Promise<{
     tokens: Omit<LoginTokens, 'idToken'> & { idToken?: string };
     userId: string | undefined;
     claims: VerifiedClaims | undefined;
@@ -242,6 +259,7 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
     throw discoveryError(error);
   }
   const server = config.serverMetadata();
+  if (!namesConfiguredIssuer(server.issuer, options.authUrl)) throw issuerMismatch();
   if (!server.jwks_uri || !server.token_endpoint || !server.authorization_endpoint) {
     throw loginError('discovery_failed', 'the discovery document lacks jwks_uri, token_endpoint or authorization_endpoint');
   }
@@ -384,6 +402,7 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
     issuer: server.issuer,
     sessions: sessionMaxAge > 0,
     redirectUriFor,
+    callbackPath: new URL(options.redirectUri, 'http://callback.invalid').pathname,
 
     async start(request, startOptions = {}) {
       const returnTo = startOptions.returnTo === undefined ? '/' : safeReturnPath(startOptions.returnTo);
@@ -531,8 +550,10 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
       return complete(response, input.nonce);
     },
 
-    async refresh(refreshToken) {
+    async refresh(refreshToken, session) {
       if (typeof refreshToken !== 'string' || refreshToken === '') throw loginError('token_missing', 'refresh needs a refresh token');
+      // Before the token endpoint: a call that cannot be checked must not spend the refresh token.
+      checkRefreshSession(session);
       let response: oidc.TokenEndpointResponse;
       try {
         response = await oidc.refreshTokenGrant(config, refreshToken);
@@ -542,6 +563,8 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
       const tokens = tokensOf(response, refreshToken);
       if (tokens.idToken === undefined) return { tokens, userId: undefined, claims: undefined };
       const verified = await verifier.verifyIdToken(tokens.idToken);
+      const changed = changedSessionClaim(verified.claims, session, server.issuer);
+      if (changed) throw loginError('token_invalid', `the refreshed id_token's ${changed} is not the session's (OIDC Core 12.2)`);
       return { tokens, userId: verified.userId, claims: verified.claims };
     },
 
@@ -653,6 +676,37 @@ function stateTag(state: string): string {
   return ((h2 >>> 0).toString(36).padStart(7, '0') + (h1 >>> 0).toString(36).padStart(7, '0')).slice(1);
 }
 
+/** Throws `config_invalid`, with the call to write, unless `session` is a {@link RefreshSession}. */
+function checkRefreshSession(session: unknown): void {
+  const s = session as { claims?: Record<string, unknown>; userId?: unknown } | undefined;
+  const claims = s?.claims;
+  const aud = claims?.aud;
+  const validClaims = typeof claims?.iss === 'string' && typeof claims.sub === 'string' && (typeof aud === 'string' || Array.isArray(aud));
+  if (validClaims || (claims === undefined && typeof s?.userId === 'string' && s.userId !== '')) return;
+  throw new KybLoginError(
+    'config_invalid',
+    'login.refresh needs the session it continues, to check the refreshed ID token against it (OIDC Core 12.2): ' +
+      'login.refresh(refreshToken, { claims }) with the ID token claims of the sign-in (LoginResult.claims) or of the last ' +
+      'refresh, or login.refresh(refreshToken, { userId }) with the signed-in user id.',
+  );
+}
+
+/**
+ * The claim of a refreshed ID token that is not the session's, or undefined (OIDC Core 12.2: `iss`, `sub` and `aud`
+ * stay those of the sign-in). Audiences are compared as sets: `"a"` and `["a"]` name the same audience.
+ */
+function changedSessionClaim(claims: VerifiedClaims, session: RefreshSession, issuer: string): 'iss' | 'sub' | 'aud' | undefined {
+  if (!('claims' in session)) {
+    if (claims.iss !== issuer) return 'iss';
+    return userIdFromSubject(claims.sub) === session.userId ? undefined : 'sub';
+  }
+  const original = session.claims;
+  if (claims.iss !== original.iss) return 'iss';
+  if (claims.sub !== original.sub) return 'sub';
+  const audiences = (aud: string | string[] | undefined): string => JSON.stringify([...new Set([aud ?? []].flat())].sort());
+  return audiences(claims.aud) === audiences(original.aud) ? undefined : 'aud';
+}
+
 /** openid-client passes its own Request init; keep its redirect: 'manual' and add nothing. */
 function fetchFor(custom: typeof fetch): oidc.CustomFetch {
   return (url, init) => custom(url, init as RequestInit);
@@ -663,16 +717,34 @@ function safeWord(value: unknown): string {
   return typeof value === 'string' && /^[\w.-]{1,64}$/.test(value) ? value : 'an error';
 }
 
+function issuerMismatch(): KybLoginError {
+  return new KybLoginError(
+    'issuer_mismatch',
+    'The discovery document at authUrl names a different issuer. Set authUrl to exactly the issuer the login server ' +
+      'announces (a trailing slash counts, except after a bare origin: https://login.example and https://login.example/ ' +
+      'are one issuer); tokens are only accepted from that issuer.',
+    { detail: 'discovery issuer differs from authUrl' },
+  );
+}
+
+/** An issuer that is a bare origin, with or without the slash a URL parser adds: `https://login.example[/]`. */
+const ROOT_ISSUER = /^https?:\/\/[^/?#\s]+\/?$/i;
+
+/**
+ * Whether the discovery document names the configured issuer (OIDC Discovery 4.3: identical), with one allowance: at
+ * a bare origin a trailing slash is no difference, since `https://login.example` and `https://login.example/` are one
+ * URL and both spellings are in use. openid-client compares the two as parsed URLs, which also equates other spellings
+ * (a scheme in capitals, `127.1`); those stay refused here, because every `iss` is then compared with the document's
+ * issuer as a string.
+ */
+function namesConfiguredIssuer(discovered: string, authUrl: string): boolean {
+  if (discovered === authUrl) return true;
+  return ROOT_ISSUER.test(discovered) && ROOT_ISSUER.test(authUrl) && discovered.replace(/\/$/, '') === authUrl.replace(/\/$/, '');
+}
+
 function discoveryError(error: unknown): KybLoginError {
   const code = (error as { code?: string })?.code;
-  if (code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') {
-    return new KybLoginError(
-      'issuer_mismatch',
-      'The discovery document at authUrl names a different issuer. Set authUrl to exactly the issuer the login server ' +
-        'announces (compare a trailing slash too); tokens are only accepted from that issuer.',
-      { detail: 'discovery issuer differs from authUrl' },
-    );
-  }
+  if (code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') return issuerMismatch();
   if (code === 'OAUTH_HTTP_REQUEST_FORBIDDEN') {
     return new KybLoginError('config_invalid', 'authUrl must be https (allowInsecureRequests: true only for a local test provider).');
   }
@@ -698,7 +770,8 @@ function protocolError(error: unknown, confidential: boolean, grant: 'authorizat
   const inner = cause?.message ?? '';
   if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED') return loginError(/exp/.test(inner) ? 'token_expired' : 'token_invalid', `id_token: ${inner.slice(0, 120)}`);
   if (code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' || code === 'OAUTH_INVALID_RESPONSE' || code === 'OAUTH_PARSE_ERROR' || code === 'OAUTH_UNSUPPORTED_OPERATION') {
-    if (/"iss"/.test(inner)) return loginError('issuer_mismatch', `response: ${inner.slice(0, 120)}`);
+    // The ID token's iss (finish checks the callback's RFC 9207 iss itself, before the exchange): the token's fault.
+    if (/"iss"/.test(inner)) return /response parameter/.test(inner) ? loginError('callback_invalid', `response: ${inner.slice(0, 120)}`) : foreignIssuer('id_token', `id_token: ${inner.slice(0, 120)}`);
     if (/"state"/.test(inner)) return loginError('state_mismatch', `response: ${inner.slice(0, 120)}`);
     return loginError('token_invalid', `response: ${(inner || message).slice(0, 120)}`);
   }

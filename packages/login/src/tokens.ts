@@ -176,9 +176,22 @@ function safeName(error: unknown): string {
 function verificationError(kind: string, error: unknown): KybLoginError {
   if (error instanceof JwksFetchFailed) return loginError('jwks_unavailable', `${kind}: ${error.message}`);
   if (error instanceof joseErrors.JWTExpired) return loginError('token_expired', `${kind} exp is past`);
-  if (error instanceof joseErrors.JWTClaimValidationFailed) return loginError('token_invalid', `${kind} claim ${error.claim} failed: ${error.reason}`);
+  if (error instanceof joseErrors.JWTClaimValidationFailed) {
+    if (error.claim === 'iss') return foreignIssuer(kind, `${kind} claim iss failed: ${error.reason}`);
+    return loginError('token_invalid', `${kind} claim ${error.claim} failed: ${error.reason}`);
+  }
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return loginError('jwks_unavailable', `${kind}: ${error.code}`);
   if (error instanceof joseErrors.JOSEError) return loginError('token_invalid', `${kind}: ${error.code}`);
   // Neither jose's refusal nor a failed JWKS fetch (those are JwksFetchFailed): unexpected, so not the token's fault.
   return new KybLoginError('internal_error', undefined, { detail: `${kind}: verification failed unexpectedly (${safeName(error)})`, cause: error });
+}
+
+/**
+ * A token whose `iss` is not the discovery document's issuer: the token's fault, so 401 `token_invalid` with a message
+ * about the token, never `issuer_mismatch` (503, about the discovery document at start-up), which would send an
+ * operator looking for a configuration problem that anyone able to hand over a token can fake.
+ */
+export function foreignIssuer(kind: string, detail: string): KybLoginError {
+  const token = kind === 'id_token' ? 'ID token' : 'access token';
+  return new KybLoginError('token_invalid', `The ${token} was not issued by this site\u2019s login server (its iss is another issuer).`, { detail });
 }
