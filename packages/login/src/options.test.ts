@@ -57,6 +57,10 @@ describe('createLogin refuses options that cannot work, with config_invalid and 
     ['a __Host- transaction cookie name (not on path /)', { cookies: { transactionName: '__Host-tx' } }, /cookies\.transactionName must not start with __Host-: browsers refuse a __Host- cookie on a path other than \//],
     ['a __host- transaction cookie name (prefixes match in any case)', { cookies: { transactionName: '__host-tx' } }, /cookies\.transactionName must not start with __Host-/],
     ['a __Host- session cookie name on plain http', { redirectUri: 'http://localhost:3000/auth/callback', cookies: { sessionName: '__Host-s' } }, /cookies\.sessionName starts with __Host-, which browsers accept only on Secure cookies/],
+    ['a session cookie name without __Host- with https', { cookies: { sessionName: 'sid' } }, /cookies\.sessionName must start with __Host- when the cookies are Secure: .*Use __Host-<your name>, or leave it out \(the default is __Host-kyb-login-session\)\./],
+    ['a __Secure- session cookie name with https', { cookies: { sessionName: '__Secure-sid' } }, /cookies\.sessionName must start with __Host- when the cookies are Secure/],
+    ['a session cookie name without __Host- on loopback with cookies.secure: true', { redirectUri: 'http://localhost:3000/auth/callback', cookies: { secure: true, sessionName: 'sid' } }, /cookies\.sessionName must start with __Host-/],
+    ['a session cookie name without __Host- with a path redirectUri (Secure on https requests)', { redirectUri: '/auth/callback', cookies: { sessionName: 'sid' } }, /cookies\.sessionName must start with __Host- when the cookies are Secure on https requests .*cookies\.secure: false allows a name without it/],
   ])('%s', async (_name, change, message) => {
     const error = await configError({ ...valid, ...change });
     expect(error).toBeInstanceOf(KybLoginError);
@@ -75,6 +79,9 @@ describe('createLogin refuses options that cannot work, with config_invalid and 
     ['a __Secure- transaction cookie name with https', { cookies: { transactionName: '__Secure-tx' } }],
     ['a __Host- session cookie name with https', { cookies: { sessionName: '__Host-s' } }],
     ['a __Host- session cookie name on loopback with cookies.secure: true', { redirectUri: 'http://localhost:3000/auth/callback', cookies: { secure: true, sessionName: '__Host-s' } }],
+    ['a session cookie name without __Host- on plain http (loopback)', { redirectUri: 'http://localhost:3000/auth/callback', cookies: { sessionName: 'sid' } }],
+    ['a session cookie name without __Host- with a path redirectUri and cookies.secure: false', { redirectUri: '/auth/callback', cookies: { secure: false, sessionName: 'sid' } }],
+    ['a __host- session cookie name (prefixes match in any case)', { cookies: { sessionName: '__host-sid' } }],
   ])('accepts %s', (_name, change) => {
     expect(() => validateLoginOptions({ ...valid, ...change })).not.toThrow();
   });

@@ -17,7 +17,10 @@ import type { TransactionStore } from './transaction-store.js';
  * ```
  */
 export interface LoginOptions {
-  /** `{auth_url}`: the login server's issuer. Discovery starts from it, and its document must name the same issuer. */
+  /**
+   * `{auth_url}`: the login server's issuer. Discovery starts from it, and its document must name the same issuer,
+   * exactly, except that at a bare origin a trailing slash is no difference (`https://login.example[/]`).
+   */
   authUrl: string;
   /** The oauth2ClientID. */
   clientId: string;
@@ -59,8 +62,10 @@ export interface LoginOptions {
    * Cookie attributes; `secure` defaults to whether the redirect URI is https (and cannot be false with an https
    * one). `transactionName` is the prefix of the transaction cookies' names (each login's cookie adds a tag of its
    * state); it cannot start with `__Host-` (they are on the callback path, not /). Names with `__Secure-`/`__Host-`
-   * need Secure cookies. The binding cookie is always `__Host-kyb-login-bind` (`kyb-login-bind` without Secure). The
-   * other attributes are fixed: httpOnly, SameSite=Lax, no Domain.
+   * need Secure cookies, and `sessionName` must start with `__Host-` whenever the cookies are Secure (the default is
+   * `__Host-kyb-login-session`, `kyb-login-session` without Secure). The binding cookie is always
+   * `__Host-kyb-login-bind` (`kyb-login-bind` without Secure). The other attributes are fixed: httpOnly, SameSite=Lax,
+   * no Domain.
    */
   cookies?: { secure?: boolean; transactionName?: string; sessionName?: string };
   /**
@@ -236,6 +241,8 @@ export function validateLoginOptions(options: unknown): asserts options is Login
               'the transaction cookies are on the callback path, so no sign-in would finish. Use a __Secure- name, or leave ' +
               'it out (the default is __Secure-kyb-login-tx over https).',
           );
+        } else if (typeof v === 'string' && name === 'sessionName' && secure !== false && !/^__host-/i.test(v)) {
+          problems.push(sessionNameWithoutHostPrefix(secure));
         } else if (typeof v === 'string' && secure === false && /^__(secure|host)-/i.test(v)) {
           problems.push(
             `cookies.${name} starts with ${v.slice(0, v.indexOf('-') + 1)}, which browsers accept only on Secure cookies, and these are not ` +
@@ -246,6 +253,22 @@ export function validateLoginOptions(options: unknown): asserts options is Login
     }
   }
   if (problems.length > 0) throw configInvalid(problems);
+}
+
+/**
+ * Why a Secure session cookie needs the `__Host-` prefix, and the fix. The session cookie is always Secure, on `/` and
+ * without Domain when the cookies are Secure, so the prefix costs nothing; without it a sibling subdomain, or a plain
+ * http page of this host, can set a cookie of that name (cookie tossing), planting its own session in the user's
+ * browser. There is no opt-out: no setting of this package makes the prefix impossible.
+ */
+function sessionNameWithoutHostPrefix(secure: boolean | undefined): string {
+  const when = secure === true ? 'the cookies are Secure' : 'the cookies are Secure on https requests (a path redirectUri)';
+  return (
+    `cookies.sessionName must start with __Host- when ${when}: only a __Host- cookie cannot be set by a sibling subdomain ` +
+    'or a plain-http page of this host, which could otherwise plant its own session in the browser. Use ' +
+    '__Host-<your name>, or leave it out (the default is __Host-kyb-login-session)' +
+    (secure === true ? '.' : '; for plain-http loopback development only, cookies.secure: false allows a name without it.')
+  );
 }
 
 /** The scheme of an absolute URL option as the URL parser reads it (`'https:'`), or undefined (a path, not a URL). */
