@@ -1,5 +1,5 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteHandlerMethod } from 'fastify';
+import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteHandlerMethod, RouteShorthandOptionsWithHandler } from 'fastify';
 import type { Login, LoginRequest } from './login.js';
 import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
 import { isAuthenticatedUser, LoginRoutes, type AuthenticatedUser, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
@@ -24,8 +24,13 @@ export interface FastifyLoginHandlers {
   start: RouteHandlerMethod;
   /** GET, at the path of the redirect URI: finishes the sign-in, sets the session cookie, redirects back. */
   callback: RouteHandlerMethod;
-  /** POST: clears the session cookie and redirects to `?returnTo=` or `/`. */
-  logout: RouteHandlerMethod;
+  /**
+   * POST: clears the session cookie and redirects to `?returnTo=` or `/`. Route options rather than a bare handler
+   * (`app.post('/auth/logout', auth.logout)` takes either): it answers in an onRequest hook, before Fastify parses the
+   * body, so a sign-out button's HTML form (`application/x-www-form-urlencoded`, which Fastify has no parser for and
+   * would answer 415) needs no body parser. Logout reads no body.
+   */
+  logout: RouteShorthandOptionsWithHandler;
 }
 
 /**
@@ -45,10 +50,13 @@ export interface FastifyLoginHandlers {
 export function loginHandlers(login: Login, options: LoginRoutesOptions<FastifyRequest> = {}): FastifyLoginHandlers {
   checkLoginHandlersArguments('fastify', login, options);
   const routes = new LoginRoutes<FastifyRequest>(login, options);
+  const logout = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
+    send(reply, await routes.logout(toLoginRequest(request), request), routes, request);
   return {
     start: async (request, reply) => send(reply, await routes.start(toLoginRequest(request), request), routes, request),
     callback: async (request, reply) => send(reply, await routes.callback(toLoginRequest(request), request), routes, request),
-    logout: async (request, reply) => send(reply, await routes.logout(toLoginRequest(request), request), routes, request),
+    // The hook answers; the handler is there because Fastify needs one, and is never reached.
+    logout: { onRequest: logout, handler: logout },
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Context, Middleware, Next } from 'koa';
 import type { Login, LoginRequest } from './login.js';
-import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
+import { checkLoginHandlersArguments, checkLoginRouterArguments, checkRequireUserArguments } from './route-options.js';
 import { isAuthenticatedUser, LoginRoutes, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
 
 /**
@@ -21,19 +21,60 @@ export interface KoaLoginHandlers {
 }
 
 /**
- * Login routes for Koa over a {@link Login}: a thin map of the context, as every framework gets.
+ * The paths {@link loginRoutes} answers; each defaults as shown.
  *
  * @example
  * ```ts
+ * const paths: KoaLoginPaths = { start: '/auth/login', callback: '/auth/callback', logout: '/auth/logout' }
+ * ```
+ */
+export interface KoaLoginPaths {
+  /** GET: default `/auth/login`. */
+  start?: string;
+  /** GET: default the path of the login's redirect URI (`login.callbackPath`), which it must be. */
+  callback?: string;
+  /** POST: default `/auth/logout`. */
+  logout?: string;
+}
+
+/**
+ * The three login routes mounted on a Koa app in one middleware, as Express, Fastify and Hono mount them with their
+ * routers (Koa has none built in): GET start, GET callback at the redirect URI's path, POST logout; every other
+ * request goes on to `next`. With `@koa/router`, {@link loginHandlers} gives the three handlers to mount yourself.
+ *
+ * @example
+ * ```ts
+ * import { loginRoutes, requireUser } from '@kyb-webhooks/login/koa'
+ *
+ * app.use(loginRoutes(login, { onLogin: async ({ userId, isNewUser }) => { if (isNewUser) await welcome(userId) } }))
+ * ```
+ */
+export function loginRoutes(login: Login, options: LoginRoutesOptions<Context> & { paths?: KoaLoginPaths } = {}): Middleware {
+  checkLoginRouterArguments('koa', login, options);
+  const { paths = {}, ...hooks } = options;
+  const auth = loginHandlers(login, hooks);
+  const routes = new Map<string, Middleware>([
+    [`GET ${paths.start ?? '/auth/login'}`, auth.start],
+    [`GET ${paths.callback ?? login.callbackPath}`, auth.callback],
+    [`POST ${paths.logout ?? '/auth/logout'}`, auth.logout],
+  ]);
+  return (ctx, next) => {
+    const route = routes.get(`${ctx.method} ${ctx.path}`);
+    return route ? route(ctx, next) : next();
+  };
+}
+
+/**
+ * Login routes for Koa over a {@link Login}: a thin map of the context, as every framework gets. For a router such as
+ * `@koa/router`; without one, {@link loginRoutes} mounts all three.
+ *
+ * @example
+ * ```ts
+ * import Router from '@koa/router'
  * import { loginHandlers, requireUser } from '@kyb-webhooks/login/koa'
  *
  * const auth = loginHandlers(login)
- * app.use(async (ctx, next) => {
- *   if (ctx.method === 'GET' && ctx.path === '/auth/login') return auth.start(ctx, next)
- *   if (ctx.method === 'GET' && ctx.path === '/auth/callback') return auth.callback(ctx, next)
- *   if (ctx.method === 'POST' && ctx.path === '/auth/logout') return auth.logout(ctx, next)
- *   return next()
- * })
+ * router.get('/auth/login', auth.start).get('/auth/callback', auth.callback).post('/auth/logout', auth.logout)
  * router.get('/api/me', requireUser(login), (ctx) => { ctx.body = { userId: ctx.state.kybUser.userId } })
  * ```
  */

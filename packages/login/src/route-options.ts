@@ -1,4 +1,5 @@
 import { KybLoginError } from './errors.js';
+import { safeReturnPath } from './return-path.js';
 
 /**
  * The arguments of the route helpers (`loginHandlers`, `requireUser`, `new LoginRoutes`), checked when they are
@@ -16,6 +17,8 @@ interface HelperSpec {
   /** Other libraries' names for an option, for "did you mean". */
   aliases: Record<string, string>;
   example: string;
+  /** What is wrong with the options together (one option that needs another), or undefined. */
+  together?: (options: Record<string, unknown>) => string | undefined;
 }
 
 const isFunction: Rule = (value) => (typeof value === 'function' ? undefined : `must be a function, got ${kindOf(value)}.`);
@@ -30,12 +33,43 @@ const LOGIN_HANDLERS: HelperSpec = {
   aliases: ROUTES_ALIASES,
   example: 'loginHandlers(login, { onLogin: async ({ userId, isNewUser }) => { … }, onError: (error) => log(error.code, error.detail) })',
 };
+// The paths of Koa's loginRoutes: each a plain path (no query), as the router compares it with ctx.path.
+const ROUTE_NAMES = ['start', 'callback', 'logout'];
+const isPaths: Rule = (value) => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `must be an object, got ${kindOf(value)}.`;
+  for (const [name, path] of Object.entries(value)) {
+    if (!ROUTE_NAMES.includes(name)) return `has no route \`${name}\`; its routes are ${ROUTE_NAMES.join(', ')}.`;
+    if (path !== undefined && (typeof path !== 'string' || safeReturnPath(path) !== path || /[?#]/.test(path))) {
+      return `\`${name}\` must be a path such as '/auth/${name === 'start' ? 'login' : name}', without query, got ${kindOf(path)}.`;
+    }
+  }
+  return undefined;
+};
+
+const LOGIN_ROUTER: HelperSpec = {
+  helper: 'loginRoutes',
+  options: { ...ROUTES_OPTIONS, paths: isPaths },
+  aliases: { ...ROUTES_ALIASES, routes: 'paths', prefix: 'paths' },
+  example: "loginRoutes(login, { paths: { start: '/auth/login', logout: '/auth/logout' }, onLogin, onError })",
+};
 const LOGIN_ROUTES: HelperSpec = { ...LOGIN_HANDLERS, helper: 'new LoginRoutes', example: 'new LoginRoutes(login, { onLogin, onError })' };
+// A path of this site, as the start route's returnTo takes them (the login routes are mounted on this app).
+const isPath: Rule = (value) =>
+  typeof value === 'string' && safeReturnPath(value) !== undefined ? undefined : `must be a path on this site such as '/auth/login', got ${kindOf(value)}.`;
+
 const REQUIRE_USER: HelperSpec = {
   helper: 'requireUser',
-  options: { session: isBoolean, onError: isFunction },
-  aliases: { sessions: 'session', cookie: 'session', allowSession: 'session', onFailure: 'onError' },
-  example: 'requireUser(login, { session: true })',
+  options: { session: isBoolean, redirectToLogin: isPath, onError: isFunction },
+  aliases: {
+    sessions: 'session', cookie: 'session', allowSession: 'session', onFailure: 'onError', redirect: 'redirectToLogin',
+    loginPath: 'redirectToLogin', loginUrl: 'redirectToLogin', redirectTo: 'redirectToLogin', loginRedirect: 'redirectToLogin',
+  },
+  example: "requireUser(login, { session: true, redirectToLogin: '/auth/login' })",
+  // Without the session, the user would come back from signing in to the same refusal, and be sent again, forever.
+  together: (options) =>
+    options.redirectToLogin !== undefined && options.session !== true
+      ? '`redirectToLogin` needs `session: true`: the sign-in it leads to sets the session cookie, which this guard would not accept.'
+      : undefined,
 };
 
 // What the route layer calls on a Login: anything without these is not one.
@@ -47,6 +81,11 @@ export type Mount = 'express' | 'fastify' | 'koa' | 'hono';
 /** Throws `config_invalid` unless `login` is a Login and `options` are loginHandlers options. */
 export function checkLoginHandlersArguments(mount: Mount, login: unknown, options: unknown): void {
   check(LOGIN_HANDLERS, mount, login, options);
+}
+
+/** Throws `config_invalid` unless `login` is a Login and `options` are loginRoutes options. */
+export function checkLoginRouterArguments(mount: Mount, login: unknown, options: unknown): void {
+  check(LOGIN_ROUTER, mount, login, options);
 }
 
 /** Throws `config_invalid` unless `login` is a Login and `options` are requireUser options. */
@@ -75,6 +114,8 @@ function check(spec: HelperSpec, mount: Mount | undefined, login: unknown, optio
           if (problem) problems.push(`\`${name}\` ${problem}`);
         }
       }
+      const together = spec.together?.(options as Record<string, unknown>);
+      if (together) problems.push(together);
     }
   }
   if (problems.length === 0) return;
@@ -100,7 +141,8 @@ function unknownOption(name: string, spec: HelperSpec): string {
 
 /**
  * An alias, the same name in another case or spelling (`onlogin`, `on_login`), or the one option that begins like it
- * (`sesion` → `session`). The helpers have two options each, so no edit distance is needed to guess the one meant.
+ * (`sesion` → `session`). The helpers have two or three options each, so no edit distance is needed to guess the one
+ * meant.
  */
 function suggestOption(name: string, known: readonly string[], aliases: Record<string, string>): string | undefined {
   const wanted = normalize(name);

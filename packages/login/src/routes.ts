@@ -77,6 +77,13 @@ export interface RequireUserOptions {
    * take bearer tokens). The cookie is SameSite=Lax, so other sites cannot use it in cross-site POSTs.
    */
   session?: boolean;
+  /**
+   * For pages: the path of the login start route (e.g. `'/auth/login'`). A request without a bearer token or a valid
+   * session is then answered 303 to it with `?returnTo=` the requested path, so the user signs in and comes back,
+   * instead of a 401. Needs `session: true` (without it the user would come back to the same refusal). Refusals of a
+   * credential that was sent (an invalid bearer token) and 503s are answered as without it.
+   */
+  redirectToLogin?: string;
 }
 
 /**
@@ -175,10 +182,12 @@ export class LoginRoutes<Native> {
       if (guard.session) {
         const userId = await this.login.sessionUser(request);
         if (userId !== undefined) return { userId, via: 'session' };
-      }
+      } else if (await this.hasSession(request)) throw bearerOnly();
       throw loginError('token_missing', 'no bearer token');
     } catch (error) {
       const failure = toLoginError(error);
+      // A page seen without a sign-in: no failure to report, the user is sent to sign in and brought back.
+      if (failure.code === 'token_missing' && guard.redirectToLogin !== undefined) return loginRedirect(request, guard.redirectToLogin);
       const headers: Array<[string, string]> = [];
       if (failure.status === 401) {
         // RFC 6750: say why, without details.
@@ -186,6 +195,15 @@ export class LoginRoutes<Native> {
       }
       return this.fail(failure, native, headers);
     }
+  }
+
+  /**
+   * Whether a request a bearer-only route refuses carries a valid session cookie (the mistake of guarding a page
+   * without `session: true`). Never an error of its own: the refusal stays the route's 401.
+   */
+  private async hasSession(request: LoginRequest): Promise<boolean> {
+    if (!request.header('cookie')) return false;
+    return (await this.login.sessionUser(request).catch(() => undefined)) !== undefined;
   }
 
   /**
@@ -269,6 +287,27 @@ function logServerFailure(error: KybLoginError): void {
   if (error.detail) line += ` \u2014 ${error.detail}`;
   if (error.cause instanceof Error) line += ` (cause: ${error.cause.name}, on error.cause in onError)`;
   console.error(line.replace(/[\r\n]+/g, ' '));
+}
+
+/**
+ * The 401 of a bearer-only route to a request with a valid session, which says why: the session cookie counts only
+ * on routes that accept it (pages), so that other sites cannot use it in requests to the API.
+ */
+function bearerOnly(): KybLoginError {
+  return new KybLoginError(
+    'token_missing',
+    'This route accepts a bearer access token only. The request carries a valid session cookie, which counts only ' +
+      'where the guard accepts sessions: for a page, use requireUser(login, { session: true }).',
+    { detail: 'a valid session on a bearer-only route (requireUser without { session: true })' },
+  );
+}
+
+/** 303 to the login start route, with the requested path to come back to (when it is a safe one). */
+function loginRedirect(request: LoginRequest, startPath: string): LoginResponse {
+  const target = new URL(startPath, 'http://request.invalid');
+  const back = safeReturnPath(request.url);
+  if (back !== undefined) target.searchParams.set('returnTo', back);
+  return { status: 303, headers: [['location', target.pathname + target.search], ['cache-control', 'no-store']] };
 }
 
 function toLoginError(error: unknown): KybLoginError {

@@ -10,6 +10,7 @@ import { createLogin, type Login, type LoginResult } from '../login.js';
 import type { LoginRoutesOptions } from '../routes.js';
 import { COOKIE_SECRET } from './flow.js';
 import { startTestProvider, TEST_ADDRESS, type TestProvider } from './provider.js';
+import { claimsOf, craftToken, tamperingFetch } from './tokens.js';
 import { approveAtProvider, UserAgent } from './user-agent.js';
 
 /** What the suite hands the framework: the login, and the hooks to pass to loginHandlers. */
@@ -24,6 +25,8 @@ export interface RunningApp {
   errors: KybLoginError[];
   /** What onLogin returns next (a path to go to instead of returnTo), when set. */
   nextLoginRedirect: { value: string | undefined };
+  /** When set, the ID token of the next token responses is replaced by the one it makes from the genuine claims. */
+  forgeIdToken: { value: ((claims: Record<string, unknown>) => Promise<string>) | undefined };
   stop(): Promise<void>;
 }
 
@@ -39,6 +42,7 @@ export async function startApp(mount: MountApp): Promise<RunningApp> {
   const logins: LoginResult[] = [];
   const errors: KybLoginError[] = [];
   const nextLoginRedirect: { value: string | undefined } = { value: undefined };
+  const forgeIdToken: RunningApp['forgeIdToken'] = { value: undefined };
   const known = new Set<string>();
   const login = await createLogin({
     authUrl: provider.issuer,
@@ -49,6 +53,7 @@ export async function startApp(mount: MountApp): Promise<RunningApp> {
     secret: COOKIE_SECRET,
     allowInsecureRequests: true,
     upsertUser: (userId) => !known.has(userId) && Boolean(known.add(userId)),
+    fetch: tamperingFetch(async (body) => (forgeIdToken.value ? { ...body, id_token: await forgeIdToken.value(claimsOf(body.id_token) as Record<string, unknown>) } : body)),
   });
   await mount(server, login, {
     onLogin: (result) => {
@@ -64,6 +69,7 @@ export async function startApp(mount: MountApp): Promise<RunningApp> {
     logins,
     errors,
     nextLoginRedirect,
+    forgeIdToken,
     async stop() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -491,6 +497,92 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
       const out = await agent.request(`${app.origin}/auth/logout`, { method: 'POST', headers: headers(app.origin) });
       expect(out.status).toBe(303);
       expect((await agent.request(`${app.origin}/me`)).status).toBe(401);
+    });
+
+    it('signs out from an HTML form (an application/x-www-form-urlencoded body), with no body parser added', async () => {
+      const { agent } = await signedIn();
+      const out = await agent.request(`${app.origin}/auth/logout?returnTo=/bye`, { method: 'POST', form: { submit: 'Sign out' } });
+      expect([out.status, out.headers.get('location')]).toEqual([303, '/bye']);
+      expect(out.headers.getSetCookie().some((c) => /^kyb-login-session=; /.test(c))).toBe(true);
+      expect((await agent.request(`${app.origin}/me`)).status).toBe(401);
+    });
+
+    it('says on a bearer-only route that the request\u2019s valid session counts only with { session: true }', async () => {
+      const { agent } = await signedIn();
+      const api = await agent.request(`${app.origin}/api/me`);
+      expect(api.status).toBe(401);
+      expect(api.headers.get('www-authenticate')).toBe('Bearer');
+      const body = (await api.json()) as { error: string; message: string };
+      expect(body.error).toBe('token_missing');
+      expect(body.message).toMatch(/bearer access token only.*valid session cookie.*requireUser\(login, \{ session: true \}\)/);
+      // Without a session the message stays the generic one.
+      expect(await (await fetch(`${app.origin}/api/me`)).json()).toEqual({ error: 'token_missing', message: LOGIN_ERRORS.token_missing.message });
+    });
+
+    it('sends a page visitor without a session to the login route and back (redirectToLogin)', async () => {
+      const browser = new UserAgent();
+      const page = await browser.request(`${app.origin}/page?tab=2`);
+      expect(page.status).toBe(303);
+      expect(page.headers.get('location')).toBe(`/auth/login?returnTo=${encodeURIComponent('/page?tab=2')}`);
+      await page.body?.cancel();
+      const start = await browser.request(new URL(page.headers.get('location')!, app.origin));
+      const back = await browser.request(await approveAtProvider(browser, start.headers.get('location')!));
+      expect([back.status, back.headers.get('location')]).toEqual([303, '/page?tab=2']);
+      const again = await browser.request(`${app.origin}/page?tab=2`);
+      expect(again.status).toBe(200);
+      expect(await again.json()).toEqual({ userId: TEST_ADDRESS, via: 'session' });
+    });
+
+    it('answers a page 401, not a redirect, for an invalid bearer token (redirectToLogin is for missing sign-ins only)', async () => {
+      const page = await fetch(`${app.origin}/page`, { headers: { authorization: 'Bearer not.a.token' }, redirect: 'manual' });
+      expect(page.status).toBe(401);
+      expect(await page.json()).toMatchObject({ error: 'token_invalid' });
+    });
+
+    it('refuses a callback whose ID token names another issuer: 401 token_invalid about the token, not 503 issuer_mismatch', async () => {
+      const { agent, callbackUrl } = await upToCallback();
+      app.forgeIdToken.value = (claims) => craftToken(app.provider.signingKey, { ...claims, iss: 'https://login.other.example' });
+      try {
+        const errors = app.errors.length;
+        const callback = await agent.request(callbackUrl);
+        expect(callback.status).toBe(401);
+        const body = (await callback.json()) as { error: string; message: string };
+        expect(body.error).toBe('token_invalid');
+        expect(body.message).toMatch(/ID token was not issued by this site\u2019s login server/);
+        expect(app.errors.slice(errors).map((error) => error.code)).toEqual(['token_invalid']);
+        expect(callback.headers.getSetCookie().some((c) => c.startsWith('kyb-login-session='))).toBe(false);
+      } finally {
+        app.forgeIdToken.value = undefined;
+      }
+    });
+
+    it('refuses a transaction cookie moved under another login\u2019s name, without using up that login', async () => {
+      const browser = new UserAgent();
+      const pending = () => [...browser.cookies.keys()].filter((name) => name.startsWith('kyb-login-tx-'));
+      const first = await browser.request(`${app.origin}/auth/login?returnTo=/first`);
+      const [firstName] = pending();
+      const second = await browser.request(`${app.origin}/auth/login?returnTo=/second`);
+      const secondName = pending().find((name) => name !== firstName)!;
+      const firstCallback = await approveAtProvider(browser, first.headers.get('location')!);
+      const secondCallback = await approveAtProvider(browser, second.headers.get('location')!);
+      // The first login's sealed transaction, under the name of the second's (the browser keeps the first's too).
+      browser.cookies.set(secondName, browser.cookies.get(firstName!)!);
+      const moved = await browser.request(secondCallback);
+      expect(moved.status).toBe(400);
+      expect(await moved.json()).toMatchObject({ error: 'state_mismatch' });
+      expect(moved.headers.getSetCookie().some((c) => c.startsWith('kyb-login-session='))).toBe(false);
+      const genuine = await browser.request(firstCallback);
+      expect([genuine.status, genuine.headers.get('location')]).toEqual([303, '/first']);
+    });
+
+    it('takes the user id as everything after svcid: (a did:pkh subject, colons and all)', async () => {
+      const address = 'did:pkh:eip155:1:0xabc';
+      const browser = new UserAgent();
+      const start = await browser.request(`${app.origin}/auth/login`);
+      const back = await browser.request(await approveAtProvider(browser, start.headers.get('location')!, address));
+      expect(back.status).toBe(303);
+      expect(app.logins.at(-1)).toMatchObject({ userId: address, claims: { sub: `svcid:${address}` } });
+      expect(await (await browser.request(`${app.origin}/me`)).json()).toEqual({ userId: address, via: 'session' });
     });
   });
 }
