@@ -50,7 +50,7 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
   });
 
-  it('ships sql/postgres.sql, which creates the same tables (events and stream cursors) as ensureSchema', async () => {
+  it('ships sql/postgres.sql, which creates the same tables (events, stream cursors and skips) as ensureSchema', async () => {
     const file = readFileSync(new URL('../sql/postgres.sql', import.meta.url), 'utf8');
     expect(file).toBe(postgresSchemaFile());
     const [byFile, byEnsure] = [testTable(), testTable()];
@@ -68,7 +68,7 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
       columns: (
         await pool.query(
           `SELECT table_name, column_name, data_type, character_maximum_length, is_nullable FROM information_schema.columns
-           WHERE table_schema = $1 AND table_name IN ('kyb_webhook_events', 'kyb_webhook_events_streams')
+           WHERE table_schema = $1 AND table_name IN ('kyb_webhook_events', 'kyb_webhook_events_streams', 'kyb_webhook_events_skips')
            ORDER BY table_name, ordinal_position`,
           [schema],
         )
@@ -80,9 +80,9 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
       ).rows,
     });
     const [a, b] = [await shape(byFile), await shape(byEnsure)];
-    expect(a.columns).toHaveLength(10);
-    // Events: key and expiry; stream cursors: key and the (active_at, stream_id) index of listStreams.
-    expect(a.indexes).toHaveLength(4);
+    expect(a.columns).toHaveLength(16);
+    // Events: key and expiry; stream cursors: key and the (active_at, stream_id) index of listStreams; skips: key.
+    expect(a.indexes).toHaveLength(5);
     expect(a.indexes.map((index: { def: string }) => index.def)).toContainEqual(expect.stringMatching(/\(active_at, stream_id\)$/));
     expect(a).toEqual(b);
     const store = createPostgresStore({ pool, table: `${byFile}.kyb_webhook_events` });

@@ -48,15 +48,15 @@ describe('sqlite store specifics', () => {
     await store.close();
   });
 
-  it('ships sql/sqlite.sql, which creates the same tables (events and stream cursors) as ensureSchema', async () => {
+  it('ships sql/sqlite.sql, which creates the same tables (events, stream cursors and skips) as ensureSchema', async () => {
     const file = readFileSync(new URL('../sql/sqlite.sql', import.meta.url), 'utf8');
     expect(file).toBe(sqliteSchemaFile());
     const [byFile, byEnsure] = [new Database(tempFile()), new Database(tempFile())];
     byFile.exec(file);
     await createSqliteStore({ database: byEnsure }).ensureSchema();
     const shape = (db: Database.Database) => db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all();
-    // Two tables, the events' expiry index and the cursors' activity index (listStreams).
-    expect(shape(byFile)).toHaveLength(4);
+    // Three tables (events, cursors, skips), the events' expiry index and the cursors' activity index (listStreams).
+    expect(shape(byFile)).toHaveLength(5);
     expect(shape(byFile)).toEqual(shape(byEnsure));
     expect((await createSqliteStore({ database: byFile }).claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
     byFile.close();

@@ -61,6 +61,19 @@ export function streamsTableName({ schema, table }: TableName): TableName {
   return { schema, table: `${table}_streams` };
 }
 
+/**
+ * The skips' table, `<table>_skips` in the same schema: one row per seq skipped with `skipSeq` (ordering's recorded
+ * way past an event the API can never serve verifiably), with its reason.
+ *
+ * @example
+ * ```ts
+ * skipsTableName(parseTableName('audit.kyb_webhook_events')) // { schema: 'audit', table: 'kyb_webhook_events_skips' }
+ * ```
+ */
+export function skipsTableName({ schema, table }: TableName): TableName {
+  return { schema, table: `${table}_skips` };
+}
+
 /** The expiry index's name; Postgres and SQLite name indexes per schema, so it derives from the bare table name. */
 export function indexName({ table }: TableName): string {
   return `${table}_expires_at_idx`;

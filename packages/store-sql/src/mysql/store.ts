@@ -1,5 +1,6 @@
 import {
   checkListStreamsOptions,
+  checkSkipArguments,
   checkStreamArguments,
   checkStreamId,
   createLeaseToken,
@@ -13,10 +14,11 @@ import {
   type CompleteInOrderResult,
   type OptionRule,
   type OptionsSpec,
+  type SkippedSeq,
 } from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
 import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
-import { parseTableName, streamsTableName } from '../table-name.js';
+import { parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { backquoted, mysqlSchema } from './schema.js';
 
 /**
@@ -112,6 +114,7 @@ export function createMySqlStore(options: MySqlStoreOptions): SqlDedupeStore {
   const table = options.table ?? 'kyb_webhook_events';
   const t = backquoted(parseTableName(table));
   const s = backquoted(streamsTableName(parseTableName(table)));
+  const k = backquoted(skipsTableName(parseTableName(table)));
   const expired = `expires_at <= ${NOW}`;
 
   // mysql2's affectedRows cannot tell a fresh insert from a duplicate left alone (both are 1 with CLIENT_FOUND_ROWS),
@@ -158,6 +161,17 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
 WHERE stream_id = ? AND (seq < ? OR expires_at <= ${NOW})`;
   const startCursorSql = `INSERT IGNORE INTO ${s} (stream_id, seq, expires_at, updated_at, active_at)
 VALUES (?, ?, ${NOW} + INTERVAL ? MICROSECOND, ${NOW}, ${NOW_MS})`;
+  // skipSeq is ONE multi-table UPDATE, as completeInOrder: InnoDB locks the cursor row and the skip row and writes both
+  // or neither. Both rows must exist first: the skip's as an expired placeholder (it reads as no skip, and is purged),
+  // the cursor's as completeInOrder's placeholder when the skip may start the stream. affectedRows counts matched rows
+  // (CLIENT_FOUND_ROWS): 2 when it applied, 0 when the cursor was elsewhere.
+  const skipPlaceholderSql = `INSERT IGNORE INTO ${k} (stream_id, seq, reason, event_id, skipped_at, expires_at) VALUES (?, ?, '', NULL, 0, ${NOW})`;
+  const skipSeqSql = `UPDATE ${s} c JOIN ${k} x ON x.stream_id = c.stream_id AND x.seq = ?
+SET x.reason = ?, x.event_id = ?, x.skipped_at = ${NOW_MS}, x.expires_at = ${NOW} + INTERVAL ? MICROSECOND,
+  c.seq = ?, c.updated_at = ${NOW}, c.active_at = ${NOW_MS}, c.expires_at = ${NOW} + INTERVAL ? MICROSECOND
+WHERE c.stream_id = ? AND IF(c.expires_at > ${NOW}, c.seq = ? - 1, ? = ?)`;
+  const listSkipsSql = `SELECT seq, reason, event_id, skipped_at FROM ${k} WHERE stream_id = ? AND expires_at > ${NOW} ORDER BY seq`;
+
   // Keyset paging on the (active_at, stream_id) index: the row after the last one listed, one more than a page.
   const listStreamsSql = `SELECT stream_id, seq, active_at FROM ${s}
 WHERE expires_at > ${NOW} AND active_at >= ? AND (active_at, stream_id) > (?, ?)
@@ -295,6 +309,39 @@ ORDER BY active_at, stream_id LIMIT ?`;
       // Another caller created the cursor between the two statements: now that it exists, the UPDATE decides.
       return move();
     },
+    async skipSeq(streamId, seq, skip): Promise<boolean> {
+      const { firstSeq } = checkSkipArguments(streamId, seq, skip);
+      const retainUs = milliseconds('retainMs', skip.retainMs) * 1000;
+      const stream = Buffer.from(streamId, 'utf8');
+      // Bytes, as the event ids: the reason reaches its VARBINARY column unchanged whatever the connection's charset.
+      const reason = Buffer.from(skip.reason, 'utf8');
+      const eventId = skip.eventId === undefined ? null : Buffer.from(skip.eventId, 'utf8');
+      const values = [seq, reason, eventId, retainUs, seq, retainUs, stream, seq, seq, firstSeq];
+      for (let attempt = 1; ; attempt++) {
+        try {
+          if (seq === firstSeq) await pool.query(placeholderSql, [stream]);
+          await pool.query(skipPlaceholderSql, [stream, seq]);
+          const [ok] = (await pool.query(skipSeqSql, values)) as [OkPacket, unknown];
+          return ok.affectedRows > 0;
+        } catch (error) {
+          // A deadlock victim's statement was rolled back as a whole, so running the step again is safe.
+          if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK || attempt === MAX_CLAIM_ATTEMPTS) throw error;
+        }
+      }
+    },
+    async listSkips(streamId): Promise<SkippedSeq[]> {
+      checkStreamId(streamId);
+      const [rows] = (await pool.query(listSkipsSql, [Buffer.from(streamId, 'utf8')])) as [
+        { seq: number | string; reason: Buffer | string; event_id: Buffer | string | null; skipped_at: number | string }[],
+        unknown,
+      ];
+      const text = (value: Buffer | string) => (Buffer.isBuffer(value) ? value.toString('utf8') : String(value));
+      return rows.map((row) => {
+        const skip: SkippedSeq = { seq: Number(row.seq), reason: text(row.reason), skippedAt: Number(row.skipped_at) };
+        if (row.event_id !== null) skip.eventId = text(row.event_id);
+        return skip;
+      });
+    },
     async listStreams(listOptions) {
       const { activeSince, limit, after } = checkListStreamsOptions(listOptions);
       const from = after === undefined ? { activeAt: -1, streamId: '' } : readStreamPageToken(after);
@@ -327,7 +374,10 @@ ORDER BY active_at, stream_id LIMIT ?`;
       const cursors = await ignoreMissingTable(
         async () => ((await pool.query(`DELETE FROM ${s} WHERE ${expired}`)) as [OkPacket, unknown])[0].affectedRows,
       );
-      return ok.affectedRows + (cursors ?? 0);
+      const skips = await ignoreMissingTable(
+        async () => ((await pool.query(`DELETE FROM ${k} WHERE ${expired}`)) as [OkPacket, unknown])[0].affectedRows,
+      );
+      return ok.affectedRows + (cursors ?? 0) + (skips ?? 0);
     },
   };
 }

@@ -1,5 +1,6 @@
 import {
   checkListStreamsOptions,
+  checkSkipArguments,
   checkStreamArguments,
   checkStreamId,
   createLeaseToken,
@@ -12,10 +13,11 @@ import {
   type ClaimResult,
   type CompleteInOrderResult,
   type OptionsSpec,
+  type SkippedSeq,
 } from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
 import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
-import { doubleQuoted, parseTableName, streamsTableName } from '../table-name.js';
+import { doubleQuoted, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { postgresSchema } from './schema.js';
 
 /**
@@ -111,6 +113,7 @@ export function createPostgresStore(options: PostgresStoreOptions): SqlDedupeSto
   const table = options.table ?? 'kyb_webhook_events';
   const t = doubleQuoted(parseTableName(table));
   const s = doubleQuoted(streamsTableName(parseTableName(table)));
+  const k = doubleQuoted(skipsTableName(parseTableName(table)));
 
   // The CTE's INSERT returns a row only when this claim wrote the record (new, or taking over an expired one). Else
   // the outer SELECT reads the live record it conflicted with, from the statement's snapshot. When a concurrent
@@ -176,6 +179,31 @@ ON CONFLICT (stream_id) DO UPDATE
   SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at, active_at = excluded.active_at
   WHERE c.seq < excluded.seq OR c.expires_at <= ${NOW}`;
 
+  // skipSeq in ONE statement, like completeInOrder without the lease: `moved` advances a live cursor that stands at
+  // seq - 1 (an expired one counts as none), `started` creates the cursor of a stream without one when seq is the first
+  // seq, and `recorded` writes the skip only when one of them did. The cursor's row lock serialises concurrent skips of
+  // one seq: a waiting UPDATE re-checks `seq = $2 - 1` on the committed row. $3 is the retention of both.
+  const skipSeqSql = `WITH moved AS (
+  UPDATE ${s} SET seq = $2::bigint, updated_at = ${NOW}, active_at = ${NOW_MS}, expires_at = ${NOW} + $3::double precision * interval '1 millisecond'
+  WHERE stream_id = $1::text AND CASE WHEN expires_at > ${NOW} THEN seq = $2::bigint - 1 ELSE $2::bigint = $4::bigint END
+  RETURNING 1
+), started AS (
+  INSERT INTO ${s} (stream_id, seq, expires_at, updated_at, active_at)
+  SELECT $1::text, $2::bigint, ${NOW} + $3::double precision * interval '1 millisecond', ${NOW}, ${NOW_MS}
+  WHERE $2::bigint = $4::bigint
+  ON CONFLICT (stream_id) DO NOTHING
+  RETURNING 1
+), recorded AS (
+  INSERT INTO ${k} AS x (stream_id, seq, reason, event_id, skipped_at, expires_at)
+  SELECT $1::text, $2::bigint, $5::text, $6::text, ${NOW_MS}, ${NOW} + $3::double precision * interval '1 millisecond'
+  WHERE EXISTS (SELECT 1 FROM moved) OR EXISTS (SELECT 1 FROM started)
+  ON CONFLICT (stream_id, seq) DO UPDATE
+    SET reason = excluded.reason, event_id = excluded.event_id, skipped_at = excluded.skipped_at, expires_at = excluded.expires_at
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM recorded) AS skipped`;
+  const listSkipsSql = `SELECT seq, reason, event_id, skipped_at FROM ${k} WHERE stream_id = $1 AND expires_at > ${NOW} ORDER BY seq`;
+
   // Keyset paging on the (active_at, stream_id) index: the row after the last one listed, one more than a page.
   const listStreamsSql = `SELECT stream_id, seq, active_at FROM ${s}
 WHERE expires_at > ${NOW} AND active_at >= $1::bigint AND (active_at, stream_id) > ($2::bigint, $3::text)
@@ -240,6 +268,22 @@ ORDER BY active_at, stream_id LIMIT $4`;
       const { rowCount } = await advanceCursorQuery([streamId, seq, milliseconds('retainMs', cursorRetention(advance))]);
       return rowCount === 1;
     },
+    async skipSeq(streamId, seq, skip): Promise<boolean> {
+      const { firstSeq } = checkSkipArguments(streamId, seq, skip);
+      const values = [streamId, seq, milliseconds('retainMs', skip.retainMs), firstSeq, skip.reason, skip.eventId ?? null];
+      // Not a prepared statement: it runs once in a stream's life, if ever.
+      const { rows } = await db.query(skipSeqSql, values);
+      return (rows[0] as { skipped: boolean } | undefined)?.skipped === true;
+    },
+    async listSkips(streamId): Promise<SkippedSeq[]> {
+      checkStreamId(streamId);
+      const { rows } = await db.query(listSkipsSql, [streamId]);
+      return (rows as { seq: string | number; reason: string; event_id: string | null; skipped_at: string | number }[]).map((row) => {
+        const skip: SkippedSeq = { seq: Number(row.seq), reason: row.reason, skippedAt: Number(row.skipped_at) };
+        if (row.event_id !== null) skip.eventId = row.event_id;
+        return skip;
+      });
+    },
     async listStreams(listOptions) {
       const { activeSince, limit, after } = checkListStreamsOptions(listOptions);
       const from = after === undefined ? { activeAt: -1, streamId: '' } : readStreamPageToken(after);
@@ -270,7 +314,8 @@ ORDER BY active_at, stream_id LIMIT $4`;
       // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a table
       // migrated by hand before cursors existed has none to purge.
       const cursors = await ignoreMissingTable(() => db.query(`DELETE FROM ${s} WHERE ${expired}`));
-      return (rowCount ?? 0) + (cursors?.rowCount ?? 0);
+      const skips = await ignoreMissingTable(() => db.query(`DELETE FROM ${k} WHERE ${expired}`));
+      return (rowCount ?? 0) + (cursors?.rowCount ?? 0) + (skips?.rowCount ?? 0);
     },
   };
 }

@@ -1,5 +1,6 @@
 import {
   checkListStreamsOptions,
+  checkSkipArguments,
   checkStreamArguments,
   checkStreamId,
   createLeaseToken,
@@ -12,10 +13,11 @@ import {
   type ClaimResult,
   type CompleteInOrderResult,
   type OptionsSpec,
+  type SkippedSeq,
 } from '@kyb-webhooks/core';
 import { checkEventId, milliseconds } from '../limits.js';
 import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
-import { doubleQuoted, parseTableName, streamsTableName } from '../table-name.js';
+import { doubleQuoted, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { retryWhileBusy } from './busy.js';
 import { sqliteSchema } from './schema.js';
 
@@ -121,6 +123,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
   const table = options.table ?? 'kyb_webhook_events';
   const t = doubleQuoted(parseTableName(table));
   const s = doubleQuoted(streamsTableName(parseTableName(table)));
+  const k = doubleQuoted(skipsTableName(parseTableName(table)));
   const owned = options.database === undefined;
   let opened: Promise<SqliteDatabaseLike> | undefined;
   let prepared: Promise<Statements> | undefined;
@@ -128,6 +131,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
   // storeTimeoutMs deadline could not cut a synchronous statement short anyway.
   let ready: Statements | undefined;
   let cursorsPrepared: Promise<CursorStatements> | undefined;
+  let skipsPrepared: Promise<SkipStatements> | undefined;
 
   interface Statements {
     claim: (eventId: string, token: string, leaseMs: number) => ClaimResult['status'];
@@ -140,6 +144,11 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
     getCursor: SqliteStatementLike;
     advanceCursor: SqliteStatementLike;
     listStreams: SqliteStatementLike;
+  }
+
+  interface SkipStatements {
+    skipSeq: (streamId: string, seq: number, retainMs: number, firstSeq: number, reason: string, eventId: string | null) => boolean;
+    listSkips: SqliteStatementLike;
   }
 
   /** The database, opened once even when the first calls come concurrently; a failed open is retried next call. */
@@ -177,6 +186,39 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
       cursorsPrepared.catch(() => (cursorsPrepared = undefined));
     }
     return cursorsPrepared;
+  }
+
+  // Apart again, so that a schema made before skips existed keeps its cursors working until ensureSchema adds the table.
+  function skipStatements(): Promise<SkipStatements> {
+    if (!skipsPrepared) {
+      skipsPrepared = db().then(prepareSkips);
+      skipsPrepared.catch(() => (skipsPrepared = undefined));
+    }
+    return skipsPrepared;
+  }
+
+  function prepareSkips(database: SqliteDatabaseLike): SkipStatements {
+    const cursor = database.prepare(`SELECT seq FROM ${s} WHERE stream_id = ? AND expires_at > ${NOW_MS}`);
+    const setCursor = database.prepare(`INSERT INTO ${s} (stream_id, seq, expires_at, updated_at, active_at)
+VALUES (?, ?, ${NOW_MS} + ?, ${NOW_MS}, ${NOW_MS})
+ON CONFLICT (stream_id) DO UPDATE
+  SET seq = excluded.seq, expires_at = excluded.expires_at, updated_at = excluded.updated_at, active_at = excluded.active_at`);
+    const record = database.prepare(`INSERT INTO ${k} (stream_id, seq, reason, event_id, skipped_at, expires_at)
+VALUES (?, ?, ?, ?, ${NOW_MS}, ${NOW_MS} + ?)
+ON CONFLICT (stream_id, seq) DO UPDATE
+  SET reason = excluded.reason, event_id = excluded.event_id, skipped_at = excluded.skipped_at, expires_at = excluded.expires_at`);
+    // Cursor check and both writes in one IMMEDIATE transaction, as completeInOrder.
+    const skipSeq = database.transaction((streamId: string, seq: number, retainMs: number, firstSeq: number, reason: string, eventId: string | null): boolean => {
+      const row = cursor.get(streamId) as { seq: number | bigint } | undefined;
+      if (row === undefined ? seq !== firstSeq : Number(row.seq) !== seq - 1) return false;
+      setCursor.run(streamId, seq, retainMs);
+      record.run(streamId, seq, reason, eventId, retainMs);
+      return true;
+    });
+    return {
+      skipSeq: (...args) => skipSeq.immediate(...args) as boolean,
+      listSkips: database.prepare(`SELECT seq, reason, event_id, skipped_at FROM ${k} WHERE stream_id = ? AND expires_at > ${NOW_MS} ORDER BY seq`),
+    };
   }
 
   function prepare(database: SqliteDatabaseLike): Statements {
@@ -282,6 +324,24 @@ ORDER BY active_at, stream_id LIMIT ?`),
       const retainMs = milliseconds('retainMs', cursorRetention(advance));
       return (await cursorStatements()).advanceCursor.run(streamId, seq, retainMs).changes === 1;
     },
+    async skipSeq(streamId, seq, skip): Promise<boolean> {
+      const { firstSeq } = checkSkipArguments(streamId, seq, skip);
+      const retainMs = milliseconds('retainMs', skip.retainMs);
+      return (await skipStatements()).skipSeq(streamId, seq, retainMs, firstSeq, skip.reason, skip.eventId ?? null);
+    },
+    async listSkips(streamId): Promise<SkippedSeq[]> {
+      checkStreamId(streamId);
+      const statement = (await skipStatements()).listSkips;
+      if (typeof statement.all !== 'function') {
+        throw new TypeError('listSkips needs the statements of a better-sqlite3 (or node:sqlite) database: they have all().');
+      }
+      const rows = statement.all(streamId) as { seq: number | bigint; reason: string; event_id: string | null; skipped_at: number | bigint }[];
+      return rows.map((row) => {
+        const skip: SkippedSeq = { seq: Number(row.seq), reason: row.reason, skippedAt: Number(row.skipped_at) };
+        if (row.event_id !== null) skip.eventId = row.event_id;
+        return skip;
+      });
+    },
     async listStreams(listOptions) {
       const { activeSince, limit, after } = checkListStreamsOptions(listOptions);
       const from = after === undefined ? { activeAt: -1, streamId: '' } : readStreamPageToken(after);
@@ -317,7 +377,8 @@ ORDER BY active_at, stream_id LIMIT ?`),
       // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a file
       // set up by hand before cursors existed has none to purge.
       const cursors = await ignoreMissingTable(() => database.prepare(`DELETE FROM ${s} WHERE ${expired}`).run().changes);
-      return records + (cursors ?? 0);
+      const skips = await ignoreMissingTable(() => database.prepare(`DELETE FROM ${k} WHERE ${expired}`).run().changes);
+      return records + (cursors ?? 0) + (skips ?? 0);
     },
     async close(): Promise<void> {
       if (owned && opened) (await opened).close();
