@@ -390,10 +390,12 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
     if (!progress.reported) {
       if (mode === 'detect') {
         const cursor = await steps.callStore('getCursor', () => store.getCursor(envelope.stream_id));
-        const expected = cursor === null ? firstSeq : cursor + 1;
-        const kind = envelope.seq > expected ? 'gap' : 'late';
         progress.reported = true;
-        notifyGap(report(kind, envelope, expected), envelope);
+        if (!startsStreamUnderDetect(cursor, envelope.seq)) {
+          const expected = cursor === null ? firstSeq : cursor + 1;
+          const kind = envelope.seq > expected ? 'gap' : 'late';
+          notifyGap(report(kind, envelope, expected), envelope);
+        }
       } else {
         progress.reported = true;
         if (logger) safeLog(logger, { level: 'warn', message: 'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed', ...where });
@@ -779,7 +781,7 @@ export function createOrderedReceive<Item extends OrderedItem, Result>(
   }
 
   async function receiveDetected(item: Item): Promise<Result> {
-    return refuseUnstorableStream(item) ?? (await runInTurn(item, item, detectedStart(item.envelope.seq, firstSeq))) ?? steps.accept(item, undefined);
+    return refuseUnstorableStream(item) ?? (await runInTurn(item, item)) ?? steps.accept(item, undefined);
   }
 
   return mode === 'enforce' ? (item) => receiveEnforced(item) : receiveDetected;
@@ -808,15 +810,16 @@ const YIELD_EVERY_EVENTS = 64;
 const YIELD_EVERY_MS = 10;
 
 /**
- * Under `'detect'`, the seq a stream with no cursor is taken to start at, for an event at `seq`: 0 and 1 both start
- * a stream, whatever `firstSeq` says, and any later seq is a gap after `firstSeq`. The spec does not say whether
- * streams start at 0 or 1. `'enforce'` asks the API; `'detect'` has no fetcher to ask (it needs none), and it only
- * reports: a false gap `{ seq: 1, expectedSeq: 0 }` on every new stream that starts at 1 teaches operators to ignore
- * gap reports, while taking 1 as a start costs only the report of a seq 0 lost before its stream's first delivery,
- * which detect would not have held anyway. Nothing can come before seq 0, so it always starts its stream.
+ * Under `'detect'`, whether an event at `seq` that found no cursor starts its stream (so it is no gap): seq 0 or 1,
+ * whatever `firstSeq` says; any later seq is a gap after `firstSeq`. The spec does not say whether streams start at 0
+ * or 1. `'enforce'` asks the API; `'detect'` has no fetcher to ask (it needs none), and it only reports: a false gap
+ * `{ seq: 1, expectedSeq: 0 }` on every new stream that starts at 1 teaches operators to ignore gap reports, while
+ * taking 1 as a start costs only the report of a seq 0 lost before its stream's first delivery, which detect would
+ * not have held anyway. Nothing comes before seq 0. Checked only once completeInOrder found the cursor elsewhere, so
+ * an in-order stream pays nothing for it; a new stream at 1 under `firstSeq: 0` pays the cursor read and move once.
  */
-function detectedStart(seq: number, firstSeq: 0 | 1): 0 | 1 {
-  return seq === 0 || seq === 1 ? seq : firstSeq;
+function startsStreamUnderDetect(cursor: number | null, seq: number): boolean {
+  return cursor === null && (seq === 0 || seq === 1);
 }
 
 /** Why each unfillable reason is permanent, in words, for the log line and the report. */
