@@ -4,7 +4,16 @@
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMemoryStore, createReceiver, KybWebhookError, type OrderingMode, type Receiver, type StreamCursorStore } from '@kyb-webhooks/core';
+import {
+  createMemoryStore,
+  createReceiver,
+  KybWebhookError,
+  type OrderingMode,
+  type OrderingOptions,
+  type Receiver,
+  type StreamCursorStore,
+  type UnfillableDecision,
+} from '@kyb-webhooks/core';
 import { API_SHAPE_VARIANTS, randomSecret, startKybService, type KybService, type KybServiceOptions } from '@kyb-webhooks/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKybClient, type KybClient } from './client.js';
@@ -33,7 +42,12 @@ interface Setup {
   failing: Set<string>;
 }
 
-async function setUp(mode: OrderingMode, serviceOptions: KybServiceOptions = {}, pageSize?: number): Promise<Setup> {
+async function setUp(
+  mode: OrderingMode,
+  serviceOptions: KybServiceOptions = {},
+  pageSize?: number,
+  orderingExtra: Partial<OrderingOptions> = {},
+): Promise<Setup> {
   const service = await startKybService({ timeScale: 1e-5, ...serviceOptions });
   cleanups.push(() => service.stop());
   const client = createKybClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, ...(pageSize === undefined ? {} : { pageSize }) });
@@ -43,7 +57,9 @@ async function setUp(mode: OrderingMode, serviceOptions: KybServiceOptions = {},
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store,
-    ...(mode === 'off' ? {} : { ordering: { mode, fetchEventsAfter: (s: string, a: number, signal: AbortSignal) => client.events(s, { afterSeq: a, signal }) } }),
+    ...(mode === 'off'
+      ? {}
+      : { ordering: { mode, fetchEventsAfter: (s: string, a: number, signal: AbortSignal) => client.events(s, { afterSeq: a, signal }), ...orderingExtra } }),
   });
   const handled: Handled[] = [];
   const failing = new Set<string>();
@@ -239,6 +255,52 @@ describe('a log that cannot be read whole', () => {
     const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
     expect(report.ok).toBe(false);
     expect(report.streams[0]).toMatchObject({ replayed: 0, error: { code: 'too_many_pages' } });
+  });
+});
+
+// A release purged by the service and served by the events call without its attestation can never be verified
+// again: the stream is stalled for good under enforce, until ordering.onUnfillable skips it (issue 26 §2).
+describe('a stream stalled for good', () => {
+  async function purgedRelease(decision: { now: UnfillableDecision }) {
+    const setup = await setUp('enforce', { retry: { maxAttempts: 2 }, apiShape: { purgedEventsWithoutAttestation: true } }, undefined, {
+      onUnfillable: () => decision.now,
+      backfillRetryAfterMs: 0,
+    });
+    const { service, failing } = setup;
+    const id = await service.createDataRequest();
+    await service.idle();
+    const release = await service.release(id);
+    failing.add(release.event_id);
+    await service.idle();
+    service.purge(id);
+    failing.clear();
+    await service.emit(id, 'kyb.data_request.pending_approval');
+    await service.idle();
+    // The later event was refused 502 backfill_unfillable on every attempt: the release cannot be filled in.
+    expect(service.attempts(id).filter((attempt) => attempt.seq === 2).map((attempt) => attempt.responseCode)).toEqual(['backfill_unfillable', 'backfill_unfillable']);
+    return { ...setup, id, release };
+  }
+
+  it('is reported as permanent, not as a transient failure, while onUnfillable waits', async () => {
+    const { client, receiver, store, handled, id, release } = await purgedRelease({ now: 'wait' });
+    const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(report.ok).toBe(false);
+    expect(report.streams[0]!.failures).toEqual([
+      { eventId: release.event_id, seq: 1, code: 'attestation_missing', status: 401, permanent: true },
+      { eventId: expect.any(String), seq: 2, code: 'backfill_unfillable', status: 502, permanent: true },
+    ]);
+    expect(report.totals).toMatchObject({ failed: 2, skipped: 0, processed: 0, held: 0 });
+    expect(seqsOf(handled, id)).toEqual([0]);
+  });
+
+  it('goes on once onUnfillable skips the purged release: the later event runs, the skip is counted', async () => {
+    const decision: { now: UnfillableDecision } = { now: 'wait' };
+    const { client, receiver, store, handled, id, release } = await purgedRelease(decision);
+    decision.now = { skip: 'release purged; re-requested (test)' };
+    const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(report.streams[0]!.failures).toEqual([{ eventId: release.event_id, seq: 1, code: 'attestation_missing', status: 401, skipped: true }]);
+    expect(report).toMatchObject({ ok: true, totals: { failed: 0, skipped: 1, processed: 1, held: 0 } });
+    expect(seqsOf(handled, id)).toEqual([0, 2]);
   });
 });
 

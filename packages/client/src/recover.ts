@@ -88,6 +88,11 @@ export interface RecoverCounts {
   /** Replayed and still failing (see `failures`). */
   failed: number;
   /**
+   * Replayed, refused because the API can no longer serve it verifiably (see {@link RecoverFailure.permanent}), and
+   * then skipped by the receiver's `ordering.onUnfillable` (recorded in the store with its reason): the stream went on.
+   */
+  skipped: number;
+  /**
    * Not replayed, under ordering enforce, because an earlier event of their stream still fails: the receiver would
    * refuse them out of order. They run once that event succeeds (a later recovery, or the service's next delivery).
    */
@@ -110,6 +115,14 @@ export interface RecoverFailure {
   /** The receiver's code: `handler_failed`, `handler_timeout`, `in_progress`, `attestation_invalid`, … */
   code: string;
   status: number;
+  /**
+   * True when the stream is stalled for good at this event under ordering enforce: the API can never serve an event
+   * before it in a verifiable form again (`backfill_unfillable`: purged and served without its attestation, signed by
+   * a retired key, gone). Retrying will not help: decide with `ordering.onUnfillable` (README, Ordering).
+   */
+  permanent?: true;
+  /** True when the receiver's `ordering.onUnfillable` skipped this event (its failure counts in `skipped`). */
+  skipped?: true;
 }
 
 /**
@@ -140,7 +153,10 @@ export interface StreamRecovery extends RecoverCounts {
  * ```
  */
 export interface RecoverReport {
-  /** True when nothing failed: every replayed event processed, duplicate or late; no stream error; reactivated if asked. */
+  /**
+   * True when nothing failed: every replayed event processed, duplicate, late or skipped by `ordering.onUnfillable`;
+   * nothing held; no stream error (every delivery log read whole); reactivated if asked.
+   */
   ok: boolean;
   streams: StreamRecovery[];
   totals: RecoverCounts;
@@ -237,6 +253,9 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
       const enforce = receiver.orderingMode === 'enforce';
       let sinceReport = 0;
       let blocked = false;
+      // Under enforce, an event that failed its own verification: the next event is replayed once, so the receiver's
+      // backfill tells whether it is gone for good (and lets ordering.onUnfillable skip it).
+      let probing: RecoverFailure | undefined;
       for await (const event of client.events(requestId, { ...call, afterSeq: stream.afterSeq })) {
         if (blocked) {
           stream.held += 1;
@@ -247,9 +266,23 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
         const outcome = classify(result);
         stream[outcome] += 1;
         if (outcome === 'failed') {
-          stream.failures.push({ eventId: event.event_id, seq: event.seq, code: result.code ?? 'failed', status: result.status });
+          const failure: RecoverFailure = { eventId: event.event_id, seq: event.seq, code: result.code ?? 'failed', status: result.status };
+          if (result.code === 'backfill_unfillable') failure.permanent = true;
+          stream.failures.push(failure);
           // Under enforce the stream waits for this event; a late one (behind the cursor) holds nothing up.
-          blocked = enforce && result.code !== 'late_unhandled';
+          if (enforce && result.code !== 'late_unhandled') {
+            if (probing === undefined && isOwnVerificationRefusal(result)) probing = failure;
+            else {
+              if (probing && failure.permanent) probing.permanent = true;
+              blocked = true;
+            }
+          }
+        } else if (probing) {
+          // The stream went past the event that failed: onUnfillable skipped it (or the cursor was moved by hand).
+          probing.skipped = true;
+          stream.failed -= 1;
+          stream.skipped += 1;
+          probing = undefined;
         }
         if (++sinceReport >= progressEvery) {
           sinceReport = 0;
@@ -390,6 +423,11 @@ function lowest(values: Iterable<number>): number {
   return min;
 }
 
+/** A refusal of the replayed event's own attestation (served without one, or not verifiable): not a handler's failure. */
+function isOwnVerificationRefusal(result: ReceiveResult): boolean {
+  return result.status === 401 && typeof result.code === 'string' && result.code.startsWith('attestation_');
+}
+
 function classify(result: ReceiveResult): 'processed' | 'duplicate' | 'late' | 'failed' {
   if (result.status < 200 || result.status >= 300) return 'failed';
   if (result.code === 'duplicate') return 'duplicate';
@@ -406,7 +444,7 @@ function describeFailure(error: unknown): { code: string; status: number | null;
 }
 
 function emptyCounts(): RecoverCounts {
-  return { replayed: 0, processed: 0, duplicate: 0, late: 0, failed: 0, held: 0, unacknowledged: 0 };
+  return { replayed: 0, processed: 0, duplicate: 0, late: 0, failed: 0, skipped: 0, held: 0, unacknowledged: 0 };
 }
 
 function addCounts(totals: RecoverCounts, add: RecoverCounts): void {
