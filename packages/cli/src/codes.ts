@@ -87,6 +87,10 @@ const CODES: Record<string, CodeInfo> = {
   in_progress: { check: 'receiver', fix: 'Another delivery of this event is being processed; the service retries later.' },
   out_of_order: { check: 'receiver', fix: 'Ordering enforce: an earlier event of the stream is missing and the API does not have it yet; the service retries.' },
   backfill_invalid: { check: 'receiver', fix: 'Ordering enforce: an earlier event fetched from the API failed verification.' },
+  backfill_unfillable: {
+    check: 'receiver',
+    fix: 'Ordering enforce: an earlier event can never be fetched verifiably (purged release, retired key, gone); the stream waits until ordering.onUnfillable skips it (see the receiver log line stream_unfillable).',
+  },
   backfill_unavailable: { check: 'receiver', fix: 'Ordering enforce: the earlier events could not be fetched from the KYB API (fetchEventsAfter), or not within backfillTimeoutMs; the retry goes on from the last one that ran.' },
   late_unhandled: { check: 'receiver', fix: 'Ordering enforce: an event behind its stream\u2019s cursor and no onGap handler took it; register receiver.onGap.' },
   handler_failed: { check: 'receiver', fix: 'Your handler threw; see your app\u2019s log for the error. The service retries.' },
