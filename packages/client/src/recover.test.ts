@@ -55,7 +55,8 @@ async function setUp(
   const store = createMemoryStore();
   const receiver = createReceiver({
     secrets,
-    attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
+    // Keys refreshed at every check: a key the service retires stops verifying at once, as after a receiver restart.
+    attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl, jwksCacheMaxAgeMs: 0, jwksCooldownMs: 0 },
     store,
     ...(mode === 'off'
       ? {}
@@ -261,7 +262,16 @@ describe('a log that cannot be read whole', () => {
 // A release purged by the service and served by the events call without its attestation can never be verified
 // again: the stream is stalled for good under enforce, until ordering.onUnfillable skips it (issue 26 §2).
 describe('a stream stalled for good', () => {
-  async function purgedRelease(decision: { now: UnfillableDecision }) {
+  const causes = {
+    'purged and served without its attestation': async (service: KybService, id: string) => service.purge(id),
+    'signed by a key the service retired': async (service: KybService) => {
+      const old = service.kid;
+      await service.rotateKeys();
+      expect(service.retireKey(old)).toBe(true);
+    },
+  };
+
+  async function purgedRelease(decision: { now: UnfillableDecision }, cause: keyof typeof causes = 'purged and served without its attestation') {
     const setup = await setUp('enforce', { retry: { maxAttempts: 2 }, apiShape: { purgedEventsWithoutAttestation: true } }, undefined, {
       onUnfillable: () => decision.now,
       backfillRetryAfterMs: 0,
@@ -272,7 +282,7 @@ describe('a stream stalled for good', () => {
     const release = await service.release(id);
     failing.add(release.event_id);
     await service.idle();
-    service.purge(id);
+    await causes[cause](service, id);
     failing.clear();
     await service.emit(id, 'kyb.data_request.pending_approval');
     await service.idle();
@@ -291,6 +301,22 @@ describe('a stream stalled for good', () => {
     ]);
     expect(report.totals).toMatchObject({ failed: 2, skipped: 0, processed: 0, held: 0 });
     expect(seqsOf(handled, id)).toEqual([0]);
+  });
+
+  it('a release signed by a retired key: permanent too, and onGap is told key_retired', async () => {
+    const { service, client, receiver, store, id, release } = await purgedRelease({ now: 'wait' }, 'signed by a key the service retired');
+    const reasons: unknown[] = [];
+    receiver.onGap((gap) => {
+      if (gap.kind === 'unfillable') reasons.push([gap.reason, gap.missingSeq]);
+    });
+    const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+    expect(report.ok).toBe(false);
+    expect(report.streams[0]!.failures).toEqual([
+      { eventId: release.event_id, seq: 1, code: 'attestation_invalid', status: 401, permanent: true },
+      { eventId: expect.any(String), seq: 2, code: 'backfill_unfillable', status: 502, permanent: true },
+    ]);
+    expect(service.attempts(id).filter((attempt) => attempt.seq === 2)).toHaveLength(2);
+    expect(reasons).toEqual([['key_retired', 1]]);
   });
 
   it('goes on once onUnfillable skips the purged release: the later event runs, the skip is counted', async () => {
