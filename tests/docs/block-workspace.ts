@@ -83,8 +83,9 @@ export function writeBlocks(blocks: readonly ReadmeBlock[], run: string, root: s
   for (const block of toWrite) {
     const companions = companionsOf(block.readme).filter((c) => c !== block);
     const needed = [...new Set([block, ...companions].flatMap((b) => importedPackages(b.code)))];
+    // A package's README tries its own package first; the root README and the pages of docs/ belong to none.
     const own = dirname(block.readme);
-    const dirs = own === '.' ? candidates : [own, ...candidates.filter((d) => d !== own)];
+    const dirs = candidates.includes(own) ? [own, ...candidates.filter((d) => d !== own)] : candidates;
     const packageDir = dirs.find((dir) => resolvesFrom(join(root, dir), needed));
     if (packageDir === undefined) {
       throw new Error(

@@ -1,5 +1,5 @@
 /**
- * The READMEs' code cannot drift from the code: every ```ts block of README.md and packages/*\/README.md is
+ * The READMEs' code cannot drift from the code: every ```ts block of README.md, docs/*.md and packages/*\/README.md is
  * typechecked against the packages' sources, and every ```ts quickstart block is started as its own process, sent a
  * signed, attested delivery, and must answer 200 and run its handler. See ./readme-blocks.ts for the info strings.
  */

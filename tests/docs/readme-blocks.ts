@@ -1,11 +1,12 @@
 /**
- * The TypeScript code blocks of the READMEs, as the docs test checks them. A block's info string says what it is:
+ * The TypeScript code blocks of the READMEs and of docs/*.md, as the docs test checks them. A block's info string says
+ * what it is:
  *
  * - ```` ```ts ```` — a complete module: typechecked.
  * - ```` ```ts quickstart ```` — a complete server: typechecked, then started as a process and sent a signed delivery
  *   (`path=/hooks/kyb` when it does not listen on `/webhooks/kyb`).
  * - ```` ```ts file=receiver.ts ```` — a module the README's other blocks import as `./receiver.js`: typechecked, and
- *   written beside every block of the same README.
+ *   written beside every block of the same README (or of the same page of docs/).
  * - ```` ```ts fragment ```` — lines shown out of context: skipped, and counted as skipped. Keep these few.
  *
  * Other languages (`sh`, `json`, none) are not code to check.
@@ -17,7 +18,7 @@ import { join, relative } from 'node:path';
 export const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
 export interface ReadmeBlock {
-  /** The README's path from the repository root, e.g. `packages/express/README.md`. */
+  /** The README's (or docs page's) path from the repository root, e.g. `packages/express/README.md`, `docs/ordering.md`. */
   readme: string;
   /** 1-based line of the block's first code line in the README. */
   line: number;
@@ -35,14 +36,26 @@ const TS_LANGUAGES = new Set(['ts', 'typescript']);
 const FLAGS = new Set(['quickstart', 'fragment']);
 const ATTRIBUTES = new Set(['file', 'path']);
 
-/** The root README and every package's README, in a stable order. */
+/**
+ * The root README, the pages of docs/ (where the root README's reference moved) and every package's README, in a
+ * stable order.
+ */
 export function readmePaths(root: string = REPO_ROOT): string[] {
   const packages = readdirSync(join(root, 'packages'), { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => join('packages', entry.name, 'README.md'))
     .filter((path) => existsSync(join(root, path)))
     .sort();
-  return ['README.md', ...packages];
+  return ['README.md', ...docsPages(root), ...packages];
+}
+
+/** The Markdown pages of docs/ (`docs/architecture.md`, …), sorted; none when the folder does not exist. */
+export function docsPages(root: string = REPO_ROOT): string[] {
+  if (!existsSync(join(root, 'docs'))) return [];
+  return readdirSync(join(root, 'docs'), { withFileTypes: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.md'))
+    .map((entry) => join('docs', entry.name))
+    .sort();
 }
 
 /** Every TypeScript block of one README. Throws on an info string it does not understand, so a typo cannot skip a block. */
@@ -102,8 +115,8 @@ export function allReadmeBlocks(root: string = REPO_ROOT): ReadmeBlock[] {
   return readmePaths(root).flatMap((readme) => readmeBlocks(readme, root));
 }
 
-/** The README's own package folder (`packages/express`), or undefined for the root README. */
+/** The README's own package folder (`packages/express`), or undefined for the root README and the pages of docs/. */
 export function packageDirOf(readme: string): string | undefined {
   const dir = relative('.', join(readme, '..'));
-  return dir === '' || dir === '.' ? undefined : dir;
+  return dir === '' || dir === '.' || dir === 'docs' ? undefined : dir;
 }
