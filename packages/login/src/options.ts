@@ -128,6 +128,16 @@ export function validateLoginOptions(options: unknown): asserts options is Login
     const meant = ALIASES[name];
     problems.push(meant ? `unknown option "${name}": did you mean "${meant}"?` : `unknown option "${name}".`);
   }
+  checkUrls(o, problems);
+  checkValues(o, problems);
+  checkSession(o.session, problems);
+  // Schemes as the URL parser reads them (`HTTP://` is http), never as raw strings; undefined for a path or junk.
+  checkCookies(o.cookies, protocolOf(o.redirectUri), problems);
+  if (problems.length > 0) throw configInvalid(problems);
+}
+
+/** authUrl and redirectUri: URLs, and over https except where plain http cannot be read by others. */
+function checkUrls(o: Record<string, unknown>, problems: string[]): void {
   const url = (name: string, value: unknown, allowPath: boolean): void => {
     if (typeof value !== 'string' || value === '') return void problems.push(`${name} is required: a URL string.`);
     // URL parsers drop surrounding spaces and inner tabs and line breaks, so the checks below would pass a value
@@ -149,9 +159,7 @@ export function validateLoginOptions(options: unknown): asserts options is Login
   };
   url('authUrl', o.authUrl, false);
   url('redirectUri', o.redirectUri, true);
-  // Schemes as the URL parser reads them (`HTTP://` is http), never as raw strings; undefined for a path or junk.
-  const redirectProtocol = protocolOf(o.redirectUri);
-  if (redirectProtocol === 'http:' && !LOOPBACK_HOSTS.has(new URL(o.redirectUri as string).hostname)) {
+  if (protocolOf(o.redirectUri) === 'http:' && !LOOPBACK_HOSTS.has(new URL(o.redirectUri as string).hostname)) {
     problems.push(
       'redirectUri must be https, or http on a loopback host only (localhost, 127.0.0.1, [::1]): over plain http the ' +
         'authorization code and the session cookie cross the network in clear text. Register and use the https URL.',
@@ -163,6 +171,10 @@ export function validateLoginOptions(options: unknown): asserts options is Login
   if (typeof o.authUrl === 'string' && /\/\.well-known\//.test(o.authUrl)) {
     problems.push('authUrl must be the issuer ({auth_url}), not the discovery document URL: drop the /.well-known/… part.');
   }
+}
+
+/** The client's identity and secrets, the numbers, and the options that are a flag, a function or a store. */
+function checkValues(o: Record<string, unknown>, problems: string[]): void {
   for (const name of ['clientId', 'audience'] as const) {
     if (typeof o[name] !== 'string' || o[name] === '') problems.push(`${name} is required: a non-empty string.`);
   }
@@ -194,65 +206,69 @@ export function validateLoginOptions(options: unknown): asserts options is Login
   if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.set !== 'function' || typeof store.take !== 'function')) {
     problems.push('transactionStore must have set(id, transaction, ttlSeconds) and take(id) methods (see memoryTransactionStore).');
   }
-  const session = o.session as Record<string, unknown> | false | undefined;
-  if (session !== undefined && session !== false) {
-    if (typeof session !== 'object' || session === null || Array.isArray(session)) problems.push('session must be false or { maxAgeSeconds }.');
-    else {
-      for (const name of Object.keys(session)) if (!SESSION_KNOWN.includes(name)) problems.push(unknownNested('session', name, SESSION_KNOWN, SESSION_ALIASES));
-      const v = session.maxAgeSeconds;
-      if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 60 && v <= MAX_SESSION_SECONDS)) {
-        problems.push(`session.maxAgeSeconds must be a number of seconds from 60 to ${MAX_SESSION_SECONDS} (400 days, the longest a browser keeps a cookie), e.g. 28800 for 8 hours.`);
-      }
-    }
+}
+
+function checkSession(value: unknown, problems: string[]): void {
+  const session = value as Record<string, unknown> | false | undefined;
+  if (session === undefined || session === false) return;
+  if (typeof session !== 'object' || session === null || Array.isArray(session)) return void problems.push('session must be false or { maxAgeSeconds }.');
+  for (const name of Object.keys(session)) if (!SESSION_KNOWN.includes(name)) problems.push(unknownNested('session', name, SESSION_KNOWN, SESSION_ALIASES));
+  const v = session.maxAgeSeconds;
+  if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 60 && v <= MAX_SESSION_SECONDS)) {
+    problems.push(`session.maxAgeSeconds must be a number of seconds from 60 to ${MAX_SESSION_SECONDS} (400 days, the longest a browser keeps a cookie), e.g. 28800 for 8 hours.`);
   }
-  const cookies = o.cookies as Record<string, unknown> | undefined;
-  if (cookies !== undefined) {
-    if (typeof cookies !== 'object' || cookies === null || Array.isArray(cookies)) problems.push('cookies must be an object.');
-    else {
-      for (const name of Object.keys(cookies)) {
-        if (COOKIES_KNOWN.includes(name)) continue;
-        if (COOKIES_FIXED.some((fixed) => fixed.toLowerCase() === name.toLowerCase())) {
-          problems.push(
-            `cookies.${name} is not an option: the login's cookies are always httpOnly, SameSite=Lax (the callback is a top-level GET ` +
-              'from the login server), without Domain (this host only), the session on / and the transaction on the callback path; ' +
-              'set the session lifetime with session.maxAgeSeconds. Remove it.',
-          );
-        } else problems.push(unknownNested('cookies', name, COOKIES_KNOWN, COOKIES_ALIASES));
-      }
-      if (cookies.secure !== undefined && typeof cookies.secure !== 'boolean') problems.push('cookies.secure must be true or false.');
-      if (cookies.secure === false && redirectProtocol === 'https:') {
-        problems.push(
-          'cookies.secure: false with an https redirectUri would let the browser send the session cookie over plain http too, ' +
-            'where anyone on the network reads it: remove cookies.secure (it follows the redirect URI\u2019s scheme).',
-        );
-      }
-      // Whether the cookies are Secure, when it is known here (a path redirectUri decides per request).
-      const secure = typeof cookies.secure === 'boolean' ? cookies.secure : redirectProtocol === undefined ? undefined : redirectProtocol === 'https:';
-      for (const name of ['transactionName', 'sessionName']) {
-        const v = cookies[name];
-        if (v !== undefined && (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v))) {
-          problems.push(`cookies.${name} must be a cookie name (token characters only).`);
-          continue;
-        }
-        // Browsers match the prefixes case-insensitively (RFC 6265bis 5.6), and drop a cookie that breaks their rules.
-        if (typeof v === 'string' && name === 'transactionName' && /^__host-/i.test(v)) {
-          problems.push(
-            'cookies.transactionName must not start with __Host-: browsers refuse a __Host- cookie on a path other than /, and ' +
-              'the transaction cookies are on the callback path, so no sign-in would finish. Use a __Secure- name, or leave ' +
-              'it out (the default is __Secure-kyb-login-tx over https).',
-          );
-        } else if (typeof v === 'string' && name === 'sessionName' && secure !== false && !/^__host-/i.test(v)) {
-          problems.push(sessionNameWithoutHostPrefix(secure));
-        } else if (typeof v === 'string' && secure === false && /^__(secure|host)-/i.test(v)) {
-          problems.push(
-            `cookies.${name} starts with ${v.slice(0, v.indexOf('-') + 1)}, which browsers accept only on Secure cookies, and these are not ` +
-              '(an http redirectUri, or cookies.secure: false): drop the prefix, or use https.',
-          );
-        }
-      }
-    }
+}
+
+/** The cookies option; `redirectProtocol` is the redirect URI's scheme, undefined for a path. */
+function checkCookies(value: unknown, redirectProtocol: string | undefined, problems: string[]): void {
+  const cookies = value as Record<string, unknown> | undefined;
+  if (cookies === undefined) return;
+  if (typeof cookies !== 'object' || cookies === null || Array.isArray(cookies)) return void problems.push('cookies must be an object.');
+  for (const name of Object.keys(cookies)) {
+    if (COOKIES_KNOWN.includes(name)) continue;
+    if (COOKIES_FIXED.some((fixed) => fixed.toLowerCase() === name.toLowerCase())) {
+      problems.push(
+        `cookies.${name} is not an option: the login's cookies are always httpOnly, SameSite=Lax (the callback is a top-level GET ` +
+          'from the login server), without Domain (this host only), the session on / and the transaction on the callback path; ' +
+          'set the session lifetime with session.maxAgeSeconds. Remove it.',
+      );
+    } else problems.push(unknownNested('cookies', name, COOKIES_KNOWN, COOKIES_ALIASES));
   }
-  if (problems.length > 0) throw configInvalid(problems);
+  if (cookies.secure !== undefined && typeof cookies.secure !== 'boolean') problems.push('cookies.secure must be true or false.');
+  if (cookies.secure === false && redirectProtocol === 'https:') {
+    problems.push(
+      'cookies.secure: false with an https redirectUri would let the browser send the session cookie over plain http too, ' +
+        'where anyone on the network reads it: remove cookies.secure (it follows the redirect URI\u2019s scheme).',
+    );
+  }
+  // Whether the cookies are Secure, when it is known here (a path redirectUri decides per request).
+  const secure = typeof cookies.secure === 'boolean' ? cookies.secure : redirectProtocol === undefined ? undefined : redirectProtocol === 'https:';
+  for (const name of ['transactionName', 'sessionName']) {
+    const problem = cookieNameProblem(name, cookies[name], secure);
+    if (problem) problems.push(problem);
+  }
+}
+
+/** What is wrong with `cookies.transactionName` or `cookies.sessionName`, given whether the cookies are Secure. */
+function cookieNameProblem(name: string, v: unknown, secure: boolean | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v)) return `cookies.${name} must be a cookie name (token characters only).`;
+  // Browsers match the prefixes case-insensitively (RFC 6265bis 5.6), and drop a cookie that breaks their rules.
+  if (name === 'transactionName' && /^__host-/i.test(v)) {
+    return (
+      'cookies.transactionName must not start with __Host-: browsers refuse a __Host- cookie on a path other than /, and ' +
+      'the transaction cookies are on the callback path, so no sign-in would finish. Use a __Secure- name, or leave ' +
+      'it out (the default is __Secure-kyb-login-tx over https).'
+    );
+  }
+  if (name === 'sessionName' && secure !== false && !/^__host-/i.test(v)) return sessionNameWithoutHostPrefix(secure);
+  if (secure === false && /^__(secure|host)-/i.test(v)) {
+    return (
+      `cookies.${name} starts with ${v.slice(0, v.indexOf('-') + 1)}, which browsers accept only on Secure cookies, and these are not ` +
+      '(an http redirectUri, or cookies.secure: false): drop the prefix, or use https.'
+    );
+  }
+  return undefined;
 }
 
 /**
