@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe } from 'vitest';
 import { ConformanceSuite, startApp, type MountApp } from './conformance/app.js';
+import { bindingCases } from './conformance/binding.js';
 import { callbackRefusedCases } from './conformance/callback-refused.js';
 import { errorAnswerCases } from './conformance/error-answers.js';
 import { pendingLoginCases } from './conformance/pending-logins.js';
@@ -26,6 +27,7 @@ export function loginConformanceSuite(framework: string, mount: MountApp): void 
 
     signInCases(suite);
     callbackRefusedCases(suite);
+    bindingCases(suite);
     pendingLoginCases(suite);
     requireUserCases(suite);
     signOutCases(suite);
