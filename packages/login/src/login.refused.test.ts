@@ -158,7 +158,7 @@ describe('the code exchange is refused', () => {
     expectNoSecrets(error, [code, codeVerifier]);
   });
 
-  // A wrong client secret is not the code's fault: client-auth.test.ts.
+  // A wrong client secret is not the code's fault: token-endpoint.client-auth.test.ts.
 });
 
 describe('discovery is refused', () => {
