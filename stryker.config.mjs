@@ -3,13 +3,13 @@
 //
 // Why the settings below:
 // - vitest runs through vitest.mutation.config.ts: the root config (so the "@kyb-webhooks/source" condition resolves
-//   workspace packages to their TypeScript sources, and the core's "#crypto" imports map picks crypto/node.ts) with
+//   workspace packages to their TypeScript sources, and the core's "#crypto" imports map picks verify/crypto/node.ts) with
 //   only the mutated packages' tests and no database globalSetup.
 // - The sandbox is a copy under .tmp/ (ignored by git and eslint). Stryker links every node_modules folder of the
 //   workspace into it, so pnpm's per-package dependencies resolve; packages/core/package.json (the "#crypto" map)
 //   is copied with the sources, so the mutated copy resolves "#crypto" inside the sandbox.
 // - Never in place: other work may be editing the sources while a run is going.
-// - crypto/types.ts holds only types; mutating it yields nothing but equivalent mutants.
+// - verify/crypto/types.ts holds only types; mutating it yields nothing but equivalent mutants.
 // - concurrency 2 by default (the machine is shared); KYB_MUTATE_CONCURRENCY overrides it.
 
 import { fileURLToPath } from 'node:url';
@@ -20,9 +20,7 @@ const MUTATE = {
   core: [
     'packages/core/src/**/*.ts',
     '!packages/core/src/**/*.test.ts',
-    '!packages/core/src/crypto/types.ts',
-    // The fuzz harness is test code that happens not to end in .test.ts.
-    '!packages/core/src/fuzz/**',
+    '!packages/core/src/verify/crypto/types.ts',
   ],
   adapters: ADAPTERS.flatMap((name) => [`packages/${name}/src/**/*.ts`, `!packages/${name}/src/**/*.test.ts`]),
 };

@@ -6,7 +6,7 @@ export default defineConfig({
   resolve: { conditions: ['@kyb-webhooks/source'] },
   ssr: { resolve: { conditions: ['@kyb-webhooks/source', 'node'] } },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'bench/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'tests/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'packages/core/*.test.ts', 'packages/core/fuzz/**/*.test.ts', 'bench/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'tests/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 120_000,
     pool: 'forks',

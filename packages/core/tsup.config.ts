@@ -5,7 +5,7 @@ import { packageBuild } from '../../tsup.shared.js';
 export default defineConfig([
   packageBuild({ index: 'src/index.ts' }, { external: ['#crypto'] }),
   packageBuild(
-    { 'crypto-node': 'src/crypto/node.ts', 'crypto-web': 'src/crypto/web.ts' },
+    { 'crypto-node': 'src/verify/crypto/node.ts', 'crypto-web': 'src/verify/crypto/web.ts' },
     { dts: false, clean: false, platform: 'neutral', external: ['node:crypto'] },
   ),
 ]);

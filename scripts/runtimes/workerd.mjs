@@ -1,4 +1,4 @@
-// workerd: the receiver's suites (packages/core/src/{receiver,signature,attestation}.test.ts) bundled with the
+// workerd: the receiver's suites (packages/core/src/{receiver,verify/signature,verify/attestation}.test.ts) bundled with the
 // worker conditions (never "node") into a worker, served by workerd on 127.0.0.1 WITHOUT nodejs_compat, run through
 // one HTTP request, results back as JSON. The core's "no node: module" promise is enforced twice: the bundler fails
 // when a core source file imports a node: module, and workerd itself has none to give.
@@ -13,7 +13,7 @@ import { build } from 'esbuild';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), 'workerd');
 /** The receiver's own suites, as the brief of issue 11 names them. */
-export const WORKERD_SUITES = ['packages/core/src/receiver.test.ts', 'packages/core/src/signature.test.ts', 'packages/core/src/attestation.test.ts'];
+export const WORKERD_SUITES = ['packages/core/src/receiver.test.ts', 'packages/core/src/verify/signature.test.ts', 'packages/core/src/verify/attestation.test.ts'];
 const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
 /** The esbuild plugin that maps the suites' Node-only scaffolding to workerd stand-ins and fails on node: in the core. */
@@ -162,7 +162,7 @@ export async function runWorkerd({ root, bin, out }) {
   // suites' bundle and by the Hono app's (hono-remote.mjs).
   for (const plugin of [workerdPlugin(root), noNodeModules(root)]) {
     const refused = await build({
-      stdin: { contents: `export * from ${JSON.stringify(join(root, 'packages', 'core', 'src', 'crypto', 'node.ts'))};`, resolveDir: root, loader: 'js' },
+      stdin: { contents: `export * from ${JSON.stringify(join(root, 'packages', 'core', 'src', 'verify', 'crypto', 'node.ts'))};`, resolveDir: root, loader: 'js' },
       bundle: true,
       write: false,
       format: 'esm',
@@ -173,7 +173,7 @@ export async function runWorkerd({ root, bin, out }) {
       () => false,
       (error) => error.errors?.some((entry) => entry.text.includes('workerd (without nodejs_compat) does not have')),
     );
-    if (!refused) return { suites, passed: 0, failed: 1, note: `the ${plugin.name} guard let packages/core/src/crypto/node.ts into a workerd bundle` };
+    if (!refused) return { suites, passed: 0, failed: 1, note: `the ${plugin.name} guard let packages/core/src/verify/crypto/node.ts into a workerd bundle` };
   }
   const modules = Object.keys(result.metafile.outputs).map((file) => relative(dir, join(root, file)));
   modules.sort((a, b) => (a === 'entry.js' ? -1 : b === 'entry.js' ? 1 : a.localeCompare(b)));

@@ -6,7 +6,7 @@ import { createPublicKey, verify } from 'node:crypto';
 import { createAttestationVerifier, type EnvelopeIdentity } from '@kyb-webhooks/core';
 import type { TestSigner } from '@kyb-webhooks/testing';
 import { jwtVerify } from 'jose';
-import { platformCrypto as webCrypto } from '../../../packages/core/src/crypto/web.js';
+import { platformCrypto as webCrypto } from '../../../packages/core/src/verify/crypto/web.js';
 import { benchEvent, benchNow } from '../fixtures.js';
 import type { Candidate } from '../harness.js';
 

@@ -5,7 +5,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createSignatureVerifier } from '@kyb-webhooks/core';
 import Stripe from 'stripe';
-import { platformCrypto as webCrypto } from '../../../packages/core/src/crypto/web.js';
+import { platformCrypto as webCrypto } from '../../../packages/core/src/verify/crypto/web.js';
 import { benchNow } from '../fixtures.js';
 import type { Candidate } from '../harness.js';
 

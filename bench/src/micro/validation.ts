@@ -5,7 +5,7 @@
  */
 import { envelopeSchema, eventDataSchemas } from '@kyb-webhooks/core';
 import type { TestSigner } from '@kyb-webhooks/testing';
-import { createValidator } from '../../../packages/core/src/schema-guard.js';
+import { createValidator } from '../../../packages/core/src/events/schema-guard.js';
 import { benchEvent } from '../fixtures.js';
 import type { Candidate } from '../harness.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeValue, optionRules, suggestOption, validateArgument, validateOptions, validateReceiverOptions } from './config.js';
 import { KybWebhookError } from './errors.js';
-import { createMemoryStore } from './memory-store.js';
+import { createMemoryStore } from './store/memory-store.js';
 
 // The rules behind the configuration messages that the table in config.test.ts does not pin down: which option a
 // typo is taken for, how an option name that is not an identifier is shown, when cross-option rules speak, and the

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeValue, optionRules, suggestOption, validateArgument, validateOptions, validateReceiverOptions } from './config.js';
 import { KybWebhookError } from './errors.js';
-import { createMemoryStore } from './memory-store.js';
+import { createMemoryStore } from './store/memory-store.js';
 import { createReceiver } from './receiver.js';
 
 /** The error `run` throws; fails the test when it does not throw. */

@@ -1,7 +1,7 @@
-import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './dedupe.js';
+import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './store/dedupe.js';
 import { KybWebhookError } from './errors.js';
 import type { ReceiverOptions } from './receiver.js';
-import { isStreamCursorStore } from './stream-store.js';
+import { isStreamCursorStore } from './store/stream-store.js';
 
 /**
  * Configuration checks shared by every public factory (receiver, adapters, stores): one small spec-driven checker

@@ -1,11 +1,11 @@
 export { createReceiver } from './receiver.js';
 export type { Receiver, ReceiverOptions, ReceiveInput, ReceiveResult, ResponseBody, VerifiedDelivery } from './receiver-types.js';
-export { createSignatureVerifier, parseSignatureHeader } from './signature.js';
-export type { SecretKeyring, SecretVersion, ParsedSignatureHeader, SignatureVerifierOptions } from './signature.js';
-export { createAttestationVerifier, ATTESTATION_TYP } from './attestation.js';
-export type { AttestationOptions, AttestationClaims, EnvelopeIdentity, VerifyAttestationOptions } from './attestation.js';
-export { envelopeSchema, ULID_PATTERN } from './envelope.js';
-export type { Envelope } from './envelope.js';
+export { createSignatureVerifier, parseSignatureHeader } from './verify/signature.js';
+export type { SecretKeyring, SecretVersion, ParsedSignatureHeader, SignatureVerifierOptions } from './verify/signature.js';
+export { createAttestationVerifier, ATTESTATION_TYP } from './verify/attestation.js';
+export type { AttestationOptions, AttestationClaims, EnvelopeIdentity, VerifyAttestationOptions } from './verify/attestation.js';
+export { envelopeSchema, ULID_PATTERN } from './events/envelope.js';
+export type { Envelope } from './events/envelope.js';
 export {
   eventDataSchemas,
   KNOWN_EVENT_TYPES,
@@ -19,7 +19,7 @@ export {
   chargeSchema,
   releasedAnswerSchema,
   approvalSchema,
-} from './events.js';
+} from './events/events.js';
 export type {
   KnownEventType,
   KybEvent,
@@ -32,9 +32,9 @@ export type {
   ReleasedAnswer,
   Approval,
   DataRequestRefusalReason,
-} from './events.js';
-export { ReleasedAnswers, answersFromClaims, findReleasedAnswerList } from './answers.js';
-export { HandlerError } from './dispatch.js';
+} from './events/events.js';
+export { ReleasedAnswers, answersFromClaims, findReleasedAnswerList } from './events/released-answers.js';
+export { HandlerError } from './pipeline/dispatch.js';
 export type {
   HandlerContext,
   BaseHandlerContext,
@@ -44,13 +44,13 @@ export type {
   UnknownEventHandler,
   UnauthenticatedEventHandler,
   UnauthenticatedContext,
-} from './dispatch.js';
-export { checkAttestationBinding } from './attestation-binding.js';
-export type { AttestedEnvelope } from './attestation-binding.js';
-export { createMemoryStore } from './memory-store.js';
-export type { MemoryStore, MemoryStoreOptions } from './memory-store.js';
-export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, storeDurationMs } from './dedupe.js';
-export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './dedupe.js';
+} from './pipeline/dispatch.js';
+export { checkAttestationBinding } from './verify/attestation-binding.js';
+export type { AttestedEnvelope } from './verify/attestation-binding.js';
+export { createMemoryStore } from './store/memory-store.js';
+export type { MemoryStore, MemoryStoreOptions } from './store/memory-store.js';
+export { createLeaseToken, checkClaimResult, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, storeDurationMs } from './store/dedupe.js';
+export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './store/dedupe.js';
 export {
   isStreamCursorStore,
   checkStreamArguments,
@@ -65,7 +65,7 @@ export {
   readStreamPageToken,
   checkSkipArguments,
   MAX_SKIP_REASON_CHARS,
-} from './stream-store.js';
+} from './store/stream-store.js';
 export type {
   StreamCursorStore,
   GetCursorOptions,
@@ -77,7 +77,7 @@ export type {
   StreamActivity,
   SkipSeqOptions,
   SkippedSeq,
-} from './stream-store.js';
+} from './store/stream-store.js';
 export type {
   OrderingOptions,
   OrderingMode,
@@ -88,11 +88,11 @@ export type {
   UnfillableReason,
   UnfillableDecision,
   UnfillableHandler,
-} from './ordering.js';
-export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering.js';
-export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './backfill-guard.js';
-export { UnknownKidError } from './jwks.js';
-export type { ReplayOptions } from './replay.js';
+} from './ordering/ordering.js';
+export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering/ordering.js';
+export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './ordering/backfill-guard.js';
+export { UnknownKidError } from './verify/jwks.js';
+export type { ReplayOptions } from './pipeline/replay.js';
 export { ERRORS, KybWebhookError, KYB_WEBHOOK_ERROR_CODES } from './errors.js';
 export {
   validateOptions,
@@ -106,19 +106,19 @@ export {
 } from './config.js';
 export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './config.js';
 export type { ErrorCode, KybWebhookErrorCode, AcknowledgementCode } from './errors.js';
-export { readHeader } from './headers.js';
-export { readBodyStream, readWebBodyStream, discardBodyStream, OVERSIZED_BODY_DRAIN } from './body.js';
-export type { ByteStream, BodyReadResult } from './body.js';
-export { receiveDelivery } from './body-source.js';
-export type { BodySource, DeliveryInput } from './body-source.js';
-export { createAdapter, toAdapterResponse, adapterOptionsSpec, validateAdapterArguments } from './adapter.js';
-export type { AdapterMap, AdapterOptions, AdapterResponse } from './adapter.js';
-export { createFetchHandler, requestBodySource } from './fetch-handler.js';
-export type { FetchHandler, FetchHandlerOptions, WaitUntilContext } from './fetch-handler.js';
-export type { HeadersInput } from './headers.js';
-export { serializeError } from './logger.js';
-export { createConsoleLogger, formatLogEntry } from './console-logger.js';
-export type { ConsoleLoggerOptions, LogConsole } from './console-logger.js';
-export type { Logger, LogEntry, SerializedError } from './logger.js';
-export { walletAddressChangeHandler } from './wallet-address.js';
-export type { WalletAddressDirectory } from './wallet-address.js';
+export { readHeader } from './http/headers.js';
+export { readBodyStream, readWebBodyStream, discardBodyStream, OVERSIZED_BODY_DRAIN } from './http/body.js';
+export type { ByteStream, BodyReadResult } from './http/body.js';
+export { receiveDelivery } from './http/body-source.js';
+export type { BodySource, DeliveryInput } from './http/body-source.js';
+export { createAdapter, toAdapterResponse, adapterOptionsSpec, validateAdapterArguments } from './http/adapter-core.js';
+export type { AdapterMap, AdapterOptions, AdapterResponse } from './http/adapter-core.js';
+export { createFetchHandler, requestBodySource } from './http/fetch-handler.js';
+export type { FetchHandler, FetchHandlerOptions, WaitUntilContext } from './http/fetch-handler.js';
+export type { HeadersInput } from './http/headers.js';
+export { serializeError } from './log/logger.js';
+export { createConsoleLogger, formatLogEntry } from './log/console-logger.js';
+export type { ConsoleLoggerOptions, LogConsole } from './log/console-logger.js';
+export type { Logger, LogEntry, SerializedError } from './log/logger.js';
+export { walletAddressChangeHandler } from './events/wallet-address.js';
+export type { WalletAddressDirectory } from './events/wallet-address.js';

@@ -2,10 +2,10 @@
  * The public types of a receiver: its options, what an adapter hands it, what it answers, and the {@link Receiver}
  * interface itself. `createReceiver` (receiver.ts) builds one; the steps it runs live in their own files.
  */
-import type { ReleasedAnswers } from './answers.js';
-import type { AttestationClaims, AttestationOptions } from './attestation.js';
-import type { PlatformCrypto } from './crypto/types.js';
-import type { DedupeStore } from './dedupe.js';
+import type { ReleasedAnswers } from './events/released-answers.js';
+import type { AttestationClaims, AttestationOptions } from './verify/attestation.js';
+import type { PlatformCrypto } from './verify/crypto/types.js';
+import type { DedupeStore } from './store/dedupe.js';
 import type {
   AnyEventHandler,
   DeliveryAuthentication,
@@ -13,14 +13,14 @@ import type {
   HandlerError,
   UnauthenticatedEventHandler,
   UnknownEventHandler,
-} from './dispatch.js';
+} from './pipeline/dispatch.js';
 import type { ErrorCode } from './errors.js';
-import type { KnownEventType, KybEvent, UnknownKybEvent } from './events.js';
-import type { HeadersInput } from './headers.js';
-import type { Logger } from './logger.js';
-import type { GapHandler, OrderingMode, OrderingOptions } from './ordering.js';
-import type { ReplayOptions } from './replay.js';
-import type { SecretKeyring } from './signature.js';
+import type { KnownEventType, KybEvent, UnknownKybEvent } from './events/events.js';
+import type { HeadersInput } from './http/headers.js';
+import type { Logger } from './log/logger.js';
+import type { GapHandler, OrderingMode, OrderingOptions } from './ordering/ordering.js';
+import type { ReplayOptions } from './pipeline/replay.js';
+import type { SecretKeyring } from './verify/signature.js';
 
 /**
  * Options of {@link createReceiver}. At least one of `secrets` and `attestation` is required.

@@ -6,17 +6,17 @@ import {
   type SignOptions,
   type TestEnvelope,
   type TestSigner,
-} from '../../testing/src/index.js';
+} from '../test-kit.js';
 import { platformCrypto as selectedCrypto } from '#crypto';
-import { platformCrypto as nodeCrypto } from './crypto/node.js';
-import { platformCrypto as webCrypto } from './crypto/web.js';
-import type { PlatformCrypto } from './crypto/types.js';
-import type { ClaimResult, DedupeStore } from './dedupe.js';
-import type { LogEntry } from './logger.js';
-import { createMemoryStore } from './memory-store.js';
+import { platformCrypto as nodeCrypto } from './verify/crypto/node.js';
+import { platformCrypto as webCrypto } from './verify/crypto/web.js';
+import type { PlatformCrypto } from './verify/crypto/types.js';
+import type { ClaimResult, DedupeStore } from './store/dedupe.js';
+import type { LogEntry } from './log/logger.js';
+import { createMemoryStore } from './store/memory-store.js';
 import { createReceiver, type ReceiverOptions } from './receiver.js';
-import type { AttestationClaims } from './attestation.js';
-import type { ReleasedAnswers } from './answers.js';
+import type { AttestationClaims } from './verify/attestation.js';
+import type { ReleasedAnswers } from './events/released-answers.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 /** The envelope's genuine token with its payload swapped for another genuine token's: a signature over other claims. */

@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
-// Relative on purpose: the core's package exports do not expose its schema modules, and the kit's own code must not
-// reach into them either; only this test compares the two.
-import { envelopeSchema } from '../../core/src/envelope.js';
 import {
   ATTESTED_EVENT_TYPES,
   DATA_REQUEST_REFUSAL_REASONS as CORE_REFUSAL_REASONS,
   KNOWN_EVENT_TYPES,
+  envelopeSchema,
   eventDataSchemas,
-} from '../../core/src/events.js';
+} from '@kyb-webhooks/core';
 import { ATTESTED_TEST_EVENT_TYPES, DATA_REQUEST_REFUSAL_REASONS, TEST_EVENT_TYPES } from './event-types.js';
 import {
   TEST_API_VERSION,

@@ -1,0 +1,99 @@
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createAdapter, toAdapterResponse } from './adapter-core.js';
+import { receiveDelivery } from './body-source.js';
+import { createReceiver } from '../receiver.js';
+
+const receiver = createReceiver({ secrets: { '1': 'whsec_test' }, maxBodyBytes: 16 });
+const headers = { 'content-type': 'application/json' };
+
+describe('receiveDelivery: the body-limit policy every entry point shares', () => {
+  it.each([
+    ['bytes over maxBodyBytes', { kind: 'bytes', bytes: new Uint8Array(17) }, 413, 'body_too_large'],
+    ['a parsed body', { kind: 'parsed' }, 500, 'body_already_parsed'],
+    ['no Web body at all (null), read as zero bytes', { kind: 'web-stream', stream: null }, 401, 'signature_missing'],
+  ] as const)('answers %s like the receiver answers those bytes', async (_name, body, status, code) => {
+    const result = await receiveDelivery(receiver, { method: 'POST', headers, body });
+    expect([result.status, result.code]).toEqual([status, code]);
+  });
+
+  it('answers a locked Web stream (someone else is reading it) with 500 body_already_parsed', async () => {
+    const stream = new ReadableStream<Uint8Array>();
+    stream.getReader();
+    const result = await receiveDelivery(receiver, { method: 'POST', headers, body: { kind: 'web-stream', stream } });
+    expect([result.status, result.code]).toEqual([500, 'body_already_parsed']);
+  });
+
+  it('drains what is left of a body the framework refused, then answers 413 body_too_large', async () => {
+    const stream = new PassThrough();
+    const pending = receiveDelivery(receiver, { method: 'POST', headers, body: { kind: 'refused-too-large', stream, maxBytes: 16, declaredLength: 64 } });
+    stream.end(new Uint8Array(64));
+    const result = await pending;
+    expect([result.status, result.code]).toEqual([413, 'body_too_large']);
+    expect(stream.readableEnded).toBe(true);
+  });
+
+  it('answers a refused body at once when its stream already ended', async () => {
+    const stream = new PassThrough();
+    stream.resume();
+    stream.end();
+    await new Promise((resolve) => stream.once('end', resolve));
+    const result = await receiveDelivery(receiver, { method: 'POST', headers, body: { kind: 'refused-too-large', stream, maxBytes: 16 } });
+    expect(result.status).toBe(413);
+  });
+
+  it('reads a Node stream within maxBodyBytes and refuses one past it with 413', async () => {
+    const stream = new PassThrough();
+    const pending = receiveDelivery(receiver, { method: 'POST', headers, body: { kind: 'stream', stream } });
+    stream.end(new Uint8Array(32));
+    expect((await pending).status).toBe(413);
+  });
+});
+
+describe('toAdapterResponse', () => {
+  it('adds Content-Type to the result headers and serialises the body', () => {
+    const response = toAdapterResponse(receiver.reject('method_not_allowed'));
+    expect(response.status).toBe(405);
+    expect(response.headers).toEqual({ allow: 'POST', 'content-type': 'application/json; charset=utf-8' });
+    expect(JSON.parse(response.body)).toMatchObject({ error: { code: 'method_not_allowed' } });
+  });
+
+  it('gives every answer its own headers object, which a server may write into', () => {
+    const first = toAdapterResponse(receiver.reject('body_too_large'));
+    const second = toAdapterResponse(receiver.reject('body_too_large'));
+    expect(first.headers).not.toBe(second.headers);
+    first.headers['content-length'] = '2';
+    expect(second.headers).toEqual({ 'content-type': 'application/json; charset=utf-8' });
+  });
+});
+
+describe('createAdapter: the onResult hook', () => {
+  const map = {
+    method: () => 'POST',
+    headers: () => headers,
+    body: () => ({ kind: 'parsed' as const }),
+    respond: (_res: undefined, response: { status: number }) => response.status,
+  };
+
+  it('calls onResult once with the result and the request, before the answer is written', async () => {
+    const seen: unknown[] = [];
+    const deliver = createAdapter<string, undefined, number>(receiver, { onResult: (result, req) => void seen.push([result.code, req]) }, map);
+    expect(await deliver('the request', undefined)).toBe(500);
+    expect(seen).toEqual([['body_already_parsed', 'the request']]);
+  });
+
+  it.each([
+    ['throws', () => {
+      throw new Error('metrics down');
+    }],
+    ['rejects', () => Promise.reject(new Error('metrics down'))],
+  ])('keeps the answer when onResult %s', async (_name, onResult) => {
+    const deliver = createAdapter<string, undefined, number>(receiver, { onResult }, map);
+    expect(await deliver('the request', undefined)).toBe(500);
+  });
+
+  it('awaits a body accessor that returns a promise', async () => {
+    const deliver = createAdapter<string, undefined, number>(receiver, {}, { ...map, body: async () => ({ kind: 'bytes' as const, bytes: new Uint8Array(17) }) });
+    expect(await deliver('the request', undefined)).toBe(413);
+  });
+});

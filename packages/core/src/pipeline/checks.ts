@@ -1,0 +1,182 @@
+/**
+ * Steps 1 to 5 of the pipeline (design §1) and the event data schema: every check an event passes before it may
+ * touch the dedupe store. A delivery gets them all (`check`); an event fetched from the authenticated KYB API gets
+ * them minus the limits and the HMAC it cannot have (`verifyFetched`).
+ */
+import { answersFromClaims } from '../events/released-answers.js';
+import type { AttestationClaims, createAttestationVerifier } from '../verify/attestation.js';
+import { dedupeKeyOf } from './claim-run-settle.js';
+import { DeliveryContext } from './dispatch.js';
+import { envelopeSchema, type Envelope } from '../events/envelope.js';
+import { KybWebhookError, rejection } from '../errors.js';
+import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KybEvent, type UnknownKybEvent } from '../events/events.js';
+import { readHeader } from '../http/headers.js';
+import { checkLimits } from './limits.js';
+import type { OrderedItem } from '../ordering/ordering.js';
+import type { ReceiveInput } from '../receiver-types.js';
+import { createValidator, type ValidationResult } from '../events/schema-guard.js';
+import type { createSignatureCheck, VerifiedSignature } from '../verify/signature.js';
+
+/** A verified event, ready for dedupe: what the handlers get, and how it is deduped. */
+export interface VerifiedItem extends OrderedItem {
+  event: KybEvent | UnknownKybEvent;
+  context: DeliveryContext;
+  typed: boolean;
+}
+
+/** What the checks of a delivery (steps 1 to 5 and the data schema) end in. */
+export type Checked = VerifiedItem | { refused: KybWebhookError; envelope?: Envelope } | { unauthenticated: Envelope };
+
+/** The receiver's configured checks; either may be absent, never both (config.ts). */
+export interface CheckOptions {
+  maxBodyBytes: number;
+  checkSignature: ReturnType<typeof createSignatureCheck> | undefined;
+  verifyAttestation: ReturnType<typeof createAttestationVerifier> | undefined;
+  /** `attestation.answersClaim`: where a release's answers are. */
+  answersClaim?: string | undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+const validateEnvelope = createValidator(envelopeSchema);
+const dataValidators = new Map<string, (value: unknown) => ValidationResult<unknown>>(
+  Object.entries(eventDataSchemas).map(([type, schema]) => [type, createValidator<unknown>(schema)]),
+);
+
+/** Creates the checks of one receiver. */
+export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, answersClaim }: CheckOptions): {
+  check(input: ReceiveInput): Checked | Promise<Checked>;
+  verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError>;
+} {
+  // Every step below runs once per delivery, so the common path avoids what it can: no promise for checks that
+  // answer at once (an HMAC-only delivery on Node is checked synchronously from end to end; only a Web Crypto HMAC
+  // or an attestation makes it wait), no copy of a payload the schema guard accepted as it is, no log entry built
+  // for a receiver without a logger.
+  function check(input: ReceiveInput): Checked | Promise<Checked> {
+    // 1. limits (limits.ts)
+    const body = checkLimits(input, maxBodyBytes);
+    if (body instanceof KybWebhookError) return { refused: body };
+
+    // 2. signature over the exact bytes
+    if (!checkSignature) return checkVerifiedBytes(input, body, null);
+    let verified: VerifiedSignature | Promise<VerifiedSignature>;
+    try {
+      verified = checkSignature(readHeader(input.headers, 'service-kyb-signature'), body);
+    } catch (error) {
+      return { refused: asKybError(error) };
+    }
+    if (!(verified instanceof Promise)) return checkVerifiedBytes(input, body, { version: verified.version });
+    return verified.then(
+      (signature) => checkVerifiedBytes(input, body, { version: signature.version }),
+      (error: unknown) => ({ refused: asKybError(error) }),
+    );
+  }
+
+  /** Steps 3 to 5 and the data schema, once the signature (if configured) held. */
+  function checkVerifiedBytes(input: ReceiveInput, body: Uint8Array, hmac: { version: string } | null): Checked | Promise<Checked> {
+    // 3. parse the verified bytes, never a re-serialization
+    let json: unknown;
+    try {
+      json = JSON.parse(utf8.decode(body));
+    } catch {
+      return { refused: rejection('body_not_json') };
+    }
+
+    // 4. envelope
+    const parsed = validateEnvelope(json);
+    if (!parsed.success) return { refused: rejection('envelope_invalid', describeIssues(parsed.issues)) };
+    const envelope = parsed.data;
+
+    // 5. attestation: every event that carries one is verified, known type or not, and bound to this envelope
+    if (envelope.attestation !== undefined) {
+      if (!verifyAttestation) return { refused: rejection('attestation_not_configured'), envelope };
+      let verifying: Promise<AttestationClaims>;
+      try {
+        verifying = verifyAttestation(envelope.attestation, envelope);
+      } catch (error) {
+        return { refused: asKybError(error), envelope };
+      }
+      return verifying.then(
+        (claims) => checkData(input, envelope, hmac, claims),
+        (error: unknown) => ({ refused: asKybError(error), envelope }),
+      );
+    }
+    if (ATTESTED_EVENT_TYPES.has(envelope.event)) return { refused: rejection('attestation_missing'), envelope };
+    // No secrets and no attestation: nothing authenticates this delivery (spec 5.4).
+    if (!hmac) return { unauthenticated: envelope };
+    return checkData(input, envelope, hmac, undefined);
+  }
+
+  /** The event data schema, then the verified item; authenticated by now, by the HMAC, the attestation or both. */
+  function checkData(input: ReceiveInput, envelope: Envelope, hmac: { version: string } | null, claims: AttestationClaims | undefined): Checked {
+    const validateData = dataValidators.get(envelope.event);
+    let event: KybEvent | UnknownKybEvent = envelope;
+    if (validateData) {
+      const data = validateData(envelope.data);
+      if (!data.success) return { refused: rejection('event_data_invalid', describeIssues(data.issues)), envelope };
+      // The guard hands back the very object it accepted; only zod's own output (never expected) is a copy.
+      if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
+    }
+    const context = new DeliveryContext(
+      { hmac, attestation: claims !== undefined },
+      claims,
+      parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+    );
+    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims, answersClaim);
+
+    // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
+    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined, waitUntil: input.waitUntil };
+  }
+
+  /**
+   * Verifies an event fetched from the KYB API to fill a gap, with the checks a delivery gets after its HMAC: the
+   * envelope schema, the attestation (an attested type must carry one, verified and bound to the envelope), the
+   * event data schema. It has no HMAC to check: the API answered it over a call authenticated by the API key.
+   */
+  async function verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError> {
+    const parsed = validateEnvelope(raw);
+    if (!parsed.success) return rejection('envelope_invalid', describeIssues(parsed.issues));
+    const envelope = parsed.data;
+    let claims: AttestationClaims | undefined;
+    if (envelope.attestation !== undefined) {
+      if (!verifyAttestation) return rejection('attestation_not_configured');
+      try {
+        claims = await verifyAttestation(envelope.attestation, envelope, { fetched: true });
+      } catch (error) {
+        return asKybError(error);
+      }
+    } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
+      return rejection('attestation_missing');
+    }
+    const validateData = dataValidators.get(envelope.event);
+    let event: KybEvent | UnknownKybEvent = envelope;
+    if (validateData) {
+      const data = validateData(envelope.data);
+      if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
+      if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
+    }
+    const context = new DeliveryContext({ hmac: null, attestation: claims !== undefined, fetched: true }, claims, undefined);
+    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims, answersClaim);
+    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
+  }
+
+  return { check, verifyFetched };
+}
+
+/** `Service-Delivery-Attempt`, when present and a plain integer; anything else is ignored. */
+export function parseAttempt(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\d{1,9}$/.test(value)) return undefined;
+  return Number(value);
+}
+
+/** A thrown error as the refusal it answers: our own codes as they are, anything else `internal_error`. */
+function asKybError(error: unknown): KybWebhookError {
+  return error instanceof KybWebhookError ? error : rejection('internal_error', undefined, error);
+}
+
+/** Names what failed without echoing any value from the body. */
+function describeIssues(issues: readonly { path: PropertyKey[]; code: string }[]): string {
+  return issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.code}`)
+    .join('; ');
+}

@@ -1,0 +1,116 @@
+// Outcomes that arrive after a deadline (issue 11 §5, mutation survivors):
+// - a claim that lands after storeTimeoutMs: only an answer that really acquired the event, with a string token, is
+//   handed back with release(); any other late answer (a duplicate, a malformed one, null) is left alone;
+// - a handler that outlived handlerTimeoutMs and then succeeded leaves a warning that its success was recorded;
+// - an onError handler that rejects never becomes an unhandled rejection, and neither does any late answer.
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTestSigner, testEvents, type TestSigner } from '../../test-kit.js';
+import type { DedupeStore } from '../store/dedupe.js';
+import type { LogEntry } from '../log/logger.js';
+import { createReceiver } from '../receiver.js';
+
+const STORE_TIMEOUT_MS = 20;
+const LANDS_AFTER_MS = 60;
+
+let signer: TestSigner;
+beforeAll(async () => {
+  signer = await createTestSigner({ secrets: { '1': 'endpoint-secret' } });
+});
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+process.on('unhandledRejection', onUnhandled);
+afterEach(() => {
+  unhandled.length = 0;
+});
+afterAll(() => {
+  process.off('unhandledRejection', onUnhandled);
+});
+
+/** Delivers one event to a receiver whose store answers claim() with `late`, after the deadline; returns release's calls. */
+async function deliverWithLateClaim(late: unknown) {
+  const release = vi.fn(async () => true);
+  const store: DedupeStore = {
+    claim: () => new Promise((resolve) => setTimeout(() => resolve(late as never), LANDS_AFTER_MS)),
+    complete: async () => true,
+    release,
+  };
+  const receiver = createReceiver({ secrets: { '1': 'endpoint-secret' }, store, storeTimeoutMs: STORE_TIMEOUT_MS, handlerTimeoutMs: 100, leaseMs: 1_000 });
+  const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
+  const result = await receiver.receive({ method: 'POST', headers, body });
+  // Past the late answer, and a turn more for the give-back it may start.
+  await new Promise((resolve) => setTimeout(resolve, LANDS_AFTER_MS * 2));
+  return { code: result.code, releases: release.mock.calls as unknown[][] };
+}
+
+describe('a claim answered after storeTimeoutMs', () => {
+  it('is released with its token when it acquired the event', async () => {
+    const { code, releases } = await deliverWithLateClaim({ status: 'acquired', token: 'late-token' });
+    expect({ code, tokens: releases.map((call) => call[1]) }).toEqual({ code: 'store_unavailable', tokens: ['late-token'] });
+  });
+
+  it.each<[string, unknown]>([
+    ["{ status: 'duplicate' }", { status: 'duplicate' }],
+    ["{ status: 'duplicate' } with a token", { status: 'duplicate', token: 'not-ours' }],
+    ["{ status: 'acquired' } with a numeric token", { status: 'acquired', token: 42 }],
+    ["{ status: 'acquired' } without a token", { status: 'acquired' }],
+  ])('is not released when it answered %s', async (_case, late) => {
+    const { code, releases } = await deliverWithLateClaim(late);
+    expect({ code, releases: releases.length }).toEqual({ code: 'store_unavailable', releases: 0 });
+  });
+
+  it.each<[string, unknown]>([
+    ['null', null],
+    ['undefined', undefined],
+  ])('is ignored without an unhandled rejection when it answered %s', async (_case, late) => {
+    const { code, releases } = await deliverWithLateClaim(late);
+    expect({ code, releases: releases.length, unhandled: unhandled.length }).toEqual({ code: 'store_unavailable', releases: 0, unhandled: 0 });
+  });
+});
+
+function setup() {
+  const logs: LogEntry[] = [];
+  const receiver = createReceiver({ secrets: { '1': 'endpoint-secret' }, logger: (entry) => logs.push(entry), handlerTimeoutMs: 30, storeTimeoutMs: 50, leaseMs: 1_000 });
+  const deliver = async () => {
+    const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
+    return receiver.receive({ method: 'POST', headers, body });
+  };
+  return { receiver, deliver, logs };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a handler that finishes after handlerTimeoutMs', () => {
+  it('leaves a warning that its late success was recorded', async () => {
+    const { receiver, deliver, logs } = setup();
+    let finish!: () => void;
+    receiver.on('kyb.data_request.refused', () => new Promise<void>((resolve) => (finish = resolve)));
+    expect((await deliver()).code).toBe('handler_timeout');
+    finish();
+    await sleep(20);
+    expect(logs.filter((entry) => entry.level === 'warn' && /finished later; its success was recorded/.test(entry.message))).toHaveLength(1);
+  });
+
+  it('leaves no such warning for a handler that finished in time', async () => {
+    const { receiver, deliver, logs } = setup();
+    receiver.on('kyb.data_request.refused', async () => {});
+    expect((await deliver()).status).toBe(200);
+    await sleep(20);
+    expect(logs.filter((entry) => entry.level === 'warn')).toEqual([]);
+  });
+});
+
+describe('an onError handler that rejects', () => {
+  it('changes nothing in the answer and raises no unhandled rejection', async () => {
+    const { receiver, deliver } = setup();
+    receiver.on('kyb.data_request.refused', () => {
+      throw new Error('handler failed');
+    });
+    receiver.onError(async () => {
+      throw new Error('onError failed too');
+    });
+    const result = await deliver();
+    await sleep(20);
+    expect({ code: result.code, unhandled: unhandled.length }).toEqual({ code: 'handler_failed', unhandled: 0 });
+  });
+});

@@ -1,0 +1,271 @@
+/**
+ * Steps 6 to 8 of the pipeline (design §1 and §4), for an event that passed every check (checks.ts): claim it in the
+ * dedupe store (dedupe.ts), run its handlers (run-handlers.ts), then settle the claim: complete() after a success,
+ * release() after a failure so the service's retry runs the handlers again. Every store call has a deadline shorter
+ * than the lease, so every delivery gets an answer.
+ */
+import { typeBindingOf } from '../verify/attestation-binding.js';
+import type { AttestationClaims } from '../verify/attestation.js';
+import type { VerifiedItem } from './checks.js';
+import { handOff, isThenable, settleWithin, TIMED_OUT } from './deadline.js';
+import { checkClaimResult, type ClaimResult, type DedupeStore } from '../store/dedupe.js';
+import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispatch.js';
+import type { Envelope } from '../events/envelope.js';
+import { rejection, type KybWebhookError } from '../errors.js';
+import { safeLog, type Logger } from '../log/logger.js';
+import type { ReceiveResult } from '../receiver-types.js';
+import { answerDuplicate, answerProcessed, reject } from './outcomes.js';
+import { retryRecording } from './record-retry.js';
+import { HANDLED, type RunHandlers } from './run-handlers.js';
+
+/**
+ * Attested types whose token signs no type, deduped under a key of their own (`<event_id>:<type>`). Frozen: a
+ * processed event must keep its key in every later version, or its redelivery after an upgrade (or during a rolling
+ * deploy) would run again. A type added to the library later still shares `<event_id>:unknown`.
+ */
+const OWN_KEY_TYPES: ReadonlySet<string> = new Set(['kyb.business.wallet_address_changed']);
+
+/**
+ * The key an event is claimed under: its event id, plus what nothing signed fixes when it is attested without a type
+ * claim (and is not a release). The attestation is the trust boundary (spec 5.4), so a token re-wrapped under another
+ * type must never mark a genuine event of a known type as done: such a type keeps its own key.
+ *
+ * Every other type shares ONE key, `<event_id>:unknown`. With the type itself in the key, one genuine token replayed
+ * under endless invented types made a new record and a new handler run each time (on a receiver without `secrets`,
+ * anyone who saw a delivery body could), until the memory store evicted genuine records and ran their redeliveries
+ * again. The price: a token of an unknown type re-wrapped under another unknown type, arriving first, makes the
+ * genuine one a duplicate. The rule is the same with or without `secrets`, so adding a secret changes no key.
+ */
+export function dedupeKeyOf(envelope: Envelope, claims: AttestationClaims | undefined): string {
+  if (!claims || typeBindingOf(claims, envelope.event) === 'bound') return envelope.event_id;
+  return OWN_KEY_TYPES.has(envelope.event) ? `${envelope.event_id}:${envelope.event}` : `${envelope.event_id}:unknown`;
+}
+
+/** What settling a claim needs of an event: its key, its envelope for the log, and the delivery's `waitUntil`. */
+export type SettledItem = Pick<VerifiedItem, 'dedupeKey' | 'envelope' | 'waitUntil'>;
+
+/** What the claim, run and settle steps of one receiver work with. */
+export interface ClaimRunSettleOptions {
+  store: DedupeStore;
+  leaseMs: number;
+  retainMs: number;
+  storeTimeoutMs: number;
+  logger: Logger | undefined;
+  handlers: HandlerRegistry;
+  runHandlers: RunHandlers;
+}
+
+/** The claim, run and settle steps of one receiver; the ordered path (ordering.ts) borrows the parts it needs. */
+export interface ClaimRunSettle {
+  /**
+   * Steps 6 to 8 with ordering off, for a verified event (a delivery, or a fetched one given to `replay`): dedupe,
+   * dispatch within handlerTimeoutMs, settle. May throw only through a bug; the callers turn that into internal_error.
+   */
+  processVerified(item: VerifiedItem): Promise<ReceiveResult>;
+  /** Calls the store's method `operation` within storeTimeoutMs; a synchronous throw, a rejection and a timeout all throw. */
+  callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
+  /** Claims the key within storeTimeoutMs; an answer outside the contract throws. */
+  claim(dedupeKey: string, waitUntil?: VerifiedItem['waitUntil']): Promise<ClaimResult>;
+  /** Runs the handlers of a claimed event for the ordered path; a failure has released the claim. */
+  runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;
+  /**
+   * Records a success with complete() (`ran` names what succeeded, for the log). Never throws: a failure is logged and
+   * tried again in the background. Settles synchronously when the store answers so.
+   */
+  settleSuccess(item: SettledItem, token: string, late: boolean, ran?: string): void | Promise<void>;
+  /** Frees the claim after a failure, so that the service's retry runs the handlers again. */
+  settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void>;
+}
+
+/** Creates the claim, run and settle steps of one receiver. */
+export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSettle {
+  const { store, storeTimeoutMs, logger, handlers, runHandlers } = options;
+  // Frozen once: the store only reads them, and a delivery need not allocate them again.
+  const claimOptions = Object.freeze({ leaseMs: options.leaseMs });
+  const completeOptions = Object.freeze({ retainMs: options.retainMs });
+
+  /**
+   * Calls the store's method `operation` within storeTimeoutMs. A store that answers synchronously (the built-in
+   * memory store, a custom in-process one) gets its answer back as it is, with no deadline timer and no promise: a
+   * synchronous call cannot be cut short anyway, and a delivery spares a promise and a microtask per call. A method
+   * that answers with a promise (any I/O store, or a memory-store method replaced by a slow one) keeps its deadline.
+   */
+  function callStoreSoon<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
+    const pending = call();
+    if (!isThenable(pending)) return pending;
+    return (settleWithin(pending, storeTimeoutMs) as Promise<Awaited<T> | typeof TIMED_OUT>).then((answer) => {
+      if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
+      return answer;
+    });
+  }
+
+  async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+    return (await callStoreSoon(operation, call)) as Awaited<T>;
+  }
+
+  /** Claims the key within storeTimeoutMs, synchronously when the store answers so; throws as {@link claim}. */
+  function claimSoon(dedupeKey: string, waitUntil: VerifiedItem['waitUntil']): ClaimResult | Promise<ClaimResult> {
+    const answer = callStoreSoon('claim', () => store.claim(dedupeKey, claimOptions));
+    if (!(answer instanceof Promise)) return checkClaimResult(answer);
+    return answer.then(checkClaimResult, (error: unknown) => {
+      if (error instanceof StoreTimeoutError) {
+        // A claim that lands after we gave up would hold the event for a whole lease: hand it back.
+        const handBack = Promise.resolve(error.pending).then(
+          (late) => {
+            const token = (late as { status?: unknown; token?: unknown } | null)?.token;
+            if ((late as { status?: unknown } | null)?.status === 'acquired' && typeof token === 'string') {
+              callStore('release', () => store.release(dedupeKey, token)).catch(() => {});
+            }
+          },
+          () => {},
+        );
+        handOff(waitUntil, handBack);
+      }
+      throw error;
+    });
+  }
+
+  async function claim(dedupeKey: string, waitUntil?: VerifiedItem['waitUntil']): Promise<ClaimResult> {
+    return claimSoon(dedupeKey, waitUntil);
+  }
+
+  /**
+   * Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same, and
+   * complete() is tried again in the background (record-retry.ts). Settles synchronously when the store answers so.
+   */
+  function settleSuccess(item: SettledItem, token: string, late: boolean, ran = 'the handlers'): void | Promise<void> {
+    let answer: boolean | Promise<boolean>;
+    try {
+      answer = callStoreSoon('complete', () => store.complete(item.dedupeKey, token, completeOptions));
+    } catch (error) {
+      completeFailed(error, item, token, ran);
+      return;
+    }
+    if (!(answer instanceof Promise)) return reportCompleted(answer, item.envelope, late);
+    return answer.then(
+      (completed) => reportCompleted(completed, item.envelope, late),
+      (error: unknown) => completeFailed(error, item, token, ran),
+    );
+  }
+
+  function reportCompleted(completed: unknown, envelope: Envelope, late: boolean): void {
+    if (completed === true && !late) return;
+    const where = { eventId: envelope.event_id, eventType: envelope.event };
+    if (completed === false) {
+      safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
+    } else if (completed !== true) {
+      safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
+    } else {
+      safeLog(logger, { level: 'warn', message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded', ...where });
+    }
+  }
+
+  /** Logs a complete() that threw or timed out after the handlers succeeded, and tries it again in the background. */
+  function completeFailed(error: unknown, item: SettledItem, token: string, ran: string): void {
+    const { envelope } = item;
+    const where = { eventId: envelope.event_id, eventType: envelope.event };
+    safeLog(logger, { level: 'error', message: `complete failed after ${ran} succeeded: ${storeFailure('complete', error)}; trying again in the background`, code: 'store_unavailable', ...where, error });
+    retryRecording(
+      async (attempt) => {
+        const completed = await callStore('complete', () => store.complete(item.dedupeKey, token, completeOptions));
+        if (completed === true) {
+          safeLog(logger, { level: 'info', message: `complete succeeded at attempt ${attempt}: the event is recorded as processed`, ...where });
+        } else if (completed === false) {
+          // An attempt that timed out may have landed meanwhile; or the lease ended, and a redelivery may run again.
+          safeLog(logger, { level: 'warn', message: `complete at attempt ${attempt} found the event no longer claimed by this delivery: an earlier attempt landed late, or the lease ended`, ...where });
+        } else {
+          safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
+        }
+      },
+      (attempts, lastError) => {
+        safeLog(logger, { level: 'error', message: `complete failed ${attempts} times after ${ran} succeeded: ${storeFailure('complete', lastError)}; the event stays claimed until its lease ends (leaseMs), and a redelivery after that runs the handlers again`, code: 'store_unavailable', ...where, error: lastError });
+      },
+      item.waitUntil,
+    );
+  }
+
+  async function settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void> {
+    try {
+      const released = await callStore('release', () => store.release(dedupeKey, token));
+      if (typeof released !== 'boolean') throw new TypeError('the store answered release() with something other than a boolean');
+    } catch (error) {
+      safeLog(logger, { level: 'error', message: 'release failed; the event stays claimed until its lease expires', code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+    }
+  }
+
+  async function processVerified(item: VerifiedItem): Promise<ReceiveResult> {
+    const { envelope, event, context, dedupeKey, typed } = item;
+    // 6. dedupe: claim the event
+    let claimed: ClaimResult | Promise<ClaimResult>;
+    try {
+      claimed = claimSoon(dedupeKey, item.waitUntil);
+      if (claimed instanceof Promise) claimed = await claimed;
+    } catch (error) {
+      return reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope);
+    }
+    if (claimed.status === 'completed') return answerDuplicate(logger, envelope, event);
+    if (claimed.status === 'in_progress') return { ...reject(logger, 'in_progress', envelope), event };
+
+    // 7. dispatch, within handlerTimeoutMs
+    const token = claimed.token;
+    let outcome = runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, typed), context, envelope);
+    if (outcome instanceof Promise) outcome = await outcome;
+    if (outcome instanceof HandlerError) {
+      // 8. settle a failure: free the claim so the service's retry runs the handlers again
+      await settleFailure(dedupeKey, token, envelope);
+      return { ...reject(logger, rejection('handler_failed', undefined, outcome), envelope), event };
+    }
+    if (outcome !== HANDLED) {
+      // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
+      // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
+      // so the retry is answered duplicate; a late failure frees the claim for the retry).
+      const settling = outcome.stillRunning.then(
+        () => settleSuccess(item, token, true),
+        () => settleFailure(dedupeKey, token, envelope),
+      );
+      handOff(item.waitUntil, settling);
+      return { ...reject(logger, 'handler_timeout', envelope), event };
+    }
+
+    // 8. settle a success
+    const settled = settleSuccess(item, token, false);
+    if (settled) await settled;
+    return answerProcessed(logger, envelope, event);
+  }
+
+  async function runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined> {
+    const { envelope, context } = item;
+    const outcome = await runHandlers(() => handlers.run(item.event as Envelope, context as unknown as HandlerContext, item.typed), context, envelope);
+    if (outcome instanceof HandlerError) {
+      await settleFailure(item.dedupeKey, token, envelope);
+      return rejection('handler_failed', undefined, outcome);
+    }
+    if (outcome !== HANDLED) {
+      // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
+      handOff(item.waitUntil, outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope)));
+      return rejection('handler_timeout');
+    }
+    return undefined;
+  }
+
+  return { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure };
+}
+
+/** A store call that did not settle within storeTimeoutMs; `pending` is the call, which may still settle. */
+class StoreTimeoutError extends Error {
+  override readonly name = 'StoreTimeoutError';
+  constructor(
+    readonly operation: string,
+    timeoutMs: number,
+    readonly pending: unknown,
+  ) {
+    super(`the store's ${operation}() did not settle within storeTimeoutMs (${timeoutMs} ms)`);
+  }
+}
+
+/** Why a store call failed, for the log: timed out, answered unexpectedly, or threw. */
+export function storeFailure(operation: string, error: unknown): string {
+  if (error instanceof StoreTimeoutError) return error.message;
+  if (error instanceof TypeError && /answered/.test(error.message)) return error.message;
+  return `${operation} failed`;
+}

@@ -1,0 +1,77 @@
+// How the receiver reads what an adapter hands it: the method, the body in each accepted form, the content type and
+// the delivery-attempt header. One case per test; each pins a branch that mutation testing found unguarded.
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { createTestSigner, testEvents, type TestSigner } from '../../test-kit.js';
+import { createReceiver } from '../receiver.js';
+
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+let signer: TestSigner;
+beforeAll(async () => {
+  signer = await createTestSigner({ now: NOW, secrets: { '3': 'input-secret-v3' } });
+});
+
+function receiver() {
+  return createReceiver({ secrets: { '3': 'input-secret-v3' }, now: () => NOW });
+}
+
+describe('method', () => {
+  it.each<[string, string | undefined, number]>([
+    ['no method (the adapter vouches for POST)', undefined, 200],
+    ['POST', 'POST', 200],
+    ['post in lower case', 'post', 200],
+    ['PUT', 'PUT', 405],
+    ['GET', 'GET', 405],
+  ])('answers %s with %i', async (_case, method, status) => {
+    const { headers, body } = await signer.sign(testEvents.dataRequestPendingApproval());
+    expect((await receiver().receive({ ...(method === undefined ? {} : { method }), headers, body })).status).toBe(status);
+  });
+});
+
+describe('body forms', () => {
+  it.each<[string, (bytes: Uint8Array, text: string) => Uint8Array | ArrayBuffer | string]>([
+    ['a Uint8Array', (bytes) => bytes],
+    ['a string (its UTF-8 bytes)', (_bytes, text) => text],
+    ['an ArrayBuffer', (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer],
+  ])('accepts the exact signed bytes as %s', async (_case, form) => {
+    const { headers, body, text } = await signer.sign(testEvents.dataRequestPendingApproval({ data: { note: 'Zürich ✓' } }));
+    expect((await receiver().receive({ method: 'POST', headers, body: form(body, text) })).status).toBe(200);
+  });
+});
+
+describe('content type', () => {
+  it.each<[string, string | undefined, number]>([
+    ['application/json', 'application/json', 200],
+    ['a space before the parameters', 'application/json ; charset=utf-8', 200],
+    ['upper case', 'APPLICATION/JSON', 200],
+    ['no content type', undefined, 415],
+    ['an empty content type', '', 415],
+    ['application/json-seq', 'application/json-seq', 415],
+  ])('answers %s with %i', async (_case, contentType, status) => {
+    const signed = await signer.sign(testEvents.dataRequestPendingApproval());
+    const { 'content-type': _dropped, ...rest } = signed.headers;
+    const headers = contentType === undefined ? rest : { ...rest, 'content-type': contentType };
+    expect((await receiver().receive({ method: 'POST', headers, body: signed.body })).status).toBe(status);
+  });
+});
+
+describe('Service-Delivery-Attempt (spec 2.4)', () => {
+  it.each<[string, string | undefined, number | undefined]>([
+    ['1', '1', 1],
+    ['12', '12', 12],
+    ['absent', undefined, undefined],
+    ['not a number', 'abc', undefined],
+    ['digits followed by letters', '3x', undefined],
+    ['letters followed by digits', 'x3', undefined],
+    ['a negative number', '-1', undefined],
+    ['more than 9 digits', '1234567890', undefined],
+  ])('hands the handler deliveryAttempt for %s', async (_case, header, attempt) => {
+    const r = receiver();
+    const handler = vi.fn();
+    r.onAny(handler);
+    const signed = await signer.sign(testEvents.dataRequestPendingApproval());
+    const { 'service-delivery-attempt': _dropped, ...rest } = signed.headers;
+    const headers = header === undefined ? rest : { ...rest, 'service-delivery-attempt': header };
+    expect((await r.receive({ method: 'POST', headers, body: signed.body })).status).toBe(200);
+    expect(handler.mock.calls[0]![1].deliveryAttempt).toBe(attempt);
+  });
+});

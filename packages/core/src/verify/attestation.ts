@@ -1,0 +1,309 @@
+import type { JSONWebKeySet, JWTPayload, ProtectedHeaderParameters } from 'jose';
+import { platformCrypto } from '#crypto';
+import { isBase64url } from './base64url.js';
+import type { PlatformCrypto } from './crypto/types.js';
+import { checkAttestationBinding, type AttestedEnvelope } from './attestation-binding.js';
+import { KybWebhookError, rejection } from '../errors.js';
+import { createInlineKeySource, createRemoteKeySource, type VerificationKey, type KeySource } from './jwks.js';
+
+/**
+ * The only `typ` an attestation may carry (spec 5.5.1).
+ *
+ * @example
+ * ```ts
+ * new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: ATTESTATION_TYP, kid })
+ * ```
+ */
+export const ATTESTATION_TYP = 'kyb-attestation+jwt';
+/** Fixed by the verifier, never read from the token (spec 5.5.2). */
+const ALG = 'RS256';
+const APPLICATION_TYP = `application/${ATTESTATION_TYP}`;
+// Decoded headers are remembered by their encoded text; a genuine one is about 100 characters, and a huge
+// attacker-made header is not worth keeping.
+const MAX_REMEMBERED_HEADERS = 16;
+const MAX_REMEMBERED_HEADER_LENGTH = 1024;
+const REQUIRED_CLAIMS = ['iss', 'aud', 'exp', 'iat', 'event_id', 'stream_id', 'seq', 'request_id'] as const;
+
+/**
+ * Options of the attestation check: where the KYB keys are and what the claims must say.
+ *
+ * @example
+ * ```ts
+ * const attestation: AttestationOptions = {
+ *   issuer: 'https://kyb.example.com',
+ *   audience: process.env.KYB_AUDIENCE!,
+ *   jwksUrl: 'https://api.kyb.example.com/.well-known/kyb-jwks.json',
+ *   jwksMaxStaleMs: 6 * 3_600_000, // trust the last good keys for 6 h of JWKS outage instead of 12
+ * }
+ * ```
+ */
+export interface AttestationOptions {
+  /** The `{attestation_issuer}` of the spec; `iss` must equal it. */
+  issuer: string;
+  /** The merchant's client domain UUID; `aud` must equal it, or be an array with a member equal to it (whole strings). */
+  audience: string;
+  /** `{base_url}/.well-known/kyb-jwks.json`. HTTPS, except for loopback hosts in development. */
+  jwksUrl?: string | URL;
+  /** An inline JWKS instead of `jwksUrl`, e.g. in tests or air-gapped set-ups. */
+  jwks?: JSONWebKeySet;
+  /** Clock-skew leeway for `exp`, `iat` and `nbf`, in seconds. Default 30, at most 60. */
+  leewaySeconds?: number;
+  /**
+   * After any JWKS fetch ends, successful or failed, no other starts for this long: an unknown `kid` refetches at
+   * most once per cooldown, and an outage of the JWKS host costs one fetch per cooldown however many deliveries
+   * arrive (those that need keys we do not have get 503 `jwks_unavailable` meanwhile). Default 30 s.
+   */
+  jwksCooldownMs?: number;
+  /**
+   * How long fetched keys are used before a refresh, so a key the service removes stops verifying within this
+   * time while its JWKS host is up (while it is down, see `jwksMaxStaleMs`). The delivery that finds the keys too
+   * old waits for the refresh; concurrent deliveries share that one fetch. Default 10 minutes.
+   */
+  jwksCacheMaxAgeMs?: number;
+  /**
+   * How long the last good key set keeps verifying the kids it has, counted from its successful fetch, while
+   * refreshes fail (`jwksUrl` only). Past it every attested delivery gets 503 `jwks_unavailable` (the service
+   * retries for about 9 hours) until a fetch succeeds. At least `jwksCacheMaxAgeMs`. Default 12 hours.
+   */
+  jwksMaxStaleMs?: number;
+  /**
+   * Largest JWKS response accepted, in bytes. The body is read as a stream and dropped as soon as it passes the
+   * cap (never buffered whole); an oversized response is a failed fetch. Default 256 KiB.
+   */
+  jwksMaxBytes?: number;
+  /** Timeout of one JWKS fetch, headers and body, through an AbortSignal. Default 5 s. */
+  jwksTimeoutMs?: number;
+  /** The `fetch` used for the JWKS; the global one by default. Redirects are not followed. */
+  fetch?: typeof fetch;
+  /**
+   * The claim of a release's attestation that holds the released answers (spec 2.8 does not show its name). Default:
+   * `answers`, else the first claim holding a list of answer entries (name, subject_type, subject, value). A release
+   * whose attestation carries none there is refused (`attestation_relabelled`), with a log line naming this option.
+   */
+  answersClaim?: string;
+}
+
+/**
+ * How one token is checked.
+ *
+ * `fetched: true` is for a token the caller pulled itself from the KYB API (a release pull, an event fetched to fill a
+ * gap or to recover): every rule holds except `exp`. The spec's API answers "the same attestation the webhook would
+ * carry" for as long as the release is retained, so a token pulled after its `exp` is still the service's genuine
+ * statement; `exp` bounds how long a *pushed* delivery can be replayed to the endpoint, a threat the pull does not
+ * have (the caller chose the URL and authenticated the call with its API key). `iat` in the future is still refused,
+ * and dedupe still applies. Never set it for bytes that arrived at the webhook endpoint.
+ *
+ * @example
+ * ```ts
+ * const claims = await verify(event.attestation, event, { fetched: true }) // event from client.events(requestId)
+ * ```
+ */
+export interface VerifyAttestationOptions {
+  fetched?: boolean;
+}
+
+/** The verified claims of an attestation. Claims the spec does not show are kept as `unknown`. */
+export interface AttestationClaims extends JWTPayload {
+  iss: string;
+  aud: string | string[];
+  exp: number;
+  iat: number;
+  event_id: string;
+  stream_id: string;
+  seq: number;
+  request_id: string;
+  [claim: string]: unknown;
+}
+
+/**
+ * The envelope an attestation must be bound to (spec 5.5.5 and {@link checkAttestationBinding}): its ids, its type
+ * and its data.
+ */
+export type EnvelopeIdentity = AttestedEnvelope;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Builds the attestation check of spec 5.5, in its exact order: `typ` before any signature work, `alg` pinned to
+ * RS256, the key chosen by `kid` from the KYB JWKS (see {@link AttestationOptions} for caching and outages), then
+ * `iss`, `aud`, `exp`, `iat` with leeway, then the binding to the envelope. Resolves with the verified claims,
+ * throws a {@link KybWebhookError} otherwise.
+ *
+ * The platform crypto checks the RS256 signature and nothing else (node:crypto on Node, Web Crypto elsewhere);
+ * every other rule is this module's, so both paths answer every token alike: all three segments canonical
+ * base64url, header and claims strict UTF-8 JSON objects (a byte order mark is refused), `typ` compared ASCII
+ * case-insensitively, RSA keys of at least 2048 bits and signatures of exactly the modulus length, finite numeric
+ * dates. One test table runs every hostile token through both.
+ *
+ * @example
+ * ```ts
+ * const verify = createAttestationVerifier({ issuer, audience, jwksUrl }, Date.now)
+ * const claims = await verify(envelope.attestation, envelope)
+ * ```
+ */
+export function createAttestationVerifier(
+  options: AttestationOptions,
+  now: () => number,
+  crypto: PlatformCrypto = platformCrypto,
+): (token: string, envelope: EnvelopeIdentity, verifyOptions?: VerifyAttestationOptions) => Promise<AttestationClaims> {
+  const leeway = options.leewaySeconds ?? 30;
+  if (!(leeway >= 0 && leeway <= 60)) {
+    throw new KybWebhookError('config_invalid', 'attestation.leewaySeconds must be between 0 and 60.');
+  }
+  if (!options.issuer) throw new KybWebhookError('config_invalid', 'attestation.issuer is required ({attestation_issuer}).');
+  if (!options.audience) {
+    throw new KybWebhookError('config_invalid', "attestation.audience is required (the merchant's client domain UUID).");
+  }
+  const keys = createKeySource(options, now);
+  // The service signs every attestation with the same few headers (one per kid), so decoded headers are
+  // remembered by their encoded text: at most MAX_REMEMBERED_HEADERS short ones.
+  const headers = new Map<string, ProtectedHeaderParameters>();
+
+  return async (token, envelope, verifyOptions) => {
+    // indexOf rather than split: a body of dots must not become a million-element array.
+    const firstDot = token.indexOf('.');
+    const secondDot = firstDot < 0 ? -1 : token.indexOf('.', firstDot + 1);
+    if (secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0) throw rejection('attestation_invalid', 'not a compact JWS');
+    const encodedHeader = token.slice(0, firstDot);
+
+    let header = headers.get(encodedHeader);
+    if (!header) {
+      header = decodeHeader(crypto, encodedHeader);
+      if (encodedHeader.length <= MAX_REMEMBERED_HEADER_LENGTH) {
+        if (headers.size >= MAX_REMEMBERED_HEADERS) headers.delete(headers.keys().next().value as string);
+        headers.set(encodedHeader, header);
+      }
+    }
+    // 1. typ first: a token of another kind (a login ID token) is rejected before any key is fetched.
+    if (!isAttestationTyp(header.typ)) throw rejection('attestation_invalid_typ', `typ ${JSON.stringify(header.typ ?? null)}`);
+    // 2. alg fixed by the verifier: "none", HS256 (key confusion) and everything else fail here.
+    if (header.alg !== ALG) throw rejection('attestation_invalid', `alg ${JSON.stringify(header.alg ?? null)}`);
+    if (header.crit !== undefined) throw rejection('attestation_invalid', 'crit header parameters are not supported');
+    const kid = header.kid;
+    if (typeof kid !== 'string') throw rejection('attestation_invalid', 'the header names no kid');
+
+    const encodedPayload = token.slice(firstDot + 1, secondDot);
+    const encodedSignature = token.slice(secondDot + 1);
+    // Checked before any decoder sees them: native decoders are lenient in different ways.
+    if (!isBase64url(encodedPayload)) throw rejection('attestation_invalid', 'claims are not canonical base64url');
+    if (!isBase64url(encodedSignature)) throw rejection('attestation_invalid', 'signature is not canonical base64url');
+
+    // 3. the key named by kid, then the signature.
+    const key: VerificationKey = keys.peek(kid) ?? (await keys.get(kid));
+    const signature = crypto.decodeBase64url(encodedSignature);
+    if (signature.length !== key.signatureBytes) throw rejection('attestation_invalid', 'signature length is not the key size');
+    // Header and payload passed isBase64url, so the signing input is ASCII and every encoder gives the same bytes.
+    const verified = crypto.verifyRs256(key.key, token.slice(0, secondDot), signature);
+    if (!(verified === true || (verified !== false && (await verified)))) throw rejection('attestation_invalid', 'bad signature');
+
+    // 4. the registered claims.
+    let claims: JWTPayload;
+    try {
+      claims = decodeJsonObject(crypto, encodedPayload) as JWTPayload;
+    } catch (cause) {
+      throw rejection('attestation_invalid', 'claims are not a UTF-8 JSON object', cause);
+    }
+    checkRegisteredClaims(claims, options, Math.floor(now() / 1000), leeway, verifyOptions?.fetched === true);
+
+    // 5. the envelope must carry the signed values, otherwise the delivery was relabelled.
+    checkAttestationBinding(claims as AttestationClaims, envelope, options.answersClaim);
+    return claims as AttestationClaims;
+  };
+}
+
+function decodeHeader(crypto: PlatformCrypto, encoded: string): ProtectedHeaderParameters {
+  try {
+    if (!isBase64url(encoded)) throw new TypeError('not canonical base64url');
+    return Object.freeze(decodeJsonObject(crypto, encoded)) as ProtectedHeaderParameters;
+  } catch (cause) {
+    throw rejection('attestation_invalid', 'header is not base64url UTF-8 JSON', cause);
+  }
+}
+
+/** A JOSE header or claims set, already checked to be base64url: strict UTF-8 (BOM kept) of a JSON object. */
+function decodeJsonObject(crypto: PlatformCrypto, encoded: string): Record<string, unknown> {
+  const value: unknown = JSON.parse(crypto.decodeUtf8(crypto.decodeBase64url(encoded)));
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('not a JSON object');
+  return value as Record<string, unknown>;
+}
+
+/**
+ * RFC 7515 §4.1.9: media types compare case-insensitively and "application/" may be omitted. ASCII case only:
+ * `toLowerCase` would fold a KELVIN SIGN (U+212A) to "k" and accept a typ the service never sends.
+ */
+function isAttestationTyp(typ: unknown): boolean {
+  if (typeof typ !== 'string') return false;
+  const lower = typ.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
+  return lower === ATTESTATION_TYP || lower === APPLICATION_TYP;
+}
+
+function createKeySource(options: AttestationOptions, now: () => number): KeySource {
+  if (options.jwks && options.jwksUrl) {
+    throw new KybWebhookError('config_invalid', 'Set attestation.jwksUrl or attestation.jwks, not both.');
+  }
+  if (options.jwks) return createInlineKeySource(options.jwks);
+  if (!options.jwksUrl) {
+    throw new KybWebhookError('config_invalid', 'attestation needs jwksUrl ({base_url}/.well-known/kyb-jwks.json) or jwks.');
+  }
+  const url = new URL(options.jwksUrl);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
+    throw new KybWebhookError('config_invalid', 'attestation.jwksUrl must be an https:// URL ({base_url}/.well-known/kyb-jwks.json).');
+  }
+  const cacheMaxAgeMs = duration(options, 'jwksCacheMaxAgeMs', 600_000);
+  const maxStaleMs = duration(options, 'jwksMaxStaleMs', 12 * 3_600_000);
+  if (maxStaleMs < cacheMaxAgeMs) {
+    throw new KybWebhookError(
+      'config_invalid',
+      `attestation.jwksMaxStaleMs (${maxStaleMs}) must be at least attestation.jwksCacheMaxAgeMs (${cacheMaxAgeMs}): ` +
+        'it is how long keys stay usable while refreshes fail, counted from the last successful fetch.',
+    );
+  }
+  return createRemoteKeySource(
+    {
+      url,
+      fetch: options.fetch,
+      cooldownMs: duration(options, 'jwksCooldownMs', 30_000),
+      cacheMaxAgeMs,
+      maxStaleMs,
+      timeoutMs: duration(options, 'jwksTimeoutMs', 5_000, 1),
+      maxBytes: duration(options, 'jwksMaxBytes', 256 * 1024, 1),
+    },
+    now,
+  );
+}
+
+type NumericOption = 'jwksCooldownMs' | 'jwksCacheMaxAgeMs' | 'jwksMaxStaleMs' | 'jwksTimeoutMs' | 'jwksMaxBytes';
+
+function duration(options: AttestationOptions, name: NumericOption, fallback: number, min = 0): number {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || (value as number) < min) {
+    throw new KybWebhookError('config_invalid', `attestation.${name} must be a whole number of at least ${min}; leave it out for ${fallback}.`);
+  }
+  return value;
+}
+
+function isNumericDate(value: unknown): value is number {
+  // JSON.parse turns 1e400 into Infinity: a date that never comes is not a date.
+  return Number.isFinite(value);
+}
+
+/** The registered-claim rules (RFC 7519 §4.1) with the leeway, applied alike on every path. */
+function checkRegisteredClaims(claims: JWTPayload, options: AttestationOptions, now: number, leeway: number, fetched: boolean): void {
+  for (const claim of REQUIRED_CLAIMS) {
+    if (!Object.hasOwn(claims, claim)) throw rejection('attestation_invalid', `missing required "${claim}" claim`);
+  }
+  if (claims.iss !== options.issuer) throw rejection('attestation_invalid', 'unexpected "iss" claim value');
+  const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (!audiences.includes(options.audience)) throw rejection('attestation_invalid', 'unexpected "aud" claim value');
+  for (const claim of ['exp', 'iat', 'nbf'] as const) {
+    if (claims[claim] !== undefined && !isNumericDate(claims[claim])) {
+      throw rejection('attestation_invalid', `"${claim}" claim must be a finite number`);
+    }
+  }
+  // An absent nbf compares false.
+  if ((claims.nbf as number) > now + leeway) throw rejection('attestation_invalid', '"nbf" claim timestamp check failed');
+  if (!fetched && (claims.exp as number) <= now - leeway) throw rejection('attestation_invalid', '"exp" claim timestamp check failed');
+  // A token issued in the future is refused too (jose checks iat only against maxTokenAge).
+  if ((claims.iat as number) > now + leeway) throw rejection('attestation_invalid', '"iat" claim is in the future');
+}

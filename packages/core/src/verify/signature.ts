@@ -1,0 +1,199 @@
+import { platformCrypto } from '#crypto';
+import type { HmacSecret, PlatformCrypto } from './crypto/types.js';
+import { KybWebhookError, rejection } from '../errors.js';
+
+/** One HMAC secret version; `notAfter` ends it (the 24-hour overlap after a rotation, spec 5.7). */
+export interface SecretVersion {
+  /** The endpoint secret, as shown in the dashboard. */
+  secret: string;
+  /** Last moment this version is accepted: a `Date` or Unix milliseconds. */
+  notAfter?: Date | number;
+}
+
+/** The HMAC keyring: secret version (the `kv` of the header) → secret. */
+export type SecretKeyring = Record<string, string | SecretVersion>;
+
+/** The parsed `Service-KYB-Signature` header. */
+export interface ParsedSignatureHeader {
+  timestamp: number;
+  /** `t` exactly as sent: the MAC covers these characters, leading zeros included. */
+  timestampText: string;
+  mac: Uint8Array;
+  version: string;
+}
+
+const VERSION = /^[A-Za-z0-9._-]{1,64}$/;
+const KEY = /^[a-z][a-z0-9]*$/;
+
+/**
+ * Parses `t=<unix seconds>,v1=<64 hex>,kv=<version>` strictly: each of t, v1 and kv exactly once, no spaces.
+ * Other keys are ignored so that a future `v2` scheme does not break today's receivers.
+ * It runs on every delivery, so it scans by index instead of splitting and matching regular expressions.
+ *
+ * @example
+ * ```ts
+ * parseSignatureHeader('t=1767225600,v1=' + 'ab'.repeat(32) + ',kv=3') // { timestamp: 1767225600, version: '3', … }
+ * ```
+ */
+export function parseSignatureHeader(header: string): ParsedSignatureHeader {
+  let t: string | undefined;
+  let v1: string | undefined;
+  let kv: string | undefined;
+  let start = 0;
+  while (start <= header.length) {
+    let end = header.indexOf(',', start);
+    if (end === -1) end = header.length;
+    const equals = header.indexOf('=', start);
+    if (equals === -1 || equals >= end || equals === start || equals === end - 1) {
+      throw rejection('signature_malformed', 'a field is not key=value');
+    }
+    const key = header.slice(start, equals);
+    const value = header.slice(equals + 1, end);
+    if (key === 't' || key === 'v1' || key === 'kv') {
+      if ((key === 't' ? t : key === 'v1' ? v1 : kv) !== undefined) throw rejection('signature_malformed', `field ${key} appears twice`);
+      if (key === 't') t = value;
+      else if (key === 'v1') v1 = value;
+      else kv = value;
+    } else if (!KEY.test(key) || /[=\s]/.test(value)) {
+      throw rejection('signature_malformed', 'a field is not key=value');
+    }
+    start = end + 1;
+  }
+  if (t === undefined || !isDigits(t, 15)) throw rejection('signature_malformed', 't is missing or not an integer');
+  const mac = v1 === undefined || v1.length !== 64 ? undefined : hexToBytes(v1);
+  if (!mac) throw rejection('signature_malformed', 'v1 is missing or not 64 hex digits');
+  if (kv === undefined || !VERSION.test(kv)) throw rejection('signature_malformed', 'kv is missing or malformed');
+  return { timestamp: Number(t), timestampText: t, mac, version: kv };
+}
+
+function isDigits(text: string, maxLength: number): boolean {
+  if (text.length === 0 || text.length > maxLength) return false;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 48 || code > 57) return false;
+  }
+  return true;
+}
+
+// 0–15 for hex digit character codes, -1 for anything else.
+const HEX_VALUES = new Int8Array(128).fill(-1);
+for (let i = 0; i < 16; i++) {
+  HEX_VALUES['0123456789abcdef'.charCodeAt(i)] = i;
+  HEX_VALUES['0123456789ABCDEF'.charCodeAt(i)] = i;
+}
+
+/** Decodes hex, or returns undefined when a character is not a hex digit. */
+function hexToBytes(hex: string): Uint8Array | undefined {
+  const bytes = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < bytes.length; i++) {
+    const high = HEX_VALUES[hex.charCodeAt(2 * i)] ?? -1;
+    const low = HEX_VALUES[hex.charCodeAt(2 * i + 1)] ?? -1;
+    if (high < 0 || low < 0) return undefined;
+    bytes[i] = (high << 4) | low;
+  }
+  return bytes;
+}
+
+interface PreparedVersion {
+  secret: Promise<HmacSecret>;
+  /** The imported secret once `secret` settled, so the hot path does not wait a microtask for it. */
+  ready: HmacSecret | undefined;
+  notAfterMs: number;
+}
+
+/** Options of {@link createSignatureVerifier}. */
+export interface SignatureVerifierOptions {
+  secrets: SecretKeyring;
+  /** Allowed clock skew in seconds, both ways (spec: 5 minutes). */
+  toleranceSeconds: number;
+  /** Clock in milliseconds. */
+  now: () => number;
+  /** Crypto implementation; the platform's by default. Exposed so tests can run both. */
+  crypto?: PlatformCrypto;
+}
+
+/** What a matching `Service-KYB-Signature` names. */
+export interface VerifiedSignature {
+  version: string;
+  timestamp: number;
+}
+
+/**
+ * Builds the `Service-KYB-Signature` check of spec 5.7: strict grammar, `kv` picks exactly one secret, timestamp
+ * within the skew both ways against the receiver's own clock, HMAC-SHA256 over `"<t>." + the exact received bytes`,
+ * compared in constant time. Resolves on success, throws a {@link KybWebhookError} with the reason otherwise.
+ *
+ * @example
+ * ```ts
+ * const verify = createSignatureVerifier({ secrets: { '3': secret }, toleranceSeconds: 300, now: Date.now })
+ * await verify(request.headers.get('service-kyb-signature'), bodyBytes)
+ * ```
+ */
+export function createSignatureVerifier(
+  options: SignatureVerifierOptions,
+): (header: string | undefined, body: Uint8Array) => Promise<VerifiedSignature> {
+  const check = createSignatureCheck(options);
+  return async (header, body) => check(header, body);
+}
+
+/**
+ * The check behind {@link createSignatureVerifier}, for the receiver's hot path: it answers synchronously whenever
+ * the secret is imported and the platform MAC is synchronous (node:crypto), and only returns a Promise otherwise
+ * (Web Crypto), so a delivery does not pay a microtask for an answer that is already there. Failures throw, or
+ * reject when the answer is a Promise.
+ */
+export function createSignatureCheck(
+  options: SignatureVerifierOptions,
+): (header: string | undefined, body: Uint8Array) => VerifiedSignature | Promise<VerifiedSignature> {
+  const platform = options.crypto ?? platformCrypto;
+  const versions = new Map<string, PreparedVersion>();
+  for (const [version, entry] of Object.entries(options.secrets)) {
+    const { secret, notAfter } = typeof entry === 'string' ? { secret: entry, notAfter: undefined } : entry;
+    if (!VERSION.test(version)) {
+      throw new KybWebhookError('config_invalid', `Secret version "${version}" must match ${VERSION} (it is the kv of the header).`);
+    }
+    if (typeof secret !== 'string' || secret.length === 0) {
+      throw new KybWebhookError('config_invalid', `The secret of version "${version}" is empty; set it from the dashboard.`);
+    }
+    // An end that does not parse ('24h', NaN, an Invalid Date) would otherwise keep the old secret valid forever.
+    const notAfterMs = notAfter === undefined ? Number.POSITIVE_INFINITY : notAfter instanceof Date || typeof notAfter === 'number' ? new Date(notAfter).getTime() : Number.NaN;
+    if (Number.isNaN(notAfterMs)) {
+      throw new KybWebhookError('config_invalid', `The notAfter of secret version "${version}" must be a valid Date or Unix milliseconds.`);
+    }
+    const prepared: PreparedVersion = {
+      secret: platform.importHmacSecret(secret),
+      ready: undefined,
+      notAfterMs,
+    };
+    // A failed import is surfaced on first use; the catch only avoids an unhandled rejection at start-up.
+    prepared.secret.then((imported) => (prepared.ready = imported), () => {});
+    versions.set(version, prepared);
+  }
+  const toleranceMs = options.toleranceSeconds * 1000;
+
+  const verifyMac = (secret: HmacSecret, parsed: ParsedSignatureHeader, body: Uint8Array): VerifiedSignature | Promise<VerifiedSignature> => {
+    const matched = platform.verifyHmac(secret, `${parsed.timestampText}.`, body, parsed.mac);
+    if (typeof matched !== 'boolean') return matched.then((ok) => verdict(ok, parsed));
+    return verdict(matched, parsed);
+  };
+
+  return (header, body) => {
+    const trimmed = header?.trim();
+    if (!trimmed) throw rejection('signature_missing');
+    const parsed = parseSignatureHeader(trimmed);
+    const version = versions.get(parsed.version);
+    if (!version) throw rejection('signature_unknown_version', `kv=${parsed.version} is not configured`);
+    const now = options.now();
+    if (now > version.notAfterMs) throw rejection('signature_version_expired', `kv=${parsed.version} ended`);
+    const skew = now - parsed.timestamp * 1000;
+    if (skew > toleranceMs) throw rejection('signature_expired', `t is ${Math.round(skew / 1000)} s old`);
+    if (-skew > toleranceMs) throw rejection('signature_future', `t is ${Math.round(-skew / 1000)} s ahead`);
+    if (version.ready) return verifyMac(version.ready, parsed, body);
+    return version.secret.then((secret) => verifyMac(secret, parsed, body));
+  };
+}
+
+function verdict(matched: boolean, parsed: ParsedSignatureHeader): VerifiedSignature {
+  if (!matched) throw rejection('signature_mismatch', `kv=${parsed.version}`);
+  return { version: parsed.version, timestamp: parsed.timestamp };
+}
