@@ -94,17 +94,10 @@ export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './ordering/backfill-guard
 export { UnknownKidError } from './verify/jwks.js';
 export type { ReplayOptions } from './pipeline/replay.js';
 export { ERRORS, KybWebhookError, KYB_WEBHOOK_ERROR_CODES } from './errors.js';
-export {
-  validateOptions,
-  validateArgument,
-  validateReceiverOptions,
-  optionRules,
-  suggestOption,
-  describeValue,
-  DEFAULT_HANDLER_TIMEOUT_MS,
-  DEFAULT_STORE_TIMEOUT_MS,
-} from './config.js';
-export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './config.js';
+export { validateOptions, validateArgument, optionRules } from './option-rules.js';
+export { suggestOption, describeValue } from './option-words.js';
+export { validateReceiverOptions, DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS } from './receiver-options.js';
+export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './option-rules.js';
 export type { ErrorCode, KybWebhookErrorCode, AcknowledgementCode } from './errors.js';
 export { readHeader } from './http/headers.js';
 export { readBodyStream, readWebBodyStream, discardBodyStream, OVERSIZED_BODY_DRAIN } from './http/body.js';

@@ -1,7 +1,7 @@
 import { createAttestationVerifier } from './verify/attestation.js';
 import { createChecks, type VerifiedItem } from './pipeline/checks.js';
 import { createClaimRunSettle, storeFailure } from './pipeline/claim-run-settle.js';
-import { DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, validateReceiverOptions } from './config.js';
+import { DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, validateReceiverOptions } from './receiver-options.js';
 import { createConsoleLogger } from './log/console-logger.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './store/dedupe.js';
 import { HandlerRegistry, type AnyEventHandler } from './pipeline/dispatch.js';
@@ -42,7 +42,7 @@ export type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, ResponseBo
  * ```
  */
 export function createReceiver(options: ReceiverOptions): Receiver {
-  // Every mistake throws config_invalid here, at creation, naming the option and the fix (config.ts).
+  // Every mistake throws config_invalid here, at creation, naming the option and the fix (receiver-options.ts).
   validateReceiverOptions(options);
   const now = options.now ?? Date.now;
   const hasSecrets = options.secrets !== undefined;

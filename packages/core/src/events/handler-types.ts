@@ -1,4 +1,4 @@
-import { describeValue, editDistance } from '../config.js';
+import { describeValue, editDistance } from '../option-words.js';
 import { EVENT_TYPE_PATTERN } from './envelope.js';
 import { KybWebhookError } from '../errors.js';
 import { isKnownEventType, KNOWN_EVENT_TYPES, type KnownEventType } from './events.js';

@@ -4,7 +4,7 @@
  */
 import { createAdapter, adapterOptionsSpec, validateAdapterArguments, type AdapterMap, type AdapterOptions } from './adapter-core.js';
 import type { BodySource } from './body-source.js';
-import { optionRules } from '../config.js';
+import { optionRules } from '../option-rules.js';
 import type { Receiver, ReceiveResult } from '../receiver.js';
 
 /**

@@ -27,7 +27,7 @@ export interface VerifiedItem extends OrderedItem {
 /** What the checks of a delivery (steps 1 to 5 and the data schema) end in. */
 export type Checked = VerifiedItem | { refused: KybWebhookError; envelope?: Envelope } | { unauthenticated: Envelope };
 
-/** The receiver's configured checks; either may be absent, never both (config.ts). */
+/** The receiver's configured checks; either may be absent, never both (receiver-options.ts). */
 export interface CheckOptions {
   maxBodyBytes: number;
   checkSignature: ReturnType<typeof createSignatureCheck> | undefined;

@@ -1,4 +1,4 @@
-import { optionRules, validateOptions, type OptionsSpec } from '../config.js';
+import { optionRules, validateOptions, type OptionsSpec } from '../option-rules.js';
 import { createLeaseToken, storeDurationMs, type ClaimOptions, type ClaimResult, type CompleteOptions } from './dedupe.js';
 import {
   checkListStreamsOptions,

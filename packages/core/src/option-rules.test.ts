@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { describeValue, optionRules, suggestOption, validateArgument, validateOptions, validateReceiverOptions } from './config.js';
+import { optionRules, validateArgument, validateOptions } from './option-rules.js';
+import { describeValue, suggestOption } from './option-words.js';
+import { validateReceiverOptions } from './receiver-options.js';
 import { KybWebhookError } from './errors.js';
 import { createMemoryStore } from './store/memory-store.js';
 
