@@ -5,12 +5,12 @@
  */
 import { answersFromClaims } from '../events/released-answers.js';
 import type { AttestationClaims, createAttestationVerifier } from '../verify/attestation.js';
-import { dedupeKeyOf } from './claim-run-settle.js';
 import { DeliveryContext } from './dispatch.js';
 import { envelopeSchema, type Envelope } from '../events/envelope.js';
 import { KybWebhookError, rejection } from '../errors.js';
 import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KybEvent, type UnknownKybEvent } from '../events/events.js';
 import { readHeader } from '../http/headers.js';
+import { dedupeKeyOf } from './dedupe-key.js';
 import { checkLimits } from './limits.js';
 import type { OrderedItem } from '../ordering/ordering.js';
 import type { ReceiveInput } from '../receiver-types.js';

@@ -1,7 +1,20 @@
+import type { JWTPayload } from 'jose';
 import { describeAnswersSearch, findReleasedAnswerList } from '../events/released-answers.js';
-import type { AttestationClaims } from './attestation.js';
 import { rejection } from '../errors.js';
 import { ATTESTED_EVENT_TYPES, isKnownEventType } from '../events/events.js';
+
+/** The verified claims of an attestation. Claims the spec does not show are kept as `unknown`. */
+export interface AttestationClaims extends JWTPayload {
+  iss: string;
+  aud: string | string[];
+  exp: number;
+  iat: number;
+  event_id: string;
+  stream_id: string;
+  seq: number;
+  request_id: string;
+  [claim: string]: unknown;
+}
 
 /** The envelope an attestation arrived in: everything the binding rules compare with the signed claims. */
 export interface AttestedEnvelope {

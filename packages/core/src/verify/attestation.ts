@@ -2,7 +2,7 @@ import type { JSONWebKeySet, JWTPayload, ProtectedHeaderParameters } from 'jose'
 import { platformCrypto } from '#crypto';
 import { isBase64url } from './base64url.js';
 import type { PlatformCrypto } from './crypto/types.js';
-import { checkAttestationBinding, type AttestedEnvelope } from './attestation-binding.js';
+import { checkAttestationBinding, type AttestationClaims, type AttestedEnvelope } from './attestation-binding.js';
 import { KybWebhookError, rejection } from '../errors.js';
 import { createInlineKeySource, createRemoteKeySource, type VerificationKey, type KeySource } from './jwks.js';
 
@@ -102,18 +102,7 @@ export interface VerifyAttestationOptions {
   fetched?: boolean;
 }
 
-/** The verified claims of an attestation. Claims the spec does not show are kept as `unknown`. */
-export interface AttestationClaims extends JWTPayload {
-  iss: string;
-  aud: string | string[];
-  exp: number;
-  iat: number;
-  event_id: string;
-  stream_id: string;
-  seq: number;
-  request_id: string;
-  [claim: string]: unknown;
-}
+export type { AttestationClaims } from './attestation-binding.js';
 
 /**
  * The envelope an attestation must be bound to (spec 5.5.5 and {@link checkAttestationBinding}): its ids, its type
