@@ -1,15 +1,12 @@
 import {
   answersFromClaims,
   createAttestationVerifier,
-  describeValue,
   KybWebhookError,
-  optionRules,
-  validateOptions,
   type AttestationClaims,
   type AttestationOptions,
-  type OptionRule,
   type ReleasedAnswers,
 } from '@kyb-webhooks/core';
+import { describeValue, optionRules, validateOptions, type OptionRule } from '@kyb-webhooks/core/adapter';
 import { KybApiError } from './errors.js';
 import { send, type CallOptions, type RawResponse, type RetryPolicy, type TransportOptions } from './http.js';
 import { DEFAULT_MAX_PAGES, linkNext, nextPageUrl, PageTracker, PagingError, withParam, type PagingOptions } from './paging.js';

@@ -1,4 +1,4 @@
-import { readWebBodyStream } from '@kyb-webhooks/core';
+import { readWebBodyStream } from '@kyb-webhooks/core/adapter';
 import { InsufficientCreditError, KybApiError, readCreditAmounts } from './errors.js';
 import { readErrorCode } from './parse.js';
 

@@ -1,4 +1,10 @@
-import { adapterOptionsSpec, createAdapter, validateAdapterArguments, type AdapterMap, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
+import {
+  adapterOptionsSpec,
+  createAdapter,
+  validateAdapterArguments,
+  type AdapterMap,
+} from '@kyb-webhooks/core/adapter';
 import { nodeBodySource, writeNodeResponse } from '@kyb-webhooks/node';
 import type { Request, RequestHandler, Response } from 'express';
 

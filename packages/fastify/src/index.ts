@@ -1,4 +1,13 @@
-import { adapterOptionsSpec, createAdapter, optionRules, validateAdapterArguments, validateOptions, type AdapterMap, type OptionsSpec, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
+import {
+  adapterOptionsSpec,
+  createAdapter,
+  optionRules,
+  validateAdapterArguments,
+  validateOptions,
+  type AdapterMap,
+  type OptionsSpec,
+} from '@kyb-webhooks/core/adapter';
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 

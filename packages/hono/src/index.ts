@@ -1,3 +1,4 @@
+import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
 import {
   adapterOptionsSpec,
   createAdapter,
@@ -6,9 +7,7 @@ import {
   type AdapterMap,
   type BodySource,
   type ByteStream,
-  type Receiver,
-  type ReceiveResult,
-} from '@kyb-webhooks/core';
+} from '@kyb-webhooks/core/adapter';
 import type { Context, Handler } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 

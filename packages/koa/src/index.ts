@@ -1,4 +1,11 @@
-import { adapterOptionsSpec, createAdapter, optionRules, validateAdapterArguments, type AdapterMap, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
+import {
+  adapterOptionsSpec,
+  createAdapter,
+  optionRules,
+  validateAdapterArguments,
+  type AdapterMap,
+} from '@kyb-webhooks/core/adapter';
 import { nodeBodySource } from '@kyb-webhooks/node';
 import type { Context, Middleware } from 'koa';
 

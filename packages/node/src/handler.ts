@@ -1,5 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { adapterOptionsSpec, createAdapter, validateAdapterArguments, type AdapterMap, type Receiver, type ReceiveResult } from '@kyb-webhooks/core';
+import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
+import {
+  adapterOptionsSpec,
+  createAdapter,
+  validateAdapterArguments,
+  type AdapterMap,
+} from '@kyb-webhooks/core/adapter';
 import { nodeBodySource } from './raw-body.js';
 import { writeNodeResponse } from './write-response.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { readHeader, type BodySource } from '@kyb-webhooks/core';
+import { readHeader, type BodySource } from '@kyb-webhooks/core/adapter';
 
 /**
  * Where the raw body of a Node request is, for every Node entry point (the plain `(req, res)` handler, Express, Koa):
@@ -15,7 +15,7 @@ import { readHeader, type BodySource } from '@kyb-webhooks/core';
  *
  * @example
  * ```ts
- * import { receiveDelivery } from '@kyb-webhooks/core'
+ * import { receiveDelivery } from '@kyb-webhooks/core/adapter'
  * import { nodeBodySource } from '@kyb-webhooks/node'
  *
  * const result = await receiveDelivery(receiver, { method: req.method, headers: req.headers, body: nodeBodySource(req, req.body) })

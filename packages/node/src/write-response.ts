@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { AdapterResponse } from '@kyb-webhooks/core';
+import type { AdapterResponse } from '@kyb-webhooks/core/adapter';
 
 /**
  * Writes an answer with Node's own response methods, keeping headers that earlier middleware set (CORS, security
@@ -9,7 +9,7 @@ import type { AdapterResponse } from '@kyb-webhooks/core';
  *
  * @example
  * ```ts
- * import { toAdapterResponse } from '@kyb-webhooks/core'
+ * import { toAdapterResponse } from '@kyb-webhooks/core/adapter'
  * import { writeNodeResponse } from '@kyb-webhooks/node'
  *
  * writeNodeResponse(res, toAdapterResponse(receiver.reject('body_too_large')))

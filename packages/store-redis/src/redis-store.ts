@@ -19,7 +19,7 @@ import {
   type SkippedSeq,
   type StreamActivity,
   type StreamCursorStore,
-} from '@kyb-webhooks/core';
+} from '@kyb-webhooks/core/store';
 import { scriptRunner, setNxGet, type RedisClientLike } from './client.js';
 import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, GET_CURSORS, LIST_ACTIVE, LIST_SKIPS, PRUNE_EXPIRED, RELEASE, SKIP_SEQ } from './scripts.js';
 

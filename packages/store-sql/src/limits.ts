@@ -1,4 +1,4 @@
-import { storeDurationMs } from '@kyb-webhooks/core';
+import { storeDurationMs } from '@kyb-webhooks/core/store';
 
 /**
  * Longest event id the SQL stores accept (a longer one is rejected with a RangeError).

@@ -1,4 +1,4 @@
-import type { ListStreamsOptions, StreamCursorStore, StreamPage } from '@kyb-webhooks/core';
+import type { ListStreamsOptions, StreamCursorStore, StreamPage } from '@kyb-webhooks/core/store';
 
 /**
  * Options of {@link SqlDedupeStore.purgeCompleted}.

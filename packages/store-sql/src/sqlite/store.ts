@@ -14,7 +14,7 @@ import {
   type CompleteInOrderResult,
   type OptionsSpec,
   type SkippedSeq,
-} from '@kyb-webhooks/core';
+} from '@kyb-webhooks/core/store';
 import { checkEventId, milliseconds } from '../limits.js';
 import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
 import { doubleQuoted, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
-import { readBodyStream, type Receiver } from '@kyb-webhooks/core';
+import type { Receiver } from '@kyb-webhooks/core';
+import { readBodyStream } from '@kyb-webhooks/core/adapter';
 import { runAdapterConformance, serveOnLoopback, type AdapterTestOptions } from './index.js';
 
 // The suite checks itself against the smallest possible adapter, plain node:http, so a failure in a framework's

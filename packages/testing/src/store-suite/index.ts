@@ -2,7 +2,7 @@
  * The dedupe store conformance suite (design §4): one set of cases that every `DedupeStore` must pass, whether it
  * keeps records in memory, Redis or SQL. Like keyv's store tests, a new store is done when this suite passes.
  */
-import { MAX_STORE_DURATION_MS, type DedupeStore } from '@kyb-webhooks/core';
+import { MAX_STORE_DURATION_MS, type DedupeStore } from '@kyb-webhooks/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
 import { registerStreamCursorCases } from './stream-cursor.js';

@@ -1,4 +1,4 @@
-import { createMemoryStore } from '@kyb-webhooks/core';
+import { createMemoryStore } from '@kyb-webhooks/core/store';
 import { runStoreConformance } from './index.js';
 
 // The reference store passes the same suite as the durable ones, which keeps the suite honest about the contract.

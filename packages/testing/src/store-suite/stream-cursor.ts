@@ -3,7 +3,7 @@
  * only in order, atomically with the event's completion, and agree across clients. Registered inside
  * runStoreConformance for every store; a store without cursors skips them.
  */
-import { isStreamCursorStore, type DedupeStore, type StreamCursorStore } from '@kyb-webhooks/core';
+import { isStreamCursorStore, type DedupeStore, type StreamCursorStore } from '@kyb-webhooks/core/store';
 import { describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
 

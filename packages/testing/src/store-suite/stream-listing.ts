@@ -3,7 +3,12 @@
  * page by page, never skipping one, so that recovery by `since` replays every stream the receiver saw. Registered
  * inside runStoreConformance for every store; a store without the listing skips them.
  */
-import { isStreamCursorStore, type DedupeStore, type StreamActivity, type StreamCursorStore } from '@kyb-webhooks/core';
+import {
+  isStreamCursorStore,
+  type DedupeStore,
+  type StreamActivity,
+  type StreamCursorStore,
+} from '@kyb-webhooks/core/store';
 import { describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
 import type { CursorCaseContext } from './stream-cursor.js';

@@ -3,7 +3,12 @@
  * cursor past it in one atomic step, only from `seq - 1` (or a stream's start), and `listSkips` reads the records
  * back. Registered inside runStoreConformance for every store; a store without skipSeq skips them.
  */
-import { isStreamCursorStore, MAX_SKIP_REASON_CHARS, type DedupeStore, type StreamCursorStore } from '@kyb-webhooks/core';
+import {
+  isStreamCursorStore,
+  MAX_SKIP_REASON_CHARS,
+  type DedupeStore,
+  type StreamCursorStore,
+} from '@kyb-webhooks/core/store';
 import { describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
 import type { CursorCaseContext } from './stream-cursor.js';
