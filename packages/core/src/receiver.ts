@@ -1,6 +1,6 @@
 import { createAttestationVerifier } from './verify/attestation.js';
 import { createChecks, type VerifiedItem } from './pipeline/checks.js';
-import { createClaimRunSettle, storeFailure } from './pipeline/claim-run-settle.js';
+import { createClaimRunSettle, storeFailure, type ClaimRunSettle } from './pipeline/claim-run-settle.js';
 import { DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, validateReceiverOptions } from './receiver-options.js';
 import { createConsoleLogger } from './log/console-logger.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './store/dedupe.js';
@@ -9,16 +9,19 @@ import { KybWebhookError, rejection } from './errors.js';
 import { ATTESTED_EVENT_TYPES, isKnownEventType } from './events/events.js';
 import { handlerTypes } from './events/handler-types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './pipeline/limits.js';
-import { safeLog } from './log/logger.js';
+import { safeLog, type Logger } from './log/logger.js';
 import { createMemoryStore } from './store/memory-store.js';
-import { createOrderedReceive, DEFAULT_BACKFILL_RETRY_AFTER_MS, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler } from './ordering/ordering.js';
+import { createOrderedReceive, DEFAULT_BACKFILL_RETRY_AFTER_MS, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler, type OrderingOptions } from './ordering/ordering.js';
 import type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, VerifiedDelivery } from './receiver-types.js';
 import { replayFetched } from './pipeline/replay.js';
 import { answerDuplicate, answerLate, answerProcessed, reject } from './pipeline/outcomes.js';
 import { createHandlerRunner } from './pipeline/run-handlers.js';
 import { createSignatureCheck } from './verify/signature.js';
-import { DEFAULT_CURSOR_RETAIN_MS, isStreamCursorStore } from './store/stream-store.js';
+import { DEFAULT_CURSOR_RETAIN_MS, isStreamCursorStore, type StreamCursorStore } from './store/stream-store.js';
 import { createUnauthenticatedReceive } from './pipeline/unauthenticated.js';
+
+/** The checks of one receiver (checks.ts). */
+type Checks = ReturnType<typeof createChecks>;
 
 // The public types live in receiver-types.ts; re-exported so `./receiver.js` stays the one place to import from.
 export type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, ResponseBody, VerifiedDelivery } from './receiver-types.js';
@@ -68,15 +71,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // Step 7 (run-handlers.ts): handlers within handlerTimeoutMs, failures told to onError.
   const runHandlers = createHandlerRunner(handlers, handlerTimeoutMs);
   // Steps 6 to 8 (claim-run-settle.ts): claim in the store, run the handlers, complete or release the claim.
-  const { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure } = createClaimRunSettle({
-    store,
-    leaseMs,
-    retainMs,
-    storeTimeoutMs,
-    logger,
-    handlers,
-    runHandlers,
-  });
+  const claimRunSettle = createClaimRunSettle({ store, leaseMs, retainMs, storeTimeoutMs, logger, handlers, runHandlers });
+  const { processVerified } = claimRunSettle;
   // What nothing authenticates never reaches the store (unauthenticated.ts).
   const receiveUnauthenticated = createUnauthenticatedReceive(handlers, runHandlers, logger);
 
@@ -84,34 +80,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const ordering = options.ordering;
   const ordered =
     ordering && ordering.mode !== 'off' && isStreamCursorStore(store)
-      ? createOrderedReceive<VerifiedItem, ReceiveResult>({
-          mode: ordering.mode,
-          firstSeq: ordering.firstSeq ?? 0,
-          fetchEventsAfter: ordering.fetchEventsAfter,
-          backfillTimeoutMs: ordering.backfillTimeoutMs ?? DEFAULT_BACKFILL_TIMEOUT_MS,
-          backfillRetryAfterMs: ordering.backfillRetryAfterMs ?? DEFAULT_BACKFILL_RETRY_AFTER_MS,
-          onUnfillable: ordering.onUnfillable,
-          hmacChecked: hasSecrets,
+      ? createOrdered(ordering.mode, ordering, {
+          hasSecrets,
           store,
           retainMs,
-          cursorRetainMs: Math.max(ordering.cursorRetainMs ?? DEFAULT_CURSOR_RETAIN_MS, retainMs),
           now,
           handlerTimeoutMs,
           logger,
           gapHandlers,
-          callStore,
-          claim,
-          run: runClaimed,
+          steps: claimRunSettle,
           verifyFetched,
-          complete: (item, token, ran) => settleSuccess(item, token, false, ran),
-          release: (item, token) => settleFailure(item.dedupeKey, token, item.envelope),
-          reject: (error, item) => ({ ...reject(logger, error, item.envelope), event: item.event }),
-          accept(item, code) {
-            if (code === 'duplicate') return answerDuplicate(logger, item.envelope, item.event);
-            if (code === 'late') return answerLate(logger, item.envelope, item.event);
-            return answerProcessed(logger, item.envelope, item.event);
-          },
-          describeStoreFailure: storeFailure,
         })
       : undefined;
 
@@ -131,41 +109,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
   }
 
-  async function verify(input: ReceiveInput): Promise<VerifiedDelivery> {
-    const checked = await check(input);
-    if ('refused' in checked) throw checked.refused;
-    if ('unauthenticated' in checked) {
-      throw new KybWebhookError(
-        'attestation_missing',
-        'Nothing authenticates this delivery: the receiver has no secrets and the event carries no attestation (spec 5.4).',
-      );
-    }
-    const { context } = checked;
-    return {
-      event: checked.event,
-      authentication: context.authentication,
-      claims: context.claims,
-      answers: context.answers,
-      deliveryAttempt: context.deliveryAttempt,
-    };
-  }
-
-  // Without secrets, nothing authenticates the deliveries of a type that never carries an attestation: they go to
-  // onUnauthenticated, and an on() handler for the type runs only for events fetched from the API. Said once per type,
-  // when the handler is registered, rather than left to be found out from a handler that never runs.
-  const warnedTypes = new Set<string>();
-  function warnIfNeverDelivered(type: string): void {
-    if (!logger || warnedTypes.has(type) || !isKnownEventType(type) || ATTESTED_EVENT_TYPES.has(type)) return;
-    warnedTypes.add(type);
-    safeLog(logger, {
-      level: 'warn',
-      message:
-        `receiver.on('${type}'): this receiver has no secrets and ${type} carries no attestation, so its deliveries cannot be ` +
-        'authenticated: they are answered 200 unauthenticated (see onUnauthenticated), and this handler runs only for events ' +
-        'fetched from the KYB API (ordering backfill, replay). Pass the endpoint secret as `secrets` to authenticate them.',
-      eventType: type,
-    });
-  }
+  const warnIfNeverDelivered = neverDeliveredWarning(logger);
 
   const receiver: Receiver = {
     on(type, handler) {
@@ -196,7 +140,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return receiver;
     },
     receive,
-    verify,
+    verify: (input) => verifyDelivery(check, input),
     async replay(raw, replayOptions) {
       try {
         return await replayFetched(raw, replayOptions, {
@@ -216,4 +160,96 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     maxBodyBytes,
   };
   return receiver;
+}
+
+/** What the ordered path of one receiver works with, besides its ordering options. */
+interface OrderedParts {
+  hasSecrets: boolean;
+  store: StreamCursorStore;
+  retainMs: number;
+  now: () => number;
+  handlerTimeoutMs: number;
+  logger: Logger | undefined;
+  gapHandlers: GapHandler[];
+  steps: ClaimRunSettle;
+  verifyFetched: Checks['verifyFetched'];
+}
+
+/**
+ * The ordered path (ordering.ts) of a receiver whose ordering is 'detect' or 'enforce', over its claim, run and settle
+ * steps: it dedupes, orders and runs each verified event.
+ */
+function createOrdered(mode: 'detect' | 'enforce', ordering: OrderingOptions, parts: OrderedParts): (item: VerifiedItem) => Promise<ReceiveResult> {
+  const { hasSecrets, store, retainMs, now, handlerTimeoutMs, logger, gapHandlers, verifyFetched } = parts;
+  const { callStore, claim, runClaimed, settleSuccess, settleFailure } = parts.steps;
+  return createOrderedReceive<VerifiedItem, ReceiveResult>({
+    mode,
+    firstSeq: ordering.firstSeq ?? 0,
+    fetchEventsAfter: ordering.fetchEventsAfter,
+    backfillTimeoutMs: ordering.backfillTimeoutMs ?? DEFAULT_BACKFILL_TIMEOUT_MS,
+    backfillRetryAfterMs: ordering.backfillRetryAfterMs ?? DEFAULT_BACKFILL_RETRY_AFTER_MS,
+    onUnfillable: ordering.onUnfillable,
+    hmacChecked: hasSecrets,
+    store,
+    retainMs,
+    cursorRetainMs: Math.max(ordering.cursorRetainMs ?? DEFAULT_CURSOR_RETAIN_MS, retainMs),
+    now,
+    handlerTimeoutMs,
+    logger,
+    gapHandlers,
+    callStore,
+    claim,
+    run: runClaimed,
+    verifyFetched,
+    complete: (item, token, ran) => settleSuccess(item, token, false, ran),
+    release: (item, token) => settleFailure(item.dedupeKey, token, item.envelope),
+    reject: (error, item) => ({ ...reject(logger, error, item.envelope), event: item.event }),
+    accept(item, code) {
+      if (code === 'duplicate') return answerDuplicate(logger, item.envelope, item.event);
+      if (code === 'late') return answerLate(logger, item.envelope, item.event);
+      return answerProcessed(logger, item.envelope, item.event);
+    },
+    describeStoreFailure: storeFailure,
+  });
+}
+
+/** `receiver.verify`: the checks of a delivery and nothing else; throws what a delivery would be refused with. */
+async function verifyDelivery(check: Checks['check'], input: ReceiveInput): Promise<VerifiedDelivery> {
+  const checked = await check(input);
+  if ('refused' in checked) throw checked.refused;
+  if ('unauthenticated' in checked) {
+    throw new KybWebhookError(
+      'attestation_missing',
+      'Nothing authenticates this delivery: the receiver has no secrets and the event carries no attestation (spec 5.4).',
+    );
+  }
+  const { context } = checked;
+  return {
+    event: checked.event,
+    authentication: context.authentication,
+    claims: context.claims,
+    answers: context.answers,
+    deliveryAttempt: context.deliveryAttempt,
+  };
+}
+
+/**
+ * Without secrets, nothing authenticates the deliveries of a type that never carries an attestation: they go to
+ * onUnauthenticated, and an on() handler for the type runs only for events fetched from the API. Said once per type,
+ * when the handler is registered, rather than left to be found out from a handler that never runs.
+ */
+function neverDeliveredWarning(logger: Logger | undefined): (type: string) => void {
+  const warnedTypes = new Set<string>();
+  return function warnIfNeverDelivered(type: string): void {
+    if (!logger || warnedTypes.has(type) || !isKnownEventType(type) || ATTESTED_EVENT_TYPES.has(type)) return;
+    warnedTypes.add(type);
+    safeLog(logger, {
+      level: 'warn',
+      message:
+        `receiver.on('${type}'): this receiver has no secrets and ${type} carries no attestation, so its deliveries cannot be ` +
+        'authenticated: they are answered 200 unauthenticated (see onUnauthenticated), and this handler runs only for events ' +
+        'fetched from the KYB API (ordering backfill, replay). Pass the endpoint secret as `secrets` to authenticate them.',
+      eventType: type,
+    });
+  };
 }

@@ -36,12 +36,11 @@ export {
   checkListStreamsOptions,
   cursorRetention,
   inOrderCursorRetention,
-  streamPageToken,
-  readStreamPageToken,
   MAX_STREAM_ID_LENGTH,
   MAX_SKIP_REASON_CHARS,
   MAX_LIST_STREAMS_LIMIT,
 } from './store/stream-store.js';
+export { streamPageToken, readStreamPageToken } from './store/stream-page-token.js';
 export type {
   StreamCursorStore,
   GetCursorOptions,

@@ -57,26 +57,9 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   const { store, storeTimeoutMs, logger, handlers, runHandlers } = options;
   // Frozen once: the store only reads them, and a delivery need not allocate them again.
   const claimOptions = Object.freeze({ leaseMs: options.leaseMs });
-  const completeOptions = Object.freeze({ retainMs: options.retainMs });
-
-  /**
-   * Calls the store's method `operation` within storeTimeoutMs. A store that answers synchronously (the built-in
-   * memory store, a custom in-process one) gets its answer back as it is, with no deadline timer and no promise: a
-   * synchronous call cannot be cut short anyway, and a delivery spares a promise and a microtask per call. A method
-   * that answers with a promise (any I/O store, or a memory-store method replaced by a slow one) keeps its deadline.
-   */
-  function callStoreSoon<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
-    const pending = call();
-    if (!isThenable(pending)) return pending;
-    return (settleWithin(pending, storeTimeoutMs) as Promise<Awaited<T> | typeof TIMED_OUT>).then((answer) => {
-      if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
-      return answer;
-    });
-  }
-
-  async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
-    return (await callStoreSoon(operation, call)) as Awaited<T>;
-  }
+  const { callStoreSoon, callStore } = createStoreCaller(storeTimeoutMs);
+  // 8. settle: complete() after a success, release() after a failure
+  const { settleSuccess, settleFailure } = createSettle({ store, logger, retainMs: options.retainMs, callStoreSoon, callStore });
 
   /** Claims the key within storeTimeoutMs, synchronously when the store answers so; throws as {@link claim}. */
   function claimSoon(dedupeKey: string, waitUntil: VerifiedItem['waitUntil']): ClaimResult | Promise<ClaimResult> {
@@ -103,6 +86,109 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   async function claim(dedupeKey: string, waitUntil?: VerifiedItem['waitUntil']): Promise<ClaimResult> {
     return claimSoon(dedupeKey, waitUntil);
   }
+
+  async function processVerified(item: VerifiedItem): Promise<ReceiveResult> {
+    const { envelope, event, context, dedupeKey, typed } = item;
+    // 6. dedupe: claim the event
+    let claimed: ClaimResult | Promise<ClaimResult>;
+    try {
+      claimed = claimSoon(dedupeKey, item.waitUntil);
+      if (claimed instanceof Promise) claimed = await claimed;
+    } catch (error) {
+      return reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope);
+    }
+    if (claimed.status === 'completed') return answerDuplicate(logger, envelope, event);
+    if (claimed.status === 'in_progress') return { ...reject(logger, 'in_progress', envelope), event };
+
+    // 7. dispatch, within handlerTimeoutMs
+    const token = claimed.token;
+    let outcome = runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, typed), context, envelope);
+    if (outcome instanceof Promise) outcome = await outcome;
+    if (outcome instanceof HandlerError) {
+      // 8. settle a failure: free the claim so the service's retry runs the handlers again
+      await settleFailure(dedupeKey, token, envelope);
+      return { ...reject(logger, rejection('handler_failed', undefined, outcome), envelope), event };
+    }
+    if (outcome !== HANDLED) {
+      // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
+      // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
+      // so the retry is answered duplicate; a late failure frees the claim for the retry).
+      const settling = outcome.stillRunning.then(
+        () => settleSuccess(item, token, true),
+        () => settleFailure(dedupeKey, token, envelope),
+      );
+      handOff(item.waitUntil, settling);
+      return { ...reject(logger, 'handler_timeout', envelope), event };
+    }
+
+    // 8. settle a success
+    const settled = settleSuccess(item, token, false);
+    if (settled) await settled;
+    return answerProcessed(logger, envelope, event);
+  }
+
+  async function runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined> {
+    const { envelope, context } = item;
+    const outcome = await runHandlers(() => handlers.run(item.event as Envelope, context as unknown as HandlerContext, item.typed), context, envelope);
+    if (outcome instanceof HandlerError) {
+      await settleFailure(item.dedupeKey, token, envelope);
+      return rejection('handler_failed', undefined, outcome);
+    }
+    if (outcome !== HANDLED) {
+      // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
+      handOff(item.waitUntil, outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope)));
+      return rejection('handler_timeout');
+    }
+    return undefined;
+  }
+
+  return { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure };
+}
+
+/** A store method's call within storeTimeoutMs; see {@link createStoreCaller}. */
+type CallStoreSoon = <T>(operation: string, call: () => T | PromiseLike<T>) => T | Promise<Awaited<T>>;
+type CallStore = ClaimRunSettle['callStore'];
+
+/**
+ * Calls the store's method `operation` within storeTimeoutMs. A store that answers synchronously (the built-in
+ * memory store, a custom in-process one) gets its answer back as it is, with no deadline timer and no promise: a
+ * synchronous call cannot be cut short anyway, and a delivery spares a promise and a microtask per call. A method
+ * that answers with a promise (any I/O store, or a memory-store method replaced by a slow one) keeps its deadline.
+ */
+function createStoreCaller(storeTimeoutMs: number): { callStoreSoon: CallStoreSoon; callStore: CallStore } {
+  function callStoreSoon<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
+    const pending = call();
+    if (!isThenable(pending)) return pending;
+    return (settleWithin(pending, storeTimeoutMs) as Promise<Awaited<T> | typeof TIMED_OUT>).then((answer) => {
+      if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
+      return answer;
+    });
+  }
+
+  async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+    return (await callStoreSoon(operation, call)) as Awaited<T>;
+  }
+
+  return { callStoreSoon, callStore };
+}
+
+/** What settling the claims of one receiver works with. */
+interface SettleParts {
+  store: DedupeStore;
+  logger: Logger | undefined;
+  retainMs: number;
+  callStoreSoon: CallStoreSoon;
+  callStore: CallStore;
+}
+
+/**
+ * Step 8 of one receiver: complete() after a success (tried again in the background when it fails), release() after a
+ * failure.
+ */
+function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' | 'settleFailure'> {
+  const { store, logger, callStoreSoon, callStore } = parts;
+  // Frozen once: the store only reads them, and a delivery need not allocate them again.
+  const completeOptions = Object.freeze({ retainMs: parts.retainMs });
 
   /**
    * Records a success. If that fails the handlers still succeeded: the delivery is acknowledged all the same, and
@@ -168,62 +254,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     }
   }
 
-  async function processVerified(item: VerifiedItem): Promise<ReceiveResult> {
-    const { envelope, event, context, dedupeKey, typed } = item;
-    // 6. dedupe: claim the event
-    let claimed: ClaimResult | Promise<ClaimResult>;
-    try {
-      claimed = claimSoon(dedupeKey, item.waitUntil);
-      if (claimed instanceof Promise) claimed = await claimed;
-    } catch (error) {
-      return reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope);
-    }
-    if (claimed.status === 'completed') return answerDuplicate(logger, envelope, event);
-    if (claimed.status === 'in_progress') return { ...reject(logger, 'in_progress', envelope), event };
-
-    // 7. dispatch, within handlerTimeoutMs
-    const token = claimed.token;
-    let outcome = runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, typed), context, envelope);
-    if (outcome instanceof Promise) outcome = await outcome;
-    if (outcome instanceof HandlerError) {
-      // 8. settle a failure: free the claim so the service's retry runs the handlers again
-      await settleFailure(dedupeKey, token, envelope);
-      return { ...reject(logger, rejection('handler_failed', undefined, outcome), envelope), event };
-    }
-    if (outcome !== HANDLED) {
-      // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
-      // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
-      // so the retry is answered duplicate; a late failure frees the claim for the retry).
-      const settling = outcome.stillRunning.then(
-        () => settleSuccess(item, token, true),
-        () => settleFailure(dedupeKey, token, envelope),
-      );
-      handOff(item.waitUntil, settling);
-      return { ...reject(logger, 'handler_timeout', envelope), event };
-    }
-
-    // 8. settle a success
-    const settled = settleSuccess(item, token, false);
-    if (settled) await settled;
-    return answerProcessed(logger, envelope, event);
-  }
-
-  async function runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined> {
-    const { envelope, context } = item;
-    const outcome = await runHandlers(() => handlers.run(item.event as Envelope, context as unknown as HandlerContext, item.typed), context, envelope);
-    if (outcome instanceof HandlerError) {
-      await settleFailure(item.dedupeKey, token, envelope);
-      return rejection('handler_failed', undefined, outcome);
-    }
-    if (outcome !== HANDLED) {
-      // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
-      handOff(item.waitUntil, outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope)));
-      return rejection('handler_timeout');
-    }
-    return undefined;
-  }
-
-  return { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure };
+  return { settleSuccess, settleFailure };
 }
 
 /** A store call that did not settle within storeTimeoutMs; `pending` is the call, which may still settle. */

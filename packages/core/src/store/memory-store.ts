@@ -7,12 +7,11 @@ import {
   checkStreamId,
   cursorRetention,
   inOrderCursorRetention,
-  readStreamPageToken,
-  streamPageToken,
   type SkippedSeq,
   type StreamActivity,
   type StreamCursorStore,
 } from './stream-store.js';
+import { readStreamPageToken, streamPageToken } from './stream-page-token.js';
 
 /** An event claimed and not settled yet: the token that may settle it, until the lease ends. */
 interface MemoryLease {
@@ -90,98 +89,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   validateOptions(options, MEMORY_STORE_SPEC);
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 100_000;
-  // 1% of the cap (1,000 by default) beyond the overflow is evicted at once.
-  const evictionBatch = Math.floor(maxEntries / 100);
-  // A Map keeps insertion order, so the first keys are the oldest when trimming. A record keeps the position of
-  // its claim when it completes (a lease is short next to the retention), which spares a delete and re-insert.
-  const records = new Map<string, MemoryRecord>();
-  // Stream cursors, kept apart from the records so that a stream id can never be mistaken for an event id. Only
-  // completeInOrder (after a claim, so for authenticated events) and advanceCursor write them; the same cap bounds them.
-  const cursors = new Map<string, MemoryCursor>();
-  // Skips recorded by skipSeq, per stream: written only when onUnfillable decided for an authenticated delivery, so
-  // few; each expires with the retention it was written with, and a stream's list goes when its cursor is evicted.
-  const skips = new Map<string, (SkippedSeq & { expiresAt: number })[]>();
+  const { records, cursors, skips, live, trim, lease, cursorOf, setCursor } = createMemoryTables(maxEntries);
   // A lease token is this store's random prefix plus a counter: as unguessable and unique as a random UUID per
   // claim (no two stores share a prefix), which cost several µs per delivery under HTTP load (the bench's HTTP section).
   // Made on the first claim, not here: Cloudflare Workers forbid random values in global scope, where a receiver (and
   // its default memory store) is commonly created.
   let tokenPrefix: string | undefined;
   let leaseCount = 0;
-  let nextSweepAt = 0;
-  // After an eviction pass that found only running handlers' leases, the size the store must reach before the next.
-  let evictAgainAt = 0;
-
-  /** The record of `eventId` unless it expired, which is dropped on the way. */
-  function live(eventId: string, time: number): MemoryRecord | undefined {
-    const record = records.get(eventId);
-    if (record !== undefined && expiryOf(record) <= time) {
-      records.delete(eventId);
-      return undefined;
-    }
-    return record;
-  }
-
-  // Amortised upkeep, so no single claim walks the whole store: a sweep of expired records at most once a minute,
-  // and on overflow the oldest records go first (a Map iterates in insertion order). Overflow evicts a batch, not
-  // one record per claim: a deleted Map entry stays a hole that every new iterator skips until the table is
-  // rebuilt, so taking `keys().next()` on each claim at the cap grew to ~100 µs a claim.
-  function trim(time: number): void {
-    if (time >= nextSweepAt) {
-      nextSweepAt = time + SWEEP_INTERVAL_MS;
-      for (const [eventId, record] of records) if (expiryOf(record) <= time) records.delete(eventId);
-      for (const [streamId, cursor] of cursors) if (cursor.expiresAt <= time) cursors.delete(streamId);
-      for (const [streamId, list] of skips) {
-        const live = list.filter((skip) => skip.expiresAt > time);
-        if (live.length === 0) skips.delete(streamId);
-        else skips.set(streamId, live);
-      }
-    }
-    if (cursors.size > maxEntries) {
-      let excess = cursors.size - maxEntries + evictionBatch;
-      for (const streamId of cursors.keys()) {
-        if (excess-- <= 0) break;
-        cursors.delete(streamId);
-        skips.delete(streamId);
-      }
-    }
-    if (records.size > maxEntries && records.size >= evictAgainAt) {
-      let excess = records.size - maxEntries + evictionBatch;
-      const held: [string, MemoryLease][] = [];
-      for (const [eventId, record] of records) {
-        if (excess <= 0) break;
-        // A lease still held is a handler still running: dropping it would let a redelivery run the event beside
-        // it and lose its completion. It moves to the back instead, so the next pass does not walk it again.
-        if (typeof record === 'object' && record.expiresAt > time) held.push([eventId, record]);
-        else excess--;
-        records.delete(eventId);
-      }
-      for (const [eventId, lease] of held) records.set(eventId, lease);
-      // Full of running handlers: walking the map on every claim would cost O(n) each; wait for another batch first.
-      evictAgainAt = excess > 0 ? records.size + evictionBatch : 0;
-    }
-  }
-
-  /**
-   * The unexpired lease `token` holds on `eventId`, or undefined. Settling looks the record up in the big map again:
-   * it was touched by the claim a moment ago, so the lookup is cheap, and a second map of leases cost more to keep.
-   */
-  function lease(eventId: string, token: string, time: number): MemoryLease | undefined {
-    const record = live(eventId, time);
-    return typeof record === 'object' && record.token === token ? record : undefined;
-  }
-
-  /** The unexpired cursor of `streamId`'s seq, or null. */
-  function cursorOf(streamId: string, time: number): number | null {
-    const cursor = cursors.get(streamId);
-    return cursor !== undefined && cursor.expiresAt > time ? cursor.seq : null;
-  }
-
-  /** Set a cursor, re-inserted so that the Map's order stays oldest-first for eviction. */
-  function setCursor(streamId: string, seq: number, expiresAt: number, time: number): void {
-    cursors.delete(streamId);
-    cursors.set(streamId, { seq, expiresAt, activeAt: time });
-    trim(time);
-  }
 
   // claim, complete and release answer synchronously (the DedupeStore contract allows it): the receiver then spends
   // no promise, microtask or deadline timer on them, which an in-process store does not need.
@@ -274,6 +188,114 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     },
   };
   return store;
+}
+
+/** The tables of one memory store and their upkeep: event records, stream cursors and skips, bounded by `maxEntries`. */
+interface MemoryTables {
+  records: Map<string, MemoryRecord>;
+  cursors: Map<string, MemoryCursor>;
+  skips: Map<string, (SkippedSeq & { expiresAt: number })[]>;
+  /** The record of `eventId` unless it expired, which is dropped on the way. */
+  live(eventId: string, time: number): MemoryRecord | undefined;
+  /** Amortised upkeep: a sweep of expired entries at most once a minute, and eviction of the oldest on overflow. */
+  trim(time: number): void;
+  /** The unexpired lease `token` holds on `eventId`, or undefined. */
+  lease(eventId: string, token: string, time: number): MemoryLease | undefined;
+  /** The unexpired cursor of `streamId`'s seq, or null. */
+  cursorOf(streamId: string, time: number): number | null;
+  /** Set a cursor, re-inserted so that the Map's order stays oldest-first for eviction. */
+  setCursor(streamId: string, seq: number, expiresAt: number, time: number): void;
+}
+
+function createMemoryTables(maxEntries: number): MemoryTables {
+  // 1% of the cap (1,000 by default) beyond the overflow is evicted at once.
+  const evictionBatch = Math.floor(maxEntries / 100);
+  // A Map keeps insertion order, so the first keys are the oldest when trimming. A record keeps the position of
+  // its claim when it completes (a lease is short next to the retention), which spares a delete and re-insert.
+  const records = new Map<string, MemoryRecord>();
+  // Stream cursors, kept apart from the records so that a stream id can never be mistaken for an event id. Only
+  // completeInOrder (after a claim, so for authenticated events) and advanceCursor write them; the same cap bounds them.
+  const cursors = new Map<string, MemoryCursor>();
+  // Skips recorded by skipSeq, per stream: written only when onUnfillable decided for an authenticated delivery, so
+  // few; each expires with the retention it was written with, and a stream's list goes when its cursor is evicted.
+  const skips = new Map<string, (SkippedSeq & { expiresAt: number })[]>();
+  let nextSweepAt = 0;
+  // After an eviction pass that found only running handlers' leases, the size the store must reach before the next.
+  let evictAgainAt = 0;
+
+  /** The record of `eventId` unless it expired, which is dropped on the way. */
+  function live(eventId: string, time: number): MemoryRecord | undefined {
+    const record = records.get(eventId);
+    if (record !== undefined && expiryOf(record) <= time) {
+      records.delete(eventId);
+      return undefined;
+    }
+    return record;
+  }
+
+  // Amortised upkeep, so no single claim walks the whole store: a sweep of expired records at most once a minute,
+  // and on overflow the oldest records go first (a Map iterates in insertion order). Overflow evicts a batch, not
+  // one record per claim: a deleted Map entry stays a hole that every new iterator skips until the table is
+  // rebuilt, so taking `keys().next()` on each claim at the cap grew to ~100 µs a claim.
+  function trim(time: number): void {
+    if (time >= nextSweepAt) {
+      nextSweepAt = time + SWEEP_INTERVAL_MS;
+      for (const [eventId, record] of records) if (expiryOf(record) <= time) records.delete(eventId);
+      for (const [streamId, cursor] of cursors) if (cursor.expiresAt <= time) cursors.delete(streamId);
+      for (const [streamId, list] of skips) {
+        const live = list.filter((skip) => skip.expiresAt > time);
+        if (live.length === 0) skips.delete(streamId);
+        else skips.set(streamId, live);
+      }
+    }
+    if (cursors.size > maxEntries) {
+      let excess = cursors.size - maxEntries + evictionBatch;
+      for (const streamId of cursors.keys()) {
+        if (excess-- <= 0) break;
+        cursors.delete(streamId);
+        skips.delete(streamId);
+      }
+    }
+    if (records.size > maxEntries && records.size >= evictAgainAt) {
+      let excess = records.size - maxEntries + evictionBatch;
+      const held: [string, MemoryLease][] = [];
+      for (const [eventId, record] of records) {
+        if (excess <= 0) break;
+        // A lease still held is a handler still running: dropping it would let a redelivery run the event beside
+        // it and lose its completion. It moves to the back instead, so the next pass does not walk it again.
+        if (typeof record === 'object' && record.expiresAt > time) held.push([eventId, record]);
+        else excess--;
+        records.delete(eventId);
+      }
+      for (const [eventId, lease] of held) records.set(eventId, lease);
+      // Full of running handlers: walking the map on every claim would cost O(n) each; wait for another batch first.
+      evictAgainAt = excess > 0 ? records.size + evictionBatch : 0;
+    }
+  }
+
+  /**
+   * The unexpired lease `token` holds on `eventId`, or undefined. Settling looks the record up in the big map again:
+   * it was touched by the claim a moment ago, so the lookup is cheap, and a second map of leases cost more to keep.
+   */
+  function lease(eventId: string, token: string, time: number): MemoryLease | undefined {
+    const record = live(eventId, time);
+    return typeof record === 'object' && record.token === token ? record : undefined;
+  }
+
+  /** The unexpired cursor of `streamId`'s seq, or null. */
+  function cursorOf(streamId: string, time: number): number | null {
+    const cursor = cursors.get(streamId);
+    return cursor !== undefined && cursor.expiresAt > time ? cursor.seq : null;
+  }
+
+  /** Set a cursor, re-inserted so that the Map's order stays oldest-first for eviction. */
+  function setCursor(streamId: string, seq: number, expiresAt: number, time: number): void {
+    cursors.delete(streamId);
+    cursors.set(streamId, { seq, expiresAt, activeAt: time });
+    trim(time);
+  }
+
+  return { records, cursors, skips, live, trim, lease, cursorOf, setCursor };
 }
 
 const COMPLETED: ClaimResult = Object.freeze({ status: 'completed' });
