@@ -102,8 +102,8 @@ export type {
   UnfillableReason,
   UnfillableDecision,
   UnfillableHandler,
-} from './ordering/ordering.js';
-export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering/ordering.js';
+} from './ordering/types.js';
+export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering/types.js';
 export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './ordering/backfill-guard.js';
 
 // Errors and logs

@@ -11,7 +11,8 @@ import { handlerTypes } from './events/handler-types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './pipeline/limits.js';
 import { safeLog, type Logger } from './log/logger.js';
 import { createMemoryStore } from './store/memory-store.js';
-import { createOrderedReceive, DEFAULT_BACKFILL_RETRY_AFTER_MS, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler, type OrderingOptions } from './ordering/ordering.js';
+import { createOrderedReceive } from './ordering/receive.js';
+import { DEFAULT_BACKFILL_RETRY_AFTER_MS, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler, type OrderingOptions } from './ordering/types.js';
 import type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, VerifiedDelivery } from './receiver-types.js';
 import { replayFetched } from './pipeline/replay.js';
 import { answerDuplicate, answerLate, answerProcessed, reject } from './pipeline/outcomes.js';
@@ -27,7 +28,7 @@ type Checks = ReturnType<typeof createChecks>;
 export type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, ResponseBody, VerifiedDelivery } from './receiver-types.js';
 
 /**
- * Creates a receiver that runs every delivery through the pipeline of design §1: limits, signature header,
+ * Creates a receiver that runs every delivery through the pipeline of docs/architecture.md §3: limits, signature header,
  * JSON parse of the verified bytes, envelope, attestation, dedupe, dispatch, settle. A 2xx is answered only once
  * the handlers succeeded (or had before, for a duplicate); everything a retry could cure gets a non-2xx.
  *
@@ -100,7 +101,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (checked instanceof Promise) checked = await checked;
       if ('refused' in checked) return reject(logger, checked.refused, checked.envelope);
       if ('unauthenticated' in checked) return await receiveUnauthenticated(checked.unauthenticated, input);
-      // 6 to 8: with ordering on, the ordered path dedupes, orders and runs it (ordering.ts)
+      // 6 to 8: with ordering on, the ordered path dedupes, orders and runs it (ordering/receive.ts)
       if (ordered) return await ordered(checked);
       return await processVerified(checked);
     } catch (error) {
@@ -176,7 +177,7 @@ interface OrderedParts {
 }
 
 /**
- * The ordered path (ordering.ts) of a receiver whose ordering is 'detect' or 'enforce', over its claim, run and settle
+ * The ordered path (ordering/receive.ts) of a receiver whose ordering is 'detect' or 'enforce', over its claim, run and settle
  * steps: it dedupes, orders and runs each verified event.
  */
 function createOrdered(mode: 'detect' | 'enforce', ordering: OrderingOptions, parts: OrderedParts): (item: VerifiedItem) => Promise<ReceiveResult> {

@@ -1,5 +1,5 @@
 /**
- * What keeps an enforcing receiver's backfill from being turned against the merchant (design §7): one backfill per
+ * What keeps an enforcing receiver's backfill from being turned against the merchant (docs/architecture.md §8.3): one backfill per
  * stream at a time in a process, a short memory of gaps the API could not fill so that replays of one captured
  * delivery cost O(1) API calls, and the tests that tell a permanent stall (an event the API can no longer serve
  * verifiably) from a transient one. Module-level functions and small classes, so that createOrderedReceive only

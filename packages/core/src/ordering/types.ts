@@ -12,7 +12,7 @@ import type { UnfillableReason } from './backfill-guard.js';
 export type { UnfillableReason } from './backfill-guard.js';
 
 /**
- * How a receiver treats the order of each stream's events (design §7, spec 3 and 6):
+ * How a receiver treats the order of each stream's events (docs/architecture.md §8, spec 3 and 6):
  * - `'off'` (default): every delivery on its own, exactly as without the option; no cursor is read or written.
  * - `'detect'`: process as `'off'` does, and report gaps and late events to `onGap` and the logger.
  * - `'enforce'`: handlers of a stream see its events strictly in `seq` order; a gap is backfilled through

@@ -1,5 +1,5 @@
 /**
- * Steps 1 to 5 of the pipeline (design §1) and the event data schema: every check an event passes before it may
+ * Steps 1 to 5 of the pipeline (docs/architecture.md §3) and the event data schema: every check an event passes before it may
  * touch the dedupe store. A delivery gets them all (`check`); an event fetched from the authenticated KYB API gets
  * them minus the limits and the HMAC it cannot have (`verifyFetched`).
  */
@@ -12,7 +12,7 @@ import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KybEvent, type UnknownKybE
 import { readHeader } from '../http/headers.js';
 import { dedupeKeyOf } from './dedupe-key.js';
 import { checkLimits } from './limits.js';
-import type { OrderedItem } from '../ordering/ordering.js';
+import type { OrderedItem } from '../ordering/types.js';
 import type { ReceiveInput } from '../receiver-types.js';
 import { createValidator, type ValidationResult } from '../events/schema-guard.js';
 import type { createSignatureCheck, VerifiedSignature } from '../verify/signature.js';

@@ -1,5 +1,5 @@
 /**
- * Steps 6 to 8 of the pipeline (design §1 and §4), for an event that passed every check (checks.ts): claim it in the
+ * Steps 6 to 8 of the pipeline (docs/architecture.md §3 and §7.1), for an event that passed every check (checks.ts): claim it in the
  * dedupe store (dedupe.ts), run its handlers (run-handlers.ts), then settle the claim: complete() after a success,
  * release() after a failure so the service's retry runs the handlers again. Every store call has a deadline shorter
  * than the lease, so every delivery gets an answer.
@@ -30,7 +30,7 @@ export interface ClaimRunSettleOptions {
   runHandlers: RunHandlers;
 }
 
-/** The claim, run and settle steps of one receiver; the ordered path (ordering.ts) borrows the parts it needs. */
+/** The claim, run and settle steps of one receiver; the ordered path (ordering/receive.ts) borrows the parts it needs. */
 export interface ClaimRunSettle {
   /**
    * Steps 6 to 8 with ordering off, for a verified event (a delivery, or a fetched one given to `replay`): dedupe,

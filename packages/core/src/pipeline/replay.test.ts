@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from '../../test-kit.js';
 import { createMemoryStore } from '../store/memory-store.js';
-import type { OrderingOptions } from '../ordering/ordering.js';
+import type { OrderingOptions } from '../ordering/types.js';
 import { createReceiver } from '../receiver.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);

@@ -4,7 +4,7 @@ import type { DedupeStore } from '../store/dedupe.js';
 import { KybWebhookError } from '../errors.js';
 import type { LogEntry } from '../log/logger.js';
 import { createMemoryStore } from '../store/memory-store.js';
-import type { GapReport, OrderingOptions } from './ordering.js';
+import type { GapReport, OrderingOptions } from './types.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
 

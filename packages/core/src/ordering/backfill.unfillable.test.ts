@@ -10,7 +10,7 @@ import type { DedupeStore } from '../store/dedupe.js';
 import { KybWebhookError, rejection } from '../errors.js';
 import type { LogEntry } from '../log/logger.js';
 import { createMemoryStore } from '../store/memory-store.js';
-import type { FetchEventsAfter, GapReport, OrderingOptions, UnfillableReport } from './ordering.js';
+import type { FetchEventsAfter, GapReport, OrderingOptions, UnfillableReport } from './types.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
 

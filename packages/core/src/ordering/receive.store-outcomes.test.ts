@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from '../../test-kit.js';
 import type { LogEntry } from '../log/logger.js';
 import { createMemoryStore } from '../store/memory-store.js';
-import type { GapReport, OrderingOptions } from './ordering.js';
+import type { GapReport, OrderingOptions } from './types.js';
 import { createReceiver } from '../receiver.js';
 import { MAX_STREAM_ID_LENGTH, type StreamCursorStore } from '../store/stream-store.js';
 

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from '../../test-kit.js';
-import type { GapReport, OrderingMode } from './ordering.js';
+import type { GapReport, OrderingMode } from './types.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createReceiver } from '../receiver.js';
 
