@@ -24,7 +24,7 @@ export const HMAC_PRECONDITION =
   'the receiver has no HMAC secrets configured (it answered 200 unauthenticated); this scenario needs them: give it the KYB_SECRET_V<n> variables `kyb-webhooks keys` prints, restart it and run the scenario again.';
 
 /**
- * The checks of the receiver's pipeline, in order (design §1), as `verify` reports them.
+ * The checks of the receiver's pipeline, in order (docs/architecture.md §3), as `verify` reports them.
  *
  * @example
  * ```ts

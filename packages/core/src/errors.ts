@@ -33,7 +33,7 @@ export const ERRORS = {
   event_data_invalid: { status: 422, message: 'The event data does not match the schema for its type; it will be retried.' },
   // dedupe
   in_progress: { status: 409, message: 'This event is being processed by another delivery; retry later.' },
-  // ordering (design §7): answers the service retries, so a stream never loses an event and never stalls for good
+  // ordering (docs/architecture.md §8): answers the service retries, so a stream never loses an event and never stalls for good
   out_of_order: {
     status: 409,
     message: 'An earlier event of this stream is missing and the KYB API does not have it yet; the delivery will be retried.',

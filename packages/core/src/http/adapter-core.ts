@@ -1,5 +1,5 @@
 /**
- * What every entry point shares (design §1, §6): an adapter is an accessor map, as in inngest-js and
+ * What every entry point shares (docs/architecture.md §2.2): an adapter is an accessor map, as in inngest-js and
  * @octokit/webhooks. It says how to get the method, the headers and the body of a request, and how to write a status,
  * headers and a body back; {@link createAdapter} does the rest the same way for every framework: the body-limit
  * policy (./body-source.ts), the receiver's pipeline, the `onResult` hook and the JSON answer.

@@ -1,5 +1,5 @@
 /**
- * The body-limit policy every entry point shares (design §1, step 1): where the raw bytes of a delivery come from,
+ * The body-limit policy every entry point shares (docs/architecture.md §2.2, step 1): where the raw bytes of a delivery come from,
  * and how an oversized, streamed or already-parsed body is answered. Adapters only say which kind of body they hold
  * ({@link BodySource}); {@link receiveDelivery} reads it within the receiver's `maxBodyBytes`, drains an oversized one
  * before the 413 (see OVERSIZED_BODY_DRAIN), and refuses a parsed one, so every framework answers alike.

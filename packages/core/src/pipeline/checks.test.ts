@@ -1,4 +1,4 @@
-// Step 2 of the pipeline (design §1, spec 5.7): the receiver hands the signature check the exact bytes it received,
+// Step 2 of the pipeline (docs/architecture.md §3.2, spec 5.7): the receiver hands the signature check the exact bytes it received,
 // and step 3 parses those same bytes. The test kit serializes with JSON.stringify, whose output survives a
 // re-serialization unchanged, so only bodies written otherwise tell "the bytes received" apart from "the JSON they
 // hold": a fault that MACs JSON.stringify(JSON.parse(body)) passed every other example test (issue 26).

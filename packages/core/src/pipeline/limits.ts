@@ -1,5 +1,5 @@
 /**
- * Step 1 of the pipeline (design §1): the limits a delivery must be within before any of its bytes is looked at.
+ * Step 1 of the pipeline (docs/architecture.md §3.1): the limits a delivery must be within before any of its bytes is looked at.
  * Adapters that stream the body stop reading at the same limit (body.ts); this is the check on what they handed over.
  */
 import { rejection, type KybWebhookError } from '../errors.js';

@@ -1,5 +1,5 @@
 /**
- * The answers a receiver gives the service (design §3): status, extra headers and JSON body of every outcome, each
+ * The answers a receiver gives the service (docs/architecture.md §5): status, extra headers and JSON body of every outcome, each
  * with its log entry. A rejection carries a stable code and the generic message of `ERRORS`; its detail and cause
  * go to the logger only, never to the sender.
  */

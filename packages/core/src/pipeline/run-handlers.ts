@@ -1,5 +1,5 @@
 /**
- * Step 7 of the pipeline (design §1): running a delivery's handlers within `handlerTimeoutMs`, and telling the
+ * Step 7 of the pipeline (docs/architecture.md §3.7): running a delivery's handlers within `handlerTimeoutMs`, and telling the
  * `onError` handlers about failures and timeouts. What happens to the claim afterwards is claim-run-settle.ts's job.
  */
 import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';

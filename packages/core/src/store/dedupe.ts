@@ -1,5 +1,5 @@
 /**
- * The dedupe store contract (design §4). Delivery is at least once, so the receiver claims an event id before
+ * The dedupe store contract (docs/architecture.md §7.1). Delivery is at least once, so the receiver claims an event id before
  * running handlers, completes it after they succeed, and releases it when they fail so the retry runs them again.
  *
  * Implementations must make `claim` atomic: of any number of concurrent claims of one id, exactly one returns

@@ -1,7 +1,7 @@
 import type { DedupeStore } from './dedupe.js';
 
 /**
- * The per-stream cursor half of the store contract (design §4 and §7): for each `stream_id`, the last `seq`
+ * The per-stream cursor half of the store contract (docs/architecture.md §7.2): for each `stream_id`, the last `seq`
  * processed, advanced in the same atomic step that completes the event, so every process of a fleet agrees on where
  * each stream stands.
  *
@@ -69,7 +69,7 @@ export interface StreamCursorStore extends DedupeStore {
    * when known, the store's time) AND move the cursor from `seq - 1` to `seq` (or start a stream with no cursor at
    * `seq` when it is `options.firstSeq`), both or neither. Resolves to `true` when it did, `false` when the cursor was
    * elsewhere (nothing written). Ordering calls it only when `ordering.onUnfillable` answered `{ skip: reason }` for
-   * an event the API can never serve verifiably (design §7); the record is kept as long as the cursor
+   * an event the API can never serve verifiably (docs/architecture.md §8.4); the record is kept as long as the cursor
    * (`retainMs`), so that "why did this stream go past seq N" has an answer.
    *
    * Optional so that stores written before it keep compiling; every built-in store implements it, and it becomes

@@ -40,7 +40,7 @@ const TYPE_CLAIMS = ['event', 'event_type'] as const;
 export type TypeBinding = 'bound' | 'unbound';
 
 /**
- * Checks that a verified attestation was issued for exactly this envelope (spec 5.5.5 and design §1), and throws
+ * Checks that a verified attestation was issued for exactly this envelope (spec 5.5.5 and docs/architecture.md §4), and throws
  * `attestation_relabelled` otherwise. What is bound:
  * - `event_id`, `stream_id` and `seq` equal their signed copies, and the signed `request_id` equals the envelope's
  *   `stream_id` (spec 2.3: the stream appears as both in the claims);

@@ -1,5 +1,5 @@
 /**
- * The framework adapter conformance suite (design §1, §6): one set of cases, run over real HTTP on 127.0.0.1,
+ * The framework adapter conformance suite (docs/architecture.md §2.2): one set of cases, run over real HTTP on 127.0.0.1,
  * that every adapter (Express, Fastify, Koa, Hono, …) must pass with the same status, error code and handler
  * calls. Like inngest-js's `testFramework`, an adapter is done when this suite passes; what differs between
  * frameworks is only how an app is started, which the adapter's test file supplies.

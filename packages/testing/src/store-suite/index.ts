@@ -1,5 +1,5 @@
 /**
- * The dedupe store conformance suite (design §4): one set of cases that every `DedupeStore` must pass, whether it
+ * The dedupe store conformance suite (docs/architecture.md §7): one set of cases that every `DedupeStore` must pass, whether it
  * keeps records in memory, Redis or SQL. Like keyv's store tests, a new store is done when this suite passes.
  */
 import { MAX_STORE_DURATION_MS, type DedupeStore } from '@kyb-webhooks/core/store';

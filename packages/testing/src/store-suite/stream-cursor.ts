@@ -1,5 +1,5 @@
 /**
- * The stream cursor cases of the store suite (design §4, §7): a store that keeps per-stream cursors must advance them
+ * The stream cursor cases of the store suite (docs/architecture.md §7.2): a store that keeps per-stream cursors must advance them
  * only in order, atomically with the event's completion, and agree across clients. Registered inside
  * runStoreConformance for every store; a store without cursors skips them.
  */

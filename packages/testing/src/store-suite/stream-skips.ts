@@ -1,5 +1,5 @@
 /**
- * The skip cases of the store suite (design §7, issue 26 §2): `skipSeq` records why a seq was skipped AND moves the
+ * The skip cases of the store suite (docs/architecture.md §7.3, issue 26 §2): `skipSeq` records why a seq was skipped AND moves the
  * cursor past it in one atomic step, only from `seq - 1` (or a stream's start), and `listSkips` reads the records
  * back. Registered inside runStoreConformance for every store; a store without skipSeq skips them.
  */
