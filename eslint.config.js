@@ -9,7 +9,10 @@ export default tseslint.config(
   {
     languageOptions: { globals: { ...globals.node } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       'no-empty': ['error', { allowEmptyCatch: true }],
     },
   },
@@ -18,8 +21,14 @@ export default tseslint.config(
     files: ['packages/core/src/**/*.ts', 'packages/hono/src/**/*.ts'],
     ignores: ['**/*.test.ts', 'packages/core/src/verify/crypto/node.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: 'The core must run on Web-standard runtimes.' }] }],
-      'no-restricted-globals': ['error', { name: 'Buffer', message: 'Use Uint8Array: the core must run on Web-standard runtimes.' }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*'], message: 'The core must run on Web-standard runtimes.' }] },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'Buffer', message: 'Use Uint8Array: the core must run on Web-standard runtimes.' },
+      ],
     },
   },
 );

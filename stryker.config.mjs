@@ -17,14 +17,11 @@ import { fileURLToPath } from 'node:url';
 const target = process.env.KYB_MUTATE_TARGET ?? 'core';
 const ADAPTERS = ['express', 'fastify', 'koa', 'hono', 'node'];
 const MUTATE = {
-  core: [
-    'packages/core/src/**/*.ts',
-    '!packages/core/src/**/*.test.ts',
-    '!packages/core/src/verify/crypto/types.ts',
-  ],
+  core: ['packages/core/src/**/*.ts', '!packages/core/src/**/*.test.ts', '!packages/core/src/verify/crypto/types.ts'],
   adapters: ADAPTERS.flatMap((name) => [`packages/${name}/src/**/*.ts`, `!packages/${name}/src/**/*.test.ts`]),
 };
-if (!MUTATE[target]) throw new Error(`KYB_MUTATE_TARGET must be one of ${Object.keys(MUTATE).join(', ')}; got "${target}".`);
+if (!MUTATE[target])
+  throw new Error(`KYB_MUTATE_TARGET must be one of ${Object.keys(MUTATE).join(', ')}; got "${target}".`);
 process.env.KYB_MUTATE_TARGET = target;
 // The property-based fuzz suite runs ~100k cases in the test command; a mutant needs far fewer to be caught, and a
 // fixed seed makes two mutation runs comparable. Both can be overridden from the environment.

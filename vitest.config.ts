@@ -6,7 +6,14 @@ export default defineConfig({
   resolve: { conditions: ['@kyb-webhooks/source'] },
   ssr: { resolve: { conditions: ['@kyb-webhooks/source', 'node'] } },
   test: {
-    include: ['packages/*/src/**/*.test.ts', 'packages/core/*.test.ts', 'packages/core/fuzz/**/*.test.ts', 'bench/src/**/*.test.ts', 'examples/*/src/**/*.test.ts', 'tests/**/*.test.ts'],
+    include: [
+      'packages/*/src/**/*.test.ts',
+      'packages/core/*.test.ts',
+      'packages/core/fuzz/**/*.test.ts',
+      'bench/src/**/*.test.ts',
+      'examples/*/src/**/*.test.ts',
+      'tests/**/*.test.ts',
+    ],
     testTimeout: 20_000,
     hookTimeout: 120_000,
     pool: 'forks',
@@ -15,7 +22,8 @@ export default defineConfig({
     // tests pass a console of their own and still see every line.
     // oidc-provider, the login tests' stand-in for the service, warns at every start that it keeps its state in memory
     // (as a test fixture should) and, on Node 20, that it prefers Node 22: known, and not about our code.
-    onConsoleLog: (log) => (log.startsWith('kyb-webhooks ') || log.startsWith('oidc-provider WARNING') ? false : undefined),
+    onConsoleLog: (log) =>
+      log.startsWith('kyb-webhooks ') || log.startsWith('oidc-provider WARNING') ? false : undefined,
     // Starts the Redis/PostgreSQL/MariaDB servers that the selected store tests need (see the file's header).
     globalSetup: ['./scripts/services/global-setup.ts'],
   },

@@ -7,7 +7,11 @@ import base from './vitest.config.js';
 // KYB_MUTATE_TARGET is set by stryker.config.mjs ("core" or "adapters").
 const TESTS: Record<string, string[]> = {
   // The memory store's conformance run lives with the store suite in the test kit; it guards the core's memory store.
-  core: ['packages/core/src/**/*.test.ts', 'packages/core/fuzz/**/*.test.ts', 'packages/testing/src/store-suite/memory-store.test.ts'],
+  core: [
+    'packages/core/src/**/*.test.ts',
+    'packages/core/fuzz/**/*.test.ts',
+    'packages/testing/src/store-suite/memory-store.test.ts',
+  ],
   adapters: ['packages/{express,fastify,koa,hono,node}/src/**/*.test.ts'],
 };
 const target = process.env['KYB_MUTATE_TARGET'] ?? 'core';

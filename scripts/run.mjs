@@ -80,12 +80,16 @@ function nodeForStryker() {
   const project = join(root, 'tests', 'runtimes');
   const pinned = join(project, 'node_modules', 'node22', 'bin', 'node');
   if (!existsSync(pinned) && existsSync(join(project, 'package-lock.json'))) {
-    console.log(`› StrykerJS needs Node 22+ (this is ${process.version}): installing the pinned runtimes (npm install in tests/runtimes)`);
+    console.log(
+      `› StrykerJS needs Node 22+ (this is ${process.version}): installing the pinned runtimes (npm install in tests/runtimes)`,
+    );
     // As the runtimes step does: `npm ci` refuses a lockfile whose other-platform binaries a mirror cannot serve.
     spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund'], { cwd: project, stdio: 'inherit' });
   }
   if (!existsSync(pinned)) {
-    console.error(`Mutation testing needs Node 22 or newer (StrykerJS 10); this is ${process.version}. Run \`npm run mutate\` with Node 22+.`);
+    console.error(
+      `Mutation testing needs Node 22 or newer (StrykerJS 10); this is ${process.version}. Run \`npm run mutate\` with Node 22+.`,
+    );
     process.exit(1);
   }
   return pinned;
@@ -155,7 +159,9 @@ switch (task) {
   case 'cli':
     // Before the packages are published: the CLI from this clone, run in the folder `npm run` was called from (npm
     // says which in INIT_CWD), so its development keys (.kyb-webhooks/) land there, as with an installed CLI.
-    process.exit(runFromSource(join(root, 'packages', 'cli', 'src', 'cli.ts'), rest, process.env.INIT_CWD ?? process.cwd()));
+    process.exit(
+      runFromSource(join(root, 'packages', 'cli', 'src', 'cli.ts'), rest, process.env.INIT_CWD ?? process.cwd()),
+    );
     break;
   case 'example': {
     // An example app as a dev server on 127.0.0.1 (PORT, default 3000), configured by the environment that

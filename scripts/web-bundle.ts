@@ -26,5 +26,8 @@ export async function bundleForWebRuntime<Module>(entry: URL): Promise<{ code: s
   });
   const code = result.outputFiles[0]!.text;
   // A data: URL keeps the import away from node_modules resolution: the bundle must stand on its own.
-  return { code, load: () => import(`data:text/javascript;base64,${btoa(unescape(encodeURIComponent(code)))}`) as Promise<Module> };
+  return {
+    code,
+    load: () => import(`data:text/javascript;base64,${btoa(unescape(encodeURIComponent(code)))}`) as Promise<Module>,
+  };
 }

@@ -36,8 +36,12 @@ function parseCoverage(text: string): Rule[] {
     const heading = /^## (\d+(?:\.\d+)?)\.? /.exec(line);
     if (heading) section = heading[1]!;
     if (!/^\| S\d/.test(line)) return;
-    const cells = line.slice(1, line.endsWith('|') ? -1 : undefined).split(' | ').map((cell) => cell.trim());
-    if (cells.length !== 3) throw new Error(`${COVERAGE_FILE}:${index + 1}: expected 3 cells (id, rule, tests), got ${cells.length}`);
+    const cells = line
+      .slice(1, line.endsWith('|') ? -1 : undefined)
+      .split(' | ')
+      .map((cell) => cell.trim());
+    if (cells.length !== 3)
+      throw new Error(`${COVERAGE_FILE}:${index + 1}: expected 3 cells (id, rule, tests), got ${cells.length}`);
     const [id, rule, tests] = cells as [string, string, string];
     const entry: Rule = { id, section, rule, refs: [], line: index + 1 };
     if (tests.startsWith(NOT_TESTABLE)) entry.reason = tests.slice(NOT_TESTABLE.length).trim();
@@ -58,7 +62,8 @@ function parseRef(text: string, line: number): TestRef {
 const LITERAL = String.raw`('(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|\`(?:[^\`\\]|\\.)*\`)`;
 /** The title argument of it/test/describe (also .each, .skip …, with type arguments) or of a call on a call: `it.each(rows)('title'`. */
 const TITLE_CALL = new RegExp(
-  String.raw`(?:\b(?:it|test|describe)(?:\.(?:each|skip|only|todo|concurrent|sequential|fails))*(?:<(?:[^<>]|<[^<>]*>)*>)?|\))\s*\(\s*` + LITERAL,
+  String.raw`(?:\b(?:it|test|describe)(?:\.(?:each|skip|only|todo|concurrent|sequential|fails))*(?:<(?:[^<>]|<[^<>]*>)*>)?|\))\s*\(\s*` +
+    LITERAL,
   'g',
 );
 const ANY_LITERAL = new RegExp(LITERAL, 'g');
@@ -120,14 +125,23 @@ describe(`${COVERAGE_FILE}: every spec rule is guarded by a test`, () => {
     expect(rules.filter((rule) => rule.section === section).map((rule) => rule.id)).not.toEqual([]);
   });
 
-  it.each(rules.map((rule) => [rule.id, rule] as const))('%s has a test, or says why it cannot have one', (_id, rule) => {
-    expect(rule.rule, `${COVERAGE_FILE}:${rule.line}: the rule text is empty`).not.toBe('');
-    if (rule.reason !== undefined) {
-      expect(rule.reason.length, `${COVERAGE_FILE}:${rule.line}: give the reason after "${NOT_TESTABLE}"`).toBeGreaterThan(20);
-    } else {
-      expect(rule.refs.length, `${COVERAGE_FILE}:${rule.line}: ${rule.id} has no test; map one or say "${NOT_TESTABLE}<reason>"`).toBeGreaterThan(0);
-    }
-  });
+  it.each(rules.map((rule) => [rule.id, rule] as const))(
+    '%s has a test, or says why it cannot have one',
+    (_id, rule) => {
+      expect(rule.rule, `${COVERAGE_FILE}:${rule.line}: the rule text is empty`).not.toBe('');
+      if (rule.reason !== undefined) {
+        expect(
+          rule.reason.length,
+          `${COVERAGE_FILE}:${rule.line}: give the reason after "${NOT_TESTABLE}"`,
+        ).toBeGreaterThan(20);
+      } else {
+        expect(
+          rule.refs.length,
+          `${COVERAGE_FILE}:${rule.line}: ${rule.id} has no test; map one or say "${NOT_TESTABLE}<reason>"`,
+        ).toBeGreaterThan(0);
+      }
+    },
+  );
 
   it('keeps the untestable rules few', () => {
     expect(rules.filter((rule) => rule.reason !== undefined).length).toBeLessThanOrEqual(Math.ceil(rules.length / 6));
@@ -161,11 +175,20 @@ describe('the spec-coverage checker', () => {
   const titles = [...source.matchAll(TITLE_CALL)].map((match) => {
     const eachAt = source.lastIndexOf('.each', match.index);
     const previousTitle = source.lastIndexOf('it(', match.index);
-    return { title: unquote(match[1]!), tableStart: eachAt >= 0 && eachAt > previousTitle ? eachAt : undefined, index: match.index };
+    return {
+      title: unquote(match[1]!),
+      tableStart: eachAt >= 0 && eachAt > previousTitle ? eachAt : undefined,
+      index: match.index,
+    };
   });
 
   it('finds the titles of it, it.each and describe calls, and no other string', () => {
-    expect(titles.map((title) => title.title)).toEqual(['plain title', 'table title %s', 'other title', "described ${'x'}"]);
+    expect(titles.map((title) => title.title)).toEqual([
+      'plain title',
+      'table title %s',
+      'other title',
+      "described ${'x'}",
+    ]);
   });
 
   it.each([
@@ -183,10 +206,23 @@ describe('the spec-coverage checker', () => {
 
   it('parses a rule line into its id, rule and tests', () => {
     const parsed = parseCoverage(
-      ['## 5. Authentication', '| id | rule | tests |', '|---|---|---|', '| S5.1 | A rule. | `a.test.ts` › t1<br>`b.test.ts` › t2 › case |', '| S5.2 | Another. | not testable here: a reason long enough to read. |'].join('\n'),
+      [
+        '## 5. Authentication',
+        '| id | rule | tests |',
+        '|---|---|---|',
+        '| S5.1 | A rule. | `a.test.ts` › t1<br>`b.test.ts` › t2 › case |',
+        '| S5.2 | Another. | not testable here: a reason long enough to read. |',
+      ].join('\n'),
     );
     expect(parsed).toMatchObject([
-      { id: 'S5.1', section: '5', refs: [{ file: 'a.test.ts', title: 't1' }, { file: 'b.test.ts', title: 't2', testCase: 'case' }] },
+      {
+        id: 'S5.1',
+        section: '5',
+        refs: [
+          { file: 'a.test.ts', title: 't1' },
+          { file: 'b.test.ts', title: 't2', testCase: 'case' },
+        ],
+      },
       { id: 'S5.2', section: '5', refs: [], reason: 'a reason long enough to read.' },
     ]);
   });

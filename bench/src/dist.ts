@@ -8,7 +8,8 @@ const PACKAGES_DIR = fileURLToPath(new URL('../../packages/', import.meta.url));
 function newestMtime(dir: string, filter: (name: string) => boolean): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && filter(entry.name)) newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
+    if (entry.isFile() && filter(entry.name))
+      newest = Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs);
   }
   return newest;
 }
@@ -25,7 +26,10 @@ export function staleBuilds(packages: readonly string[]): string[] {
       problems.push(`packages/${name} is not built`);
       continue;
     }
-    const sources = newestMtime(join(PACKAGES_DIR, name, 'src'), (file) => file.endsWith('.ts') && !file.endsWith('.test.ts'));
+    const sources = newestMtime(
+      join(PACKAGES_DIR, name, 'src'),
+      (file) => file.endsWith('.ts') && !file.endsWith('.test.ts'),
+    );
     if (sources > built) problems.push(`packages/${name}/dist is older than its sources`);
   }
   return problems;

@@ -79,7 +79,12 @@ export function padEnvelope(envelope: TestEnvelope, targetBytes: number): TestEn
  * attestation is made first, so the padding counts it; it covers the ids, not `data`). RS256 signing goes through
  * Web Crypto's thread pool, so batches run concurrently.
  */
-export async function signPool(signer: TestSigner, kind: EventKind, count: number, targetBytes?: number): Promise<SignedDelivery[]> {
+export async function signPool(
+  signer: TestSigner,
+  kind: EventKind,
+  count: number,
+  targetBytes?: number,
+): Promise<SignedDelivery[]> {
   const one = async (): Promise<SignedDelivery> => {
     const carried = await signer.withAttestation(benchEvent(kind));
     return signer.sign(targetBytes === undefined ? carried : padEnvelope(carried, targetBytes));
@@ -98,7 +103,8 @@ export function cursor<T>(pool: readonly T[], label: string): () => T {
   let next = 0;
   return () => {
     const item = pool[next++];
-    if (item === undefined) throw new Error(`pool "${label}" exhausted after ${pool.length} items; size it with plannedCalls()`);
+    if (item === undefined)
+      throw new Error(`pool "${label}" exhausted after ${pool.length} items; size it with plannedCalls()`);
     return item;
   };
 }

@@ -43,7 +43,10 @@ export function consumed(): unknown {
 }
 
 /** How many times `fn` will be called: warm-up plus all rounds. */
-export function plannedCalls(candidate: Pick<Candidate, 'iterations' | 'warmupIterations'>, options: HarnessOptions): number {
+export function plannedCalls(
+  candidate: Pick<Candidate, 'iterations' | 'warmupIterations'>,
+  options: HarnessOptions,
+): number {
   const iterations = candidate.iterations ?? 0;
   return (candidate.warmupIterations ?? iterations) + options.rounds * iterations;
 }
@@ -115,7 +118,10 @@ export async function measure(candidates: readonly Candidate[], options: Harness
  * medianInterval([3, 1, 4, 1, 5, 9, 2, 6, 5, 3]) // { low: 1, high: 6 }: the 2nd smallest and 2nd largest
  * ```
  */
-export function medianInterval(values: readonly number[], confidence = 0.95): { low: number; high: number } | undefined {
+export function medianInterval(
+  values: readonly number[],
+  confidence = 0.95,
+): { low: number; high: number } | undefined {
   const sorted = [...values].sort((a, b) => a - b);
   const n = sorted.length;
   const tail = (1 - confidence) / 2;

@@ -39,7 +39,18 @@ if (unknownFrameworks.length > 0) {
 }
 
 // Every section imports the built packages (dist), the code users install; a stale build would measure old code.
-const stale = staleBuilds(['core', 'client', 'testing', 'node', 'express', 'fastify', 'koa', 'hono', 'store-redis', 'store-sql']);
+const stale = staleBuilds([
+  'core',
+  'client',
+  'testing',
+  'node',
+  'express',
+  'fastify',
+  'koa',
+  'hono',
+  'store-redis',
+  'store-sql',
+]);
 if (stale.length > 0) {
   console.error(`${stale.join('; ')}: run \`pnpm build\` first (\`npm run bench\` builds before it measures).`);
   process.exit(2);

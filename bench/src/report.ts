@@ -2,8 +2,15 @@
 
 export type Align = 'left' | 'right';
 
-export function table(title: string, headers: readonly string[], rows: readonly (readonly string[])[], aligns?: readonly Align[]): string {
-  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
+export function table(
+  title: string,
+  headers: readonly string[],
+  rows: readonly (readonly string[])[],
+  aligns?: readonly Align[],
+): string {
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
   const align = (column: number): Align => aligns?.[column] ?? (column === 0 ? 'left' : 'right');
   const line = (cells: readonly string[]) =>
     cells
@@ -46,6 +53,14 @@ export function bytes(value: number): string {
  */
 export function verdict(outcome: boolean | 'unsure' | 'info' | 'skipped', text: string): string {
   const label =
-    outcome === 'info' ? 'info  ' : outcome === 'skipped' ? 'skipped' : outcome === 'unsure' ? 'unsure' : outcome ? 'met   ' : 'MISSED';
+    outcome === 'info'
+      ? 'info  '
+      : outcome === 'skipped'
+        ? 'skipped'
+        : outcome === 'unsure'
+          ? 'unsure'
+          : outcome
+            ? 'met   '
+            : 'MISSED';
   return `  ${label}  ${text}`;
 }

@@ -89,7 +89,9 @@ function functionsOf(file: string): { name: string; line: number; lines: number 
       const parent = node.parent;
       const name =
         (node.name && ts.isIdentifier(node.name) ? node.name.text : undefined) ??
-        (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent) ? parent.name.getText(source) : '(anonymous)');
+        (ts.isVariableDeclaration(parent) || ts.isPropertyAssignment(parent)
+          ? parent.name.getText(source)
+          : '(anonymous)');
       const line = lineOf(node.getStart(source));
       found.push({ name, line, lines: lineOf(node.end) - line + 1 });
     }
@@ -135,7 +137,9 @@ describe('the core’s shape', () => {
         continue;
       }
       for (const file of files) {
-        const imported = ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((entry) => entry.fileName);
+        const imported = ts
+          .preProcessFile(readFileSync(file, 'utf8'), true, true)
+          .importedFiles.map((entry) => entry.fileName);
         for (const specifier of imported) {
           if (specifier.startsWith('.') && resolve(dirname(file), specifier).startsWith(CORE + sep)) {
             reaching.push(`${posix(relative(PACKAGES, file))}: ${specifier}`);

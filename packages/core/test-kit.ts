@@ -5,5 +5,9 @@
  * sources through this file instead of each reaching into another package's `src`.
  */
 export * from '../testing/src/index.js';
-export { runAdapterConformance, runAdapterOptionCases, serveFetchOnLoopback } from '../testing/src/adapter-suite/index.js';
+export {
+  runAdapterConformance,
+  runAdapterOptionCases,
+  serveFetchOnLoopback,
+} from '../testing/src/adapter-suite/index.js';
 export { KybApiError } from '../client/src/errors.js';

@@ -6,7 +6,10 @@ import { packageBuild } from '../../tsup.shared.js';
 // each module, so a KybWebhookError thrown by a store's checkStreamArguments (./store) is the class `instanceof`
 // tests against from the root entry, under require() as under import.
 export default defineConfig([
-  packageBuild({ index: 'src/index.ts', store: 'src/store.ts', adapter: 'src/adapter.ts' }, { external: ['#crypto'], splitting: true }),
+  packageBuild(
+    { index: 'src/index.ts', store: 'src/store.ts', adapter: 'src/adapter.ts' },
+    { external: ['#crypto'], splitting: true },
+  ),
   packageBuild(
     { 'crypto-node': 'src/verify/crypto/node.ts', 'crypto-web': 'src/verify/crypto/web.ts' },
     { dts: false, clean: false, platform: 'neutral', external: ['node:crypto'] },

@@ -33,7 +33,9 @@ async function loadTestKit(root, out) {
 function start(runtime, bin, file, env) {
   const args = runtime === 'deno' ? ['run', '--allow-net=127.0.0.1', '--allow-env', file] : [file];
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(`${runtime} exited (${code ?? signal})`)));
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => resolve(`${runtime} exited (${code ?? signal})`)),
+  );
   let stdout = '';
   child.stdout.on('data', (chunk) => {
     stdout += chunk;
@@ -44,7 +46,10 @@ function start(runtime, bin, file, env) {
     await exited;
   };
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => void stop().then(() => reject(new Error(`${runtime} printed no URL within 20 s`))), 20_000);
+    const timer = setTimeout(
+      () => void stop().then(() => reject(new Error(`${runtime} printed no URL within 20 s`))),
+      20_000,
+    );
     const check = () => {
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb)/.exec(stdout)?.[1];
       if (!url) return;
@@ -96,7 +101,13 @@ export async function runFetchExample({ root, runtime, bin, out }) {
   }
   const signer = await kit.createTestSigner();
   const jwks = await kit.startJwksServer(signer.jwks);
-  const env = { PORT: '0', KYB_SECRET_V1: signer.secrets['1'], KYB_ATTESTATION_ISSUER: signer.issuer, KYB_AUDIENCE: signer.audience, KYB_JWKS_URL: jwks.url };
+  const env = {
+    PORT: '0',
+    KYB_SECRET_V1: signer.secrets['1'],
+    KYB_ATTESTATION_ISSUER: signer.issuer,
+    KYB_AUDIENCE: signer.audience,
+    KYB_JWKS_URL: jwks.url,
+  };
   let app;
   try {
     app = await start(runtime, bin, file, env);
@@ -115,12 +126,18 @@ export async function runFetchExample({ root, runtime, bin, out }) {
       return { status: response.status, body: await response.json() };
     };
     const first = await post(signed);
-    check('attested release → 200', first.status === 200 && first.body.received === true && first.body.code === undefined);
+    check(
+      'attested release → 200',
+      first.status === 200 && first.body.received === true && first.body.code === undefined,
+    );
     const again = await post(signed);
     check('redelivery → 200 duplicate', again.status === 200 && again.body.code === 'duplicate');
     const forged = await post(await signer.sign(kit.testEvents.dataRequestRefused(), { secret: 'whsec_forged' }));
     check('forged → 401 signature_mismatch', forged.status === 401 && forged.body.error?.code === 'signature_mismatch');
-    const handled = app.output().split('\n').filter((line) => line.startsWith(`released ${released.data.request_id}:`));
+    const handled = app
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith(`released ${released.data.request_id}:`));
     check("the release handler's line, once", handled.length === 1);
   } catch (error) {
     failures.push(`a delivery failed: ${error.message}`);
@@ -129,5 +146,10 @@ export async function runFetchExample({ root, runtime, bin, out }) {
     await jwks.close();
   }
   if (failures.length) console.error(`✗ examples/fetch on ${LABELS[runtime]}: ${failures.join('; ')}`);
-  return { suites, passed, failed: failures.length, note: failures.length ? `failed: ${failures.join('; ')}` : undefined };
+  return {
+    suites,
+    passed,
+    failed: failures.length,
+    note: failures.length ? `failed: ${failures.join('; ')}` : undefined,
+  };
 }

@@ -13,8 +13,18 @@ const scripts = dirname(fileURLToPath(import.meta.url));
 
 /** The entry points the remote cases run against: where their per-runtime entries are, and which cases. */
 const APPS = {
-  hono: { title: "the Hono adapter's conformance cases against a Hono app", dir: join(scripts, 'hono'), cases: 'tests/runtimes/hono-remote.conformance.ts', label: 'hono' },
-  fetch: { title: 'the fetch handler\'s conformance cases against createFetchHandler', dir: join(scripts, 'fetch'), cases: 'tests/runtimes/fetch-remote.conformance.ts', label: 'createFetchHandler' },
+  hono: {
+    title: "the Hono adapter's conformance cases against a Hono app",
+    dir: join(scripts, 'hono'),
+    cases: 'tests/runtimes/hono-remote.conformance.ts',
+    label: 'hono',
+  },
+  fetch: {
+    title: "the fetch handler's conformance cases against createFetchHandler",
+    dir: join(scripts, 'fetch'),
+    cases: 'tests/runtimes/fetch-remote.conformance.ts',
+    label: 'createFetchHandler',
+  },
 };
 
 const TARGETS = {
@@ -50,7 +60,9 @@ const app :Workerd.Worker = (modules = [(name = "app.js", esModule = embed "app.
     args = runtime === 'deno' ? ['run', '--allow-net=127.0.0.1', file] : [file];
   }
   const child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(`${runtime} exited (${code ?? signal})`)));
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => resolve(`${runtime} exited (${code ?? signal})`)),
+  );
   let stdout = '';
   child.stdout.on('data', (chunk) => {
     stdout += chunk;
@@ -139,18 +151,33 @@ async function runRemoteConformance({ root, runtime, bin, out, vitest, app }) {
   const json = join(dir, 'results.json');
   try {
     const config = join(root, 'tests', 'runtimes', 'vitest.remote.config.ts');
-    spawnSync(process.execPath, [vitest, 'run', '--config', config, '--reporter=dot', '--reporter=json', `--outputFile.json=${json}`, entry.cases], {
-      cwd: root,
-      stdio: 'inherit',
-      env: { ...process.env, KYB_REMOTE_ORIGIN: server.origin, KYB_REMOTE_NAME: target.label },
-    });
+    spawnSync(
+      process.execPath,
+      [
+        vitest,
+        'run',
+        '--config',
+        config,
+        '--reporter=dot',
+        '--reporter=json',
+        `--outputFile.json=${json}`,
+        entry.cases,
+      ],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        env: { ...process.env, KYB_REMOTE_ORIGIN: server.origin, KYB_REMOTE_NAME: target.label },
+      },
+    );
   } finally {
     await server.stop();
   }
   if (!existsSync(json)) return { suites, passed: 0, failed: 1, note: 'vitest wrote no results' };
   const results = JSON.parse(readFileSync(json, 'utf8'));
   const skipped = results.numPendingTests + results.numTodoTests;
-  const reason = results.testResults.flatMap((file) => file.assertionResults).find((test) => test.status !== 'passed')?.title;
+  const reason = results.testResults
+    .flatMap((file) => file.assertionResults)
+    .find((test) => test.status !== 'passed')?.title;
   const nothingRan = results.numPassedTests === 0 && results.numFailedTests === 0;
   // In CI a conformance run that ran no case is a failure, never a silent skip.
   const ci = process.env.CI === 'true';

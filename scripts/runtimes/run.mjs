@@ -51,7 +51,10 @@ function install() {
   console.log('› installing the pinned runtimes (npm install in tests/runtimes, from its lockfile)');
   // Not `npm ci`: it insists that every platform's optional binary package can be fetched, and a registry mirror may
   // hold only those of the platforms it serves. --no-save leaves the lockfile as committed.
-  const result = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund'], { cwd: project, stdio: 'inherit' });
+  const result = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund'], {
+    cwd: project,
+    stdio: 'inherit',
+  });
   return result.status === 0;
 }
 
@@ -65,7 +68,9 @@ function version(runtime) {
 /** The same counts from the JSON report of the test command's own run (this machine's Node), for the same suites. */
 function fromMainRun(file) {
   const results = JSON.parse(readFileSync(file, 'utf8'));
-  const files = results.testResults.filter((entry) => SUITES.some((suite) => entry.name.startsWith(join(root, suite) + '/')));
+  const files = results.testResults.filter((entry) =>
+    SUITES.some((suite) => entry.name.startsWith(join(root, suite) + '/')),
+  );
   if (files.length === 0) return undefined; // the tests step ran with a filter that left these suites out
   const tests = files.flatMap((entry) => entry.assertionResults);
   return {
@@ -80,13 +85,24 @@ function runVitest(runtime) {
   const json = join(out, `${runtime.name.replace(/\W+/g, '-')}.json`);
   const probe = `${json}.probe`;
   rmSync(probe, { force: true });
-  const args = [...runtime.prefix, vitest, 'run', '--config', vitestConfig, '--reporter=dot', '--reporter=json', `--outputFile.json=${json}`, ...SUITES];
+  const args = [
+    ...runtime.prefix,
+    vitest,
+    'run',
+    '--config',
+    vitestConfig,
+    '--reporter=dot',
+    '--reporter=json',
+    `--outputFile.json=${json}`,
+    ...SUITES,
+  ];
   // The fuzz properties run here too, at a twentieth of their cases (the full count runs once, in the tests step).
   const env = { KYB_FUZZ_RUNS: '0.05x', ...process.env, KYB_RUNTIME_PROBE: probe };
   console.log(`\n› ${runtime.name}: ${[runtime.bin, ...args].map((part) => part.replace(root + '/', '')).join(' ')}`);
   rmSync(json, { force: true });
   spawnSync(runtime.bin, args, { cwd: root, stdio: 'inherit', env });
-  if (!existsSync(json)) return { suites: 'core + hono (vitest)', passed: 0, failed: 1, note: 'vitest wrote no results' };
+  if (!existsSync(json))
+    return { suites: 'core + hono (vitest)', passed: 0, failed: 1, note: 'vitest wrote no results' };
   const results = JSON.parse(readFileSync(json, 'utf8'));
   const seen = existsSync(probe) ? [...new Set(readFileSync(probe, 'utf8').trim().split('\n'))] : [];
   const expected = runtime.kind === 'node' ? `node ${runtime.version}` : `${runtime.kind} ${runtime.version}`;
@@ -109,7 +125,9 @@ const compact = (name) => name.replace(/\s+/g, '').toLowerCase();
 const picks = (runtime, name) => compact(runtime.name).startsWith(compact(name));
 const unknown = wanted.filter((name) => !RUNTIMES.some((runtime) => picks(runtime, name)));
 if (unknown.length) {
-  console.error(`runtimes: no runtime named ${unknown.join(', ')}; choose from node22, node24, bun, deno, workerd (or none for all)`);
+  console.error(
+    `runtimes: no runtime named ${unknown.join(', ')}; choose from node22, node24, bun, deno, workerd (or none for all)`,
+  );
   process.exit(2);
 }
 const selected = wanted.length ? RUNTIMES.filter((runtime) => wanted.some((name) => picks(runtime, name))) : RUNTIMES;
@@ -125,13 +143,26 @@ for (const runtime of selected) {
       : !installed
         ? 'npm install in tests/runtimes failed (see above): fix the install and rerun'
         : `${runtime.bin} does not start: delete tests/runtimes/node_modules and rerun to reinstall it`;
-    rows.push({ runtime, version: '-', suites: '-', passed: 0, failed: ci ? 1 : 0, note: `${ci ? 'FAILED' : 'skipped'}: ${why}`, skipped: !ci });
+    rows.push({
+      runtime,
+      version: '-',
+      suites: '-',
+      passed: 0,
+      failed: ci ? 1 : 0,
+      note: `${ci ? 'FAILED' : 'skipped'}: ${why}`,
+      skipped: !ci,
+    });
     continue;
   }
   const results = [];
   if (runtime.kind === 'workerd') {
     results.push(await runWorkerd({ root, bin: runtime.bin, out }));
-  } else if (runtime.name === 'node (this machine)' && mainResults && existsSync(mainResults) && fromMainRun(mainResults)) {
+  } else if (
+    runtime.name === 'node (this machine)' &&
+    mainResults &&
+    existsSync(mainResults) &&
+    fromMainRun(mainResults)
+  ) {
     results.push(fromMainRun(mainResults));
   } else {
     results.push(runVitest(runtime));
@@ -146,16 +177,31 @@ for (const runtime of selected) {
   for (const result of results) rows.push({ runtime, version: runtime.version, ...result });
 }
 
-const table = [['runtime', 'version', 'suites', 'passed', 'failed'], ...rows.map((row) => [row.runtime.name, row.version, row.suites, String(row.passed), String(row.failed)])];
+const table = [
+  ['runtime', 'version', 'suites', 'passed', 'failed'],
+  ...rows.map((row) => [row.runtime.name, row.version, row.suites, String(row.passed), String(row.failed)]),
+];
 const widths = table[0].map((_, column) => Math.max(...table.map((line) => line[column].length)));
-console.log('\n' + table.map((line) => line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd()).join('\n'));
+console.log(
+  '\n' +
+    table
+      .map((line) =>
+        line
+          .map((cell, column) => cell.padEnd(widths[column]))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n'),
+);
 for (const row of rows) if (row.note) console.log(`  ${row.runtime.name}: ${row.note}`);
 const byRuntime = new Map();
 for (const row of rows) {
   const ok = row.skipped || (row.failed === 0 && row.passed > 0);
   byRuntime.set(row.runtime.name, (byRuntime.get(row.runtime.name) ?? true) && ok);
 }
-const skipped = new Set([...byRuntime.keys()].filter((name) => rows.filter((row) => row.runtime.name === name).every((row) => row.skipped)));
+const skipped = new Set(
+  [...byRuntime.keys()].filter((name) => rows.filter((row) => row.runtime.name === name).every((row) => row.skipped)),
+);
 const passed = [...byRuntime].filter(([name, ok]) => ok && !skipped.has(name)).length;
 const failed = [...byRuntime].filter(([, ok]) => !ok).length;
 console.log(`\nruntimes: ${passed} passed, ${failed} failed${skipped.size ? `, ${skipped.size} skipped` : ''}`);

@@ -13,12 +13,19 @@ import { build } from 'esbuild';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), 'workerd');
 /** The receiver's own suites, as the brief of issue 11 names them. */
-export const WORKERD_SUITES = ['packages/core/src/receiver.test.ts', 'packages/core/src/verify/signature.test.ts', 'packages/core/src/verify/attestation.test.ts'];
+export const WORKERD_SUITES = [
+  'packages/core/src/receiver.test.ts',
+  'packages/core/src/verify/signature.test.ts',
+  'packages/core/src/verify/attestation.test.ts',
+];
 const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
 /** The esbuild plugin that maps the suites' Node-only scaffolding to workerd stand-ins and fails on node: in the core. */
 function workerdPlugin(root) {
-  const isScaffolding = (importer) => importer.endsWith('.test.ts') || importer.includes(`${join(root, 'packages', 'testing', 'src')}/`) || importer.startsWith(here);
+  const isScaffolding = (importer) =>
+    importer.endsWith('.test.ts') ||
+    importer.includes(`${join(root, 'packages', 'testing', 'src')}/`) ||
+    importer.startsWith(here);
   return {
     name: 'kyb-workerd',
     setup(b) {
@@ -35,13 +42,17 @@ function workerdPlugin(root) {
       // node-stub.mjs) that throws a NODE_ONLY_SCAFFOLDING error once a test really uses what it returned, so such a
       // test is reported as not runnable here rather than as passed; node:crypto's createHmac is a real HMAC.
       b.onLoad({ filter: /.*/, namespace: 'node-stub' }, async (args) => {
-        const names = Object.keys(await import(`node:${args.path}`)).filter((name) => name !== 'default' && /^[A-Za-z_$][\w$]*$/.test(name));
+        const names = Object.keys(await import(`node:${args.path}`)).filter(
+          (name) => name !== 'default' && /^[A-Za-z_$][\w$]*$/.test(name),
+        );
         const own = args.path === 'crypto' ? ['createHmac'] : [];
         return {
           contents: [
             `import { stub } from ${JSON.stringify(join(here, 'node-stub.mjs'))};`,
             ...own.map((name) => `export { ${name} } from ${JSON.stringify(join(here, 'node-crypto.mjs'))};`),
-            ...names.filter((name) => !own.includes(name)).map((name) => `export const ${name} = stub(${JSON.stringify(`node:${args.path} ${name}`)});`),
+            ...names
+              .filter((name) => !own.includes(name))
+              .map((name) => `export const ${name} = stub(${JSON.stringify(`node:${args.path} ${name}`)});`),
             `export default stub(${JSON.stringify(`node:${args.path}`)});`,
           ].join('\n'),
           loader: 'js',
@@ -52,11 +63,21 @@ function workerdPlugin(root) {
       b.onLoad({ filter: /\.test\.ts$/ }, async (args) => {
         const source = await readFile(args.path, 'utf8');
         const needsBuffer = /\bBuffer\b/.test(source) && !/import[^;]*\bBuffer\b/.test(source);
-        return { contents: (needsBuffer ? `import { Buffer } from ${JSON.stringify(join(here, 'buffer.mjs'))};\n` : '') + source, loader: 'ts' };
+        return {
+          contents:
+            (needsBuffer ? `import { Buffer } from ${JSON.stringify(join(here, 'buffer.mjs'))};\n` : '') + source,
+          loader: 'ts',
+        };
       });
       b.onResolve({ filter: /^vitest$/ }, () => ({ path: join(here, 'vitest-shim.mjs') }));
-      b.onResolve({ filter: /\/crypto\/node(\.js)?$/ }, (args) => (args.importer.endsWith('.test.ts') ? { path: join(here, 'node-only.mjs') } : undefined));
-      b.onResolve({ filter: /\/jwks-server(\.js)?$/ }, (args) => (isScaffolding(args.importer) && !args.importer.startsWith(here) ? { path: join(here, 'jwks-server.mjs') } : undefined));
+      b.onResolve({ filter: /\/crypto\/node(\.js)?$/ }, (args) =>
+        args.importer.endsWith('.test.ts') ? { path: join(here, 'node-only.mjs') } : undefined,
+      );
+      b.onResolve({ filter: /\/jwks-server(\.js)?$/ }, (args) =>
+        isScaffolding(args.importer) && !args.importer.startsWith(here)
+          ? { path: join(here, 'jwks-server.mjs') }
+          : undefined,
+      );
       b.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) => {
         if (!BUILTINS.has(args.path)) return undefined;
         if (isScaffolding(args.importer)) return { path: args.path.replace(/^node:/, ''), namespace: 'node-stub' };
@@ -86,7 +107,13 @@ export function noNodeModules(root) {
     setup(b) {
       b.onResolve({ filter: /^(node:)?[a-z_/]+$/ }, (args) =>
         BUILTINS.has(args.path)
-          ? { errors: [{ text: `${relative(root, args.importer)} imports "${args.path}", which workerd (without nodejs_compat) does not have: the core must run on Web-standard runtimes` }] }
+          ? {
+              errors: [
+                {
+                  text: `${relative(root, args.importer)} imports "${args.path}", which workerd (without nodejs_compat) does not have: the core must run on Web-standard runtimes`,
+                },
+              ],
+            }
           : undefined,
       );
     },
@@ -110,7 +137,9 @@ function vitestDependencies(root) {
  * ```
  */
 export function brokenFiles(results) {
-  return results.testResults.filter((file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed')).length;
+  return results.testResults.filter(
+    (file) => file.status === 'failed' && !file.assertionResults.some((test) => test.status === 'failed'),
+  ).length;
 }
 
 export async function freePort() {
@@ -134,7 +163,9 @@ export async function runWorkerd({ root, bin, out }) {
   const dir = join(out, 'workerd');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  console.log(`\n› workerd: bundling ${WORKERD_SUITES.join(', ')} (conditions workerd, worker, browser) and serving it without nodejs_compat`);
+  console.log(
+    `\n› workerd: bundling ${WORKERD_SUITES.join(', ')} (conditions workerd, worker, browser) and serving it without nodejs_compat`,
+  );
   let result;
   try {
     result = await build({
@@ -154,7 +185,9 @@ export async function runWorkerd({ root, bin, out }) {
       logLevel: 'silent',
     });
   } catch (error) {
-    const messages = (error.errors ?? [{ text: String(error) }]).map((entry) => `${entry.location ? `${entry.location.file}:${entry.location.line}: ` : ''}${entry.text}`);
+    const messages = (error.errors ?? [{ text: String(error) }]).map(
+      (entry) => `${entry.location ? `${entry.location.file}:${entry.location.line}: ` : ''}${entry.text}`,
+    );
     console.error(`✗ the workerd bundle does not build:\n  ${messages.join('\n  ')}`);
     return { suites, passed: 0, failed: 1, note: `bundle failed: ${messages[0]}` };
   }
@@ -162,7 +195,11 @@ export async function runWorkerd({ root, bin, out }) {
   // suites' bundle and by the Hono app's (hono-remote.mjs).
   for (const plugin of [workerdPlugin(root), noNodeModules(root)]) {
     const refused = await build({
-      stdin: { contents: `export * from ${JSON.stringify(join(root, 'packages', 'core', 'src', 'verify', 'crypto', 'node.ts'))};`, resolveDir: root, loader: 'js' },
+      stdin: {
+        contents: `export * from ${JSON.stringify(join(root, 'packages', 'core', 'src', 'verify', 'crypto', 'node.ts'))};`,
+        resolveDir: root,
+        loader: 'js',
+      },
       bundle: true,
       write: false,
       format: 'esm',
@@ -173,7 +210,13 @@ export async function runWorkerd({ root, bin, out }) {
       () => false,
       (error) => error.errors?.some((entry) => entry.text.includes('workerd (without nodejs_compat) does not have')),
     );
-    if (!refused) return { suites, passed: 0, failed: 1, note: `the ${plugin.name} guard let packages/core/src/verify/crypto/node.ts into a workerd bundle` };
+    if (!refused)
+      return {
+        suites,
+        passed: 0,
+        failed: 1,
+        note: `the ${plugin.name} guard let packages/core/src/verify/crypto/node.ts into a workerd bundle`,
+      };
   }
   const modules = Object.keys(result.metafile.outputs).map((file) => relative(dir, join(root, file)));
   modules.sort((a, b) => (a === 'entry.js' ? -1 : b === 'entry.js' ? 1 : a.localeCompare(b)));
@@ -197,34 +240,53 @@ ${modules.map((name) => `    (name = "${name}", esModule = embed "${name}"),`).j
 );
 `,
   );
-  const child = spawn(bin, ['serve', join(dir, 'config.capnp'), '--verbose'], { stdio: ['ignore', 'inherit', 'inherit'] });
-  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(`workerd exited (${code ?? signal})`)));
+  const child = spawn(bin, ['serve', join(dir, 'config.capnp'), '--verbose'], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => resolve(`workerd exited (${code ?? signal})`)),
+  );
   try {
     let body;
-    for (const started = Date.now(); ; ) {
+    for (const started = Date.now(); ;) {
       try {
         const response = await fetch(`http://127.0.0.1:${port}/run`, { signal: AbortSignal.timeout(180_000) });
         body = await response.json();
         break;
       } catch (error) {
         const gone = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve(undefined), 200))]);
-        if (gone || Date.now() - started > 20_000) return { suites, passed: 0, failed: 1, note: `${gone ?? 'workerd did not answer'}: ${error.message}` };
+        if (gone || Date.now() - started > 20_000)
+          return { suites, passed: 0, failed: 1, note: `${gone ?? 'workerd did not answer'}: ${error.message}` };
       }
     }
     const failed = body.tests.filter((test) => test.state === 'fail' || test.state === 'not run');
-    for (const test of failed) console.error(`  ✗ ${test.name}\n      ${test.errors.join('\n      ').split('\n').slice(0, 12).join('\n      ')}`);
+    for (const test of failed)
+      console.error(
+        `  ✗ ${test.name}\n      ${test.errors.join('\n      ').split('\n').slice(0, 12).join('\n      ')}`,
+      );
     const nodeOnly = body.tests.filter((test) => test.state === 'node-only');
     const passed = body.tests.filter((test) => test.state === 'pass').length;
-    console.log(`  workerd: ${passed} passed, ${failed.length} failed, ${body.tests.filter((test) => test.state === 'skip').length} skipped`);
+    console.log(
+      `  workerd: ${passed} passed, ${failed.length} failed, ${body.tests.filter((test) => test.state === 'skip').length} skipped`,
+    );
     for (const entry of body.skipped) console.log(`  skipped on workerd: ${entry.name} (${entry.reason})`);
     const groups = new Map();
     for (const test of nodeOnly) {
       const group = test.name.split(' > ').slice(0, -1).join(' > ');
       groups.set(group, (groups.get(group) ?? 0) + 1);
     }
-    for (const [group, count] of groups) console.log(`  not runnable on workerd (scaffolding needs node:): ${count} in ${group}`);
-    const notes = [body.skipped.length && `${body.skipped.length} node-only groups skipped`, nodeOnly.length && `${nodeOnly.length} tests need node: scaffolding`].filter(Boolean);
-    return { suites, passed, failed: failed.length, note: notes.length ? `${notes.join(', ')} (listed above)` : undefined };
+    for (const [group, count] of groups)
+      console.log(`  not runnable on workerd (scaffolding needs node:): ${count} in ${group}`);
+    const notes = [
+      body.skipped.length && `${body.skipped.length} node-only groups skipped`,
+      nodeOnly.length && `${nodeOnly.length} tests need node: scaffolding`,
+    ].filter(Boolean);
+    return {
+      suites,
+      passed,
+      failed: failed.length,
+      note: notes.length ? `${notes.join(', ')} (listed above)` : undefined,
+    };
   } finally {
     child.kill('SIGTERM');
     await exited;

@@ -24,9 +24,13 @@ export const mariadb: ServiceDefinition = {
     const data = join(dir, 'data');
     const asRoot = process.getuid?.() === 0;
     const user = asRoot ? ['--user=root'] : [];
-    await run(binaries.install!, ['--no-defaults', `--datadir=${data}`, ...user, '--skip-test-db', '--skip-name-resolve'], {
-      label: 'mariadb-install-db',
-    });
+    await run(
+      binaries.install!,
+      ['--no-defaults', `--datadir=${data}`, ...user, '--skip-test-db', '--skip-name-resolve'],
+      {
+        label: 'mariadb-install-db',
+      },
+    );
     const password = randomBytes(12).toString('hex');
     const initFile = join(dir, 'init.sql');
     await writeFile(

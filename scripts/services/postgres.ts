@@ -36,24 +36,37 @@ export const postgres: ServiceDefinition = {
     }
     const ids = user ? { uid: user.uid, gid: user.gid } : {};
     const env = { ...process.env, LC_ALL: 'C', ...(user ? { HOME: dir, USER: user.name } : {}) };
-    await run(binaries.initdb!, ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'], {
-      ...ids,
-      env,
-      label: 'initdb',
-    });
+    await run(
+      binaries.initdb!,
+      ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'],
+      {
+        ...ids,
+        env,
+        label: 'initdb',
+      },
+    );
     const server = await startProcess({
       label: 'postgres',
       command: binaries.server!,
       args: [
-        '-D', data,
-        '-h', '127.0.0.1',
-        '-p', String(port),
-        '-k', dir,
-        '-c', 'fsync=off',
-        '-c', 'synchronous_commit=off',
-        '-c', 'full_page_writes=off',
-        '-c', 'max_connections=300',
-        '-c', 'shared_buffers=32MB',
+        '-D',
+        data,
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=300',
+        '-c',
+        'shared_buffers=32MB',
       ],
       ...ids,
       env,

@@ -49,7 +49,10 @@ export function startProcess(options: StartOptions): Promise<RunningProcess> {
       void running?.stop(500);
       reject(new Error(`${options.label}: ${reason}\n  ${tail.join('\n  ')}`));
     };
-    const timer = setTimeout(() => fail(`not ready after ${options.timeoutMs ?? 30_000} ms`), options.timeoutMs ?? 30_000);
+    const timer = setTimeout(
+      () => fail(`not ready after ${options.timeoutMs ?? 30_000} ms`),
+      options.timeoutMs ?? 30_000,
+    );
 
     // Both streams are read for the whole life of the process: a full pipe would block the server.
     const onData = (chunk: Buffer): void => {
@@ -131,7 +134,8 @@ export function run(
     child.once('exit', (code, sig) => {
       clearTimeout(timer);
       if (code === 0) resolve(output);
-      else reject(new Error(`${options.label}: ${command} failed (code ${code}, signal ${sig})\n${output.slice(-2_000)}`));
+      else
+        reject(new Error(`${options.label}: ${command} failed (code ${code}, signal ${sig})\n${output.slice(-2_000)}`));
     });
   });
 }

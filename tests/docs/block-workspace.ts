@@ -64,7 +64,10 @@ function importedPackages(code: string): string[] {
 
 function resolvesFrom(dir: string, specifiers: readonly string[]): boolean {
   const containing = join(dir, BLOCKS_DIR, 'probe.ts');
-  return specifiers.every((specifier) => ts.resolveModuleName(specifier, containing, BLOCK_COMPILER_OPTIONS, ts.sys).resolvedModule !== undefined);
+  return specifiers.every(
+    (specifier) =>
+      ts.resolveModuleName(specifier, containing, BLOCK_COMPILER_OPTIONS, ts.sys).resolvedModule !== undefined,
+  );
 }
 
 /**
@@ -121,7 +124,8 @@ export function removeStaleRuns(root: string = REPO_ROOT): void {
     }
     for (const name of runs) {
       const pid = Number(/^run-(\d+)-/.exec(name)?.[1]);
-      if (Number.isInteger(pid) && !isAlive(pid)) rmSync(join(root, dir, BLOCKS_DIR, name), { recursive: true, force: true });
+      if (Number.isInteger(pid) && !isAlive(pid))
+        rmSync(join(root, dir, BLOCKS_DIR, name), { recursive: true, force: true });
     }
   }
 }

@@ -19,9 +19,16 @@ const keysFile = join(dir, 'dev-keys.json');
 let app: ChildProcess | undefined;
 
 /** `node scripts/run.mjs <args>` (what `npm run -s <task> -- <args>` runs), its output and exit code. */
-function runner(args: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runner(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUNNER, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [RUNNER, ...args], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -45,10 +52,20 @@ describe('README: from a clone of this repository', () => {
   it('npm run cli -- keys, npm run example with its variables, npm run cli -- send: the app answers 200', async () => {
     const keys = await runner(['cli', 'keys', '--export', '--keys', keysFile, '--jwks-port', String(await freePort())]);
     expect(keys.code, keys.stderr).toBe(0);
-    const exported = Object.fromEntries([...keys.stdout.matchAll(/^export (KYB_[A-Z0-9_]+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
-    expect(Object.keys(exported).sort()).toEqual(['KYB_ATTESTATION_ISSUER', 'KYB_AUDIENCE', 'KYB_JWKS_URL', 'KYB_SECRET_V1', 'KYB_SECRET_V2']);
+    const exported = Object.fromEntries(
+      [...keys.stdout.matchAll(/^export (KYB_[A-Z0-9_]+)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]),
+    );
+    expect(Object.keys(exported).sort()).toEqual([
+      'KYB_ATTESTATION_ISSUER',
+      'KYB_AUDIENCE',
+      'KYB_JWKS_URL',
+      'KYB_SECRET_V1',
+      'KYB_SECRET_V2',
+    ]);
     // Only the variables and comments: `> .env.kyb` must be a file the shell can source.
-    expect(keys.stdout.split('\n').filter((line) => line !== '' && !line.startsWith('#') && !line.startsWith('export '))).toEqual([]);
+    expect(
+      keys.stdout.split('\n').filter((line) => line !== '' && !line.startsWith('#') && !line.startsWith('export ')),
+    ).toEqual([]);
 
     const port = await freePort();
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
@@ -65,9 +82,20 @@ describe('README: from a clone of this repository', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
 
-    const sent = await runner(['cli', 'send', 'data_request.released', '--to', `http://127.0.0.1:${port}/webhooks/kyb`, '--keys', keysFile, '--json']);
+    const sent = await runner([
+      'cli',
+      'send',
+      'data_request.released',
+      '--to',
+      `http://127.0.0.1:${port}/webhooks/kyb`,
+      '--keys',
+      keysFile,
+      '--json',
+    ]);
     expect(sent.code, sent.stdout + sent.stderr).toBe(0);
-    expect(JSON.parse(sent.stdout).deliveries).toEqual([expect.objectContaining({ event: 'kyb.data_request.released', attested: true, status: 200 })]);
+    expect(JSON.parse(sent.stdout).deliveries).toEqual([
+      expect.objectContaining({ event: 'kyb.data_request.released', attested: true, status: 200 }),
+    ]);
   }, 180_000);
 
   // Two example apps on one port: the second must say so and stop, not print an unhandled 'error' event's stack.
@@ -79,10 +107,16 @@ describe('README: from a clone of this repository', () => {
       const { port } = holder.address() as AddressInfo;
       try {
         const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
-        const run = await runner(['example', framework], { ...inherited, PORT: String(port), KYB_SECRET_V1: 'whsec_clone_test' });
+        const run = await runner(['example', framework], {
+          ...inherited,
+          PORT: String(port),
+          KYB_SECRET_V1: 'whsec_clone_test',
+        });
         expect(run.code, run.stderr).toBe(1);
         expect(run.stderr).toContain('EADDRINUSE');
-        expect(run.stderr).toContain(`Port ${port} is taken by another server: stop it, or start this one on another port, e.g. PORT=3001.`);
+        expect(run.stderr).toContain(
+          `Port ${port} is taken by another server: stop it, or start this one on another port, e.g. PORT=3001.`,
+        );
         expect(run.stderr).not.toMatch(/^\s+at /m);
         expect(run.stdout).not.toMatch(/listening/i);
       } finally {
@@ -94,7 +128,12 @@ describe('README: from a clone of this repository', () => {
 
   it('npm run example with only some of the attestation variables exits 1, naming the ones missing', async () => {
     const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
-    const run = await runner(['example', 'fastify'], { ...inherited, PORT: String(await freePort()), KYB_SECRET_V1: 'whsec_clone_test', KYB_ATTESTATION_ISSUER: 'https://kyb.example.com' });
+    const run = await runner(['example', 'fastify'], {
+      ...inherited,
+      PORT: String(await freePort()),
+      KYB_SECRET_V1: 'whsec_clone_test',
+      KYB_ATTESTATION_ISSUER: 'https://kyb.example.com',
+    });
     expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toContain('Set KYB_AUDIENCE and KYB_JWKS_URL too, or none of the three attestation variables');
     expect(run.stderr).not.toMatch(/^\s+at /m);

@@ -19,7 +19,8 @@ function sources(dir: string, withTests = false): string[] {
       if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
       const path = join(absolute, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && (withTests || !entry.name.endsWith('.test.ts'))) found.push(relative(REPO_ROOT, path));
+      else if (entry.name.endsWith('.ts') && (withTests || !entry.name.endsWith('.test.ts')))
+        found.push(relative(REPO_ROOT, path));
     }
   };
   walk(join(REPO_ROOT, dir));
@@ -37,7 +38,9 @@ describe('the root README is a guide', () => {
     const contents = /^## Contents\n([\s\S]*?)\n## /m.exec(readme)?.[1];
     expect(contents, 'a "## Contents" section').toBeDefined();
     const linked = new Set([...(contents as string).matchAll(/\]\(#([^)]+)\)/g)].map((m) => m[1]));
-    const sections = [...readme.matchAll(/^## (.+)$/gm)].map((m) => slugOf(m[1] as string)).filter((slug) => slug !== 'contents');
+    const sections = [...readme.matchAll(/^## (.+)$/gm)]
+      .map((m) => slugOf(m[1] as string))
+      .filter((slug) => slug !== 'contents');
     expect(sections.filter((slug) => !linked.has(slug))).toEqual([]);
   });
 });
@@ -56,7 +59,9 @@ describe('the pipeline has one step numbering', () => {
       inCode.get(number)!.add(name);
     }
   }
-  const codeSteps = [...inCode.entries()].sort(([a], [b]) => a - b).map(([number, names]) => [number, [...names].join(' | ')] as const);
+  const codeSteps = [...inCode.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([number, names]) => [number, [...names].join(' | ')] as const);
 
   it('in the code: eight steps, one name each', () => {
     expect(codeSteps).toEqual(STEP_NAMES.map((name, index) => [index + 1, name]));

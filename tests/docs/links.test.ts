@@ -41,8 +41,15 @@ describe('Markdown links', () => {
         broken.push(`${where} ${target} does not exist`);
         continue;
       }
-      if (link.anchor === undefined || link.anchor === '' || !target.endsWith('.md') || statSync(join(REPO_ROOT, target)).isDirectory()) continue;
-      if (!anchorsOf(target).has(link.anchor)) broken.push(`${where} ${target} has no heading with the anchor #${link.anchor}`);
+      if (
+        link.anchor === undefined ||
+        link.anchor === '' ||
+        !target.endsWith('.md') ||
+        statSync(join(REPO_ROOT, target)).isDirectory()
+      )
+        continue;
+      if (!anchorsOf(target).has(link.anchor))
+        broken.push(`${where} ${target} has no heading with the anchor #${link.anchor}`);
     }
     expect(broken).toEqual([]);
   });

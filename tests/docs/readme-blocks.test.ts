@@ -6,7 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createTestSigner, randomSecret, startJwksServer, type JwksServer, type TestSigner } from '@kyb-webhooks/testing';
+import {
+  createTestSigner,
+  randomSecret,
+  startJwksServer,
+  type JwksServer,
+  type TestSigner,
+} from '@kyb-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeBlocks, removeStaleRuns, writeBlocks, type WrittenBlock } from './block-workspace.js';
 import { allReadmeBlocks, describeBlock, REPO_ROOT, type ReadmeBlock } from './readme-blocks.js';
@@ -50,7 +56,8 @@ beforeAll(() => {
       `(${quickstarts.length} of them run as quick starts), ` +
       `${fragments.length} fragments skipped${fragments.length ? `: ${fragments.map(describeBlock).join('; ')}` : ''}`,
   );
-  for (const { readme, heading, why } of PENDING) console.warn(`README code blocks NOT checked, pending a fix: ${readme} (${heading}): ${why}`);
+  for (const { readme, heading, why } of PENDING)
+    console.warn(`README code blocks NOT checked, pending a fix: ${readme} (${heading}): ${why}`);
 }, 180_000);
 
 afterAll(() => removeBlocks(run));
@@ -92,7 +99,10 @@ describe.concurrent('README quick starts run', () => {
       const entry = written.find((w) => w.block === block) as WrittenBlock;
       const outcome = await runQuickstart(entry.file, { signer, jwksUrl: jwks.url, path: block.path });
       const report = `${outcome.failure ?? ''}\n--- stdout\n${outcome.stdout}\n--- stderr\n${outcome.stderr}\n--- response\n${outcome.responseBody}`;
-      expect({ status: outcome.status, body: outcome.responseBody }, report).toEqual({ status: 200, body: '{"received":true}' });
+      expect({ status: outcome.status, body: outcome.responseBody }, report).toEqual({
+        status: 200,
+        body: '{"received":true}',
+      });
       expect(outcome.stdout, report).toContain(outcome.requestId);
     },
     // Generous: under the whole suite's load a cold tsx start of the packages' sources can take tens of seconds.
@@ -116,12 +126,17 @@ describe.concurrent('README quick starts run', () => {
   );
 
   // The issue this guards: an unset secret used to crash with a bare TypeError.
-  it.each(['KYB_SECRET_V1', 'KYB_JWKS_URL'])('the root quick start started without %s exits, naming the variable to set', async (name) => {
-    const root = quickstarts.find((b) => b.readme === 'README.md') as ReadmeBlock;
-    const entry = written.find((w) => w.block === root) as WrittenBlock;
-    const unset = name === 'KYB_SECRET_V1' ? Object.keys(signer.secrets).map((version) => `KYB_SECRET_V${version}`) : [name];
-    const outcome = await runQuickstart(entry.file, { signer, jwksUrl: jwks.url, path: root.path, unset });
-    expect(outcome.exitCode, outcome.stderr).toBe(1); // Node's exit code for an uncaught error, before it listened
-    expect(outcome.stderr).toContain(`Error: Set ${name === 'KYB_SECRET_V1' ? 'KYB_SECRET_V<kv>' : name}`);
-  }, 150_000);
+  it.each(['KYB_SECRET_V1', 'KYB_JWKS_URL'])(
+    'the root quick start started without %s exits, naming the variable to set',
+    async (name) => {
+      const root = quickstarts.find((b) => b.readme === 'README.md') as ReadmeBlock;
+      const entry = written.find((w) => w.block === root) as WrittenBlock;
+      const unset =
+        name === 'KYB_SECRET_V1' ? Object.keys(signer.secrets).map((version) => `KYB_SECRET_V${version}`) : [name];
+      const outcome = await runQuickstart(entry.file, { signer, jwksUrl: jwks.url, path: root.path, unset });
+      expect(outcome.exitCode, outcome.stderr).toBe(1); // Node's exit code for an uncaught error, before it listened
+      expect(outcome.stderr).toContain(`Error: Set ${name === 'KYB_SECRET_V1' ? 'KYB_SECRET_V<kv>' : name}`);
+    },
+    150_000,
+  );
 });

@@ -75,29 +75,43 @@ export function readmeBlocks(readme: string, root: string = REPO_ROOT): ReadmeBl
     const closing = new RegExp(`^\\s*${fence[0] === '`' ? '`' : '~'}{${fence.length},}\\s*$`);
     let end = index + 1;
     while (end < lines.length && !closing.test(lines[end] as string)) end++;
-    const body = lines.slice(index + 1, end).map((text) => text.slice(Math.min(indent, text.length - text.trimStart().length)));
+    const body = lines
+      .slice(index + 1, end)
+      .map((text) => text.slice(Math.min(indent, text.length - text.trimStart().length)));
     const where = `${readme}:${index + 1}`;
     // The first code line, 1-based: the line after the opening fence.
     const firstLine = index + 2;
     index = end;
     const [language, ...rest] = info;
     if (language === undefined || !TS_LANGUAGES.has(language)) continue;
-    const block: ReadmeBlock = { readme, line: firstLine, heading, kind: 'module', path: '/webhooks/kyb', code: body.join('\n') + '\n' };
+    const block: ReadmeBlock = {
+      readme,
+      line: firstLine,
+      heading,
+      kind: 'module',
+      path: '/webhooks/kyb',
+      code: body.join('\n') + '\n',
+    };
     for (const word of rest) {
       const [name, value] = word.includes('=') ? (word.split('=', 2) as [string, string]) : [word, undefined];
       if (value === undefined && FLAGS.has(name)) {
-        if (block.kind !== 'module') throw new Error(`${where}: a block is one of quickstart, fragment or file=…, not several.`);
+        if (block.kind !== 'module')
+          throw new Error(`${where}: a block is one of quickstart, fragment or file=…, not several.`);
         block.kind = name as 'quickstart' | 'fragment';
       } else if (value !== undefined && ATTRIBUTES.has(name)) {
         if (name === 'path') block.path = value;
         else {
-          if (block.kind !== 'module') throw new Error(`${where}: a block is one of quickstart, fragment or file=…, not several.`);
-          if (!/^[a-z][\w-]*\.ts$/.test(value)) throw new Error(`${where}: file=${value} must be a plain file name ending in .ts, e.g. file=receiver.ts.`);
+          if (block.kind !== 'module')
+            throw new Error(`${where}: a block is one of quickstart, fragment or file=…, not several.`);
+          if (!/^[a-z][\w-]*\.ts$/.test(value))
+            throw new Error(`${where}: file=${value} must be a plain file name ending in .ts, e.g. file=receiver.ts.`);
           block.kind = 'file';
           block.fileName = value;
         }
       } else {
-        throw new Error(`${where}: unknown info string word "${word}" after \`\`\`${language}; use quickstart, fragment, file=<name>.ts or path=<url path>.`);
+        throw new Error(
+          `${where}: unknown info string word "${word}" after \`\`\`${language}; use quickstart, fragment, file=<name>.ts or path=<url path>.`,
+        );
       }
     }
     blocks.push(block);

@@ -46,7 +46,10 @@ export interface QuickstartRun {
  * Starts a written quick start as its own process with `env` and nothing KYB_ from the test's own environment, so
  * nothing can stand in for what the quick start is given. `closed` settles once it exited AND its pipes drained.
  */
-function startQuickstart(file: string, env: Record<string, string>): { child: ChildProcess; closed: Promise<void>; output(): { stdout: string; stderr: string } } {
+function startQuickstart(
+  file: string,
+  env: Record<string, string>,
+): { child: ChildProcess; closed: Promise<void>; output(): { stdout: string; stderr: string } } {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
   const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', file], {
     cwd: dirname(file),
@@ -116,7 +119,10 @@ async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   process.kill(child.pid, 'SIGTERM');
-  const timer = setTimeout(() => child.pid !== undefined && child.exitCode === null && process.kill(child.pid, 'SIGKILL'), 5_000);
+  const timer = setTimeout(
+    () => child.pid !== undefined && child.exitCode === null && process.kill(child.pid, 'SIGKILL'),
+    5_000,
+  );
   await exited;
   clearTimeout(timer);
 }
@@ -142,19 +148,38 @@ export async function runQuickstart(
   const env = quickstartEnv(options.signer, options.jwksUrl, port);
   for (const name of options.unset ?? []) delete env[name];
   const { child, closed, output } = startQuickstart(file, env);
-  const result = (partial: Omit<QuickstartRun, 'requestId' | 'stdout' | 'stderr'>): QuickstartRun => ({ ...partial, requestId, ...output() });
+  const result = (partial: Omit<QuickstartRun, 'requestId' | 'stdout' | 'stderr'>): QuickstartRun => ({
+    ...partial,
+    requestId,
+    ...output(),
+  });
   try {
     const deadline = Date.now() + (options.startTimeoutMs ?? 90_000);
     while (!(await portOpen(port))) {
       if (child.exitCode !== null || child.signalCode !== null) {
         await closed;
-        return result({ status: null, responseBody: '', exitCode: child.exitCode, failure: `it exited (${child.exitCode ?? child.signalCode}) before listening on PORT` });
+        return result({
+          status: null,
+          responseBody: '',
+          exitCode: child.exitCode,
+          failure: `it exited (${child.exitCode ?? child.signalCode}) before listening on PORT`,
+        });
       }
-      if (Date.now() > deadline) return result({ status: null, responseBody: '', failure: `it did not listen on PORT=${port} within the deadline` });
+      if (Date.now() > deadline)
+        return result({
+          status: null,
+          responseBody: '',
+          failure: `it did not listen on PORT=${port} within the deadline`,
+        });
       await sleep(100);
     }
     const { headers, body } = await options.signer.sign(envelope);
-    const response = await fetch(`http://127.0.0.1:${port}${options.path}`, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
+    const response = await fetch(`http://127.0.0.1:${port}${options.path}`, {
+      method: 'POST',
+      headers,
+      body,
+      signal: AbortSignal.timeout(30_000),
+    });
     const responseBody = await response.text();
     // The handler ran before the answer was written; its output may still be in the pipe.
     const outputDeadline = Date.now() + 5_000;

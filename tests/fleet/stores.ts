@@ -50,7 +50,9 @@ export async function readLog(kind: 'redis' | 'postgres', url: string, namespace
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      lines = (await pool.query<{ entry: string }>(`SELECT entry FROM ${namespace}_log ORDER BY id`)).rows.map((row) => row.entry);
+      lines = (await pool.query<{ entry: string }>(`SELECT entry FROM ${namespace}_log ORDER BY id`)).rows.map(
+        (row) => row.entry,
+      );
     } finally {
       await pool.end();
     }

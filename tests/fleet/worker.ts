@@ -32,7 +32,11 @@ async function openStore(): Promise<{ store: DedupeStore; close(): Promise<void>
     const { default: Redis } = await import('ioredis');
     const { createRedisStore } = await import('@kyb-webhooks/store-redis');
     // Fail fast while the server is down instead of queueing commands: the receiver must answer 503 at once.
-    const client = new Redis(env.KYB_STORE_URL!, { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
+    const client = new Redis(env.KYB_STORE_URL!, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 100,
+    });
     client.on('error', () => {});
     const key = `${env.KYB_STORE_NAMESPACE}_log`; // outside the store's key prefix
     return {
@@ -44,13 +48,18 @@ async function openStore(): Promise<{ store: DedupeStore; close(): Promise<void>
   const { default: pg } = await import('pg');
   const { createPostgresStore } = await import('@kyb-webhooks/store-sql/postgres');
   // 500 ms by default: the fault tests want a store that is down to show at once; KYB_PG_CONNECT_TIMEOUT_MS raises it.
-  const pool = new pg.Pool({ connectionString: env.KYB_STORE_URL, max: 8, connectionTimeoutMillis: Number(env.KYB_PG_CONNECT_TIMEOUT_MS ?? 500) });
+  const pool = new pg.Pool({
+    connectionString: env.KYB_STORE_URL,
+    max: 8,
+    connectionTimeoutMillis: Number(env.KYB_PG_CONNECT_TIMEOUT_MS ?? 500),
+  });
   pool.on('error', () => {});
   const logTable = `${env.KYB_STORE_NAMESPACE}_log`;
   return {
     store: createPostgresStore({ pool, table: env.KYB_STORE_NAMESPACE }),
     close: () => pool.end(),
-    log: async (entry) => void (await pool.query(`INSERT INTO ${logTable} (entry) VALUES ($1)`, [JSON.stringify(entry)])),
+    log: async (entry) =>
+      void (await pool.query(`INSERT INTO ${logTable} (entry) VALUES ($1)`, [JSON.stringify(entry)])),
   };
 }
 
@@ -76,12 +85,25 @@ if (ordered) {
   };
 }
 // The deadlines must fit in the lease (handlerTimeoutMs + 2 × storeTimeoutMs < leaseMs): the crash test uses a short one.
-const receiver = createReceiver({ secrets: { '1': env.KYB_SECRET! }, store, leaseMs, handlerTimeoutMs: leaseMs / 2, storeTimeoutMs: leaseMs / 8, ...ordering });
+const receiver = createReceiver({
+  secrets: { '1': env.KYB_SECRET! },
+  store,
+  leaseMs,
+  handlerTimeoutMs: leaseMs / 2,
+  storeTimeoutMs: leaseMs / 8,
+  ...ordering,
+});
 receiver.onAny(async (event, context) => {
   if (ordered) {
     // The durable log is the proof: written by the handler, in the shared store, before the event counts as done.
     await new Promise((resolve) => setTimeout(resolve, handlerMs));
-    await log({ streamId: event.stream_id, seq: event.seq, eventId: event.event_id, fetched: context.authentication.fetched === true, pid: process.pid });
+    await log({
+      streamId: event.stream_id,
+      seq: event.seq,
+      eventId: event.event_id,
+      fetched: context.authentication.fetched === true,
+      pid: process.pid,
+    });
     return;
   }
   record(event.event_id, 'start');

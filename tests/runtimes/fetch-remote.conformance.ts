@@ -13,9 +13,15 @@ const origin = process.env['KYB_REMOTE_ORIGIN'];
 const MODULE_SCOPE_SECRET = 'whsec_module_scope_receiver';
 
 // Mounted by path for every method, as a fetch-style server routes it: a GET gets the receiver's 405.
-runAdapterConformance(`createFetchHandler on ${process.env['KYB_REMOTE_NAME'] ?? 'another runtime'}`, connectRemoteAdapterApp(origin ?? 'http://127.0.0.1:9'), {
-  skip: origin ? undefined : 'KYB_REMOTE_ORIGIN is not set: run node scripts/runtimes/run.mjs, which serves the app on Bun, Deno and workerd',
-});
+runAdapterConformance(
+  `createFetchHandler on ${process.env['KYB_REMOTE_NAME'] ?? 'another runtime'}`,
+  connectRemoteAdapterApp(origin ?? 'http://127.0.0.1:9'),
+  {
+    skip: origin
+      ? undefined
+      : 'KYB_REMOTE_ORIGIN is not set: run node scripts/runtimes/run.mjs, which serves the app on Bun, Deno and workerd',
+  },
+);
 
 // Workers forbid random values in global scope, where `export default { fetch: handle }` apps create their receiver.
 describe(`a receiver created at module scope on ${process.env['KYB_REMOTE_NAME'] ?? 'another runtime'}`, () => {

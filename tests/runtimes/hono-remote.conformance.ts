@@ -8,7 +8,13 @@ import { connectRemoteAdapterApp, runAdapterConformance } from '@kyb-webhooks/te
 
 const origin = process.env['KYB_REMOTE_ORIGIN'];
 
-runAdapterConformance(`hono on ${process.env['KYB_REMOTE_NAME'] ?? 'another runtime'}`, connectRemoteAdapterApp(origin ?? 'http://127.0.0.1:9'), {
-  mountedOn: 'post-only',
-  skip: origin ? undefined : 'KYB_REMOTE_ORIGIN is not set: run node scripts/runtimes/run.mjs, which serves the app on Bun, Deno and workerd',
-});
+runAdapterConformance(
+  `hono on ${process.env['KYB_REMOTE_NAME'] ?? 'another runtime'}`,
+  connectRemoteAdapterApp(origin ?? 'http://127.0.0.1:9'),
+  {
+    mountedOn: 'post-only',
+    skip: origin
+      ? undefined
+      : 'KYB_REMOTE_ORIGIN is not set: run node scripts/runtimes/run.mjs, which serves the app on Bun, Deno and workerd',
+  },
+);

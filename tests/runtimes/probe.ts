@@ -5,6 +5,10 @@ import { appendFileSync } from 'node:fs';
 const file = process.env['KYB_RUNTIME_PROBE'];
 if (file) {
   const versions = process.versions as Record<string, string | undefined>;
-  const runtime = versions['bun'] ? `bun ${versions['bun']}` : versions['deno'] ? `deno ${versions['deno']}` : `node ${process.versions.node}`;
+  const runtime = versions['bun']
+    ? `bun ${versions['bun']}`
+    : versions['deno']
+      ? `deno ${versions['deno']}`
+      : `node ${process.versions.node}`;
   appendFileSync(file, `${runtime}\n`);
 }

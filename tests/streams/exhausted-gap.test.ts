@@ -15,7 +15,9 @@ afterEach(async () => {
 });
 
 /** A request whose pending_approval (seq 0) is given up on while the database is down; the database then recovers. */
-async function exhaustFirstEvent(options: Partial<Parameters<typeof startRig>[0]> = {}): Promise<{ rig: StreamRig; id: string }> {
+async function exhaustFirstEvent(
+  options: Partial<Parameters<typeof startRig>[0]> = {},
+): Promise<{ rig: StreamRig; id: string }> {
   let databaseDown = true;
   const rig = await startRig(
     {
@@ -45,7 +47,9 @@ it('the service gives seq 0 up after its retry schedule: every attempt failed 50
   // scheduled one (Date.now() floors, hence the 1 ms).
   const starts = rig.service.attempts(id).map((attempt) => attempt.attemptedAt);
   for (let attempt = 2; attempt <= MAX_ATTEMPTS; attempt++) {
-    expect(starts[attempt - 1]! - starts[attempt - 2]!).toBeGreaterThanOrEqual(Math.floor(rig.service.delayBefore(attempt)) - 1);
+    expect(starts[attempt - 1]! - starts[attempt - 2]!).toBeGreaterThanOrEqual(
+      Math.floor(rig.service.delayBefore(attempt)) - 1,
+    );
   }
   expect(rig.handled).toEqual([]);
 });
@@ -62,7 +66,9 @@ it('seq 1 arrives and seq 0 is backfilled through the API: handlers see 0 then 1
   // seq 1 was answered 200 on its first attempt, once the backfill had run.
   const log = await rig.client.deliveries(id);
   expect(log.filter((entry) => entry.seq === 1).map((entry) => [entry.attempt, entry.status])).toEqual([[1, 200]]);
-  expect(rig.service.apiCalls.map((call) => call.path)).toContain(`/api/v1/kyb/data-requests/${id}/events?after_seq=-1`);
+  expect(rig.service.apiCalls.map((call) => call.path)).toContain(
+    `/api/v1/kyb/data-requests/${id}/events?after_seq=-1`,
+  );
 });
 
 it('a redelivery of the whole stream afterwards runs nothing again', async () => {
@@ -81,7 +87,9 @@ it('while the API cannot answer, seq 1 is answered 503 backfill_unavailable and 
   await rig.service.idle();
 
   const log = await rig.client.deliveries(id);
-  expect(log.filter((entry) => entry.seq === 1).map((entry) => [entry.attempt, entry.status, entry.response_code])).toEqual([
+  expect(
+    log.filter((entry) => entry.seq === 1).map((entry) => [entry.attempt, entry.status, entry.response_code]),
+  ).toEqual([
     [1, 503, 'backfill_unavailable'],
     [2, 200, undefined],
   ]);

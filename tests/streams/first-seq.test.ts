@@ -13,7 +13,10 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()?.();
 });
 
-for (const [seqBase, firstSeq] of [[1, 0], [0, 1]] as const) {
+for (const [seqBase, firstSeq] of [
+  [1, 0],
+  [0, 1],
+] as const) {
   it(`streams start at ${seqBase}, firstSeq says ${firstSeq}: every event runs once, in order, each answered 200 at once`, async () => {
     // The rig creates the client; the receiver's fetcher reaches it once the rig is up (nothing is delivered before).
     const api: { client?: KybClient } = {};
@@ -21,7 +24,11 @@ for (const [seqBase, firstSeq] of [[1, 0], [0, 1]] as const) {
       {
         adapter: 'Express',
         service: { seqBase, retry: { maxAttempts: 3 } },
-        ordering: { mode: 'enforce', firstSeq, fetchEventsAfter: (streamId, afterSeq, signal) => api.client!.events(streamId, { afterSeq, signal }) },
+        ordering: {
+          mode: 'enforce',
+          firstSeq,
+          fetchEventsAfter: (streamId, afterSeq, signal) => api.client!.events(streamId, { afterSeq, signal }),
+        },
       },
       cleanups,
     );

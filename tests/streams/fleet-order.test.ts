@@ -6,7 +6,15 @@
  * log in the shared store (a Redis list, a PostgreSQL table): every stream's events must appear there once, in order.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { createTestSender, createTestSigner, startKybService, ulid, type KybService, type TestEnvelope, type TestSender } from '@kyb-webhooks/testing';
+import {
+  createTestSender,
+  createTestSigner,
+  startKybService,
+  ulid,
+  type KybService,
+  type TestEnvelope,
+  type TestSender,
+} from '@kyb-webhooks/testing';
 import { testService } from '../../scripts/services/env.js';
 import { pool, startFleet, type Worker } from '../fleet/fleet.js';
 import { prepareLog, prepareStore, readLog } from '../fleet/stores.js';
@@ -31,7 +39,11 @@ async function createStreams(service: KybService): Promise<string[]> {
   for (let index = 0; index < WALLET_STREAMS; index++) {
     const businessId = `biz_fleet_${index}_${ulid().toLowerCase()}`;
     for (let change = 0; change < WALLET_CHANGES; change++) {
-      await service.changeBusinessWallet({ businessId, previous: `0x${index}${change}`, next: `0x${index}${change + 1}` });
+      await service.changeBusinessWallet({
+        businessId,
+        previous: `0x${index}${change}`,
+        next: `0x${index}${change + 1}`,
+      });
     }
     ids.push(businessId);
   }
@@ -97,20 +109,35 @@ describe.each([
       // The service holds the streams (no endpoint): this test plays its deliveries, in the worst order it could.
       const ids = await createStreams(service);
       const streams = ids.map((id) => service!.request(id)!.events);
-      const copies = streams.flatMap((events) => events.flatMap((envelope) => senders.map((sender) => ({ sender, envelope }))));
+      const copies = streams.flatMap((events) =>
+        events.flatMap((envelope) => senders.map((sender) => ({ sender, envelope }))),
+      );
       for (let i = copies.length - 1; i > 0; i--) {
         const j = Math.floor(Math.random() * (i + 1));
         [copies[i], copies[j]] = [copies[j]!, copies[i]!];
       }
       // Each stream's last event first, to alternating processes: they must backfill the rest from the API.
-      const lasts = streams.map((events, index) => ({ sender: senders[index % senders.length]!, envelope: events.at(-1)! }));
-      const results = await pool([...lasts, ...copies].map(({ sender, envelope }) => () => deliverUntilAcknowledged(sender, envelope)), 8);
+      const lasts = streams.map((events, index) => ({
+        sender: senders[index % senders.length]!,
+        envelope: events.at(-1)!,
+      }));
+      const results = await pool(
+        [...lasts, ...copies].map(
+          ({ sender, envelope }) =>
+            () =>
+              deliverUntilAcknowledged(sender, envelope),
+        ),
+        8,
+      );
 
       expect(results.filter((answers) => !answers.at(-1)!.startsWith('200'))).toEqual([]);
       const log = await readLog(kind, store.url!, namespace);
       for (const [index, id] of ids.entries()) {
         const runs = log.filter((run) => run.streamId === id);
-        expect({ id, seqs: runs.map((run) => run.seq) }).toEqual({ id, seqs: streams[index]!.map((event) => event.seq) });
+        expect({ id, seqs: runs.map((run) => run.seq) }).toEqual({
+          id,
+          seqs: streams[index]!.map((event) => event.seq),
+        });
         expect(runs.map((run) => run.eventId)).toEqual(streams[index]!.map((event) => event.event_id));
       }
       expect(log.length).toBe(streams.flat().length);

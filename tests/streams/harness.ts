@@ -3,7 +3,14 @@
  * the four example apps (Express, Fastify, Koa, Hono) serving it on 127.0.0.1, so every scenario runs over real HTTP
  * through a real adapter. The apps come from examples/*, which also resolve their framework for the tests.
  */
-import { createMemoryStore, createReceiver, DEFAULT_BACKFILL_RETRY_AFTER_MS, type DedupeStore, type Receiver, type ReceiverOptions } from '@kyb-webhooks/core';
+import {
+  createMemoryStore,
+  createReceiver,
+  DEFAULT_BACKFILL_RETRY_AFTER_MS,
+  type DedupeStore,
+  type Receiver,
+  type ReceiverOptions,
+} from '@kyb-webhooks/core';
 import { createKybClient, type KybClient, type KybClientOptions } from '@kyb-webhooks/client';
 import { randomSecret, startKybService, type KybService, type KybServiceOptions } from '@kyb-webhooks/testing';
 import type { ServedApp } from '../../examples/shared/src/index.js';
@@ -86,7 +93,12 @@ export async function startRig(options: RigOptions, cleanups: (() => Promise<voi
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store: options.store ?? createMemoryStore(),
-    ordering: options.ordering ?? { mode: 'enforce', firstSeq, backfillRetryAfterMs, fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }) },
+    ordering: options.ordering ?? {
+      mode: 'enforce',
+      firstSeq,
+      backfillRetryAfterMs,
+      fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
+    },
   });
   const handled: Handled[] = [];
   receiver.onAny((event, context) => {

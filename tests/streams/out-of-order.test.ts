@@ -39,7 +39,9 @@ it('seq 3 delivered before seq 2 (streams start at 1): handlers see 1, 2, 3, seq
     [2, true],
     [3, false],
   ]);
-  expect(rig.service.apiCalls.map((call) => call.path)).toContain(`/api/v1/kyb/data-requests/${businessId}/events?after_seq=1`);
+  expect(rig.service.apiCalls.map((call) => call.path)).toContain(
+    `/api/v1/kyb/data-requests/${businessId}/events?after_seq=1`,
+  );
   // The wallet ends on the last address because the changes were applied in order.
   expect(rig.handled.map((entry) => entry.eventId)).toEqual([one!.event_id, two!.event_id, three!.event_id]);
 });
@@ -63,7 +65,9 @@ it("the service's own in-order deliveries that follow are all duplicates: each e
 
   rig.connect();
   await rig.service.idle();
-  expect(rig.service.attempts(businessId).map((attempt) => [attempt.seq, attempt.status, attempt.responseCode])).toEqual([
+  expect(
+    rig.service.attempts(businessId).map((attempt) => [attempt.seq, attempt.status, attempt.responseCode]),
+  ).toEqual([
     [1, 200, 'duplicate'],
     [2, 200, 'duplicate'],
     [3, 200, 'duplicate'],
@@ -72,7 +76,10 @@ it("the service's own in-order deliveries that follow are all duplicates: each e
 });
 
 it('without ordering the same arrival runs seq 3 before seq 2 (the control case)', async () => {
-  const rig = await startRig({ adapter: 'Fastify', service: { seqBase: 1 }, connect: false, ordering: { mode: 'off' } }, cleanups);
+  const rig = await startRig(
+    { adapter: 'Fastify', service: { seqBase: 1 }, connect: false, ordering: { mode: 'off' } },
+    cleanups,
+  );
   const { events, sender } = await walletStream(rig);
   await sender.deliverOnce(events[0]!);
   await sender.deliverOnce(events[2]!);

@@ -36,7 +36,12 @@ it('the endpoint is quarantined after repeated failures; events keep queuing, no
   const { rig, ids } = await quarantinedBacklog();
   expect(rig.service.quarantined).toBe(true);
   const attemptsWhileQuarantined = rig.service.attempts().length;
-  expect(rig.service.attempts().slice(1).every((attempt) => attempt.status === null && attempt.error?.startsWith('network error'))).toBe(true);
+  expect(
+    rig.service
+      .attempts()
+      .slice(1)
+      .every((attempt) => attempt.status === null && attempt.error?.startsWith('network error')),
+  ).toBe(true);
   expect(rig.service.exhausted).toEqual([]);
   // ids[0]: released; ids[1]: pending, released; ids[2]: pending, refused, pending.
   expect(ids.map((id) => rig.service.pending(id))).toEqual([1, 2, 3]);
@@ -88,7 +93,10 @@ it('recovered in one call by recover(): the backlog replayed in order from the A
   ]);
   expect(rig.handled.filter((entry) => entry.fetched).length).toBe(6);
   // Every answered attempt after the one delivery before the outage: the held backlog, delivered after reactivation.
-  const backlog = rig.service.attempts().slice(1).filter((attempt) => attempt.status !== null);
+  const backlog = rig.service
+    .attempts()
+    .slice(1)
+    .filter((attempt) => attempt.status !== null);
   expect(backlog.map((attempt) => attempt.responseCode)).toEqual(backlog.map(() => 'duplicate'));
   expect(backlog.length).toBe(6);
 });

@@ -30,13 +30,19 @@ async function pullingApp(): Promise<{ rig: StreamRig; pulled: Pulled[] }> {
   });
   rig.receiver.on('kyb.data_request.released', async (event, context) => {
     const webhook = [...context.answers].map((answer) => `${answer.subject}/${answer.name}=${String(answer.value)}`);
-    pulled.push({ seq: event.seq, result: await rig.client.release(event.stream_id, { signal: context.signal }), webhook });
+    pulled.push({
+      seq: event.seq,
+      result: await rig.client.release(event.stream_id, { signal: context.signal }),
+      webhook,
+    });
   });
   return { rig, pulled };
 }
 
 function asText(result: ReleaseResult): string[] {
-  return result.status === 'released' ? [...result.answers].map((answer) => `${answer.subject}/${answer.name}=${String(answer.value)}`) : [];
+  return result.status === 'released'
+    ? [...result.answers].map((answer) => `${answer.subject}/${answer.name}=${String(answer.value)}`)
+    : [];
 }
 
 it('pulled before the release: not_released (404), and the delivery is still acknowledged', async () => {

@@ -45,14 +45,22 @@ describe('createTokenCheck: the raw verify of the "+ crypto.verify" endpoint', (
 
   it('refuses a token whose kid is not in the JWKS', async () => {
     const other = await createTestSigner({ now: BENCH_NOW_MS });
-    expect(createTokenCheck(signer.jwks)((await other.withAttestation(testEvents.dataRequestReleased())).attestation)).toBe(false);
+    expect(
+      createTokenCheck(signer.jwks)((await other.withAttestation(testEvents.dataRequestReleased())).attestation),
+    ).toBe(false);
   });
 
   it('makes the hand-written receiver answer 401 to a delivery without a valid attestation', async () => {
-    const answer = createHandwrittenReceiver({ ...signer.secrets }, { keyPerRequest: true, verifyTokensOf: signer.jwks });
+    const answer = createHandwrittenReceiver(
+      { ...signer.secrets },
+      { keyPerRequest: true, verifyTokensOf: signer.jwks },
+    );
     const good = await signer.sign(attested);
     const unattested = await signer.sign(testEvents.dataRequestPendingApproval());
-    expect([answer(good.headers['service-kyb-signature'], Buffer.from(good.body)), answer(unattested.headers['service-kyb-signature'], Buffer.from(unattested.body))]).toEqual([200, 401]);
+    expect([
+      answer(good.headers['service-kyb-signature'], Buffer.from(good.body)),
+      answer(unattested.headers['service-kyb-signature'], Buffer.from(unattested.body)),
+    ]).toEqual([200, 401]);
   });
 });
 

@@ -8,7 +8,9 @@ import { benchNow } from '../fixtures.js';
 const TOLERANCE_S = 300;
 
 /** HMAC check: t within the skew, kv picks the secret, HMAC-SHA256 over "<t>." + bytes, constant-time compare. */
-export function createHmacCheck(secrets: Record<string, string>): (header: string | undefined, body: Uint8Array) => boolean {
+export function createHmacCheck(
+  secrets: Record<string, string>,
+): (header: string | undefined, body: Uint8Array) => boolean {
   return (header, body) => {
     if (header === undefined) return false;
     let t: string | undefined;
@@ -80,7 +82,12 @@ export function createTokenCheck(jwks: { keys: readonly object[] }): (token: unk
     }
     const key = typeof kid === 'string' ? keys.get(kid) : undefined;
     if (key === undefined) return false;
-    return verify('RSA-SHA256', Buffer.from(token.slice(0, lastDot), 'latin1'), key, Buffer.from(token.slice(lastDot + 1), 'base64url'));
+    return verify(
+      'RSA-SHA256',
+      Buffer.from(token.slice(0, lastDot), 'latin1'),
+      key,
+      Buffer.from(token.slice(lastDot + 1), 'base64url'),
+    );
   };
 }
 

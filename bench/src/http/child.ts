@@ -19,7 +19,12 @@ export interface ServerHandle {
   close(): Promise<void>;
 }
 
-export async function startServer(framework: Framework, variant: Variant, replica: number, config: ServerConfig): Promise<ServerHandle> {
+export async function startServer(
+  framework: Framework,
+  variant: Variant,
+  replica: number,
+  config: ServerConfig,
+): Promise<ServerHandle> {
   const child: ChildProcess = fork(SERVER_FILE, [framework, variant], {
     cwd: BENCH_DIR,
     // KYB_BENCH_SERVER_NODE_ARGS adds Node flags to the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".

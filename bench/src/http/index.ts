@@ -46,7 +46,14 @@ const LABEL: Record<Variant, string> = {
   'adapter-attested': 'kybWebhooks',
 };
 /** Table order: each event kind's baselines, then ours. */
-const TABLE_ORDER: readonly Variant[] = ['handwritten', 'stripe', 'adapter', 'handwritten-attested', 'handwritten-verify', 'adapter-attested'];
+const TABLE_ORDER: readonly Variant[] = [
+  'handwritten',
+  'stripe',
+  'adapter',
+  'handwritten-attested',
+  'handwritten-verify',
+  'adapter-attested',
+];
 const OURS: ReadonlySet<Variant> = new Set(['adapter', 'adapter-attested']);
 
 interface Settings extends LoadOptions {
@@ -74,7 +81,15 @@ function settings(quick: boolean): Settings {
   // machine), one round, hence no interval and no verdict.
   return quick
     ? { rounds: 1, replicas: 1, durationS: 1, warmup: { amount: 200 }, rewarmS: 0, connections: 10, attestedPool: 100 }
-    : { rounds: 20, replicas: 2, durationS: 1, warmup: { durationS: 3 }, rewarmS: 1, connections: 10, attestedPool: 400 };
+    : {
+        rounds: 20,
+        replicas: 2,
+        durationS: 1,
+        warmup: { durationS: 3 },
+        rewarmS: 1,
+        connections: 10,
+        attestedPool: 400,
+      };
 }
 
 type Servers = Map<Variant, ServerHandle[]>;
@@ -91,7 +106,10 @@ interface Measured {
 }
 
 /** Runs `jobs` with at most `limit` at a time; the outcomes come back in the jobs' order. */
-async function settledInBatches<T>(jobs: readonly (() => Promise<T>)[], limit: number): Promise<PromiseSettledResult<T>[]> {
+async function settledInBatches<T>(
+  jobs: readonly (() => Promise<T>)[],
+  limit: number,
+): Promise<PromiseSettledResult<T>[]> {
   const outcomes: PromiseSettledResult<T>[] = new Array(jobs.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -115,7 +133,9 @@ async function startAll(
   samples: readonly SignedDelivery[],
 ): Promise<{ started: Map<Framework, Servers>; skipped: string[] }> {
   const jobs = frameworks.flatMap((framework) =>
-    variantsOf(framework).flatMap((variant) => Array.from({ length: replicas }, (_, i) => () => startServer(framework, variant, i + 1, config))),
+    variantsOf(framework).flatMap((variant) =>
+      Array.from({ length: replicas }, (_, i) => () => startServer(framework, variant, i + 1, config)),
+    ),
   );
   const outcomes = await settledInBatches(jobs, START_CONCURRENCY);
   const servers = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
@@ -131,8 +151,12 @@ async function startAll(
   }
   for (const server of servers) {
     // The "+ crypto.verify" endpoint refuses a delivery without an attestation, so it is probed with attested ones only.
-    const own = server.variant === 'handwritten-verify' ? samples.filter((sample) => sample.envelope.attestation !== undefined) : samples;
-    for (const problem of await probe(server, config.path, own)) report(server.framework, `${server.variant} #${server.replica}: ${problem}`);
+    const own =
+      server.variant === 'handwritten-verify'
+        ? samples.filter((sample) => sample.envelope.attestation !== undefined)
+        : samples;
+    for (const problem of await probe(server, config.path, own))
+      report(server.framework, `${server.variant} #${server.replica}: ${problem}`);
   }
   const started = new Map<Framework, Servers>();
   const skipped: string[] = [];
@@ -184,11 +208,15 @@ function plainInterval(values: readonly number[]): string {
 }
 
 function replicaMedians(samples: readonly Sample[], replicas: number): number[] {
-  return Array.from({ length: replicas }, (_, i) => median(samples.filter((sample) => sample.replica === i + 1).map(cpu)));
+  return Array.from({ length: replicas }, (_, i) =>
+    median(samples.filter((sample) => sample.replica === i + 1).map(cpu)),
+  );
 }
 
 function roundsText(judged: Judged, rounds: number): string {
-  return judged.interval ? `median of ${rounds} paired rounds, 95% interval ${intervalText(judged)}` : `${rounds} round: no interval`;
+  return judged.interval
+    ? `median of ${rounds} paired rounds, 95% interval ${intervalText(judged)}`
+    : `${rounds} round: no interval`;
 }
 
 export const httpSection: Section = {
@@ -215,7 +243,10 @@ export const httpSection: Section = {
       peerSecret: signer.secrets[signer.currentVersion]!,
     };
     const samples = [pools.hmac[0]!, pools.attested[0]!];
-    const verifyCost: VerifyCost = createVerifyCost(pools.attested[0]!.envelope.attestation!, signer.key.publicJwk as import('node:crypto').JsonWebKey);
+    const verifyCost: VerifyCost = createVerifyCost(
+      pools.attested[0]!.envelope.attestation!,
+      signer.key.publicJwk as import('node:crypto').JsonWebKey,
+    );
 
     const wanted = FRAMEWORKS.filter((framework) => bench.frameworks?.includes(framework) ?? true);
     const missing = wanted.filter((framework) => !existsSync(`${PACKAGES_DIR}${framework}/src/index.ts`));
@@ -225,7 +256,9 @@ export const httpSection: Section = {
     const measured: Measured[] = [];
     try {
       const processes = frameworks.reduce((sum, framework) => sum + variantsOf(framework).length * s.replicas, 0);
-      bench.progress(`http: starting ${processes} servers (${s.replicas} per endpoint), ${START_CONCURRENCY} at a time`);
+      bench.progress(
+        `http: starting ${processes} servers (${s.replicas} per endpoint), ${START_CONCURRENCY} at a time`,
+      );
       const outcome = await startAll(frameworks, s.replicas, config, samples);
       started = outcome.started;
       skipped.push(...outcome.skipped);
@@ -239,7 +272,9 @@ export const httpSection: Section = {
       }
       for (let round = 0; round < s.rounds; round++) {
         const plan = roundPlan(round, s.replicas);
-        bench.progress(`http: round ${round + 1}/${s.rounds} (ours on replica ${plan.ours + 1}, baselines on ${plan.base + 1})`);
+        bench.progress(
+          `http: round ${round + 1}/${s.rounds} (ours on replica ${plan.ours + 1}, baselines on ${plan.base + 1})`,
+        );
         for (const entry of measured) {
           const servers = started.get(entry.framework)!;
           for (const block of roundOrder([...servers.keys()], plan, round)) {
@@ -247,7 +282,10 @@ export const httpSection: Section = {
               const server = servers.get(variant)![OURS.has(variant) ? plan.ours : plan.base]!;
               if (s.rewarmS > 0) await runLoad(server, requests[KIND[variant]], { ...s, durationS: s.rewarmS });
               const result = await runLoad(server, requests[KIND[variant]], s);
-              entry.byVariant.set(variant, [...(entry.byVariant.get(variant) ?? []), { ...result, replica: server.replica }]);
+              entry.byVariant.set(variant, [
+                ...(entry.byVariant.get(variant) ?? []),
+                { ...result, replica: server.replica },
+              ]);
               bench.progress(
                 `http:   ${entry.framework} ${variant} #${server.replica}: ${int(result.requestsPerSecond)} req/s, ${us(result.cpuMicrosPerRequest)} µs/req`,
               );
@@ -257,7 +295,9 @@ export const httpSection: Section = {
         }
       }
     } finally {
-      await Promise.all([...started.values()].flatMap((servers) => [...servers.values()].flat().map((server) => server.close())));
+      await Promise.all(
+        [...started.values()].flatMap((servers) => [...servers.values()].flat().map((server) => server.close())),
+      );
     }
 
     const rows: string[][] = [];
@@ -368,12 +408,12 @@ export const httpSection: Section = {
       '  in the bench process, sharing the 2 cores, so req/s is bounded by both; CPU µs/request is the figure to compare).',
       '  Every endpoint gets the same requests. HMAC-only requests are each a new event (fresh event_id, signed by the load',
       '  generator at the clock the servers also use); attested requests cycle pre-signed deliveries, and both the',
-      "  attested hand-written Map and our attested store record each request under its own key (event_id#n), so neither",
+      '  attested hand-written Map and our attested store record each request under its own key (event_id#n), so neither',
       '  answers a duplicate. Ours runs createReceiver() as a user would (default memory store, no-op handlers).',
       '  hand-written = the raw body (the request stream in Express and Koa, as ours reads it; a Fastify buffer parser;',
       '  Hono\'s arrayBuffer), HMAC-SHA256 over "<t>." + bytes with a constant-time compare, JSON.parse, a Map of event ids',
       '  capped like our memory store, 200 (in Express written as ours writes it: one res.end of a string). The peer, as',
-      '  Stripe\'s docs write it (express.raw and res.json in Express): the same with stripe.webhooks.constructEvent(body,',
+      "  Stripe's docs write it (express.raw and res.json in Express): the same with stripe.webhooks.constructEvent(body,",
       '  header, secret) in place of HMAC + JSON.parse, on a Stripe-format header for the same bytes and secret.',
       '  In Hono, arrayBuffer() makes @hono/node-server build a Web Request over the Node request; ours reads the Node',
       '  request itself (c.env.incoming), about 100 µs less per request: a Hono "met" says ours beats idiomatic Hono.',
@@ -389,7 +429,7 @@ export const httpSection: Section = {
           ]
         : []),
       `  crypto.verify: one raw RS256 check of the attested pool's token (no claims), CPU time in the bench process,`,
-      '  sampled once per round next to the attested pair, so the attested target uses the same round\'s figure.',
+      "  sampled once per round next to the attested pair, so the attested target uses the same round's figure.",
       '  The same check inside a server costs more than alone: the "+ crypto.verify" endpoint (the hand-written one plus',
       '  one raw verify, key by kid) measures it there, and the second attested verdict uses that figure instead. A',
       '  server that does more per request also pays more per request for everything else (a hand-written endpoint that',
@@ -397,11 +437,21 @@ export const httpSection: Section = {
       '  Servers import the built packages (dist), the code users install; the bench refuses a dist older than its sources.',
     ];
     return [
-      table(title, ['framework', 'events', 'endpoint', 'req/s', 'CPU µs/req', replicaHeader, 'Δ CPU vs hand-written', '95% interval of Δ'], rows, [
-        'left',
-        'left',
-        'left',
-      ]),
+      table(
+        title,
+        [
+          'framework',
+          'events',
+          'endpoint',
+          'req/s',
+          'CPU µs/req',
+          replicaHeader,
+          'Δ CPU vs hand-written',
+          '95% interval of Δ',
+        ],
+        rows,
+        ['left', 'left', 'left'],
+      ),
       notes.join('\n'),
       ['Verdicts (HTTP)', ...verdicts, ...info].join('\n'),
     ].join('\n\n');

@@ -44,10 +44,16 @@ export function toRequests(pool: readonly SignedDelivery[], path: string): Autoc
  * store does the whole claim-and-complete on every request, as in production. Costs the load generator a few µs
  * per request, not the server.
  */
-export function freshHmacRequests(template: SignedDelivery, signer: TestSigner, path: string, nowMs: number): AutocannonRequest[] {
+export function freshHmacRequests(
+  template: SignedDelivery,
+  signer: TestSigner,
+  path: string,
+  nowMs: number,
+): AutocannonRequest[] {
   const eventId = template.envelope.event_id;
   const parts = template.text.split(eventId);
-  if (parts.length !== 2) throw new Error(`the template must carry its event_id exactly once, found ${parts.length - 1}`);
+  if (parts.length !== 2)
+    throw new Error(`the template must carry its event_id exactly once, found ${parts.length - 1}`);
   const [before, after] = parts as [string, string];
   return [
     {
@@ -57,14 +63,22 @@ export function freshHmacRequests(template: SignedDelivery, signer: TestSigner, 
       setupRequest(request) {
         const id = ulid(nowMs);
         const body = before + id + after;
-        const headers = withStripeHeader({ ...template.headers, 'service-event-id': id, 'service-kyb-signature': signer.hmacHeader(body) });
+        const headers = withStripeHeader({
+          ...template.headers,
+          'service-event-id': id,
+          'service-kyb-signature': signer.hmacHeader(body),
+        });
         return { ...request, body, headers };
       },
     },
   ];
 }
 
-export async function runLoad(server: ServerHandle, requests: AutocannonRequest[], options: LoadOptions): Promise<LoadResult> {
+export async function runLoad(
+  server: ServerHandle,
+  requests: AutocannonRequest[],
+  options: LoadOptions,
+): Promise<LoadResult> {
   const before = await server.cpuMicros();
   const result = await autocannon({
     url: `http://127.0.0.1:${server.port}`,
@@ -79,8 +93,12 @@ export async function runLoad(server: ServerHandle, requests: AutocannonRequest[
   const after = await server.cpuMicros();
   const completed = result.requests.total;
   if (result.errors > 0 || result.non2xx > 0 || result.timeouts > 0 || completed === 0) {
-    const codes = Object.entries(result.statusCodeStats).map(([code, { count }]) => `${code}×${count}`).join(', ');
-    throw new Error(`${server.framework} ${server.variant} #${server.replica}: ${completed} completed, ${result.errors} errors, ${result.timeouts} timeouts, status ${codes}`);
+    const codes = Object.entries(result.statusCodeStats)
+      .map(([code, { count }]) => `${code}×${count}`)
+      .join(', ');
+    throw new Error(
+      `${server.framework} ${server.variant} #${server.replica}: ${completed} completed, ${result.errors} errors, ${result.timeouts} timeouts, status ${codes}`,
+    );
   }
   return {
     requestsPerSecond: completed / result.duration,

@@ -54,6 +54,12 @@ export interface Judged {
  */
 export function judgeAtMost(values: readonly number[], limit: number): Judged {
   const interval = medianInterval(values);
-  const outcome: Outcome = !interval ? 'unsure' : interval.high <= limit ? true : interval.low > limit ? false : 'unsure';
+  const outcome: Outcome = !interval
+    ? 'unsure'
+    : interval.high <= limit
+      ? true
+      : interval.low > limit
+        ? false
+        : 'unsure';
   return { median: median(values), ...(interval ? { interval } : {}), outcome };
 }

@@ -14,7 +14,9 @@ describe('stripeHeaderFor', () => {
   it("is the header Stripe's own generateTestHeaderString makes for the same bytes, secret and time", () => {
     const t = Number(/t=(\d+)/.exec(stripeHeader)![1]);
     const stripe = new Stripe('sk_test_kyb_bench_no_requests');
-    expect(stripeHeader).toBe(stripe.webhooks.generateTestHeaderString({ payload: delivery.text, secret, timestamp: t }));
+    expect(stripeHeader).toBe(
+      stripe.webhooks.generateTestHeaderString({ payload: delivery.text, secret, timestamp: t }),
+    );
   });
 });
 

@@ -32,4 +32,3 @@ export function createStripeReceiver(secret: string): (header: string | undefine
     return 200;
   };
 }
-

@@ -17,7 +17,14 @@ export type Framework = (typeof FRAMEWORKS)[number];
  * - `stripe`: the peer a user would otherwise pick, Stripe's `constructEvent` (its own header and HMAC over the same
  *   bytes with the same secret) plus the same Map dedupe; Express and Fastify only.
  */
-export const VARIANTS = ['handwritten', 'handwritten-attested', 'handwritten-verify', 'adapter', 'adapter-attested', 'stripe'] as const;
+export const VARIANTS = [
+  'handwritten',
+  'handwritten-attested',
+  'handwritten-verify',
+  'adapter',
+  'adapter-attested',
+  'stripe',
+] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** Frameworks with a `stripe` endpoint: the ones Stripe's own webhook docs show. */

@@ -47,7 +47,10 @@ async function endpointFor(variant: Variant, config: ServerConfig, secrets: Reco
       return { kind: 'adapter', receiver: (await import('../receiver.js')).createBenchReceiver(config) };
     case 'adapter-attested': {
       // Attested events come from a pre-signed pool (an RS256 signature per request would swamp the load generator).
-      const [{ createBenchReceiver }, { perRequestKeyStore }] = await Promise.all([import('../receiver.js'), import('./adapter-store.js')]);
+      const [{ createBenchReceiver }, { perRequestKeyStore }] = await Promise.all([
+        import('../receiver.js'),
+        import('./adapter-store.js'),
+      ]);
       return { kind: 'adapter', receiver: createBenchReceiver(config, perRequestKeyStore()) };
     }
   }
@@ -56,12 +59,16 @@ async function endpointFor(variant: Variant, config: ServerConfig, secrets: Reco
 async function main(): Promise<void> {
   const [framework, variant] = process.argv.slice(2) as [Framework, Variant];
   if (!FRAMEWORKS.includes(framework) || !variantsOf(framework).includes(variant)) {
-    throw new Error(`usage: server.ts <${FRAMEWORKS.join('|')}> <${variantsOf('express').join('|')}> (stripe: express, fastify)`);
+    throw new Error(
+      `usage: server.ts <${FRAMEWORKS.join('|')}> <${variantsOf('express').join('|')}> (stripe: express, fastify)`,
+    );
   }
   const raw = process.env['KYB_BENCH_SERVER'];
   if (!raw) throw new Error('KYB_BENCH_SERVER is not set; the HTTP section starts this process');
   const config = JSON.parse(raw) as ServerConfig;
-  const secrets = Object.fromEntries(Object.entries(config.secrets).map(([version, secret]) => [version, String(secret)]));
+  const secrets = Object.fromEntries(
+    Object.entries(config.secrets).map(([version, secret]) => [version, String(secret)]),
+  );
   const start = await apps[framework]();
   const port = await start({ path: config.path, endpoint: await endpointFor(variant, config, secrets) });
   process.on('message', (message: ParentMessage) => {

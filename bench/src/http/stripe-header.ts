@@ -11,7 +11,9 @@
  * ```
  */
 export function stripeHeaderFor(kybSignature: string): string {
-  const fields = new Map(kybSignature.split(',').map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)]));
+  const fields = new Map(
+    kybSignature.split(',').map((field) => [field.slice(0, field.indexOf('=')), field.slice(field.indexOf('=') + 1)]),
+  );
   const t = fields.get('t');
   const v1 = fields.get('v1');
   if (t === undefined || v1 === undefined) throw new Error('a Service-KYB-Signature header needs t and v1');

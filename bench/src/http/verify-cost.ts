@@ -24,7 +24,8 @@ export function createVerifyCost(token: string, publicJwk: JsonWebKey, sampleMs 
   const run = (n: number): number => {
     const before = cpuMicros();
     for (let i = 0; i < n; i++) {
-      if (!verify('RSA-SHA256', signingInput, key, signature)) throw new Error('the attestation token does not verify with the signer key');
+      if (!verify('RSA-SHA256', signingInput, key, signature))
+        throw new Error('the attestation token does not verify with the signer key');
     }
     return cpuMicros() - before;
   };

@@ -17,14 +17,19 @@ export const ATTESTATION_NAMES = {
   jose: 'jose jwtVerify (Web Crypto)',
 } as const;
 
-export async function attestationCandidates(signer: TestSigner): Promise<{ candidates: Candidate[]; tokenBytes: number }> {
+export async function attestationCandidates(
+  signer: TestSigner,
+): Promise<{ candidates: Candidate[]; tokenBytes: number }> {
   const envelope = await signer.withAttestation(benchEvent('attested'));
   const token = envelope.attestation!;
   const identity: EnvelopeIdentity = envelope as unknown as EnvelopeIdentity;
   const options = { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks };
   const ours = createAttestationVerifier(options, benchNow);
   const web = createAttestationVerifier(options, benchNow, webCrypto);
-  const publicKeyObject = createPublicKey({ key: signer.key.publicJwk as import('node:crypto').JsonWebKey, format: 'jwk' });
+  const publicKeyObject = createPublicKey({
+    key: signer.key.publicJwk as import('node:crypto').JsonWebKey,
+    format: 'jwk',
+  });
   const currentDate = new Date(benchNow());
 
   const baseline = (): boolean => {
@@ -43,7 +48,13 @@ export async function attestationCandidates(signer: TestSigner): Promise<{ candi
     {
       name: ATTESTATION_NAMES.jose,
       async: true,
-      fn: () => jwtVerify(token, signer.key.publicKey, { issuer: signer.issuer, audience: signer.audience, algorithms: ['RS256'], currentDate }),
+      fn: () =>
+        jwtVerify(token, signer.key.publicKey, {
+          issuer: signer.issuer,
+          audience: signer.audience,
+          algorithms: ['RS256'],
+          currentDate,
+        }),
     },
   ];
   return { candidates, tokenBytes: token.length };

@@ -28,16 +28,31 @@ function groupRows(heading: string, results: readonly Measurement[], labels?: re
   const first = results[0]!.medianUs;
   return [
     [heading, '', '', ''],
-    ...results.map((result, i) => [`  ${labels?.[i] ?? result.name}`, us(result.medianUs), ratio(result.medianUs / first), int(result.iterations)]),
+    ...results.map((result, i) => [
+      `  ${labels?.[i] ?? result.name}`,
+      us(result.medianUs),
+      ratio(result.medianUs / first),
+      int(result.iterations),
+    ]),
   ];
 }
 
-async function bodySizeTable(signer: TestSigner, size: number, options: HarnessOptions, bench: BenchOptions): Promise<{ text: string; verdicts: string[] }> {
+async function bodySizeTable(
+  signer: TestSigner,
+  size: number,
+  options: HarnessOptions,
+  bench: BenchOptions,
+): Promise<{ text: string; verdicts: string[] }> {
   bench.progress(`micro ${bytes(size)}: HMAC check + parse`);
   const delivery = await signer.sign(padEnvelope(benchEvent('hmac'), size));
   const body = Buffer.from(delivery.body.buffer, delivery.body.byteOffset, delivery.body.byteLength);
   const version = signer.currentVersion;
-  const signature = signatureCandidates({ body, secret: signer.secrets[version]!, version, header: delivery.headers['service-kyb-signature']! });
+  const signature = signatureCandidates({
+    body,
+    secret: signer.secrets[version]!,
+    version,
+    header: delivery.headers['service-kyb-signature']!,
+  });
   await checkCandidates(signature);
   const signatureResults = await measure(signature, options);
 
@@ -49,7 +64,14 @@ async function bodySizeTable(signer: TestSigner, size: number, options: HarnessO
   const receiveLabels = receive.map((candidate) => `${candidate.name}, ${int(candidate.bodyBytes)} B`);
   if (size === BODY_SIZES[0]) {
     bench.progress(`micro ${bytes(size)}: filling a memory store to its cap`);
-    const full = await receiveCandidate('HMAC-only, memory store at its cap', signer, 'hmac', size, options, await fullMemoryStore());
+    const full = await receiveCandidate(
+      'HMAC-only, memory store at its cap',
+      signer,
+      'hmac',
+      size,
+      options,
+      await fullMemoryStore(),
+    );
     receive.push(full);
     receiveLabels.push(`HMAC-only, memory store at its ${int(MEMORY_STORE_CAP)}-entry cap (info)`);
   }
@@ -62,8 +84,14 @@ async function bodySizeTable(signer: TestSigner, size: number, options: HarnessO
     ['candidate', 'µs/op', 'ratio', 'ops/round'],
     [
       ...groupRows('A1 HMAC header check + JSON parse (ratio to the baseline)', signatureResults),
-      ...groupRows('A3 receiver.receive(), memory store, no-op handler, µs per event (ratio to the first row)', receiveResults, receiveLabels),
-      ...(validationResults.length > 0 ? groupRows('A4 envelope + event data validation, one pending_approval event (ratio to zod)', validationResults) : []),
+      ...groupRows(
+        'A3 receiver.receive(), memory store, no-op handler, µs per event (ratio to the first row)',
+        receiveResults,
+        receiveLabels,
+      ),
+      ...(validationResults.length > 0
+        ? groupRows('A4 envelope + event data validation, one pending_approval event (ratio to zod)', validationResults)
+        : []),
     ],
   );
 
@@ -73,19 +101,31 @@ async function bodySizeTable(signer: TestSigner, size: number, options: HarnessO
   const web = find(signatureResults, SIGNATURE_NAMES.web).medianUs;
   const label = `A1 ${bytes(size)}`;
   const verdicts = [
-    verdict(ours / baseline <= TARGET_SIGNATURE_RATIO, `${label}: ours ${us(ours)} µs = ${ratio(ours / baseline)} the node:crypto baseline (${us(baseline)} µs); target ≤ ${ratio(TARGET_SIGNATURE_RATIO)}`),
-    verdict(ours < stripe, `${label}: ours ${us(ours)} µs vs stripe constructEvent ${us(stripe)} µs (${ratio(ours / stripe)}); target: faster than stripe`),
+    verdict(
+      ours / baseline <= TARGET_SIGNATURE_RATIO,
+      `${label}: ours ${us(ours)} µs = ${ratio(ours / baseline)} the node:crypto baseline (${us(baseline)} µs); target ≤ ${ratio(TARGET_SIGNATURE_RATIO)}`,
+    ),
+    verdict(
+      ours < stripe,
+      `${label}: ours ${us(ours)} µs vs stripe constructEvent ${us(stripe)} µs (${ratio(ours / stripe)}); target: faster than stripe`,
+    ),
     verdict('info', `${label}: Web Crypto path ${us(web)} µs = ${ratio(web / ours)} the node:crypto path`),
   ];
   if (validationResults.length > 0) {
     const zod = find(validationResults, VALIDATION_NAMES.zod).medianUs;
     const guard = find(validationResults, VALIDATION_NAMES.guard).medianUs;
-    verdicts.push(verdict('info', `A4: schema guard ${us(guard)} µs vs zod safeParse ${us(zod)} µs (${ratio(guard / zod)})`));
+    verdicts.push(
+      verdict('info', `A4: schema guard ${us(guard)} µs vs zod safeParse ${us(zod)} µs (${ratio(guard / zod)})`),
+    );
   }
   return { text, verdicts };
 }
 
-async function attestationTable(signer: TestSigner, options: HarnessOptions, bench: BenchOptions): Promise<{ text: string; verdicts: string[] }> {
+async function attestationTable(
+  signer: TestSigner,
+  options: HarnessOptions,
+  bench: BenchOptions,
+): Promise<{ text: string; verdicts: string[] }> {
   bench.progress('micro: attestation check');
   const { candidates, tokenBytes } = await attestationCandidates(signer);
   await checkCandidates(candidates);
@@ -100,8 +140,14 @@ async function attestationTable(signer: TestSigner, options: HarnessOptions, ben
   const jose = find(results, ATTESTATION_NAMES.jose).medianUs;
   const web = find(results, ATTESTATION_NAMES.web).medianUs;
   const verdicts = [
-    verdict(ours / baseline <= TARGET_ATTESTATION_RATIO, `A2: ours ${us(ours)} µs = ${ratio(ours / baseline)} raw crypto.verify (${us(baseline)} µs); target ≤ ${ratio(TARGET_ATTESTATION_RATIO)}`),
-    verdict('info', `A2: plain jose jwtVerify ${us(jose)} µs (${ratio(jose / ours)} ours); ours on Web Crypto ${us(web)} µs (${ratio(web / ours)} ours)`),
+    verdict(
+      ours / baseline <= TARGET_ATTESTATION_RATIO,
+      `A2: ours ${us(ours)} µs = ${ratio(ours / baseline)} raw crypto.verify (${us(baseline)} µs); target ≤ ${ratio(TARGET_ATTESTATION_RATIO)}`,
+    ),
+    verdict(
+      'info',
+      `A2: plain jose jwtVerify ${us(jose)} µs (${ratio(jose / ours)} ours); ours on Web Crypto ${us(web)} µs (${ratio(web / ours)} ours)`,
+    ),
   ];
   return { text, verdicts };
 }

@@ -3,7 +3,13 @@
  * dispatch to a no-op handler, settle), one fresh pre-signed delivery per call so dedupe never short-cuts.
  */
 import { performance } from 'node:perf_hooks';
-import { createMemoryStore, DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, type DedupeStore, type Receiver } from '@kyb-webhooks/core';
+import {
+  createMemoryStore,
+  DEFAULT_LEASE_MS,
+  DEFAULT_RETAIN_MS,
+  type DedupeStore,
+  type Receiver,
+} from '@kyb-webhooks/core';
 import type { SignedDelivery, TestSigner } from '@kyb-webhooks/testing';
 import { benchNow, cursor, signPool, type EventKind } from '../fixtures.js';
 import { plannedCalls, type Candidate, type HarnessOptions } from '../harness.js';
@@ -13,7 +19,8 @@ export const MEMORY_STORE_CAP = 100_000;
 
 async function receiveOk(receiver: Receiver, delivery: SignedDelivery): Promise<void> {
   const result = await receiver.receive({ method: 'POST', headers: delivery.headers, body: delivery.body });
-  if (result.status !== 200 || result.code !== undefined) throw new Error(`receive answered ${result.status} ${result.code ?? ''}`);
+  if (result.status !== 200 || result.code !== undefined)
+    throw new Error(`receive answered ${result.status} ${result.code ?? ''}`);
 }
 
 export interface PoolCandidate extends Candidate {
@@ -32,7 +39,10 @@ export async function receiveCandidate(
   options: HarnessOptions,
   store?: DedupeStore,
 ): Promise<PoolCandidate> {
-  const receiver = createBenchReceiver({ secrets: signer.secrets, issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks }, store);
+  const receiver = createBenchReceiver(
+    { secrets: signer.secrets, issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+    store,
+  );
   // The first half of the probe warms up (JIT, key import, JWKS), the second half is timed.
   const probe = await signPool(signer, kind, 40, targetBytes);
   for (const delivery of probe.slice(0, 20)) await receiveOk(receiver, delivery);
@@ -43,7 +53,13 @@ export async function receiveCandidate(
   const candidate = { iterations, warmupIterations: Math.max(5, Math.round(iterations / 2)) };
   const pool = await signPool(signer, kind, plannedCalls(candidate, options), targetBytes);
   const next = cursor(pool, name);
-  return { name, async: true, ...candidate, bodyBytes: pool[0]!.body.byteLength, fn: () => receiveOk(receiver, next()) };
+  return {
+    name,
+    async: true,
+    ...candidate,
+    bodyBytes: pool[0]!.body.byteLength,
+    fn: () => receiveOk(receiver, next()),
+  };
 }
 
 /**

@@ -27,7 +27,9 @@ export interface SignatureInputs {
 
 function stripeHeader(body: Buffer, secret: string): string {
   const t = Math.floor(Date.now() / 1000);
-  const v1 = createHmac('sha256', secret).update(`${t}.${body.toString('utf8')}`).digest('hex');
+  const v1 = createHmac('sha256', secret)
+    .update(`${t}.${body.toString('utf8')}`)
+    .digest('hex');
   return `t=${t},v1=${v1}`;
 }
 
@@ -78,7 +80,9 @@ export async function checkCandidates(candidates: readonly Candidate[]): Promise
     try {
       await candidate.fn();
     } catch (error) {
-      throw new Error(`bench candidate "${candidate.name}" fails: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(
+        `bench candidate "${candidate.name}" fails: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 }

@@ -106,7 +106,8 @@ export async function postgresBackend(url: string, tag: string, poolSize: number
     await pool.query(postgresSchema(rawTable));
     // Open every connection before timing, so no round pays for connecting.
     const clients = await Promise.all(Array.from({ length: poolSize }, () => pool.connect()));
-    const version = (await clients[0]!.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version'])).rows[0]?.v ?? '?';
+    const version =
+      (await clients[0]!.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version'])).rows[0]?.v ?? '?';
     for (const client of clients) client.release();
     const rawSql = `INSERT INTO "${rawTable}" (event_id, state, token, expires_at, updated_at)
 VALUES ($1, 'in_progress', $2, statement_timestamp() + interval '60 seconds', statement_timestamp())

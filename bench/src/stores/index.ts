@@ -8,7 +8,14 @@ import { randomBytes } from 'node:crypto';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from '@kyb-webhooks/core';
 import { int, table, verdict } from '../report.js';
 import type { Section } from '../section.js';
-import { memoryBackend, postgresBackend, redisBackend, sqliteBackend, type Backend, type BackendId } from './backends.js';
+import {
+  memoryBackend,
+  postgresBackend,
+  redisBackend,
+  sqliteBackend,
+  type Backend,
+  type BackendId,
+} from './backends.js';
 import { eventIds, measureLoad, type LoadCandidate, type LoadOptions, type LoadResult } from './load.js';
 import { startServers, type Server } from './servers.js';
 
@@ -53,7 +60,8 @@ function candidates(backend: Backend): LoadCandidate[] {
       transactions: backend.transactions,
       reset: backend.reset,
     });
-    if (backend.baseline) list.push({ key: key(backend, 'raw'), inFlight, op: backend.baseline.op, calls: backend.calls });
+    if (backend.baseline)
+      list.push({ key: key(backend, 'raw'), inFlight, op: backend.baseline.op, calls: backend.calls });
   }
   return list;
 }
@@ -90,8 +98,18 @@ export const storeSection: Section = {
     const skipped: string[] = [];
     try {
       const redis = await open('Redis', servers.redis, (url, external) => redisBackend(url, tag, external), skipped);
-      const postgres = await open('PostgreSQL', servers.postgres, (url) => postgresBackend(url, tag, PG_POOL_SIZE), skipped);
-      const sqlite = await open('SQLite', { url: servers.root, external: false }, (dir) => sqliteBackend(dir, tag), skipped);
+      const postgres = await open(
+        'PostgreSQL',
+        servers.postgres,
+        (url) => postgresBackend(url, tag, PG_POOL_SIZE),
+        skipped,
+      );
+      const sqlite = await open(
+        'SQLite',
+        { url: servers.root, external: false },
+        (dir) => sqliteBackend(dir, tag),
+        skipped,
+      );
       // PostgreSQL last: its background work after a burst of writes (autovacuum, WAL writer) would otherwise eat
       // into the next store's figures on a 2-core machine.
       for (const backend of [memoryBackend(), sqlite, redis, postgres]) if (backend) backends.push(backend);
@@ -116,7 +134,9 @@ export const storeSection: Section = {
       return report(backends, results, options, skipped, serverCounts, servers);
     } finally {
       for (const backend of backends) {
-        await backend.close().catch((error: unknown) => bench.progress(`stores: closing ${backend.name} failed: ${String(error)}`));
+        await backend
+          .close()
+          .catch((error: unknown) => bench.progress(`stores: closing ${backend.name} failed: ${String(error)}`));
       }
       await servers.stop();
     }
@@ -165,7 +185,8 @@ function report(
     }
   }
 
-  for (const [backend, error] of failures) verdicts.push(verdict(false, `${backend.name}: not measured, a run failed (${error})`));
+  for (const [backend, error] of failures)
+    verdicts.push(verdict(false, `${backend.name}: not measured, a run failed (${error})`));
   for (const backend of backends) {
     if (failures.has(backend)) continue;
     if (backend.id !== 'redis' && backend.id !== 'postgres') continue;
@@ -209,13 +230,17 @@ function report(
     }
     if (backend.id === 'memory') {
       const one = find(backend, 'store', 1)!;
-      verdicts.push(verdict('info', `memory store: ${int(one.opsPerSecond)} events/s in process, the ceiling of any store`));
+      verdicts.push(
+        verdict('info', `memory store: ${int(one.opsPerSecond)} events/s in process, the ceiling of any store`),
+      );
     }
     if (backend.baseline) {
       const raws = IN_FLIGHT.map((inFlight) => find(backend, 'raw', inFlight)!);
       const calls = raws.reduce((sum, result) => sum + result.calls, 0);
       const ops = raws.reduce((sum, result) => sum + result.ops, 0);
-      verdicts.push(verdict('info', `${backend.name} baseline: ${backend.baseline.label}, ${perEvent(calls, ops)} per op`));
+      verdicts.push(
+        verdict('info', `${backend.name} baseline: ${backend.baseline.label}, ${perEvent(calls, ops)} per op`),
+      );
     }
   }
   for (const line of skipped) verdicts.push(verdict('skipped', line));

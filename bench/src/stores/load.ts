@@ -47,7 +47,11 @@ export function eventIds(tag: string): () => string {
   return () => prefix + (seq++).toString(36).padStart(26 - prefix.length, '0');
 }
 
-async function runFor(candidate: LoadCandidate, ms: number, nextId: () => string): Promise<{ ops: number; ms: number }> {
+async function runFor(
+  candidate: LoadCandidate,
+  ms: number,
+  nextId: () => string,
+): Promise<{ ops: number; ms: number }> {
   let ops = 0;
   const start = performance.now();
   const deadline = start + ms;

@@ -96,7 +96,8 @@ export async function postgresBackend(url: string, tag: string): Promise<StreamB
     },
   };
   try {
-    const version = (await pool.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version'])).rows[0]?.v ?? '?';
+    const version =
+      (await pool.query<{ v: string }>('SELECT current_setting($1) AS v', ['server_version'])).rows[0]?.v ?? '?';
     return {
       id: 'postgres',
       name: 'PostgreSQL',
@@ -107,7 +108,10 @@ export async function postgresBackend(url: string, tag: string): Promise<StreamB
         const table = `kyb_bench_${tag}_${label}`;
         const store = createPostgresStore({ pool: db, table });
         await store.ensureSchema();
-        return { store, dispose: async () => void (await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_streams"`)) };
+        return {
+          store,
+          dispose: async () => void (await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_streams"`)),
+        };
       },
       async close() {
         await pool.end();
@@ -160,7 +164,10 @@ export async function mysqlBackend(url: string, tag: string): Promise<StreamBack
         const table = `kyb_bench_${tag}_${label}`;
         const store = createMySqlStore({ pool: db, table });
         await store.ensureSchema();
-        return { store, dispose: async () => void (await pool.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_streams\``)) };
+        return {
+          store,
+          dispose: async () => void (await pool.query(`DROP TABLE IF EXISTS \`${table}\`, \`${table}_streams\``)),
+        };
       },
       async close() {
         await pool.end();
@@ -188,7 +195,11 @@ export async function sqliteBackend(dir: string, tag: string): Promise<StreamBac
       const table = `kyb_bench_${tag}_${label}`;
       const store = createSqliteStore({ database: counted, table });
       await store.ensureSchema();
-      return { store, dispose: async () => void database.exec(`DROP TABLE IF EXISTS "${table}"; DROP TABLE IF EXISTS "${table}_streams";`) };
+      return {
+        store,
+        dispose: async () =>
+          void database.exec(`DROP TABLE IF EXISTS "${table}"; DROP TABLE IF EXISTS "${table}_streams";`),
+      };
     },
     async close() {
       database.close();
@@ -212,7 +223,10 @@ export async function startMariaDb(progress: (line: string) => void): Promise<Se
   } catch (error) {
     await rm(root, { recursive: true, force: true });
     const reason = String((error as Error)?.message ?? error).split('\n')[0]!;
-    return { skipReason: `${mariadb.title} could not start (${reason}); set KYB_BENCH_MYSQL_URL to use a running server`, stop: async () => {} };
+    return {
+      skipReason: `${mariadb.title} could not start (${reason}); set KYB_BENCH_MYSQL_URL to use a running server`,
+      stop: async () => {},
+    };
   }
   const kill = (): void => {
     signal(service.process.pid, 'SIGKILL');

@@ -55,13 +55,17 @@ export async function createBackfillStream(signer: TestSigner, events: number): 
     const streamId = 'biz_bench_backfill';
     const appends: Promise<unknown>[] = [];
     for (let i = 0; i < events; i++) {
-      appends.push(service.changeBusinessWallet({ businessId: streamId, previous: WALLETS[i % 2]!, next: WALLETS[(i + 1) % 2]! }));
+      appends.push(
+        service.changeBusinessWallet({ businessId: streamId, previous: WALLETS[i % 2]!, next: WALLETS[(i + 1) % 2]! }),
+      );
     }
     await Promise.all(appends);
     const envelopes = service.request(streamId)!.events;
     const deliveries: SignedDelivery[] = [];
     for (let start = 0; start < envelopes.length; start += 256) {
-      deliveries.push(...(await Promise.all(envelopes.slice(start, start + 256).map((envelope) => signer.sign(envelope)))));
+      deliveries.push(
+        ...(await Promise.all(envelopes.slice(start, start + 256).map((envelope) => signer.sign(envelope)))),
+      );
     }
     const client = createKybClient({ baseUrl: service.baseUrl, apiKey: service.apiKey });
     return { service, client, streamId, deliveries, pageSize: PAGE_SIZE, stop: () => service.stop() };
@@ -89,7 +93,8 @@ export interface BackfillResult {
 
 async function receiveOk(receiver: Receiver, delivery: SignedDelivery): Promise<void> {
   const result = await receiver.receive({ method: 'POST', headers: delivery.headers, body: delivery.body });
-  if (result.status !== 200 || result.code !== undefined) throw new Error(`receive answered ${result.status} ${result.code ?? ''}`);
+  if (result.status !== 200 || result.code !== undefined)
+    throw new Error(`receive answered ${result.status} ${result.code ?? ''}`);
 }
 
 export async function measureBackfill(
@@ -112,7 +117,11 @@ export async function measureBackfill(
     attestation: { issuer: service.issuer, audience: service.audience, jwks: service.jwks },
     now: benchNow,
     store: counting.store,
-    ordering: { mode: 'enforce', firstSeq: 1, fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }) },
+    ordering: {
+      mode: 'enforce',
+      firstSeq: 1,
+      fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
+    },
   }).on('kyb.business.wallet_address_changed', async (event) => {
     if (event.seq !== expectedSeq) outOfOrder ??= `handler saw seq ${event.seq}, expected ${expectedSeq}`;
     expectedSeq = event.seq + 1;
@@ -127,11 +136,15 @@ export async function measureBackfill(
   };
   const checkHandled = (upTo: number, what: string): void => {
     if (outOfOrder !== undefined) throw new Error(`${what}: ${outOfOrder}`);
-    if (expectedSeq !== upTo + 1) throw new Error(`${what}: handlers ran up to seq ${expectedSeq - 1}, expected ${upTo}`);
+    if (expectedSeq !== upTo + 1)
+      throw new Error(`${what}: handlers ran up to seq ${expectedSeq - 1}, expected ${upTo}`);
   };
 
   /** Delivers seq `upTo` first: the receiver backfills 1…upTo − 1, then runs it. */
-  const backfillOnce = async (label: string, upTo: number): Promise<{ rate: number; ms: number; calls: CallCounts }> => {
+  const backfillOnce = async (
+    label: string,
+    upTo: number,
+  ): Promise<{ rate: number; ms: number; calls: CallCounts }> => {
     await fresh(label);
     const before = counting.counts();
     const started = performance.now();
@@ -206,7 +219,8 @@ export async function measurePaging(stream: BackfillStream, rounds: number): Pro
     const started = performance.now();
     for await (const _event of stream.client.events(stream.streamId, { afterSeq: 0 })) count++;
     const ms = performance.now() - started;
-    if (count !== stream.deliveries.length) throw new Error(`the API returned ${count} events, expected ${stream.deliveries.length}`);
+    if (count !== stream.deliveries.length)
+      throw new Error(`the API returned ${count} events, expected ${stream.deliveries.length}`);
     if (round > 0) rates.push((count * 1000) / ms); // the first pass warms up
   }
   return interval(rates);

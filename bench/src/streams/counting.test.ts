@@ -8,7 +8,12 @@ describe('countingStore', () => {
     const claim = await counting.store.claim('ev1', { leaseMs: 60_000 });
     expect(claim.status).toBe('acquired');
     if (claim.status !== 'acquired') return;
-    const outcome = await counting.store.completeInOrder('ev1', claim.token, { retainMs: 60_000, streamId: 's1', seq: 0, firstSeq: 0 });
+    const outcome = await counting.store.completeInOrder('ev1', claim.token, {
+      retainMs: 60_000,
+      streamId: 's1',
+      seq: 0,
+      firstSeq: 0,
+    });
     expect(outcome).toBe('completed');
     expect(await counting.store.getCursor('s1')).toBe(0);
     expect(counting.counts()).toEqual({ claim: 1, completeInOrder: 1, getCursor: 1 });

@@ -18,11 +18,23 @@ import {
   startMariaDb,
   type StreamBackend,
 } from './backends.js';
-import { backfillOptions, createBackfillStream, measureBackfill, measurePaging, type BackfillOptions, type BackfillResult } from './backfill.js';
+import {
+  backfillOptions,
+  createBackfillStream,
+  measureBackfill,
+  measurePaging,
+  type BackfillOptions,
+  type BackfillResult,
+} from './backfill.js';
 import { describeCalls, totalCalls } from './counting.js';
 import { costOptions, measureOrderingCost, type CostResult, type Interval } from './ordering-cost.js';
-import { backfillVerdict, extraRoundTrips, MAX_EXTRA_ROUND_TRIPS, MIN_BACKFILL_RATIO, roundTripsMet } from './verdicts.js';
-
+import {
+  backfillVerdict,
+  extraRoundTrips,
+  MAX_EXTRA_ROUND_TRIPS,
+  MIN_BACKFILL_RATIO,
+  roundTripsMet,
+} from './verdicts.js';
 
 async function open(
   name: string,
@@ -57,7 +69,11 @@ export const streamSection: Section = {
       createBackfillStream(signer, backfill.events),
     ] as const);
     const [serversStarted, mariaStarted, streamStarted] = started;
-    if (serversStarted.status === 'rejected' || mariaStarted.status === 'rejected' || streamStarted.status === 'rejected') {
+    if (
+      serversStarted.status === 'rejected' ||
+      mariaStarted.status === 'rejected' ||
+      streamStarted.status === 'rejected'
+    ) {
       // Stop whatever did start before giving up, so no server outlives the section.
       if (streamStarted.status === 'fulfilled') await streamStarted.value.stop().catch(() => {});
       if (mariaStarted.status === 'fulfilled') await mariaStarted.value.stop().catch(() => {});
@@ -71,7 +87,12 @@ export const streamSection: Section = {
       const redis = await open('Redis', servers.redis, (url) => redisBackend(url, tag), skipped);
       const postgres = await open('PostgreSQL', servers.postgres, (url) => postgresBackend(url, tag), skipped);
       const mysql = await open('MariaDB', maria, (url) => mysqlBackend(url, tag), skipped);
-      const sqlite = await open('SQLite', { url: servers.root, external: false }, (dir) => sqliteBackend(dir, tag), skipped);
+      const sqlite = await open(
+        'SQLite',
+        { url: servers.root, external: false },
+        (dir) => sqliteBackend(dir, tag),
+        skipped,
+      );
       // PostgreSQL last, as in the store section: its background work after a burst of writes (autovacuum, WAL
       // writer) would eat into the next store's figures on a 2-core machine.
       for (const backend of [memoryBackend(), sqlite, redis, mysql, postgres]) if (backend) backends.push(backend);
@@ -84,7 +105,8 @@ export const streamSection: Section = {
       const failures: string[] = [];
       // One store at a time, so no other store's server competes for the CPUs meanwhile.
       for (const backend of backends) {
-        const progress = (part: string) => (line: string) => bench.progress(`streams: ${backend.name}: ${part}: ${line}`);
+        const progress = (part: string) => (line: string) =>
+          bench.progress(`streams: ${backend.name}: ${part}: ${line}`);
         try {
           costs.push(await measureOrderingCost(backend, signer, cost, progress('ordering cost')));
         } catch (error) {
@@ -96,10 +118,23 @@ export const streamSection: Section = {
           failures.push(`${backend.name}, backfill: ${firstLine(error)}`);
         }
       }
-      return report({ backends, costs, backfills, paging, stream: { pageSize: stream.pageSize }, backfill, skipped, failures, servers, maria });
+      return report({
+        backends,
+        costs,
+        backfills,
+        paging,
+        stream: { pageSize: stream.pageSize },
+        backfill,
+        skipped,
+        failures,
+        servers,
+        maria,
+      });
     } finally {
       for (const backend of backends) {
-        await backend.close().catch((error: unknown) => bench.progress(`streams: closing ${backend.name} failed: ${String(error)}`));
+        await backend
+          .close()
+          .catch((error: unknown) => bench.progress(`streams: closing ${backend.name} failed: ${String(error)}`));
       }
       await stream.stop().catch(() => {});
       await maria.stop();
@@ -112,7 +147,8 @@ const firstLine = (error: unknown): string => String((error as Error)?.message ?
 
 /** `1.23× [1.10× … 1.31×]`, or the median and `[—]` when the rounds are too few for a 95% interval. */
 function withInterval(value: Interval, format: (x: number) => string): string {
-  const ci = value.low !== undefined && value.high !== undefined ? ` [${format(value.low)} … ${format(value.high)}]` : ' [—]';
+  const ci =
+    value.low !== undefined && value.high !== undefined ? ` [${format(value.low)} … ${format(value.high)}]` : ' [—]';
   return `${format(value.median)}${ci}`;
 }
 
@@ -164,7 +200,16 @@ function report(input: ReportInput): string {
   const costTable = table(
     `Ordering cost · receive() of in-order deliveries (HMAC-only), one in flight · enforce vs off on the same store · ` +
       `median of ${costRounds} paired interleaved rounds [95% interval]`,
-    ['store', 'enforce case', 'off µs/event', 'enforce µs/event', 'enforce / off', 'enforce − off µs', 'store calls/event off → enforce', 'at the client'],
+    [
+      'store',
+      'enforce case',
+      'off µs/event',
+      'enforce µs/event',
+      'enforce / off',
+      'enforce − off µs',
+      'store calls/event off → enforce',
+      'at the client',
+    ],
     costRows,
     ['left', 'left'],
   );
@@ -174,7 +219,15 @@ function report(input: ReportInput): string {
       `and backfills 1…${int(backfill.events - 1)} through client.events (pages of ${input.stream.pageSize}) · vs the same ` +
       `receiver's in-order receive() of ${int(Math.min(backfill.inOrderEvents, backfill.events))} deliveries · median of ` +
       `${backfill.rounds} rounds, [95% interval]`,
-    ['store', 'backfill events/s', 'answered after s', 'in-order events/s', 'backfill / in-order', 'store calls/event backfill', 'in-order'],
+    [
+      'store',
+      'backfill events/s',
+      'answered after s',
+      'in-order events/s',
+      'backfill / in-order',
+      'store calls/event backfill',
+      'in-order',
+    ],
     backfills.map((result) => [
       result.backend.name,
       withInterval(result.backfill, int),
@@ -192,10 +245,15 @@ function report(input: ReportInput): string {
     for (const key of ['continuing', 'first'] as const) {
       const enforce = result.cases[key];
       const extra = enforce.callsPerEvent - off.callsPerEvent;
-      const wireExtra = enforce.wirePerEvent !== undefined && off.wirePerEvent !== undefined ? enforce.wirePerEvent - off.wirePerEvent : undefined;
+      const wireExtra =
+        enforce.wirePerEvent !== undefined && off.wirePerEvent !== undefined
+          ? enforce.wirePerEvent - off.wirePerEvent
+          : undefined;
       const worst = extraRoundTrips({
         calls: { off: off.callsPerEvent, enforce: enforce.callsPerEvent },
-        ...(off.wirePerEvent !== undefined && enforce.wirePerEvent !== undefined ? { wire: { off: off.wirePerEvent, enforce: enforce.wirePerEvent } } : {}),
+        ...(off.wirePerEvent !== undefined && enforce.wirePerEvent !== undefined
+          ? { wire: { off: off.wirePerEvent, enforce: enforce.wirePerEvent } }
+          : {}),
         inProcess: result.backend.wireLabel === 'statements',
       });
       verdicts.push(
@@ -221,7 +279,10 @@ function report(input: ReportInput): string {
   }
   for (const result of backfills) {
     const outcome = backfillVerdict(result.ratio);
-    const why = result.ratio.low === undefined ? ` (too few rounds for a 95% interval: median ${ratio(result.ratio.median)})` : '';
+    const why =
+      result.ratio.low === undefined
+        ? ` (too few rounds for a 95% interval: median ${ratio(result.ratio.median)})`
+        : '';
     verdicts.push(
       verdict(
         outcome,

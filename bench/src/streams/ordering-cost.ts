@@ -54,7 +54,8 @@ export function interval(values: readonly number[]): Interval {
 
 async function receiveOk(receiver: Receiver, delivery: SignedDelivery): Promise<void> {
   const result = await receiver.receive({ method: 'POST', headers: delivery.headers, body: delivery.body });
-  if (result.status !== 200 || result.code !== undefined) throw new Error(`receive answered ${result.status} ${result.code ?? ''}`);
+  if (result.status !== 200 || result.code !== undefined)
+    throw new Error(`receive answered ${result.status} ${result.code ?? ''}`);
 }
 
 function costReceiver(signer: TestSigner, store: StreamCursorStore, enforce: boolean): Receiver {
@@ -81,7 +82,12 @@ function costReceiver(signer: TestSigner, store: StreamCursorStore, enforce: boo
  * share of the time is at its largest. `continuing`: delivery i is seq ⌊i / STREAMS⌋ of stream i mod STREAMS;
  * `first`: every delivery is seq 0 of a stream of its own.
  */
-async function inOrderPool(signer: TestSigner, count: number, label: string, shape: 'continuing' | 'first'): Promise<SignedDelivery[]> {
+async function inOrderPool(
+  signer: TestSigner,
+  count: number,
+  label: string,
+  shape: 'continuing' | 'first',
+): Promise<SignedDelivery[]> {
   const timestamp = Math.floor(BENCH_NOW_MS / 1000);
   const one = (i: number): Promise<SignedDelivery> =>
     signer.sign(
@@ -112,8 +118,13 @@ export async function measureOrderingCost(
 ): Promise<CostResult> {
   const namespace = await backend.open('cost');
   try {
-    const counting = Object.fromEntries(CASES.map((key) => [key, countingStore(namespace.store)])) as Record<CostCase, ReturnType<typeof countingStore>>;
-    const receivers = Object.fromEntries(CASES.map((key) => [key, costReceiver(signer, counting[key].store, key !== 'off')])) as Record<CostCase, Receiver>;
+    const counting = Object.fromEntries(CASES.map((key) => [key, countingStore(namespace.store)])) as Record<
+      CostCase,
+      ReturnType<typeof countingStore>
+    >;
+    const receivers = Object.fromEntries(
+      CASES.map((key) => [key, costReceiver(signer, counting[key].store, key !== 'off')]),
+    ) as Record<CostCase, Receiver>;
 
     // Size the rounds on the slowest case (first events): 20 events to warm up, 20 timed.
     const probe = await inOrderPool(signer, 40, 'probe', 'first');
@@ -131,7 +142,12 @@ export async function measureOrderingCost(
     const before: Partial<Record<CostCase, CallCounts>> = {};
     const candidates: Candidate[] = [];
     for (const key of CASES) {
-      const pool = await inOrderPool(signer, plannedCalls(sizing, options) + STREAMS, key, key === 'first' ? 'first' : 'continuing');
+      const pool = await inOrderPool(
+        signer,
+        plannedCalls(sizing, options) + STREAMS,
+        key,
+        key === 'first' ? 'first' : 'continuing',
+      );
       const next = cursor(pool, `${backend.id} ${key}`);
       const receiver = receivers[key];
       // Continuing streams: their seq 0 is delivered now, so every timed event finds its stream's cursor.

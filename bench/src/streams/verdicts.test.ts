@@ -4,9 +4,21 @@ import { backfillVerdict, extraRoundTrips, roundTripsMet } from './verdicts.js';
 describe('extraRoundTrips', () => {
   it.each([
     ['store calls alone', { calls: { off: 2, enforce: 3 }, inProcess: false }, 1],
-    ['wire counts higher than the store calls', { calls: { off: 2, enforce: 3 }, wire: { off: 2, enforce: 5 }, inProcess: false }, 3],
-    ['wire counts lower than the store calls', { calls: { off: 2, enforce: 3 }, wire: { off: 2, enforce: 2.5 }, inProcess: false }, 1],
-    ['in-process statements ignored', { calls: { off: 2, enforce: 3 }, wire: { off: 2, enforce: 6 }, inProcess: true }, 1],
+    [
+      'wire counts higher than the store calls',
+      { calls: { off: 2, enforce: 3 }, wire: { off: 2, enforce: 5 }, inProcess: false },
+      3,
+    ],
+    [
+      'wire counts lower than the store calls',
+      { calls: { off: 2, enforce: 3 }, wire: { off: 2, enforce: 2.5 }, inProcess: false },
+      1,
+    ],
+    [
+      'in-process statements ignored',
+      { calls: { off: 2, enforce: 3 }, wire: { off: 2, enforce: 6 }, inProcess: true },
+      1,
+    ],
   ])('%s', (_, counts, expected) => {
     expect(extraRoundTrips(counts)).toBe(expected);
   });

@@ -33,7 +33,11 @@ describe.each(['memory', 'sqlite'] as const)('the demo scenario with the %s stor
       [expect.stringMatching(/^app down: 3 requests, \d+ attempts fail$/), null, 'endpoint quarantined'],
       ['meanwhile released, refused, signed', null, '6 events queued'],
       ['app back: recover({ requestIds })', null, '6 events replayed'],
-      ...Array.from({ length: 6 }, (_, index) => [expect.stringMatching(new RegExp(`^\\w\\w_…\\w{4} seq ${index % 2}$`)), null, 'replayed']),
+      ...Array.from({ length: 6 }, (_, index) => [
+        expect.stringMatching(new RegExp(`^\\w\\w_…\\w{4} seq ${index % 2}$`)),
+        null,
+        'replayed',
+      ]),
       ['then the reactivated backlog arrives', null, '6 deliveries, 6 duplicate'],
     ]);
     // The wallet changes ran in order: each replaced the address the one before it set.

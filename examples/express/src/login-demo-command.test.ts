@@ -6,7 +6,12 @@ import { expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..', '..');
 
 /** Runs a command to its end (killed after `timeoutMs`), with what it printed. */
-function run(args: string[], cwd: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  args: string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -31,10 +36,21 @@ it('`npm run demo -- login` signs in to the Express example through the local lo
 }, 120_000);
 
 it('`pnpm start` with the login half configured stops with a message naming each missing variable', async () => {
-  const env = { PATH: process.env.PATH, PORT: '0', KYB_AUTH_URL: 'http://127.0.0.1:9', KYB_CLIENT_ID: 'merchant-backend' };
-  const { code, stderr } = await run(['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/server.ts'], join(import.meta.dirname, '..'), env, 30_000);
+  const env = {
+    PATH: process.env.PATH,
+    PORT: '0',
+    KYB_AUTH_URL: 'http://127.0.0.1:9',
+    KYB_CLIENT_ID: 'merchant-backend',
+  };
+  const { code, stderr } = await run(
+    ['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/server.ts'],
+    join(import.meta.dirname, '..'),
+    env,
+    30_000,
+  );
   expect(code).toBe(1);
-  for (const name of ['KYB_CLIENT_SECRET', 'KYB_REDIRECT_URI', 'KYB_LOGIN_AUDIENCE', 'LOGIN_COOKIE_SECRET']) expect(stderr).toContain(`${name} (`);
+  for (const name of ['KYB_CLIENT_SECRET', 'KYB_REDIRECT_URI', 'KYB_LOGIN_AUDIENCE', 'LOGIN_COOKIE_SECRET'])
+    expect(stderr).toContain(`${name} (`);
   expect(stderr).not.toContain('KYB_CLIENT_ID (');
   expect(stderr).not.toMatch(/^\s+at /m); // the message, not a stack trace
 }, 40_000);

@@ -19,5 +19,9 @@ export function mountLogin(app: express.Express, { login, callbackPath, hooks }:
   app.get(callbackPath, auth.callback);
   app.post('/auth/logout', auth.logout);
   // The session cookie the callback set; without it, 401 { error: 'token_missing' }.
-  app.get('/account', requireUser(login, { session: true }), (req, res) => void res.type('html').send(accountPage(req.kybUser!.userId)));
+  app.get(
+    '/account',
+    requireUser(login, { session: true }),
+    (req, res) => void res.type('html').send(accountPage(req.kybUser!.userId)),
+  );
 }

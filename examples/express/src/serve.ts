@@ -1,5 +1,11 @@
 import type { Receiver } from '@kyb-webhooks/core';
-import { listenThenMount, listening, type ExampleLogin, type ServedApp, type ServedLoginApp } from '@kyb-webhooks/example-shared';
+import {
+  listenThenMount,
+  listening,
+  type ExampleLogin,
+  type ServedApp,
+  type ServedLoginApp,
+} from '@kyb-webhooks/example-shared';
 import { createApp } from './app.js';
 
 /**
@@ -25,6 +31,9 @@ export function serveApp(receiver: Receiver): Promise<ServedApp> {
  * const app = await serveAppWithLogin(receiver, (origin) => loginFromEnv({ ...env, KYB_REDIRECT_URI: `${origin}/auth/callback` }))
  * ```
  */
-export function serveAppWithLogin(receiver: Receiver, loginFor: (origin: string) => Promise<ExampleLogin>): Promise<ServedLoginApp> {
+export function serveAppWithLogin(
+  receiver: Receiver,
+  loginFor: (origin: string) => Promise<ExampleLogin>,
+): Promise<ServedLoginApp> {
   return listenThenMount(loginFor, (server, login) => void server.on('request', createApp(receiver, login)));
 }

@@ -21,9 +21,13 @@ export async function mountLogin(app: FastifyInstance, { login, callbackPath, ho
   // The sign-out button is an HTML form: Fastify has no parser for its urlencoded (empty) body and would answer 415,
   // so this route gets one of its own, scoped to it by the plugin's encapsulation.
   await app.register(async (scope) => {
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, body),
+    );
     scope.post('/auth/logout', auth.logout);
   });
   // The session cookie the callback set; without it, 401 { error: 'token_missing' }.
-  app.get('/account', { preHandler: requireUser(login, { session: true }) }, async (request, reply) => reply.type(html).send(accountPage(request.kybUser!.userId)));
+  app.get('/account', { preHandler: requireUser(login, { session: true }) }, async (request, reply) =>
+    reply.type(html).send(accountPage(request.kybUser!.userId)),
+  );
 }

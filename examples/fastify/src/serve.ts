@@ -28,7 +28,10 @@ export async function serveApp(receiver: Receiver): Promise<ServedApp> {
  * const app = await serveAppWithLogin(receiver, (origin) => loginFromEnv({ ...env, KYB_REDIRECT_URI: `${origin}/auth/callback` }))
  * ```
  */
-export function serveAppWithLogin(receiver: Receiver, loginFor: (origin: string) => Promise<ExampleLogin>): Promise<ServedLoginApp> {
+export function serveAppWithLogin(
+  receiver: Receiver,
+  loginFor: (origin: string) => Promise<ExampleLogin>,
+): Promise<ServedLoginApp> {
   return listenThenMount(loginFor, async (server, login) => {
     const app = await createApp(receiver, login);
     await app.ready();

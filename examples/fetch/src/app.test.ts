@@ -15,7 +15,12 @@ describe('the fetch example', () => {
   beforeAll(async () => {
     signer = await createTestSigner();
     jwks = await startJwksServer(signer.jwks);
-    const env = { KYB_SECRET_V1: signer.secrets['1'], KYB_ATTESTATION_ISSUER: signer.issuer, KYB_AUDIENCE: signer.audience, KYB_JWKS_URL: jwks.url };
+    const env = {
+      KYB_SECRET_V1: signer.secrets['1'],
+      KYB_ATTESTATION_ISSUER: signer.issuer,
+      KYB_AUDIENCE: signer.audience,
+      KYB_JWKS_URL: jwks.url,
+    };
     app = createApp(receiverFromEnv(env), (line) => recorded.push(line));
   });
   afterAll(() => jwks?.close());
@@ -47,7 +52,11 @@ describe('the fetch example', () => {
 
   it.each<[string, Record<string, string>, string]>([
     ['no secret', {}, 'Set KYB_SECRET_V1'],
-    ['only part of the attestation settings', { KYB_SECRET_V1: 'whsec_x', KYB_AUDIENCE: 'merchant' }, 'set KYB_ATTESTATION_ISSUER and KYB_JWKS_URL too'],
+    [
+      'only part of the attestation settings',
+      { KYB_SECRET_V1: 'whsec_x', KYB_AUDIENCE: 'merchant' },
+      'set KYB_ATTESTATION_ISSUER and KYB_JWKS_URL too',
+    ],
   ])('refuses to start with %s, saying what to set', (_name, env, message) => {
     expect(() => receiverFromEnv(env)).toThrow(message);
   });

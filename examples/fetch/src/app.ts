@@ -6,7 +6,10 @@ import { createFetchHandler, type Receiver } from '@kyb-webhooks/core';
  * handler (`export const POST = createFetchHandler(receiver)`). Web-standard APIs only. What the handlers do is
  * recorded with `record` (the console by default); a real app writes to its database there.
  */
-export function createApp(receiver: Receiver, record: (line: string) => void = console.log): (request: Request) => Promise<Response> {
+export function createApp(
+  receiver: Receiver,
+  record: (line: string) => void = console.log,
+): (request: Request) => Promise<Response> {
   receiver
     .on('kyb.data_request.released', (event, { answers }) => {
       // Released answers are keyed by subject and name together: two directors are two answers.

@@ -15,13 +15,20 @@ export function receiverFromEnv(env: Env): Receiver {
       .map(([name, value]) => [name.slice('KYB_SECRET_V'.length), value]),
   );
   if (Object.keys(secrets).length === 0) {
-    throw new Error('Set KYB_SECRET_V1 to your endpoint secret (e.g. KYB_SECRET_V1=whsec_… pnpm start:bun); `kyb-webhooks keys` prints development values.');
+    throw new Error(
+      'Set KYB_SECRET_V1 to your endpoint secret (e.g. KYB_SECRET_V1=whsec_… pnpm start:bun); `kyb-webhooks keys` prints development values.',
+    );
   }
   const attestationVars = ['KYB_ATTESTATION_ISSUER', 'KYB_AUDIENCE', 'KYB_JWKS_URL'] as const;
   const missing = attestationVars.filter((name) => !env[name]);
   if (missing.length > 0 && missing.length < attestationVars.length) {
-    throw new Error(`Attested events need KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL together: set ${missing.join(' and ')} too.`);
+    throw new Error(
+      `Attested events need KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL together: set ${missing.join(' and ')} too.`,
+    );
   }
   const { KYB_ATTESTATION_ISSUER: issuer, KYB_AUDIENCE: audience, KYB_JWKS_URL: jwksUrl } = env;
-  return createReceiver({ secrets, attestation: issuer && audience && jwksUrl ? { issuer, audience, jwksUrl } : undefined });
+  return createReceiver({
+    secrets,
+    attestation: issuer && audience && jwksUrl ? { issuer, audience, jwksUrl } : undefined,
+  });
 }

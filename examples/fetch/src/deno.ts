@@ -4,9 +4,20 @@ import { receiverFromEnv } from './config.js';
 
 declare const Deno: {
   env: { toObject(): Record<string, string> };
-  serve(options: { hostname: string; port: number; onListen: (address: { port: number }) => void }, handler: (request: Request) => Promise<Response>): unknown;
+  serve(
+    options: { hostname: string; port: number; onListen: (address: { port: number }) => void },
+    handler: (request: Request) => Promise<Response>,
+  ): unknown;
 };
 
 const env = Deno.env.toObject();
 const app = createApp(receiverFromEnv(env));
-Deno.serve({ hostname: '127.0.0.1', port: Number(env.PORT ?? 3000), onListen: ({ port }) => console.log(`KYB webhooks fetch example on Deno listening on http://127.0.0.1:${port}/webhooks/kyb`) }, app);
+Deno.serve(
+  {
+    hostname: '127.0.0.1',
+    port: Number(env.PORT ?? 3000),
+    onListen: ({ port }) =>
+      console.log(`KYB webhooks fetch example on Deno listening on http://127.0.0.1:${port}/webhooks/kyb`),
+  },
+  app,
+);

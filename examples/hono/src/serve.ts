@@ -1,7 +1,13 @@
 import type { Server } from 'node:http';
 import { getRequestListener, serve } from '@hono/node-server';
 import type { Receiver } from '@kyb-webhooks/core';
-import { listenThenMount, listening, type ExampleLogin, type ServedApp, type ServedLoginApp } from '@kyb-webhooks/example-shared';
+import {
+  listenThenMount,
+  listening,
+  type ExampleLogin,
+  type ServedApp,
+  type ServedLoginApp,
+} from '@kyb-webhooks/example-shared';
 import { createApp } from './app.js';
 
 /**
@@ -29,6 +35,12 @@ export function serveApp(receiver: Receiver): Promise<ServedApp> {
  * const app = await serveAppWithLogin(receiver, (origin) => loginFromEnv({ ...env, KYB_REDIRECT_URI: `${origin}/auth/callback` }))
  * ```
  */
-export function serveAppWithLogin(receiver: Receiver, loginFor: (origin: string) => Promise<ExampleLogin>): Promise<ServedLoginApp> {
-  return listenThenMount(loginFor, (server, login) => void server.on('request', getRequestListener(createApp(receiver, login).fetch)));
+export function serveAppWithLogin(
+  receiver: Receiver,
+  loginFor: (origin: string) => Promise<ExampleLogin>,
+): Promise<ServedLoginApp> {
+  return listenThenMount(
+    loginFor,
+    (server, login) => void server.on('request', getRequestListener(createApp(receiver, login).fetch)),
+  );
 }

@@ -11,7 +11,8 @@ export function createApp(receiver: Receiver): Server {
   return createServer((req, res) => {
     const { pathname } = new URL(req.url ?? '/', 'http://localhost');
     if (pathname === '/webhooks/kyb') return void webhooks(req, res);
-    if (pathname === '/health') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    if (pathname === '/health')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
   });
 }

@@ -22,21 +22,36 @@ export function receiverFromEnv(env: NodeJS.ProcessEnv = process.env): { receive
   // All three or none: with only some, the app would start and answer every attested event 500
   // attestation_not_configured, which looks like a bug in the app rather than a missing variable.
   const attestationVariables = { KYB_ATTESTATION_ISSUER: issuer, KYB_AUDIENCE: audience, KYB_JWKS_URL: jwksUrl };
-  const unset = Object.entries(attestationVariables).filter(([, value]) => !value).map(([name]) => name);
+  const unset = Object.entries(attestationVariables)
+    .filter(([, value]) => !value)
+    .map(([name]) => name);
   if (unset.length > 0 && unset.length < 3) {
-    throw new Error(`Set ${unset.join(' and ')} too, or none of the three attestation variables: with only some, attested events cannot be verified.`);
+    throw new Error(
+      `Set ${unset.join(' and ')} too, or none of the three attestation variables: with only some, attested events cannot be verified.`,
+    );
   }
   const receiver = createReceiver({
     secrets,
     attestation: issuer && audience && jwksUrl ? { issuer, audience, jwksUrl } : undefined,
     logger: (entry) => {
-      if (entry.level !== 'debug') console.log(JSON.stringify({ level: entry.level, msg: entry.message, code: entry.code, event_id: entry.eventId, detail: entry.detail }));
+      if (entry.level !== 'debug')
+        console.log(
+          JSON.stringify({
+            level: entry.level,
+            msg: entry.message,
+            code: entry.code,
+            event_id: entry.eventId,
+            detail: entry.detail,
+          }),
+        );
     },
   });
   const activity = registerDemoHandlers(receiver);
   receiver.onAny((event) => {
     // onAny runs beside the typed handler; by the next microtask the typed one has recorded what it did.
-    queueMicrotask(() => console.log(`${event.event} ${event.event_id}: ${activity.get(event.event_id) ?? 'no handler'}`));
+    queueMicrotask(() =>
+      console.log(`${event.event} ${event.event_id}: ${activity.get(event.event_id) ?? 'no handler'}`),
+    );
   });
   return { receiver, activity };
 }

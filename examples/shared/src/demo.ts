@@ -73,7 +73,9 @@ export async function runDemo(
 
   try {
     const first = await start();
-    print(`${framework} example on ${first.url} (${storeKind === 'sqlite' ? `SQLite store in ${file}` : 'memory store'}); the service is played by the test kit.\n`);
+    print(
+      `${framework} example on ${first.url} (${storeKind === 'sqlite' ? `SQLite store in ${file}` : 'memory store'}); the service is played by the test kit.\n`,
+    );
     const rows = await runDemoScenario({
       app: first,
       signer,
@@ -90,7 +92,9 @@ export async function runDemo(
             `${framework.toLowerCase()} sqlite\` to see a durable store keep them.`,
     );
 
-    print('\nStreams: the local KYB service delivers with its retries, order and quarantine; the receiver enforces each stream\'s order.\n');
+    print(
+      "\nStreams: the local KYB service delivers with its retries, order and quarantine; the receiver enforces each stream's order.\n",
+    );
     const streams = await runStreamScenario({ serve, store: await openStore() });
     print(formatScenarioTable(streams.rows));
     print(

@@ -3,7 +3,18 @@ export { runDemoScenario, formatScenarioTable, type ScenarioRow, type DemoApp } 
 export { receiverFromEnv, port } from './config.js';
 export { runDemo, listening, type ServedApp, type DemoStore, type DemoResult } from './demo.js';
 export { runStreamScenario, type StreamScenarioResult } from './streams.js';
-export { loginFromEnv, exitWith, orExit, homePage, accountPage, userIdOnPage, LOGIN_ENV, SIGN_IN_PATH, type ExampleLogin, type LoginEnvName } from './login.js';
+export {
+  loginFromEnv,
+  exitWith,
+  orExit,
+  homePage,
+  accountPage,
+  userIdOnPage,
+  LOGIN_ENV,
+  SIGN_IN_PATH,
+  type ExampleLogin,
+  type LoginEnvName,
+} from './login.js';
 export { listenThenMount, type ServeWithLogin, type ServedLoginApp } from './listen-then-mount.js';
 // The login demo (runLoginDemo) is `@kyb-webhooks/example-shared/login-demo`: it loads oidc-provider, which the webhook
 // demo and the apps have no use for.

@@ -13,7 +13,10 @@ export interface ServedLoginApp {
  * How an example serves itself with its login: it listens first (the redirect URI registered at the login server
  * holds the port), then asks `loginFor(origin)` for the login, then mounts the app. See {@link listenThenMount}.
  */
-export type ServeWithLogin = (receiver: Receiver, loginFor: (origin: string) => Promise<ExampleLogin>) => Promise<ServedLoginApp>;
+export type ServeWithLogin = (
+  receiver: Receiver,
+  loginFor: (origin: string) => Promise<ExampleLogin>,
+) => Promise<ServedLoginApp>;
 
 /**
  * Listens on a free port of 127.0.0.1, gets the login for that origin, and lets `mount` attach the app to the server

@@ -1,6 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createReceiver } from '@kyb-webhooks/core';
-import { LOGIN_TEST_ADDRESS, signInThroughApp, startLoginProvider, UserAgent, type LoginProvider, type SignInStep } from '@kyb-webhooks/login/testing';
+import {
+  LOGIN_TEST_ADDRESS,
+  signInThroughApp,
+  startLoginProvider,
+  UserAgent,
+  type LoginProvider,
+  type SignInStep,
+} from '@kyb-webhooks/login/testing';
 import { randomSecret } from '@kyb-webhooks/testing';
 import type { ServedLoginApp, ServeWithLogin } from './listen-then-mount.js';
 import { loginFromEnv, userIdOnPage, type ExampleLogin } from './login.js';
@@ -58,13 +65,19 @@ export async function runLoginDemo(
   try {
     app = await serve(receiver, loginFor);
     const server = provider!;
-    print(`${framework} example on ${app.origin}; the login server is a local oidc-provider on ${server.origin}, configured like the service's.\n`);
+    print(
+      `${framework} example on ${app.origin}; the login server is a local oidc-provider on ${server.origin}, configured like the service's.\n`,
+    );
 
     const rows: LoginDemoRow[] = [];
     const agent = new UserAgent();
     const home = await agent.request(`${app.origin}/`);
     const link = /<a id="sign-in" href="([^"]+)"/.exec(await home.text())?.[1];
-    rows.push({ request: 'GET  /', status: home.status, what: link ? 'home page with "Sign in with the service"' : 'home page without a sign-in link' });
+    rows.push({
+      request: 'GET  /',
+      status: home.status,
+      what: link ? 'home page with "Sign in with the service"' : 'home page without a sign-in link',
+    });
     if (!link) throw new Error(`the home page of the ${framework} example has no sign-in link (status ${home.status})`);
 
     const signIn = await signInThroughApp(new URL(link.replaceAll('&amp;', '&'), app.origin), { address, agent });
@@ -73,10 +86,18 @@ export async function runLoginDemo(
 
     const logout = await agent.request(`${app.origin}/auth/logout`, { method: 'POST', form: {} }); // as the page's form posts it
     await logout.body?.cancel();
-    rows.push({ request: 'POST /auth/logout', status: logout.status, what: logout.status === 303 ? `session cookie cleared${arrow(logout)}` : 'not signed out' });
+    rows.push({
+      request: 'POST /auth/logout',
+      status: logout.status,
+      what: logout.status === 303 ? `session cookie cleared${arrow(logout)}` : 'not signed out',
+    });
     const after = await agent.request(`${app.origin}/account`);
     const refusal = (await after.json().catch(() => ({}))) as { error?: string };
-    rows.push({ request: 'GET  /account', status: after.status, what: after.status === 401 ? `signed out: ${refusal.error ?? 'refused'}` : 'still signed in' });
+    rows.push({
+      request: 'GET  /account',
+      status: after.status,
+      what: after.status === 401 ? `signed out: ${refusal.error ?? 'refused'}` : 'still signed in',
+    });
 
     print(formatLoginTable(rows));
     print(userId ? `\nuser id: ${userId}` : '\nThe account page showed no user id: see the table above.');
@@ -91,7 +112,11 @@ function describeStep(step: SignInStep, provider: LoginProvider, appLog: string[
   const path = step.url.pathname + (step.url.pathname === '/auth/login' ? step.url.search : '');
   const request = `${step.method.padEnd(4)} ${path}`;
   if (step.at === 'provider') {
-    return { request: '     login server', status: null, what: `wallet approval as ${address.slice(0, 10)}…, consent; back to ${step.location?.pathname} with a code` };
+    return {
+      request: '     login server',
+      status: null,
+      what: `wallet approval as ${address.slice(0, 10)}…, consent; back to ${step.location?.pathname} with a code`,
+    };
   }
   if (step.location && step.location.origin === provider.origin) {
     const sent = step.location.searchParams;
@@ -103,14 +128,26 @@ function describeStep(step: SignInStep, provider: LoginProvider, appLog: string[
       sent.get('access_type') === 'offline' ? 'access_type=offline' : 'NO access_type',
       sent.has('audience') ? 'audience' : 'NO audience',
     ];
-    return { request, status: step.status ?? null, what: `to the login server's ${step.location.pathname}: ${checks.join(', ')}` };
+    return {
+      request,
+      status: step.status ?? null,
+      what: `to the login server's ${step.location.pathname}: ${checks.join(', ')}`,
+    };
   }
   if (step.location) {
     const basic = provider.lastTokenRequest?.authorization?.startsWith('Basic ') ? 'HTTP Basic' : 'NOT HTTP Basic';
     const user = appLog.find((line) => /^signed (up|in):/.test(line));
-    return { request, status: step.status ?? null, what: `code exchanged (${basic}), ID token verified, ${user ?? 'no sign-in logged'}${arrow(step)}` };
+    return {
+      request,
+      status: step.status ?? null,
+      what: `code exchanged (${basic}), ID token verified, ${user ?? 'no sign-in logged'}${arrow(step)}`,
+    };
   }
-  return { request, status: step.status ?? null, what: step.status === 200 ? 'the account page with the user id' : 'not the account page' };
+  return {
+    request,
+    status: step.status ?? null,
+    what: step.status === 200 ? 'the account page with the user id' : 'not the account page',
+  };
 }
 
 function arrow(answer: { location?: URL | undefined; headers?: Headers }): string {

@@ -25,8 +25,12 @@ describe.each([
       ['POST /auth/logout', 303],
       ['GET  /account', 401],
     ]);
-    expect(rows[1]!.what).toBe("to the login server's /oauth2/auth: PKCE S256, state, nonce, prompt=consent, access_type=offline, audience");
-    expect(rows[3]!.what).toBe(`code exchanged (HTTP Basic), ID token verified, signed up: ${LOGIN_TEST_ADDRESS}; to /account`);
+    expect(rows[1]!.what).toBe(
+      "to the login server's /oauth2/auth: PKCE S256, state, nonce, prompt=consent, access_type=offline, audience",
+    );
+    expect(rows[3]!.what).toBe(
+      `code exchanged (HTTP Basic), ID token verified, signed up: ${LOGIN_TEST_ADDRESS}; to /account`,
+    );
     expect(rows[6]!.what).toBe('signed out: token_missing');
     expect(userId).toBe(LOGIN_TEST_ADDRESS);
   });

@@ -25,11 +25,14 @@ describe('the examples\u2019 login configuration', () => {
     await expect(loginFromEnv({ KYB_SECRET_V1: 'whsec_x', PORT: '3000' }, () => {})).resolves.toBeUndefined();
   });
 
-  it.each(Object.keys(LOGIN_ENV) as LoginEnvName[])('names %s when it is the one missing, with what to set it to', async (name) => {
-    const { message } = await failure({ ...complete, [name]: '' });
-    expect(message).toContain(`Set ${name} (${LOGIN_ENV[name]})`);
-    for (const other of Object.keys(LOGIN_ENV).filter((n) => n !== name)) expect(message).not.toContain(other);
-  });
+  it.each(Object.keys(LOGIN_ENV) as LoginEnvName[])(
+    'names %s when it is the one missing, with what to set it to',
+    async (name) => {
+      const { message } = await failure({ ...complete, [name]: '' });
+      expect(message).toContain(`Set ${name} (${LOGIN_ENV[name]})`);
+      for (const other of Object.keys(LOGIN_ENV).filter((n) => n !== name)) expect(message).not.toContain(other);
+    },
+  );
 
   it('names every missing variable at once', async () => {
     const { message } = await failure({ KYB_AUTH_URL: complete.KYB_AUTH_URL });
@@ -43,7 +46,9 @@ describe('the examples\u2019 login configuration', () => {
   });
 
   it('shows the user id on the account page, escaped as HTML', () => {
-    expect(userIdOnPage(accountPage('0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c'))).toBe('0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c');
+    expect(userIdOnPage(accountPage('0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c'))).toBe(
+      '0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c',
+    );
     expect(accountPage('<script>')).not.toContain('<script>');
   });
 });

@@ -39,12 +39,17 @@ export interface ExampleLogin {
  * const app = createApp(receiver, login)
  * ```
  */
-export async function loginFromEnv(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = console.log): Promise<ExampleLogin | undefined> {
+export async function loginFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  log: (line: string) => void = console.log,
+): Promise<ExampleLogin | undefined> {
   const names = Object.keys(LOGIN_ENV) as LoginEnvName[];
   if (!names.some((name) => env[name])) return undefined;
   const missing = names.filter((name) => !env[name]);
   if (missing.length > 0) {
-    throw new Error(`Sign in with the service is half configured. Set ${missing.map((name) => `${name} (${LOGIN_ENV[name]})`).join(', ')}; or unset every KYB login variable to run the webhooks alone.`);
+    throw new Error(
+      `Sign in with the service is half configured. Set ${missing.map((name) => `${name} (${LOGIN_ENV[name]})`).join(', ')}; or unset every KYB login variable to run the webhooks alone.`,
+    );
   }
   const value = (name: LoginEnvName) => env[name] as string;
   const authUrl = value('KYB_AUTH_URL');
@@ -95,7 +100,9 @@ function isLoopbackHttp(url: string): boolean {
 export function exitWith(error: unknown): never {
   console.error(error instanceof Error ? error.message : String(error));
   if ((error as { code?: unknown } | null)?.code === 'EADDRINUSE') {
-    console.error(`Port ${port} is taken by another server: stop it, or start this one on another port, e.g. PORT=3001.`);
+    console.error(
+      `Port ${port} is taken by another server: stop it, or start this one on another port, e.g. PORT=3001.`,
+    );
   }
   process.exit(1);
 }

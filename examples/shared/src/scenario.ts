@@ -22,13 +22,23 @@ export interface DemoApp {
  * retried, in order), plus the forged and relabelled deliveries an attacker would try, and finally a redelivery
  * after `restart()` restarted the app.
  */
-export async function runDemoScenario(options: { app: DemoApp; signer: TestSigner; restart: () => Promise<DemoApp> }): Promise<ScenarioRow[]> {
+export async function runDemoScenario(options: {
+  app: DemoApp;
+  signer: TestSigner;
+  restart: () => Promise<DemoApp>;
+}): Promise<ScenarioRow[]> {
   const { signer } = options;
   let { url, activity } = options.app;
   let sender = createTestSender({ url, signer, retry: { maxAttempts: 3, baseDelayMs: 50 } });
   const rows: ScenarioRow[] = [];
   const record = (step: string, envelope: TestEnvelope, status: number | null, code: string | undefined) => {
-    rows.push({ step, event: envelope.event.replace(/^kyb\./, ''), status, code: code ?? '—', handler: activity.get(envelope.event_id) ?? '—' });
+    rows.push({
+      step,
+      event: envelope.event.replace(/^kyb\./, ''),
+      status,
+      code: code ?? '—',
+      handler: activity.get(envelope.event_id) ?? '—',
+    });
     activity.delete(envelope.event_id); // a later row for the same id shows only what that delivery did
   };
   const last = async (envelope: TestEnvelope) => {
@@ -58,7 +68,11 @@ export async function runDemoScenario(options: { app: DemoApp; signer: TestSigne
   attempt = await sender.deliverOnce(relabelled);
   record('release relabelled to another event_id', relabelled, attempt.status, attempt.code);
 
-  const unknown: TestEnvelope = { ...testEvents.dataRequestRefused(), event: 'kyb.business.risk_flagged', data: { level: 'review' } };
+  const unknown: TestEnvelope = {
+    ...testEvents.dataRequestRefused(),
+    event: 'kyb.business.risk_flagged',
+    data: { level: 'review' },
+  };
   const attestedUnknown = await signer.withAttestation(unknown, { attest: true });
   result = await last(attestedUnknown);
   record('attested event of an unknown type', attestedUnknown, result.status, result.code);
@@ -85,6 +99,10 @@ export function formatScenarioTable(rows: readonly ScenarioRow[]): string {
   const all = [header, ...rows.map((row) => ({ ...row, status: String(row.status ?? '—') }))];
   const keys = ['step', 'event', 'status', 'code', 'handler'] as const;
   const widths = keys.map((key) => Math.max(...all.map((row) => String(row[key]).length)));
-  const line = (row: (typeof all)[number]) => keys.map((key, index) => String(row[key]).padEnd(widths[index]!)).join('  ').trimEnd();
+  const line = (row: (typeof all)[number]) =>
+    keys
+      .map((key, index) => String(row[key]).padEnd(widths[index]!))
+      .join('  ')
+      .trimEnd();
   return [line(all[0]!), widths.map((width) => '-'.repeat(width)).join('  '), ...all.slice(1).map(line)].join('\n');
 }

@@ -30,7 +30,10 @@ const SERVICE_OPTIONS = { timeScale: 1e-3, retry: { maxAttempts: 3 }, quarantine
  * console.log(formatScenarioTable(result.rows))
  * ```
  */
-export async function runStreamScenario(options: { serve: (receiver: Receiver) => Promise<ServedApp>; store: DedupeStore }): Promise<StreamScenarioResult> {
+export async function runStreamScenario(options: {
+  serve: (receiver: Receiver) => Promise<ServedApp>;
+  store: DedupeStore;
+}): Promise<StreamScenarioResult> {
   const service = await startKybService(SERVICE_OPTIONS);
   const secrets = { '1': randomSecret() };
   const client = createKybClient({ baseUrl: service.baseUrl, apiKey: service.apiKey });
@@ -38,7 +41,11 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store: options.store,
-    ordering: { mode: 'enforce', firstSeq: 0, fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }) },
+    ordering: {
+      mode: 'enforce',
+      firstSeq: 0,
+      fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
+    },
   });
   const activity = registerDemoHandlers(receiver);
   const ran: { streamId: string; eventId: string; fetched: boolean }[] = [];
@@ -57,7 +64,8 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
   };
 
   const rows: ScenarioRow[] = [];
-  const attemptsOf = (envelope: TestEnvelope) => service.attempts(envelope.stream_id).filter((attempt) => attempt.eventId === envelope.event_id);
+  const attemptsOf = (envelope: TestEnvelope) =>
+    service.attempts(envelope.stream_id).filter((attempt) => attempt.eventId === envelope.event_id);
   // The row of one event: the answer to its last delivery attempt, unless `override` says what happened instead.
   const row = (step: string, envelope: TestEnvelope, override?: Pick<ScenarioRow, 'status' | 'code'>) => {
     const last = attemptsOf(envelope).at(-1);
@@ -74,15 +82,30 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     await up();
     // 1. A gap: the app is down while a wallet change is delivered; the service gives it up and moves on.
     const business = 'biz_demo_acme';
-    const first = await service.changeBusinessWallet({ businessId: business, previous: '0x1111aaaa', next: '0x2222bbbb' });
+    const first = await service.changeBusinessWallet({
+      businessId: business,
+      previous: '0x1111aaaa',
+      next: '0x2222bbbb',
+    });
     await service.idle();
     row('wallet changed (seq 0)', first);
     await down();
-    const missed = await service.changeBusinessWallet({ businessId: business, previous: '0x2222bbbb', next: '0x3333cccc' });
+    const missed = await service.changeBusinessWallet({
+      businessId: business,
+      previous: '0x2222bbbb',
+      next: '0x3333cccc',
+    });
     await service.idle();
-    row('wallet changed (seq 1), app down', missed, { status: null, code: `service gave up after ${attemptsOf(missed).length} attempts` });
+    row('wallet changed (seq 1), app down', missed, {
+      status: null,
+      code: `service gave up after ${attemptsOf(missed).length} attempts`,
+    });
     await up();
-    const next = await service.changeBusinessWallet({ businessId: business, previous: '0x3333cccc', next: '0x4444dddd' });
+    const next = await service.changeBusinessWallet({
+      businessId: business,
+      previous: '0x3333cccc',
+      next: '0x4444dddd',
+    });
     await service.idle();
     row('wallet changed (seq 2), app back: a gap', missed, { status: null, code: 'seq 1 backfilled from the API' });
     row('  then seq 2 itself', next);
@@ -90,7 +113,11 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     // 2. A quarantine: a longer outage while three requests come in; their deliveries keep failing, the service
     // quarantines the endpoint and keeps queuing.
     await down();
-    const requests = await Promise.all([service.createDataRequest(), service.createDataRequest(), service.createSignatureRequest()]);
+    const requests = await Promise.all([
+      service.createDataRequest(),
+      service.createDataRequest(),
+      service.createSignatureRequest(),
+    ]);
     await service.idle();
     await service.release(requests[0]!);
     await service.refuse(requests[1]!, 'threshold_not_met');
@@ -98,8 +125,20 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     await service.idle();
     const held = service.pending();
     const failed = service.attempts().filter((attempt) => requests.includes(attempt.streamId)).length;
-    rows.push({ step: `app down: 3 requests, ${failed} attempts fail`, event: '—', status: null, code: service.quarantined ? 'endpoint quarantined' : 'not quarantined', handler: '—' });
-    rows.push({ step: `  meanwhile released, refused, signed`, event: '—', status: null, code: `${held} events queued`, handler: '—' });
+    rows.push({
+      step: `app down: 3 requests, ${failed} attempts fail`,
+      event: '—',
+      status: null,
+      code: service.quarantined ? 'endpoint quarantined' : 'not quarantined',
+      handler: '—',
+    });
+    rows.push({
+      step: `  meanwhile released, refused, signed`,
+      event: '—',
+      status: null,
+      code: `${held} events queued`,
+      handler: '—',
+    });
     await up();
     // Recovery in one call: replay each stream from the API through the receiver (in order, deduped), then reactivate.
     // These streams never completed an event, so the store has no cursor for them: they are named.
@@ -115,12 +154,17 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
     for (const id of requests) {
       for (const envelope of service.request(id)!.events) {
         const replayed = ran.some((entry) => entry.eventId === envelope.event_id && entry.fetched);
-        row(`  ${short(id)} seq ${envelope.seq}`, envelope, { status: null, code: replayed ? 'replayed' : 'delivered' });
+        row(`  ${short(id)} seq ${envelope.seq}`, envelope, {
+          status: null,
+          code: replayed ? 'replayed' : 'delivered',
+        });
       }
     }
     // recover() reactivated the endpoint last, so the service's held backlog finds every event already done.
     await service.idle();
-    const backlog = service.attempts().filter((attempt) => requests.includes(attempt.streamId) && attempt.status !== null);
+    const backlog = service
+      .attempts()
+      .filter((attempt) => requests.includes(attempt.streamId) && attempt.status !== null);
     const duplicates = backlog.filter((attempt) => attempt.responseCode === 'duplicate').length;
     rows.push({
       step: 'then the reactivated backlog arrives',
@@ -136,7 +180,12 @@ export async function runStreamScenario(options: { serve: (receiver: Receiver) =
       const handled = ran.filter((entry) => entry.streamId === id).map((entry) => entry.eventId);
       return JSON.stringify(sent) === JSON.stringify(handled);
     });
-    return { rows, events: streamIds.reduce((total, id) => total + service.request(id)!.events.length, 0), streams: streamIds.length, inOrder };
+    return {
+      rows,
+      events: streamIds.reduce((total, id) => total + service.request(id)!.events.length, 0),
+      streams: streamIds.length,
+      inOrder,
+    };
   } finally {
     await down();
     await service.stop();

@@ -49,8 +49,18 @@ export function carriedAttestation(body: Uint8Array): CarriedAttestation | undef
   const [header, payload] = token.split('.').map(decodeSegment);
   if (typeof payload?.exp !== 'number' || !Number.isFinite(payload.exp)) return undefined;
   const iat = payload.iat;
-  const lifetime = typeof iat === 'number' && payload.exp > iat && payload.exp - iat <= 86_400 ? payload.exp - iat : DEFAULT_LIFETIME_SECONDS;
-  return { token, claims: payload, kid: header?.kid, exp: payload.exp, lifetimeSeconds: lifetime, envelope: envelope as Record<string, unknown> };
+  const lifetime =
+    typeof iat === 'number' && payload.exp > iat && payload.exp - iat <= 86_400
+      ? payload.exp - iat
+      : DEFAULT_LIFETIME_SECONDS;
+  return {
+    token,
+    claims: payload,
+    kid: header?.kid,
+    exp: payload.exp,
+    lifetimeSeconds: lifetime,
+    envelope: envelope as Record<string, unknown>,
+  };
 }
 
 /**
@@ -64,7 +74,12 @@ export function carriedAttestation(body: Uint8Array): CarriedAttestation | undef
  * ```
  */
 export function signedByDevKey(attestation: CarriedAttestation, keys: DevKeys): boolean {
-  if (attestation.kid !== keys.kid || attestation.claims.iss !== keys.issuer || attestation.claims.aud !== keys.audience) return false;
+  if (
+    attestation.kid !== keys.kid ||
+    attestation.claims.iss !== keys.issuer ||
+    attestation.claims.aud !== keys.audience
+  )
+    return false;
   const parts = attestation.token.split('.');
   if (parts.length !== 3) return false;
   try {
@@ -85,19 +100,28 @@ export function signedByDevKey(attestation: CarriedAttestation, keys: DevKeys): 
  * const body = await reattest(carriedAttestation(capture.body)!, session.signer, capture.body)
  * ```
  */
-export async function reattest(attestation: CarriedAttestation, signer: DevSigner, body: Uint8Array): Promise<Uint8Array | undefined> {
+export async function reattest(
+  attestation: CarriedAttestation,
+  signer: DevSigner,
+  body: Uint8Array,
+): Promise<Uint8Array | undefined> {
   const original = new TextDecoder().decode(body);
   const quoted = JSON.stringify(attestation.token);
   if (!original.includes(quoted)) return undefined;
   const iat = Math.floor(Date.now() / 1000);
   const exp = iat + attestation.lifetimeSeconds;
   // The kit computes claims from the envelope, then ours replace them all: the signed statement stays the same.
-  const token = await signer.attest(attestation.envelope as unknown as TestEnvelope, { claims: { ...attestation.claims, iat, exp } });
+  const token = await signer.attest(attestation.envelope as unknown as TestEnvelope, {
+    claims: { ...attestation.claims, iat, exp },
+  });
   let text = original.replace(quoted, JSON.stringify(token));
   const data = attestation.envelope.data as Record<string, unknown> | undefined;
   const expiresAt = data?.attestation_expires_at;
   if (typeof expiresAt === 'string' && Math.abs(Date.parse(expiresAt) - attestation.exp * 1000) < 1000) {
-    text = text.replace(`"attestation_expires_at":${JSON.stringify(expiresAt)}`, `"attestation_expires_at":${JSON.stringify(new Date(exp * 1000).toISOString())}`);
+    text = text.replace(
+      `"attestation_expires_at":${JSON.stringify(expiresAt)}`,
+      `"attestation_expires_at":${JSON.stringify(new Date(exp * 1000).toISOString())}`,
+    );
   }
   return new TextEncoder().encode(text);
 }
@@ -116,7 +140,8 @@ export function expiredNote(attestation: CarriedAttestation, signer: 'dev' | 'ot
   const minutes = Math.round(attestation.lifetimeSeconds / 60);
   const when = `the attestation expired at ${new Date(attestation.exp * 1000).toISOString()}; captures older than ${minutes} minutes cannot be replayed unless it is re-issued`;
   if (signer === 'dev') return `${when}: \`replay --resign\` re-attests it with the development key, which signed it`;
-  if (signer === 'other') return `${when}, and only its signer can do that (the development key did not sign it): ask the service to redeliver the event`;
+  if (signer === 'other')
+    return `${when}, and only its signer can do that (the development key did not sign it): ask the service to redeliver the event`;
   return `${when}: \`replay --resign --keys <file>\` does it when the development keys of that file signed it; otherwise ask the service to redeliver the event`;
 }
 
@@ -124,7 +149,9 @@ function decodeSegment(segment: string | undefined): Record<string, unknown> | u
   if (segment === undefined) return undefined;
   try {
     const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

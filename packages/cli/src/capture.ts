@@ -30,7 +30,17 @@ export interface Capture {
 export const CAPTURE_FORMAT = 'kyb-webhooks-capture/1';
 
 // Connection-level headers: they describe one HTTP hop, not the delivery, and fetch sets its own.
-const HOP_HEADERS = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive', 'upgrade', 'expect', 'te', 'trailer']);
+const HOP_HEADERS = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+]);
 
 /**
  * Reads a capture file: `{ headers, body }` (body as UTF-8 text) or `{ headers, bodyBase64 }`, plus optional `method`.
@@ -65,7 +75,8 @@ export function readCaptureFile(path: string): Capture {
 export function readHeadersAndBody(headersPath: string, bodyPath: string): Capture {
   const text = readText(headersPath, 'headers');
   let headers: Record<string, string>;
-  if (text.trimStart().startsWith('{')) headers = headersFromObject(parseJson(text, headersPath, 'headers'), headersPath);
+  if (text.trimStart().startsWith('{'))
+    headers = headersFromObject(parseJson(text, headersPath, 'headers'), headersPath);
   else headers = headersFromLines(text, headersPath);
   let body: Uint8Array;
   try {
@@ -85,13 +96,19 @@ export function readHeadersAndBody(headersPath: string, bodyPath: string): Captu
  * saveCapture('captures', 'duplicate-1', { headers, body })
  * ```
  */
-export function saveCapture(dir: string, name: string, delivery: { url?: string; headers: Record<string, string>; body: Uint8Array }): string {
+export function saveCapture(
+  dir: string,
+  name: string,
+  delivery: { url?: string; headers: Record<string, string>; body: Uint8Array },
+): string {
   const path = resolve(join(dir, `${name.replace(/[^A-Za-z0-9._-]/g, '_')}.json`));
   try {
     mkdirSync(dir, { recursive: true });
   } catch (error) {
     // The delivery has been sent by now: exit 1, not the "nothing was sent" of a usage error.
-    throw new CliError(`Could not write the capture ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): --save must name a directory you can write. The delivery was sent; its capture was not written.`);
+    throw new CliError(
+      `Could not write the capture ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): --save must name a directory you can write. The delivery was sent; its capture was not written.`,
+    );
   }
   let bodyField: { body: string } | { bodyBase64: string };
   try {
@@ -99,11 +116,20 @@ export function saveCapture(dir: string, name: string, delivery: { url?: string;
   } catch {
     bodyField = { bodyBase64: Buffer.from(delivery.body).toString('base64') };
   }
-  const capture = { format: CAPTURE_FORMAT, capturedAt: new Date().toISOString(), url: delivery.url, method: 'POST', headers: delivery.headers, ...bodyField };
+  const capture = {
+    format: CAPTURE_FORMAT,
+    capturedAt: new Date().toISOString(),
+    url: delivery.url,
+    method: 'POST',
+    headers: delivery.headers,
+    ...bodyField,
+  };
   try {
     writeFileSync(path, `${JSON.stringify(capture, null, 2)}\n`);
   } catch (error) {
-    throw new CliError(`Could not write the capture ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): --save must name a directory you can write. The delivery was sent; its capture was not written.`);
+    throw new CliError(
+      `Could not write the capture ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): --save must name a directory you can write. The delivery was sent; its capture was not written.`,
+    );
   }
   return path;
 }
@@ -121,7 +147,8 @@ export function replayHeaders(headers: Record<string, string>): Record<string, s
 }
 
 function headersFromObject(value: unknown, path: string): Record<string, string> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw badCapture(path, '"headers" is not an object of header names to values');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw badCapture(path, '"headers" is not an object of header names to values');
   const headers: Record<string, string> = {};
   for (const [name, headerValue] of Object.entries(value)) {
     if (typeof headerValue === 'string') headers[name.toLowerCase()] = headerValue;
@@ -156,8 +183,14 @@ const BAD_VALUE = /[\r\n\0]|[^\u0000-\u00ff]/;
 function checkHeaders(headers: Record<string, string>, fail: (problem: string) => CliError): void {
   for (const [name, value] of Object.entries(headers)) {
     // Neither the name nor the value is quoted unless it is well-formed: a capture is untrusted text.
-    if (!TOKEN.test(name)) throw fail('a header name is not an HTTP token (letters, digits and !#$%&\'*+-.^_`|~ only); fix or remove that header');
-    if (BAD_VALUE.test(value)) throw fail(`the value of header "${name.slice(0, 64)}" has a line break, a NUL or a character beyond Latin-1, which HTTP cannot carry; fix or remove that header`);
+    if (!TOKEN.test(name))
+      throw fail(
+        "a header name is not an HTTP token (letters, digits and !#$%&'*+-.^_`|~ only); fix or remove that header",
+      );
+    if (BAD_VALUE.test(value))
+      throw fail(
+        `the value of header "${name.slice(0, 64)}" has a line break, a NUL or a character beyond Latin-1, which HTTP cannot carry; fix or remove that header`,
+      );
   }
 }
 
@@ -183,7 +216,9 @@ function parseJson(text: string, path: string, what: string): unknown {
 }
 
 function badCapture(path: string, problem: string): CliError {
-  return usageError(`The capture file ${path} cannot be used: ${problem}. Captures are written by \`send --save <dir>\`; see the README for the format.`);
+  return usageError(
+    `The capture file ${path} cannot be used: ${problem}. Captures are written by \`send --save <dir>\`; see the README for the format.`,
+  );
 }
 
 /**

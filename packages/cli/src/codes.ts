@@ -52,50 +52,107 @@ interface CodeInfo {
 const CODES: Record<string, CodeInfo> = {
   method_not_allowed: { check: 'request', fix: 'Deliveries are POST requests; send it with POST.' },
   unsupported_media_type: { check: 'request', fix: 'Send it with Content-Type: application/json.' },
-  body_too_large: { check: 'request', fix: 'The body is over the receiver\u2019s maxBodyBytes; raise maxBodyBytes if such bodies are genuine.' },
-  signature_missing: { check: 'signature', fix: 'The Service-KYB-Signature header is missing: capture the headers with the body, or check that a proxy does not strip it.' },
-  signature_malformed: { check: 'signature', fix: 'The Service-KYB-Signature header must be t=<unix>,v1=<64 hex>,kv=<version>; check that nothing rewrote it.' },
+  body_too_large: {
+    check: 'request',
+    fix: 'The body is over the receiver\u2019s maxBodyBytes; raise maxBodyBytes if such bodies are genuine.',
+  },
+  signature_missing: {
+    check: 'signature',
+    fix: 'The Service-KYB-Signature header is missing: capture the headers with the body, or check that a proxy does not strip it.',
+  },
+  signature_malformed: {
+    check: 'signature',
+    fix: 'The Service-KYB-Signature header must be t=<unix>,v1=<64 hex>,kv=<version>; check that nothing rewrote it.',
+  },
   signature_unknown_version: {
     check: 'signature',
     fix: 'The kv version is not among the receiver\u2019s secrets: add that version (KYB_SECRET_V<kv>), or sign with a version it has (send --secret-version, replay --resign --secret-version).',
   },
-  signature_version_expired: { check: 'signature', fix: 'The rotation overlap of this kv version has ended: sign with the current version.' },
+  signature_version_expired: {
+    check: 'signature',
+    fix: 'The rotation overlap of this kv version has ended: sign with the current version.',
+  },
   signature_expired: {
     check: 'signature',
     fix: 'The signature\u2019s t is more than 5 minutes old: send it afresh (replay --resign), or verify it as of its signing time (verify --at-signature-time).',
   },
-  signature_future: { check: 'signature', fix: 'The signature\u2019s t is more than 5 minutes ahead of this clock: check the clocks of both machines.' },
+  signature_future: {
+    check: 'signature',
+    fix: 'The signature\u2019s t is more than 5 minutes ahead of this clock: check the clocks of both machines.',
+  },
   signature_mismatch: {
     check: 'signature',
     fix: 'The HMAC does not match these bytes with this secret version: check that the receiver has the same secret (KYB_SECRET_V<kv>) and gets the exact raw bytes (mount the webhook route before any JSON body parser).',
   },
   body_not_json: { check: 'body', fix: 'The body is not UTF-8 JSON: capture the exact bytes the service sent.' },
-  envelope_invalid: { check: 'envelope', fix: 'The body is not a webhook envelope (event_id a 26-character ULID, stream_id, seq an integer \u2265 0, timestamp, api_version YYYY-MM-DD, data an object).' },
-  attestation_missing: { check: 'attestation', fix: 'This event type must carry an attestation JWT; the service always attests it.' },
-  attestation_invalid_typ: { check: 'attestation', fix: 'The attestation is not a kyb-attestation+jwt token (another kind of JWT was put there).' },
+  envelope_invalid: {
+    check: 'envelope',
+    fix: 'The body is not a webhook envelope (event_id a 26-character ULID, stream_id, seq an integer \u2265 0, timestamp, api_version YYYY-MM-DD, data an object).',
+  },
+  attestation_missing: {
+    check: 'attestation',
+    fix: 'This event type must carry an attestation JWT; the service always attests it.',
+  },
+  attestation_invalid_typ: {
+    check: 'attestation',
+    fix: 'The attestation is not a kyb-attestation+jwt token (another kind of JWT was put there).',
+  },
   attestation_invalid: {
     check: 'attestation',
     fix: 'The attestation did not verify (signature, kid, iss, aud, exp or iat): check KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL, and that the token has not expired.',
   },
-  attestation_relabelled: { check: 'attestation', fix: 'The envelope\u2019s event_id, stream_id, seq, type or data differ from the signed claims: the token was issued for another event.' },
-  attestation_not_configured: { check: 'attestation', fix: 'The receiver has no attestation options: set KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL.' },
+  attestation_relabelled: {
+    check: 'attestation',
+    fix: 'The envelope\u2019s event_id, stream_id, seq, type or data differ from the signed claims: the token was issued for another event.',
+  },
+  attestation_not_configured: {
+    check: 'attestation',
+    fix: 'The receiver has no attestation options: set KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL.',
+  },
   jwks_unavailable: {
     check: 'attestation',
     fix: 'The receiver could not fetch the JWKS: keep `kyb-webhooks jwks serve` running (or let send/scenario serve it) at the KYB_JWKS_URL the receiver was given; after a failed fetch it waits jwksCooldownMs (30 s) before trying again.',
   },
-  event_data_invalid: { check: 'event data', fix: 'The data object does not match the schema of its event type; the service retries it. Fix the data (or upgrade the library if the service added a field shape).' },
-  in_progress: { check: 'receiver', fix: 'Another delivery of this event is being processed; the service retries later.' },
-  out_of_order: { check: 'receiver', fix: 'Ordering enforce: an earlier event of the stream is missing and the API does not have it yet; the service retries.' },
-  backfill_invalid: { check: 'receiver', fix: 'Ordering enforce: an earlier event fetched from the API failed verification.' },
+  event_data_invalid: {
+    check: 'event data',
+    fix: 'The data object does not match the schema of its event type; the service retries it. Fix the data (or upgrade the library if the service added a field shape).',
+  },
+  in_progress: {
+    check: 'receiver',
+    fix: 'Another delivery of this event is being processed; the service retries later.',
+  },
+  out_of_order: {
+    check: 'receiver',
+    fix: 'Ordering enforce: an earlier event of the stream is missing and the API does not have it yet; the service retries.',
+  },
+  backfill_invalid: {
+    check: 'receiver',
+    fix: 'Ordering enforce: an earlier event fetched from the API failed verification.',
+  },
   backfill_unfillable: {
     check: 'receiver',
     fix: 'Ordering enforce: an earlier event can never be fetched verifiably (purged release, retired key, gone); the stream waits until ordering.onUnfillable skips it (see the receiver log line stream_unfillable).',
   },
-  backfill_unavailable: { check: 'receiver', fix: 'Ordering enforce: the earlier events could not be fetched from the KYB API (fetchEventsAfter), or not within backfillTimeoutMs; the retry goes on from the last one that ran.' },
-  late_unhandled: { check: 'receiver', fix: 'Ordering enforce: an event behind its stream\u2019s cursor and no onGap handler took it; register receiver.onGap.' },
-  handler_failed: { check: 'receiver', fix: 'Your handler threw; see your app\u2019s log for the error. The service retries.' },
-  handler_timeout: { check: 'receiver', fix: 'Your handler ran longer than handlerTimeoutMs; pass context.signal to slow calls.' },
-  body_already_parsed: { check: 'receiver', fix: 'A JSON body parser ran before the webhook route: mount the webhook route first.' },
+  backfill_unavailable: {
+    check: 'receiver',
+    fix: 'Ordering enforce: the earlier events could not be fetched from the KYB API (fetchEventsAfter), or not within backfillTimeoutMs; the retry goes on from the last one that ran.',
+  },
+  late_unhandled: {
+    check: 'receiver',
+    fix: 'Ordering enforce: an event behind its stream\u2019s cursor and no onGap handler took it; register receiver.onGap.',
+  },
+  handler_failed: {
+    check: 'receiver',
+    fix: 'Your handler threw; see your app\u2019s log for the error. The service retries.',
+  },
+  handler_timeout: {
+    check: 'receiver',
+    fix: 'Your handler ran longer than handlerTimeoutMs; pass context.signal to slow calls.',
+  },
+  body_already_parsed: {
+    check: 'receiver',
+    fix: 'A JSON body parser ran before the webhook route: mount the webhook route first.',
+  },
   store_unavailable: { check: 'receiver', fix: 'The dedupe store failed or timed out; check its connection.' },
   internal_error: { check: 'receiver', fix: 'The receiver failed unexpectedly; see your app\u2019s log.' },
   // A 2xx, but no handler ran: a receiver without HMAC secrets (JWT-only, spec 5.4) cannot authenticate an event

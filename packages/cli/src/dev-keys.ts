@@ -94,7 +94,10 @@ export function jwksUrl(keys: Pick<DevKeys, 'jwksPort'>, port: number = keys.jwk
  * const { keys } = loadOrCreateDevKeys('.kyb-webhooks/dev-keys.json', { jwksPort: 4479 })
  * ```
  */
-export function loadOrCreateDevKeys(file: string = DEFAULT_KEYS_FILE, create: { jwksPort?: number } = {}): LoadedDevKeys {
+export function loadOrCreateDevKeys(
+  file: string = DEFAULT_KEYS_FILE,
+  create: { jwksPort?: number } = {},
+): LoadedDevKeys {
   const path = resolve(file);
   const existing = readKeys(path);
   if (existing) return loaded(existing, path, false);
@@ -102,7 +105,9 @@ export function loadOrCreateDevKeys(file: string = DEFAULT_KEYS_FILE, create: { 
   try {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw usageError(`Could not create the directory of the keys file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): pass --keys <file> in a directory you can write.`);
+    throw usageError(
+      `Could not create the directory of the keys file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): pass --keys <file> in a directory you can write.`,
+    );
   }
   // A directory we own gets a .gitignore, so the keys are never committed by accident.
   if (basename(dirname(path)) === '.kyb-webhooks') writeIfMissing(join(dirname(path), '.gitignore'), '*\n', 0o644);
@@ -113,7 +118,9 @@ export function loadOrCreateDevKeys(file: string = DEFAULT_KEYS_FILE, create: { 
       const winner = readKeys(path);
       if (winner) return loaded(winner, path, false);
     }
-    throw usageError(`Could not create the keys file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): check that its directory is writable, or pass --keys <file>.`);
+    throw usageError(
+      `Could not create the keys file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): check that its directory is writable, or pass --keys <file>.`,
+    );
   }
   chmodSync(path, 0o600); // the umask may have narrowed it further, never widened it; make it exact
   return loaded(keys, path, true);
@@ -133,7 +140,9 @@ export function loadDevKeys(file: string = DEFAULT_KEYS_FILE): LoadedDevKeys {
   if (found) return found;
   const path = resolve(file);
   const keysCommand = file === DEFAULT_KEYS_FILE ? 'kyb-webhooks keys' : `kyb-webhooks keys --keys ${file}`;
-  throw usageError(`no development keys at ${path}: run \`${keysCommand}\` first (and give your dev server its output), or pass --keys <file>.`);
+  throw usageError(
+    `no development keys at ${path}: run \`${keysCommand}\` first (and give your dev server its output), or pass --keys <file>.`,
+  );
 }
 
 /**
@@ -194,7 +203,9 @@ function readKeys(path: string): DevKeys | undefined {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw usageError(`Could not read the keys file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): check that it is a file you can read, or pass --keys <file>.`);
+    throw usageError(
+      `Could not read the keys file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'}): check that it is a file you can read, or pass --keys <file>.`,
+    );
   }
   warnIfReadableByOthers(path);
   let parsed: unknown;
@@ -219,7 +230,8 @@ function describeProblem(value: unknown): string | undefined {
     if (typeof keys[field] !== 'string' || keys[field] === '') return `"${field}" is missing`;
   }
   if (typeof keys.publicJwk !== 'object' || keys.publicJwk === null) return '"publicJwk" is missing';
-  if (typeof keys.secrets !== 'object' || keys.secrets === null || Array.isArray(keys.secrets)) return '"secrets" is missing';
+  if (typeof keys.secrets !== 'object' || keys.secrets === null || Array.isArray(keys.secrets))
+    return '"secrets" is missing';
   for (const [version, secret] of Object.entries(keys.secrets as Record<string, unknown>)) {
     if (!VERSION.test(version)) return `"secrets" has a version name that is not a kv (letters, digits, ".", "_", "-")`;
     if (typeof secret !== 'string' || secret === '') return `"secrets" version "${version}" is not a non-empty string`;
@@ -228,8 +240,13 @@ function describeProblem(value: unknown): string | undefined {
   for (const version of [keys.currentVersion, keys.previousVersion] as string[]) {
     if (secrets[version] === undefined) return `"secrets" has no version "${version}"`;
   }
-  if (!Number.isInteger(keys.jwksPort) || (keys.jwksPort as number) < 1 || (keys.jwksPort as number) > 65535) return '"jwksPort" is not a port number from 1 to 65535';
-  return describeKeyProblem(keys.privateKeyPem as string, keys.publicJwk as Record<string, unknown>, keys.kid as string);
+  if (!Number.isInteger(keys.jwksPort) || (keys.jwksPort as number) < 1 || (keys.jwksPort as number) > 65535)
+    return '"jwksPort" is not a port number from 1 to 65535';
+  return describeKeyProblem(
+    keys.privateKeyPem as string,
+    keys.publicJwk as Record<string, unknown>,
+    keys.kid as string,
+  );
 }
 
 // The JWKS the CLI serves is the file's publicJwk and attestations are signed with its PEM: if the two halves are not
@@ -243,7 +260,8 @@ function describeKeyProblem(pem: string, publicJwk: Record<string, unknown>, kid
   } catch {
     return '"privateKeyPem" is not a PEM private key';
   }
-  if (publicJwk.kty !== 'RSA' || publicJwk.n !== derived.n || publicJwk.e !== derived.e) return '"publicJwk" is not the public half of "privateKeyPem"';
+  if (publicJwk.kty !== 'RSA' || publicJwk.n !== derived.n || publicJwk.e !== derived.e)
+    return '"publicJwk" is not the public half of "privateKeyPem"';
   if (publicJwk.kid !== kid) return '"publicJwk" does not carry the file\u2019s "kid"';
   if (publicJwk.alg !== 'RS256' || publicJwk.use !== 'sig') return '"publicJwk" is not marked alg RS256, use sig';
   if ('d' in publicJwk) return '"publicJwk" holds a private key part';
@@ -279,14 +297,23 @@ function warnIfNotIgnoredByGit(path: string): void {
   }
   // No fsmonitor: a repository's own config could otherwise make this read-only check run a program of its choosing.
   const git = (args: string[]) =>
-    spawnSync('git', ['-c', 'core.fsmonitor=', ...args], { cwd: directory, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5000 });
+    spawnSync('git', ['-c', 'core.fsmonitor=', ...args], {
+      cwd: directory,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+      timeout: 5000,
+    });
   const ignored = git(['check-ignore', '-q', '--', basename(path)]);
   // 0: ignored, 1: not ignored, 128 (or an error such as ENOENT for a missing git): not a work tree or cannot tell.
   if (ignored.error !== undefined || ignored.status !== 1) return;
   const top = git(['rev-parse', '--show-toplevel']);
   if (top.error !== undefined || top.status !== 0) return;
-  const line = `/${relative(top.stdout.trim(), join(directory, basename(path))).split(sep).join('/')}`;
-  process.stderr.write(`warning: ${path} holds development secrets and git does not ignore it: add the line ${line} to ${join(top.stdout.trim(), '.gitignore')}.\n`);
+  const line = `/${relative(top.stdout.trim(), join(directory, basename(path)))
+    .split(sep)
+    .join('/')}`;
+  process.stderr.write(
+    `warning: ${path} holds development secrets and git does not ignore it: add the line ${line} to ${join(top.stdout.trim(), '.gitignore')}.\n`,
+  );
 }
 
 function writeIfMissing(path: string, text: string, mode: number): void {

@@ -31,7 +31,10 @@ export interface CliRun {
  * Runs `kyb-webhooks <args>` from the TypeScript sources (no build needed), as a user's shell would: stdout, stderr
  * and the exit code. `nodeArgs` come before the entry (e.g. an extra `--import`).
  */
-export function runCli(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: readonly string[]; timeoutMs?: number } = {}): Promise<CliRun> {
+export function runCli(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; nodeArgs?: readonly string[]; timeoutMs?: number } = {},
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
@@ -44,7 +47,11 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: N
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`kyb-webhooks ${args.join(' ')} did not exit within ${options.timeoutMs ?? 60_000} ms; stdout: ${stdout}; stderr: ${stderr}`));
+      reject(
+        new Error(
+          `kyb-webhooks ${args.join(' ')} did not exit within ${options.timeoutMs ?? 60_000} ms; stdout: ${stdout}; stderr: ${stderr}`,
+        ),
+      );
     }, options.timeoutMs ?? 60_000);
     child.once('error', reject);
     child.once('close', (code) => {
@@ -60,8 +67,14 @@ export function runCli(args: readonly string[], options: { cwd?: string; env?: N
  */
 export function runCliOnTerminal(args: readonly string[], options: { cwd?: string } = {}): CliRun | undefined {
   const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
-  const command = [process.execPath, '--conditions=@kyb-webhooks/source', '--import', TSX, CLI_ENTRY, ...args].map(quote).join(' ');
-  const run = spawnSync('script', ['-qefc', command, '/dev/null'], { cwd: options.cwd ?? CLI_PACKAGE, encoding: 'utf8', timeout: 60_000 });
+  const command = [process.execPath, '--conditions=@kyb-webhooks/source', '--import', TSX, CLI_ENTRY, ...args]
+    .map(quote)
+    .join(' ');
+  const run = spawnSync('script', ['-qefc', command, '/dev/null'], {
+    cwd: options.cwd ?? CLI_PACKAGE,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   if (run.error !== undefined) return undefined;
   return { code: run.status, stdout: run.stdout, stderr: '' };
 }
@@ -108,7 +121,10 @@ export interface Running {
  * Starts an example app (`examples/<framework>/src/server.ts`, what `pnpm start` runs) as a child process on a free
  * port with `env` (the output of `keys`), and waits until it accepts connections. Stopped by its PID.
  */
-export async function startExample(framework: 'express' | 'fastify' | 'koa' | 'hono', env: Record<string, string>): Promise<Running> {
+export async function startExample(
+  framework: 'express' | 'fastify' | 'koa' | 'hono',
+  env: Record<string, string>,
+): Promise<Running> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/server.ts'], {
     cwd: join(REPO, 'examples', framework),
@@ -157,7 +173,10 @@ function stopChild(child: ChildProcess): Promise<void> {
  * configured to do from the environment: a rotation overlap that ended, ordering enforce. `handle` may replace the
  * receiver entirely (a receiver that is wrong on purpose).
  */
-export async function startReceiver(options: ReceiverOptions | ((body: Buffer) => { status: number; body: unknown }), setup?: (receiver: Receiver) => void): Promise<Running> {
+export async function startReceiver(
+  options: ReceiverOptions | ((body: Buffer) => { status: number; body: unknown }),
+  setup?: (receiver: Receiver) => void,
+): Promise<Running> {
   const receiver = typeof options === 'function' ? undefined : createReceiver(options);
   if (receiver && setup) setup(receiver);
   const server: Server = createServer((request, response) => {
@@ -166,7 +185,9 @@ export async function startReceiver(options: ReceiverOptions | ((body: Buffer) =
     request.on('end', () => {
       const body = Buffer.concat(chunks);
       const answer = receiver
-        ? receiver.receive({ method: request.method ?? 'POST', headers: request.headers as Record<string, string>, body }).then((result) => ({ status: result.status, body: result.body as unknown }))
+        ? receiver
+            .receive({ method: request.method ?? 'POST', headers: request.headers as Record<string, string>, body })
+            .then((result) => ({ status: result.status, body: result.body as unknown }))
         : Promise.resolve((options as (body: Buffer) => { status: number; body: unknown })(body));
       void answer.then(({ status, body: payload }) => {
         response.writeHead(status, { 'content-type': 'application/json' });

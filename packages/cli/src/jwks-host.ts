@@ -32,7 +32,10 @@ export async function serveJwks(jwks: Jwks, port: number): Promise<JwksHost> {
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     const found = path === KYB_JWKS_PATH && (request.method === 'GET' || request.method === 'HEAD');
     const body = found ? text : JSON.stringify({ error: 'not_found', hint: `the JWKS is at ${KYB_JWKS_PATH}` });
-    response.writeHead(found ? 200 : 404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    response.writeHead(found ? 200 : 404, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+    });
     response.end(request.method === 'HEAD' ? undefined : body);
   });
   await new Promise<void>((resolve, reject) => {
@@ -59,13 +62,19 @@ export async function serveJwks(jwks: Jwks, port: number): Promise<JwksHost> {
  * try { await send() } finally { await release() }
  * ```
  */
-export async function ensureJwksServed(jwks: Jwks, kid: string, port: number): Promise<{ url: string; started: boolean; release: () => Promise<void> }> {
+export async function ensureJwksServed(
+  jwks: Jwks,
+  kid: string,
+  port: number,
+): Promise<{ url: string; started: boolean; release: () => Promise<void> }> {
   try {
     const host = await serveJwks(jwks, port);
     return { url: host.url, started: true, release: () => host.close() };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') {
-      throw new CliError(`Could not serve the development JWKS on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? 'error'}); run \`kyb-webhooks jwks serve\` in another terminal.`);
+      throw new CliError(
+        `Could not serve the development JWKS on 127.0.0.1:${port} (${(error as NodeJS.ErrnoException).code ?? 'error'}); run \`kyb-webhooks jwks serve\` in another terminal.`,
+      );
     }
   }
   const url = `http://127.0.0.1:${port}${KYB_JWKS_PATH}`;

@@ -24,7 +24,12 @@ describe('keys', () => {
     const file = join(dir, 'print', 'dev-keys.json');
     const run = await runCli(['keys', '--keys', file, '--jwks-port', '45123']);
     const stored = JSON.parse(readFileSync(file, 'utf8')) as { secrets: Record<string, string>; audience: string };
-    const env = Object.fromEntries(run.stdout.split('\n').filter((line) => /^[A-Z_0-9]+=/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2)));
+    const env = Object.fromEntries(
+      run.stdout
+        .split('\n')
+        .filter((line) => /^[A-Z_0-9]+=/.test(line))
+        .map((line) => line.split(/=(.*)/s).slice(0, 2)),
+    );
     expect(env).toEqual({
       KYB_SECRET_V1: stored.secrets['1'],
       KYB_SECRET_V2: stored.secrets['2'],
@@ -48,7 +53,9 @@ describe('keys', () => {
     const file = join(dir, 'broken.json');
     writeFileSync(file, JSON.stringify({ version: 1, secrets: { '1': 'whsec_do_not_print_me' } }), { mode: 0o600 });
     const run = await runCli(['send', 'data_request.refused', '--to', 'http://127.0.0.1:1/x', '--keys', file]);
-    expect(run.stderr).toContain(`The keys file ${file} cannot be used: "kid" is missing. Delete it to create new development keys`);
+    expect(run.stderr).toContain(
+      `The keys file ${file} cannot be used: "kid" is missing. Delete it to create new development keys`,
+    );
     expect(run.stdout + run.stderr).not.toContain('whsec_do_not_print_me');
     expect(run.code).toBe(2);
   });
@@ -65,20 +72,39 @@ describe('a keys file that cannot be used: exit 2, the file and the fix, never a
   };
 
   it.each([
-    ['a public key that is not the private key\u2019s half', (keys: Record<string, unknown>) => {
-      keys.publicJwk = { ...generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }), kid: keys.kid, alg: 'RS256', use: 'sig' };
-    }, '"publicJwk" is not the public half of "privateKeyPem"'],
-    ['a PEM that does not parse', (keys: Record<string, unknown>) => {
-      keys.privateKeyPem = '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n';
-    }, '"privateKeyPem" is not a PEM private key'],
-    ['a JWKS port beyond 65535', (keys: Record<string, unknown>) => {
-      keys.jwksPort = 70000;
-    }, '"jwksPort" is not a port number from 1 to 65535'],
+    [
+      'a public key that is not the private key\u2019s half',
+      (keys: Record<string, unknown>) => {
+        keys.publicJwk = {
+          ...generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ format: 'jwk' }),
+          kid: keys.kid,
+          alg: 'RS256',
+          use: 'sig',
+        };
+      },
+      '"publicJwk" is not the public half of "privateKeyPem"',
+    ],
+    [
+      'a PEM that does not parse',
+      (keys: Record<string, unknown>) => {
+        keys.privateKeyPem = '-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n';
+      },
+      '"privateKeyPem" is not a PEM private key',
+    ],
+    [
+      'a JWKS port beyond 65535',
+      (keys: Record<string, unknown>) => {
+        keys.jwksPort = 70000;
+      },
+      '"jwksPort" is not a port number from 1 to 65535',
+    ],
   ])('%s', async (_case, change, problem) => {
     if (!existsSync(good)) expect((await runCli(['keys', '--keys', good])).code).toBe(0);
     const file = damaged(problem.replace(/\W+/g, '-'), change);
     const run = await runCli(['send', 'data_request.released', '--to', 'http://127.0.0.1:1/x', '--keys', file]);
-    expect(run.stderr).toContain(`The keys file ${file} cannot be used: ${problem}. Delete it to create new development keys`);
+    expect(run.stderr).toContain(
+      `The keys file ${file} cannot be used: ${problem}. Delete it to create new development keys`,
+    );
     expect(run.stderr).not.toContain('unexpected');
     expect(run.stdout).toBe('');
     expect(run.code).toBe(2);
@@ -88,7 +114,9 @@ describe('a keys file that cannot be used: exit 2, the file and the fix, never a
     const folder = join(dir, 'a-directory');
     mkdirSync(folder);
     const run = await runCli(['keys', '--keys', folder]);
-    expect(run.stderr).toContain(`Could not read the keys file ${folder} (EISDIR): check that it is a file you can read, or pass --keys <file>.`);
+    expect(run.stderr).toContain(
+      `Could not read the keys file ${folder} (EISDIR): check that it is a file you can read, or pass --keys <file>.`,
+    );
     expect(run.code).toBe(2);
   });
 });
@@ -101,10 +129,14 @@ describe('a keys file in a git work tree', () => {
     mkdirSync(repo);
     if (git(repo, 'init', '-q').status !== 0) return context.skip('git is not installed');
     const run = await runCli(['keys', '--keys', join('config', 'dev-keys.json')], { cwd: repo });
-    expect(run.stderr).toContain(`warning: ${join(repo, 'config', 'dev-keys.json')} holds development secrets and git does not ignore it: add the line /config/dev-keys.json to ${join(repo, '.gitignore')}.`);
+    expect(run.stderr).toContain(
+      `warning: ${join(repo, 'config', 'dev-keys.json')} holds development secrets and git does not ignore it: add the line /config/dev-keys.json to ${join(repo, '.gitignore')}.`,
+    );
     expect(run.code).toBe(0);
     writeFileSync(join(repo, '.gitignore'), '/config/dev-keys.json\n');
-    expect((await runCli(['keys', '--keys', join('config', 'dev-keys.json')], { cwd: repo })).stderr).not.toContain('warning');
+    expect((await runCli(['keys', '--keys', join('config', 'dev-keys.json')], { cwd: repo })).stderr).not.toContain(
+      'warning',
+    );
     expect((await runCli(['keys'], { cwd: repo })).stderr).not.toContain('warning');
   });
 });
@@ -114,20 +146,27 @@ describe('jwks serve', () => {
     const empty = join(dir, 'jwks-no-keys');
     mkdirSync(empty);
     const run = await runCli(['jwks', 'serve'], { cwd: empty });
-    expect(run.stderr).toContain(`no development keys at ${join(empty, '.kyb-webhooks', 'dev-keys.json')}: run \`kyb-webhooks keys\` first`);
+    expect(run.stderr).toContain(
+      `no development keys at ${join(empty, '.kyb-webhooks', 'dev-keys.json')}: run \`kyb-webhooks keys\` first`,
+    );
     expect(existsSync(join(empty, '.kyb-webhooks'))).toBe(false);
     expect(run.code).toBe(2);
   });
 
-
   it('serves the public key of the keys file on 127.0.0.1 at the port of KYB_JWKS_URL until stopped', async () => {
     const file = join(dir, 'jwks', 'dev-keys.json');
     const port = await freePort();
-    const created = JSON.parse((await runCli(['keys', '--keys', file, '--jwks-port', String(port), '--json'])).stdout) as { kid: string; env: Record<string, string> };
-    const child = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/cli.ts', 'jwks', 'serve', '--keys', file], {
-      cwd: CLI_PACKAGE,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const created = JSON.parse(
+      (await runCli(['keys', '--keys', file, '--jwks-port', String(port), '--json'])).stdout,
+    ) as { kid: string; env: Record<string, string> };
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/cli.ts', 'jwks', 'serve', '--keys', file],
+      {
+        cwd: CLI_PACKAGE,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     try {
       let output = '';
       child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -148,8 +187,11 @@ describe('jwks serve', () => {
 describe('the program', () => {
   it('--help lists every command and the exit codes, exit 0', async () => {
     const run = await runCli(['--help']);
-    for (const command of ['keys', 'jwks', 'send', 'scenario', 'verify', 'replay']) expect(run.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
-    expect(run.stdout).toContain('Exit codes: 0 ok, 1 a check or expectation failed (or the app could not be reached), 2 usage error.');
+    for (const command of ['keys', 'jwks', 'send', 'scenario', 'verify', 'replay'])
+      expect(run.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    expect(run.stdout).toContain(
+      'Exit codes: 0 ok, 1 a check or expectation failed (or the app could not be reached), 2 usage error.',
+    );
     expect(run.code).toBe(0);
   });
 

@@ -51,7 +51,11 @@ export interface SendingOptions extends CommonOptions {
  */
 export function withCommonOptions(command: Command): Command {
   return command
-    .option('--keys <file>', 'development keys and secrets (keys, send and scenario create it on first use, mode 0600)', DEFAULT_KEYS_FILE)
+    .option(
+      '--keys <file>',
+      'development keys and secrets (keys, send and scenario create it on first use, mode 0600)',
+      DEFAULT_KEYS_FILE,
+    )
     .option('--json', 'print the result as JSON for scripts');
 }
 
@@ -65,8 +69,16 @@ export function withCommonOptions(command: Command): Command {
  */
 export function withSendingOptions(command: Command): Command {
   return withCommonOptions(command)
-    .requiredOption('--to <url>', 'the webhook endpoint of your dev server, e.g. http://127.0.0.1:3000/webhooks/kyb', parseUrl)
-    .addOption(new Option('--timeout <ms>', 'per-delivery timeout in milliseconds').default(10_000).argParser(parseIntegerInRange(1, MAX_TIMEOUT_MS)))
+    .requiredOption(
+      '--to <url>',
+      'the webhook endpoint of your dev server, e.g. http://127.0.0.1:3000/webhooks/kyb',
+      parseUrl,
+    )
+    .addOption(
+      new Option('--timeout <ms>', 'per-delivery timeout in milliseconds')
+        .default(10_000)
+        .argParser(parseIntegerInRange(1, MAX_TIMEOUT_MS)),
+    )
     .option('--save <dir>', 'write each delivery sent as a capture file into <dir> (for verify and replay)');
 }
 
@@ -88,10 +100,14 @@ export function parseUrl(value: string): string {
     try {
       parsed = new URL(value);
     } catch {
-      throw usageError('--to is not a valid URL (not shown: it contains "@", which may be a password): give the URL of your webhook route, e.g. http://127.0.0.1:3000/webhooks/kyb.');
+      throw usageError(
+        '--to is not a valid URL (not shown: it contains "@", which may be a password): give the URL of your webhook route, e.g. http://127.0.0.1:3000/webhooks/kyb.',
+      );
     }
     if (parsed.username !== '' || parsed.password !== '') {
-      throw usageError('--to must not contain a user name or password (user:password@): give the URL of the webhook route without them; the CLI does not send credentials.');
+      throw usageError(
+        '--to must not contain a user name or password (user:password@): give the URL of the webhook route without them; the CLI does not send credentials.',
+      );
     }
   }
   let url: URL;
@@ -100,7 +116,8 @@ export function parseUrl(value: string): string {
   } catch {
     throw new InvalidArgumentError('expected an absolute URL, e.g. http://127.0.0.1:3000/webhooks/kyb');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidArgumentError('expected an http:// or https:// URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new InvalidArgumentError('expected an http:// or https:// URL');
   return url.toString();
 }
 
@@ -170,7 +187,10 @@ export function parseIntegerInRange(min: number, max: number): (value: string) =
 export function parseEventType(value: string): TestEventType {
   const full = value.startsWith('kyb.') ? value : `kyb.${value}`;
   const found = TEST_EVENT_TYPES.find((type) => type === full);
-  if (!found) throw new InvalidArgumentError(`expected one of: ${TEST_EVENT_TYPES.map((type) => type.slice(4)).join(', ')} (with or without "kyb.")`);
+  if (!found)
+    throw new InvalidArgumentError(
+      `expected one of: ${TEST_EVENT_TYPES.map((type) => type.slice(4)).join(', ')} (with or without "kyb.")`,
+    );
   return found;
 }
 
@@ -187,8 +207,11 @@ export function parseJsonObject(value: string): Record<string, unknown> {
   try {
     parsed = JSON.parse(value);
   } catch {
-    throw new InvalidArgumentError('expected a JSON object, e.g. --data \'{"offer_id":"offer_42"}\' (quote it for your shell)');
+    throw new InvalidArgumentError(
+      'expected a JSON object, e.g. --data \'{"offer_id":"offer_42"}\' (quote it for your shell)',
+    );
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError('expected a JSON object, e.g. {"offer_id":"offer_42"}');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new InvalidArgumentError('expected a JSON object, e.g. {"offer_id":"offer_42"}');
   return parsed as Record<string, unknown>;
 }

@@ -21,9 +21,16 @@ export interface Column<Row> {
  * ```
  */
 export function formatTable<Row>(rows: readonly Row[], columns: readonly Column<Row>[]): string {
-  const cells = [columns.map((column) => column.heading), ...rows.map((row) => columns.map((column) => column.cell(row)))];
+  const cells = [
+    columns.map((column) => column.heading),
+    ...rows.map((row) => columns.map((column) => column.cell(row))),
+  ];
   const widths = columns.map((_, index) => Math.max(...cells.map((line) => line[index]!.length)));
-  const line = (values: string[]) => values.map((value, index) => value.padEnd(widths[index]!)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((value, index) => value.padEnd(widths[index]!))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]!), widths.map((width) => '-'.repeat(width)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 

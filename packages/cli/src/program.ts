@@ -22,7 +22,9 @@ const { version } = createRequire(import.meta.url)('../package.json') as { versi
  */
 export function createProgram(): Command {
   const program = new Command('kyb-webhooks')
-    .description('Send realistic signed KYB webhook deliveries and scenarios to your dev server, serve the development JWKS, verify and replay captured deliveries.')
+    .description(
+      'Send realistic signed KYB webhook deliveries and scenarios to your dev server, serve the development JWKS, verify and replay captured deliveries.',
+    )
     .version(version)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
@@ -63,7 +65,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       process.stderr.write(`kyb-webhooks: ${error.message}\n`);
       return error.exitCode;
     }
-    process.stderr.write(`kyb-webhooks: unexpected ${error instanceof Error ? error.name : 'error'}: ${error instanceof Error ? error.message : 'unknown'}\n`);
+    process.stderr.write(
+      `kyb-webhooks: unexpected ${error instanceof Error ? error.name : 'error'}: ${error instanceof Error ? error.message : 'unknown'}\n`,
+    );
     return EXIT.failed;
   }
 }

@@ -1,4 +1,10 @@
-import { createTestEvent, createTestSigner, testEvents, type SignOptions, type TestEnvelope } from '@kyb-webhooks/testing';
+import {
+  createTestEvent,
+  createTestSigner,
+  testEvents,
+  type SignOptions,
+  type TestEnvelope,
+} from '@kyb-webhooks/testing';
 import type { DevKeys } from './dev-keys.js';
 import type { DevSigner } from './dev-signer.js';
 
@@ -133,7 +139,12 @@ export const SCENARIOS: Record<string, Scenario> = {
     steps: ({ signer, keys }) => {
       const carried = signer.withAttestation(release(keys));
       return [
-        { label: 'release (attempt 1)', make: async () => signer.sign(await carried, { attempt: 1 }), expect: [ACCEPTED], why: 'a genuine, attested event is processed and acknowledged with a 2xx' },
+        {
+          label: 'release (attempt 1)',
+          make: async () => signer.sign(await carried, { attempt: 1 }),
+          expect: [ACCEPTED],
+          why: 'a genuine, attested event is processed and acknowledged with a 2xx',
+        },
         {
           label: 'same event_id again (attempt 2)',
           make: async () => signer.sign(await carried, { attempt: 2 }),
@@ -157,11 +168,19 @@ export const SCENARIOS: Record<string, Scenario> = {
           expect: [{ ...ACCEPTED, modes: ['off', 'detect'] }, ...AHEAD_UNDER_ENFORCE],
           why: 'with ordering off or detect each delivery stands alone (2xx); under enforce an event ahead of its stream is held (409 out_of_order, or 503 backfill_unavailable when the API cannot be reached)',
         },
-        { label: 'seq 0', make: signed(signer, first), expect: [ACCEPTED], why: 'the first event of the stream is processed' },
+        {
+          label: 'seq 0',
+          make: signed(signer, first),
+          expect: [ACCEPTED],
+          why: 'the first event of the stream is processed',
+        },
         {
           label: 'seq 1 again (attempt 2)',
           make: signed(signer, later, { attempt: 2 }),
-          expect: [{ ...DUPLICATE, modes: ['off', 'detect'] }, { ...ACCEPTED, modes: ['enforce'] }],
+          expect: [
+            { ...DUPLICATE, modes: ['off', 'detect'] },
+            { ...ACCEPTED, modes: ['enforce'] },
+          ],
           why: 'with ordering off or detect seq 1 was processed on its first delivery ("200 duplicate" now); under enforce it runs now that seq 0 is done (2xx)',
         },
       ];
@@ -173,9 +192,18 @@ export const SCENARIOS: Record<string, Scenario> = {
     needsHmac: true,
     steps: ({ signer }) => {
       const first = testEvents.dataRequestPendingApproval({ seq: 0 });
-      const afterGap = testEvents.dataRequestRefused({ stream_id: first.stream_id, seq: 2, data: { reason: 'expired' } });
+      const afterGap = testEvents.dataRequestRefused({
+        stream_id: first.stream_id,
+        seq: 2,
+        data: { reason: 'expired' },
+      });
       return [
-        { label: 'seq 0', make: signed(signer, first), expect: [ACCEPTED], why: 'the first event of the stream is processed' },
+        {
+          label: 'seq 0',
+          make: signed(signer, first),
+          expect: [ACCEPTED],
+          why: 'the first event of the stream is processed',
+        },
         {
           label: 'seq 2 (seq 1 missing)',
           make: signed(signer, afterGap),
@@ -202,7 +230,9 @@ export const SCENARIOS: Record<string, Scenario> = {
           label: 'body changed after signing',
           make: async () => {
             const delivery = await signer.sign(genuine);
-            const tampered = new TextEncoder().encode(new TextDecoder().decode(delivery.body).replace('"threshold_not_met"', '"declined"'));
+            const tampered = new TextEncoder().encode(
+              new TextDecoder().decode(delivery.body).replace('"threshold_not_met"', '"declined"'),
+            );
             return { ...delivery, body: tampered };
           },
           expect: [{ status: 401, code: 'signature_mismatch' }],
@@ -241,7 +271,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
   'relabelled-attestation': {
-    description: 'a genuine release\u2019s attestation carried by envelopes with another event_id and another seq, then the genuine release',
+    description:
+      'a genuine release\u2019s attestation carried by envelopes with another event_id and another seq, then the genuine release',
     attested: true,
     needsHmac: false,
     steps: ({ signer, keys }) => {
@@ -276,7 +307,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
   'secret-rotation': {
-    description: 'during the overlap (default): deliveries signed with the current and the previous secret version; with --phase after: the previous version once the overlap ended',
+    description:
+      'during the overlap (default): deliveries signed with the current and the previous secret version; with --phase after: the previous version once the overlap ended',
     attested: false,
     needsHmac: true,
     steps: ({ signer, keys, phase }) => {
@@ -312,13 +344,19 @@ export const SCENARIOS: Record<string, Scenario> = {
     },
   },
   'unknown-attested-type': {
-    description: 'an attested event of a type this library does not know, then one whose attestation is signed by another key',
+    description:
+      'an attested event of a type this library does not know, then one whose attestation is signed by another key',
     attested: true,
     needsHmac: false,
     steps: ({ signer, keys }) => {
       const unknown = (): TestEnvelope => {
         const base = createTestEvent('kyb.data_request.refused');
-        return { ...base, event: 'kyb.business.risk_flagged', stream_id: `biz_${base.event_id.toLowerCase()}`, data: { level: 'review' } };
+        return {
+          ...base,
+          event: 'kyb.business.risk_flagged',
+          stream_id: `biz_${base.event_id.toLowerCase()}`,
+          data: { level: 'review' },
+        };
       };
       const forged = unknown();
       return [
@@ -361,7 +399,11 @@ export const SCENARIO_NAMES = Object.keys(SCENARIOS);
  * matches({ status: 200, code: 'duplicate' }, [{ status: 200, code: 'duplicate' }]) // true
  * ```
  */
-export function matches(answer: { status: number | null; code?: string | undefined }, expectations: readonly Expectation[], modes: readonly OrderingMode[] = ORDERING_MODES): boolean {
+export function matches(
+  answer: { status: number | null; code?: string | undefined },
+  expectations: readonly Expectation[],
+  modes: readonly OrderingMode[] = ORDERING_MODES,
+): boolean {
   return allowed(expectations, modes).some((expectation) => answers(answer, expectation));
 }
 
@@ -373,8 +415,13 @@ export function matches(answer: { status: number | null; code?: string | undefin
  * allowed(step.expect, ['enforce'])
  * ```
  */
-export function allowed(expectations: readonly Expectation[], modes: readonly OrderingMode[] = ORDERING_MODES): Expectation[] {
-  return expectations.filter((expectation) => expectation.modes === undefined || expectation.modes.some((mode) => modes.includes(mode)));
+export function allowed(
+  expectations: readonly Expectation[],
+  modes: readonly OrderingMode[] = ORDERING_MODES,
+): Expectation[] {
+  return expectations.filter(
+    (expectation) => expectation.modes === undefined || expectation.modes.some((mode) => modes.includes(mode)),
+  );
 }
 
 /**
@@ -388,15 +435,22 @@ export function allowed(expectations: readonly Expectation[], modes: readonly Or
  * modesAfter({ status: 409, code: 'out_of_order' }, step.expect, ORDERING_MODES) // ['enforce']
  * ```
  */
-export function modesAfter(answer: { status: number | null; code?: string | undefined }, expectations: readonly Expectation[], modes: readonly OrderingMode[]): OrderingMode[] {
+export function modesAfter(
+  answer: { status: number | null; code?: string | undefined },
+  expectations: readonly Expectation[],
+  modes: readonly OrderingMode[],
+): OrderingMode[] {
   const matched = allowed(expectations, modes).filter((expectation) => answers(answer, expectation));
   if (matched.length === 0) return [...modes];
-  return modes.filter((mode) => matched.some((expectation) => expectation.modes === undefined || expectation.modes.includes(mode)));
+  return modes.filter((mode) =>
+    matched.some((expectation) => expectation.modes === undefined || expectation.modes.includes(mode)),
+  );
 }
 
 function answers(answer: { status: number | null; code?: string | undefined }, expectation: Expectation): boolean {
   if (answer.status === null) return false;
-  const statusOk = expectation.status === '2xx' ? answer.status >= 200 && answer.status < 300 : answer.status === expectation.status;
+  const statusOk =
+    expectation.status === '2xx' ? answer.status >= 200 && answer.status < 300 : answer.status === expectation.status;
   return statusOk && (answer.code ?? null) === expectation.code;
 }
 

@@ -4,7 +4,17 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_PACKAGE, createKeys, freePort, runCli, secretsIn, startExample, startReceiver, type KeysOutput, type Running } from './e2e-support.js';
+import {
+  CLI_PACKAGE,
+  createKeys,
+  freePort,
+  runCli,
+  secretsIn,
+  startExample,
+  startReceiver,
+  type KeysOutput,
+  type Running,
+} from './e2e-support.js';
 
 // `send` end to end: the CLI as a child process against the Express example app, started from the environment
 // `kyb-webhooks keys` printed, as a user would after pasting it.
@@ -26,7 +36,18 @@ afterAll(async () => {
 interface SendJson {
   ok: boolean;
   jwks: { url: string; started: boolean } | null;
-  deliveries: { delivery: string; event: string; event_id: string; stream_id: string; seq: number; attempt: number; attested: boolean; status: number | null; code: string | null; error: string | null }[];
+  deliveries: {
+    delivery: string;
+    event: string;
+    event_id: string;
+    stream_id: string;
+    seq: number;
+    attempt: number;
+    attested: boolean;
+    status: number | null;
+    code: string | null;
+    error: string | null;
+  }[];
 }
 
 async function send(...args: string[]) {
@@ -43,7 +64,10 @@ async function sendJson(...args: string[]) {
 function savedCaptures(saveDir: string): { headers: Record<string, string>; body: string }[] {
   return readdirSync(saveDir)
     .sort()
-    .map((name) => JSON.parse(readFileSync(join(saveDir, name), 'utf8')) as { headers: Record<string, string>; body: string });
+    .map(
+      (name) =>
+        JSON.parse(readFileSync(join(saveDir, name), 'utf8')) as { headers: Record<string, string>; body: string },
+    );
 }
 
 describe('send against the Express example', () => {
@@ -57,7 +81,15 @@ describe('send against the Express example', () => {
     ['kyb.business.wallet_address_changed', true],
   ] as const)('%s is accepted (200), attested: %s, exit 0', async (type, attested) => {
     const { run, result } = await sendJson(type);
-    expect(result.deliveries).toEqual([expect.objectContaining({ event: type.startsWith('kyb.') ? type : `kyb.${type}`, attested, status: 200, code: null, attempt: 1 })]);
+    expect(result.deliveries).toEqual([
+      expect.objectContaining({
+        event: type.startsWith('kyb.') ? type : `kyb.${type}`,
+        attested,
+        status: 200,
+        code: null,
+        attempt: 1,
+      }),
+    ]);
     expect(result.ok).toBe(true);
     expect(run.code).toBe(0);
   });
@@ -65,9 +97,13 @@ describe('send against the Express example', () => {
   it('--duplicate sends the same event_id twice: 200, then 200 duplicate, in a table', async () => {
     const run = await send('data_request.released', '--to', app.url, '--duplicate');
     const lines = run.stdout.split('\n');
-    expect(lines[0]).toMatch(/^delivery\s+event\s+event_id\s+stream\/seq\s+attempt\s+attested\s+status\s+code\s+expected\s+result$/);
+    expect(lines[0]).toMatch(
+      /^delivery\s+event\s+event_id\s+stream\/seq\s+attempt\s+attested\s+status\s+code\s+expected\s+result$/,
+    );
     expect(lines[2]).toMatch(/^delivery\s+data_request\.released\s+\S{26}\s+\S+\s+1\s+yes\s+200\s+—\s+2xx\s+ok$/);
-    expect(lines[3]).toMatch(/^same event_id again\s+data_request\.released\s+\S{26}\s+\S+\s+2\s+yes\s+200\s+duplicate\s+200 duplicate\s+ok$/);
+    expect(lines[3]).toMatch(
+      /^same event_id again\s+data_request\.released\s+\S{26}\s+\S+\s+2\s+yes\s+200\s+duplicate\s+200 duplicate\s+ok$/,
+    );
     expect(lines[2]!.split(/\s+/)[2]).toBe(lines[3]!.split(/\s+/)[4]);
     expect(run.code).toBe(0);
   });
@@ -75,22 +111,51 @@ describe('send against the Express example', () => {
   it('typed flags and --data end up in the delivery that was sent (--save)', async () => {
     const saveDir = join(dir, 'typed');
     const { run } = await sendJson(
-      'data_request.refused', '--stream', 'dr_cli_typed', '--seq', '4', '--event-id', '01JH4Z6V4M5Q8R2T7W9XKCNBDF', '--attempt', '3',
-      '--reason', 'business_wallet_rotated', '--data', '{"note":"from the CLI"}', '--secret-version', '1', '--save', saveDir,
+      'data_request.refused',
+      '--stream',
+      'dr_cli_typed',
+      '--seq',
+      '4',
+      '--event-id',
+      '01JH4Z6V4M5Q8R2T7W9XKCNBDF',
+      '--attempt',
+      '3',
+      '--reason',
+      'business_wallet_rotated',
+      '--data',
+      '{"note":"from the CLI"}',
+      '--secret-version',
+      '1',
+      '--save',
+      saveDir,
     );
     const [capture] = savedCaptures(saveDir);
     expect(JSON.parse(capture!.body)).toMatchObject({
-      event: 'kyb.data_request.refused', event_id: '01JH4Z6V4M5Q8R2T7W9XKCNBDF', stream_id: 'dr_cli_typed', seq: 4,
+      event: 'kyb.data_request.refused',
+      event_id: '01JH4Z6V4M5Q8R2T7W9XKCNBDF',
+      stream_id: 'dr_cli_typed',
+      seq: 4,
       data: { request_id: 'dr_cli_typed', reason: 'business_wallet_rotated', note: 'from the CLI' },
     });
-    expect(capture!.headers).toMatchObject({ 'service-delivery-attempt': '3', 'service-event-id': '01JH4Z6V4M5Q8R2T7W9XKCNBDF' });
+    expect(capture!.headers).toMatchObject({
+      'service-delivery-attempt': '3',
+      'service-event-id': '01JH4Z6V4M5Q8R2T7W9XKCNBDF',
+    });
     expect(capture!.headers['service-kyb-signature']).toMatch(/,kv=1$/);
     expect(run.code).toBe(0);
   });
 
   it('a null in --data removes the field; --previous-wallet-address sets it', async () => {
     const saveDir = join(dir, 'wallet');
-    const { run } = await sendJson('business.wallet_address_changed', '--previous-wallet-address', '0x1111111111111111111111111111111111111111', '--data', '{"wallet_address":null}', '--save', saveDir);
+    const { run } = await sendJson(
+      'business.wallet_address_changed',
+      '--previous-wallet-address',
+      '0x1111111111111111111111111111111111111111',
+      '--data',
+      '{"wallet_address":null}',
+      '--save',
+      saveDir,
+    );
     const data = (JSON.parse(savedCaptures(saveDir)[0]!.body) as { data: Record<string, unknown> }).data;
     expect(data.previous_wallet_address).toBe('0x1111111111111111111111111111111111111111');
     expect(data).not.toHaveProperty('wallet_address');
@@ -99,7 +164,9 @@ describe('send against the Express example', () => {
 
   it('--no-attestation on an attested type: the app answers 401 attestation_missing, which is what a correct receiver does, exit 0', async () => {
     const run = await send('data_request.released', '--to', app.url, '--no-attestation');
-    expect(run.stdout).toMatch(/^delivery\s+data_request\.released\s+\S{26}\s+\S+\s+1\s+no\s+401\s+attestation_missing\s+401 attestation_missing\s+ok$/m);
+    expect(run.stdout).toMatch(
+      /^delivery\s+data_request\.released\s+\S{26}\s+\S+\s+1\s+no\s+401\s+attestation_missing\s+401 attestation_missing\s+ok$/m,
+    );
     expect(run.code).toBe(0);
   });
 
@@ -108,7 +175,9 @@ describe('send against the Express example', () => {
     try {
       const run = await send('data_request.released', '--to', careless.url, '--no-attestation');
       expect(run.stdout).toMatch(/200\s+—\s+401 attestation_missing\s+FAILED/);
-      expect(run.stdout).toContain('\u2717 200: a correct receiver answers 401 attestation_missing: data_request.released must carry an attestation');
+      expect(run.stdout).toContain(
+        '\u2717 200: a correct receiver answers 401 attestation_missing: data_request.released must carry an attestation',
+      );
       expect(run.code).toBe(1);
     } finally {
       await careless.stop();
@@ -120,7 +189,9 @@ describe('send against the Express example', () => {
     try {
       const run = await send('data_request.refused', '--to', onlyV2.url, '--secret-version', '1');
       expect(run.stdout).toMatch(/401\s+signature_unknown_version\s+2xx\s+FAILED/);
-      expect(run.stdout).toContain('\u2717 401 signature_unknown_version: The kv version is not among the receiver\u2019s secrets: add that version (KYB_SECRET_V1)');
+      expect(run.stdout).toContain(
+        '\u2717 401 signature_unknown_version: The kv version is not among the receiver\u2019s secrets: add that version (KYB_SECRET_V1)',
+      );
       expect(run.code).toBe(1);
     } finally {
       await onlyV2.stop();
@@ -128,12 +199,20 @@ describe('send against the Express example', () => {
   });
 
   it('a receiver without HMAC secrets (attestation only): 200 unauthenticated, said to be acknowledged but not processed', async () => {
-    const jwtOnly = await startReceiver({ attestation: { issuer: keys.env.KYB_ATTESTATION_ISSUER!, audience: keys.env.KYB_AUDIENCE!, jwksUrl: keys.env.KYB_JWKS_URL! } });
+    const jwtOnly = await startReceiver({
+      attestation: {
+        issuer: keys.env.KYB_ATTESTATION_ISSUER!,
+        audience: keys.env.KYB_AUDIENCE!,
+        jwksUrl: keys.env.KYB_JWKS_URL!,
+      },
+    });
     try {
       const run = await send('data_request.refused', '--to', jwtOnly.url, '--duplicate');
       expect(run.stdout).toMatch(/^delivery\s+.*200\s+unauthenticated\s+2xx\s+ok$/m);
       expect(run.stdout).toMatch(/^same event_id again\s+.*200\s+unauthenticated\s+200 unauthenticated\s+ok$/m);
-      expect(run.stdout).toContain('acknowledged but not processed: the receiver has no HMAC secrets and this type carries no attestation');
+      expect(run.stdout).toContain(
+        'acknowledged but not processed: the receiver has no HMAC secrets and this type carries no attestation',
+      );
       expect(run.code).toBe(0);
     } finally {
       await jwtOnly.stop();
@@ -141,44 +220,95 @@ describe('send against the Express example', () => {
   });
 
   it('a query string in --to is not printed (it may hold a token)', async () => {
-    const run = await send('data_request.refused', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb?token=s3cr3t-in-the-url`);
-    expect(run.stdout).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb\?… \(network error \(ECONNREFUSED\)\)/);
+    const run = await send(
+      'data_request.refused',
+      '--to',
+      `http://127.0.0.1:${await freePort()}/webhooks/kyb?token=s3cr3t-in-the-url`,
+    );
+    expect(run.stdout).toMatch(
+      /no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb\?… \(network error \(ECONNREFUSED\)\)/,
+    );
     expect(run.stdout + run.stderr).not.toContain('s3cr3t-in-the-url');
     expect(run.code).toBe(1);
     // A bare token (a name without a value) is hidden too.
-    const bare = await send('data_request.refused', '--json', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb?s3cr3tBareToken`);
+    const bare = await send(
+      'data_request.refused',
+      '--json',
+      '--to',
+      `http://127.0.0.1:${await freePort()}/webhooks/kyb?s3cr3tBareToken`,
+    );
     expect(bare.stdout + bare.stderr).not.toContain('s3cr3tBareToken');
   });
 
-  it.each(['/webhooks/kyc', '/webhook'])('a path no webhook route serves (%s): says to check --to, exit 1', async (path) => {
-    const run = await send('data_request.refused', '--to', new URL(path, app.url).href);
-    expect(run.stdout).toContain(`\u2717 404: nothing answers POST at ${path}: check that --to names your webhook route exactly`);
-    expect(run.code).toBe(1);
-  });
+  it.each(['/webhooks/kyc', '/webhook'])(
+    'a path no webhook route serves (%s): says to check --to, exit 1',
+    async (path) => {
+      const run = await send('data_request.refused', '--to', new URL(path, app.url).href);
+      expect(run.stdout).toContain(
+        `\u2717 404: nothing answers POST at ${path}: check that --to names your webhook route exactly`,
+      );
+      expect(run.code).toBe(1);
+    },
+  );
 
   it('no app listening: says so and exits 1', async () => {
     const run = await send('data_request.refused', '--to', `http://127.0.0.1:${await freePort()}/webhooks/kyb`);
-    expect(run.stdout).toMatch(/no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb \(network error \(ECONNREFUSED\)\): is your dev server running/);
+    expect(run.stdout).toMatch(
+      /no answer from http:\/\/127\.0\.0\.1:\d+\/webhooks\/kyb \(network error \(ECONNREFUSED\)\): is your dev server running/,
+    );
     expect(run.code).toBe(1);
   });
 });
 
 describe('send usage errors exit 2 and say how to fix them', () => {
   it.each([
-    [['signature_request.released', '--to', 'http://127.0.0.1:1/x'], "expected one of: data_request.pending_approval, data_request.released"],
-    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--seq', '-1'], "option '--seq <n>' argument '-1' is invalid. expected an integer \u2265 0"],
+    [
+      ['signature_request.released', '--to', 'http://127.0.0.1:1/x'],
+      'expected one of: data_request.pending_approval, data_request.released',
+    ],
+    [
+      ['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--seq', '-1'],
+      "option '--seq <n>' argument '-1' is invalid. expected an integer \u2265 0",
+    ],
     [['data_request.refused', '--to', 'ftp://127.0.0.1/x'], 'expected an http:// or https:// URL'],
     [['data_request.refused'], "required option '--to <url>' not specified"],
-    [['data_request.released', '--to', 'http://127.0.0.1:1/x', '--reason', 'declined'], '--reason applies to data_request.refused, signature_request.refused, not to data_request.released; put other fields in --data.'],
+    [
+      ['data_request.released', '--to', 'http://127.0.0.1:1/x', '--reason', 'declined'],
+      '--reason applies to data_request.refused, signature_request.refused, not to data_request.released; put other fields in --data.',
+    ],
     [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '[1]'], 'expected a JSON object'],
-    [['data_request.released', '--to', 'http://127.0.0.1:1/x', '--data', '{"request_id":"dr_other"}'], '--data cannot set request_id: it is the stream of the request (and a claim of the attestation); use --request-id <id>.'],
-    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"seq":3}'], '--data cannot set seq: it is a field of the envelope, not of data; use --seq <n>.'],
-    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"event_id":"01JH4Z6V4M5Q8R2T7W9XKCNBDF"}'], '--data cannot set event_id: it is a field of the envelope, not of data; use --event-id <ulid>.'],
-    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"stream_id":"dr_x"}'], '--data cannot set stream_id: it is a field of the envelope, not of data; use --stream <id>.'],
-    [['business.wallet_address_changed', '--to', 'http://127.0.0.1:1/x', '--data', '{"exp":1}'], '--data cannot set exp: the attestation signs a claim of that name, so the delivery would contradict it.'],
-    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--timeout', '2147483648'], "option '--timeout <ms>' argument '2147483648' is invalid. expected an integer from 1 to 2147483647"],
-    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--secret-version', '9'], '--secret-version 9: the development keys have no such secret version (they have 1, 2); give one of them.'],
-    [['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--secret-version', ''], '--secret-version : the development keys have no such secret version (they have 1, 2); give one of them.'],
+    [
+      ['data_request.released', '--to', 'http://127.0.0.1:1/x', '--data', '{"request_id":"dr_other"}'],
+      '--data cannot set request_id: it is the stream of the request (and a claim of the attestation); use --request-id <id>.',
+    ],
+    [
+      ['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"seq":3}'],
+      '--data cannot set seq: it is a field of the envelope, not of data; use --seq <n>.',
+    ],
+    [
+      ['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"event_id":"01JH4Z6V4M5Q8R2T7W9XKCNBDF"}'],
+      '--data cannot set event_id: it is a field of the envelope, not of data; use --event-id <ulid>.',
+    ],
+    [
+      ['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--data', '{"stream_id":"dr_x"}'],
+      '--data cannot set stream_id: it is a field of the envelope, not of data; use --stream <id>.',
+    ],
+    [
+      ['business.wallet_address_changed', '--to', 'http://127.0.0.1:1/x', '--data', '{"exp":1}'],
+      '--data cannot set exp: the attestation signs a claim of that name, so the delivery would contradict it.',
+    ],
+    [
+      ['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--timeout', '2147483648'],
+      "option '--timeout <ms>' argument '2147483648' is invalid. expected an integer from 1 to 2147483647",
+    ],
+    [
+      ['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--secret-version', '9'],
+      '--secret-version 9: the development keys have no such secret version (they have 1, 2); give one of them.',
+    ],
+    [
+      ['data_request.refused', '--to', 'http://127.0.0.1:1/x', '--secret-version', ''],
+      '--secret-version : the development keys have no such secret version (they have 1, 2); give one of them.',
+    ],
   ])('%j', async (args, message) => {
     const run = await send(...args);
     expect(run.stderr).toContain(message);
@@ -213,10 +343,14 @@ describe('the development JWKS while sending', () => {
   });
 
   it('uses a running `jwks serve` on that port instead of starting its own', async () => {
-    const server = spawn(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/cli.ts', 'jwks', 'serve', '--keys', keysFile], {
-      cwd: CLI_PACKAGE,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const server = spawn(
+      process.execPath,
+      ['--conditions=@kyb-webhooks/source', '--import', 'tsx', 'src/cli.ts', 'jwks', 'serve', '--keys', keysFile],
+      {
+        cwd: CLI_PACKAGE,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
     try {
       let output = '';
       server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));

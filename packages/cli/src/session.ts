@@ -1,4 +1,11 @@
-import { findDevKeys, loadDevKeys, loadOrCreateDevKeys, unsavedDevKeys, type DevKeys, type LoadedDevKeys } from './dev-keys.js';
+import {
+  findDevKeys,
+  loadDevKeys,
+  loadOrCreateDevKeys,
+  unsavedDevKeys,
+  type DevKeys,
+  type LoadedDevKeys,
+} from './dev-keys.js';
 import { createDevSigner, type DevSigner } from './dev-signer.js';
 import { ensureJwksServed } from './jwks-host.js';
 import { createPoster, type Post } from './post.js';
@@ -46,7 +53,10 @@ export type KeysMode = 'create' | 'require' | 'optional';
  * const session = await openSession({ to, keys: '.kyb-webhooks/dev-keys.json', timeout: 10_000 }, { needsJwks: false, keys: 'create' })
  * ```
  */
-export async function openSession(options: SendingOptions, need: { needsJwks: boolean; keys: KeysMode }): Promise<Session> {
+export async function openSession(
+  options: SendingOptions,
+  need: { needsJwks: boolean; keys: KeysMode },
+): Promise<Session> {
   let found: LoadedDevKeys | undefined;
   if (need.keys === 'create') found = loadOrCreateDevKeys(options.keys);
   else if (need.keys === 'require') found = loadDevKeys(options.keys);
@@ -66,5 +76,12 @@ export async function openSession(options: SendingOptions, need: { needsJwks: bo
     release = served.release;
     jwks = { url: served.url, started: served.started };
   }
-  return { keys, ...(found ? { keysFile: found.file } : {}), signer, post, ...(jwks ? { jwks } : {}), close: () => release() };
+  return {
+    keys,
+    ...(found ? { keysFile: found.file } : {}),
+    signer,
+    post,
+    ...(jwks ? { jwks } : {}),
+    close: () => release(),
+  };
 }

@@ -29,11 +29,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function importWithoutVitest(specifier: string, conditions: string[]) {
   const script = `const kit = await import(${JSON.stringify(specifier)}); console.log(Object.keys(kit).sort().join(','));`;
-  return spawnSync(process.execPath, [...conditions, '--import', BLOCK_VITEST, '--import', 'tsx', '--input-type=module', '-e', script], {
-    cwd: CLI_PACKAGE,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
+  return spawnSync(
+    process.execPath,
+    [...conditions, '--import', BLOCK_VITEST, '--import', 'tsx', '--input-type=module', '-e', script],
+    {
+      cwd: CLI_PACKAGE,
+      encoding: 'utf8',
+      timeout: 60_000,
+    },
+  );
 }
 
 describe('without vitest installed', () => {
@@ -63,8 +67,11 @@ describe('without vitest installed', () => {
     const built = join(TESTING, 'dist', 'index.js');
     if (!existsSync(built)) {
       // CI builds every package before the tests; on a laptop, say how to include this case.
-      if (process.env.CI === 'true') throw new Error('packages/testing/dist is missing: the build must run before the tests.');
-      context.skip('packages/testing is not built; run `pnpm -r --filter ./packages/testing run build` to include this case');
+      if (process.env.CI === 'true')
+        throw new Error('packages/testing/dist is missing: the build must run before the tests.');
+      context.skip(
+        'packages/testing is not built; run `pnpm -r --filter ./packages/testing run build` to include this case',
+      );
     }
     const run = importWithoutVitest('@kyb-webhooks/testing', []);
     expect(run.stderr).toBe('');

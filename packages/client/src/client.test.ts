@@ -78,7 +78,12 @@ describe('release', () => {
     expect(result.status).toBe('released');
     if (result.status !== 'released') return;
     expect(result.token).toBe(released.attestation);
-    expect(result.claims).toMatchObject({ request_id: id, stream_id: id, event_id: released.event_id, seq: released.seq });
+    expect(result.claims).toMatchObject({
+      request_id: id,
+      stream_id: id,
+      event_id: released.event_id,
+      seq: released.seq,
+    });
     const directors = result.answers.byName('director_name');
     expect(directors.map((answer) => answer.value).sort()).toEqual(['Jane Doe', 'Rahul Mehta']);
     expect(result.answers.get(directors[0]!.subject, 'director_name')).toEqual(directors[0]);
@@ -110,9 +115,13 @@ describe('release', () => {
   it('reads the answers from attestation.answersClaim, and a release without that claim is refused naming the option', async () => {
     const id = await service.createDataRequest();
     await service.release(id);
-    const named = client({ attestation: { issuer: service.issuer, audience: service.audience, answersClaim: 'answers' } });
+    const named = client({
+      attestation: { issuer: service.issuer, audience: service.audience, answersClaim: 'answers' },
+    });
     await expect(named.release(id)).resolves.toMatchObject({ status: 'released' });
-    const elsewhere = client({ attestation: { issuer: service.issuer, audience: service.audience, answersClaim: 'released_values' } });
+    const elsewhere = client({
+      attestation: { issuer: service.issuer, audience: service.audience, answersClaim: 'released_values' },
+    });
     const error = await elsewhere.release(id).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'attestation_rejected' });
     expect((error as Error).message).toMatch(/"released_values", as attestation\.answersClaim says/);
@@ -146,7 +155,10 @@ describe('release', () => {
     const id = await service.createDataRequest();
     const released = await service.release(id);
     const payload = (released.attestation as string).split('.')[1] as string;
-    const claims: Record<string, unknown> = { ...JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')), ...change };
+    const claims: Record<string, unknown> = {
+      ...JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')),
+      ...change,
+    };
     for (const [name, value] of Object.entries(change)) if (value === undefined) delete claims[name];
     service.forgeRelease(id, await service.signToken(claims));
     await expect(client().release(id)).rejects.toMatchObject({ code: 'attestation_rejected' });
@@ -160,7 +172,10 @@ describe('release', () => {
   });
 
   it('throws for a 404 with another code (an unknown request), instead of calling it not released', async () => {
-    await expect(client().release('dr_does_not_exist')).rejects.toMatchObject({ status: 404, code: 'request_not_found' });
+    await expect(client().release('dr_does_not_exist')).rejects.toMatchObject({
+      status: 404,
+      code: 'request_not_found',
+    });
   });
 
   it('without attestation options, explains what to pass', async () => {
@@ -172,13 +187,25 @@ describe('release', () => {
 describe('deliveries, events, redeliver, reactivate', () => {
   it('lists delivery attempts with what the merchant host answered', async () => {
     const endpoint = await startStatusEndpoint(500);
-    const delivering = await startKybService({ timeScale: 1e-5, retry: { maxAttempts: 2 }, endpoint: { url: endpoint.url } });
+    const delivering = await startKybService({
+      timeScale: 1e-5,
+      retry: { maxAttempts: 2 },
+      endpoint: { url: endpoint.url },
+    });
     try {
       const id = await delivering.createDataRequest();
       await delivering.idle();
-      const deliveries = await createKybClient({ baseUrl: delivering.baseUrl, apiKey: delivering.apiKey }).deliveries(id);
+      const deliveries = await createKybClient({ baseUrl: delivering.baseUrl, apiKey: delivering.apiKey }).deliveries(
+        id,
+      );
       expect(deliveries).toMatchObject([
-        { seq: 0, attempt: 1, status: 500, event: 'kyb.data_request.pending_approval', attempted_at: expect.any(Number) },
+        {
+          seq: 0,
+          attempt: 1,
+          status: 500,
+          event: 'kyb.data_request.pending_approval',
+          attempted_at: expect.any(Number),
+        },
         { seq: 0, attempt: 2, status: 500, duration_ms: expect.any(Number) },
       ]);
     } finally {
@@ -189,11 +216,16 @@ describe('deliveries, events, redeliver, reactivate', () => {
 
   it('pages through a stream of 250 events in seq order', async () => {
     const id = await service.createDataRequest();
-    for (let index = 1; index < 250; index++) await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
+    for (let index = 1; index < 250; index++)
+      await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
     const events = await collect(client({ pageSize: 100 }).events(id));
     expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 250 }, (_, seq) => seq));
     const pages = calls().filter((call) => call.path.includes('/events'));
-    expect(pages.map((call) => new URL(call.path, 'http://x').searchParams.get('after_seq'))).toEqual(['-1', '99', '199']);
+    expect(pages.map((call) => new URL(call.path, 'http://x').searchParams.get('after_seq'))).toEqual([
+      '-1',
+      '99',
+      '199',
+    ]);
   });
 
   it('starts after the given seq', async () => {
@@ -219,7 +251,11 @@ describe('deliveries, events, redeliver, reactivate', () => {
 
   it('reactivate clears the quarantine, and the held backlog is delivered', async () => {
     const endpoint = await startStatusEndpoint(500);
-    const quarantining = await startKybService({ quarantineAfter: 2, timeScale: 1e-5, endpoint: { url: endpoint.url } });
+    const quarantining = await startKybService({
+      quarantineAfter: 2,
+      timeScale: 1e-5,
+      endpoint: { url: endpoint.url },
+    });
     try {
       const id = await quarantining.createDataRequest();
       await quarantining.idle();
@@ -238,7 +274,9 @@ describe('deliveries, events, redeliver, reactivate', () => {
   it('a 402 insufficient_credit is an InsufficientCreditError', async () => {
     // Creation is not part of the spec's API; a 402 from any call maps the same way.
     service.failNextApiCalls(1, { status: 402, code: 'insufficient_credit' });
-    const error = await client().reactivate().catch((caught: unknown) => caught);
+    const error = await client()
+      .reactivate()
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InsufficientCreditError);
     expect(error).toMatchObject({ status: 402, code: 'insufficient_credit' });
   });
@@ -249,7 +287,12 @@ describe('deliveries, events, redeliver, reactivate', () => {
 describe.each(Object.entries(API_SHAPE_VARIANTS))('lists over the API shape "%s"', (_name, apiShape) => {
   it('deliveries: every attempt of a many-page log, with acknowledged judged from the entry as sent', async () => {
     const endpoint = await startStatusEndpoint(500);
-    const shaped = await startKybService({ timeScale: 1e-5, retry: { maxAttempts: 3 }, endpoint: { url: endpoint.url }, apiShape });
+    const shaped = await startKybService({
+      timeScale: 1e-5,
+      retry: { maxAttempts: 3 },
+      endpoint: { url: endpoint.url },
+      apiShape,
+    });
     try {
       const id = await shaped.createDataRequest();
       await shaped.idle();
@@ -275,7 +318,8 @@ describe.each(Object.entries(API_SHAPE_VARIANTS))('lists over the API shape "%s"
     service.apiShape = apiShape;
     try {
       const id = await service.createDataRequest();
-      for (let index = 0; index < 4; index++) await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
+      for (let index = 0; index < 4; index++)
+        await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
       await service.release(id);
       const events = await collect(client({ pageSize: 2 }).events(id, { afterSeq: 0 }));
       expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -302,7 +346,10 @@ describe('per-request paths', () => {
   });
 
   it('fills {id} in the path templates given, and kind picks the template when the id does not tell', async () => {
-    const custom = await startKybService({ requestPrefix: '/v2/requests/data', signatureRequestPrefix: '/v2/requests/signatures' });
+    const custom = await startKybService({
+      requestPrefix: '/v2/requests/data',
+      signatureRequestPrefix: '/v2/requests/signatures',
+    });
     try {
       const sr = await custom.createSignatureRequest({ id: 'sig_1' });
       const dr = await custom.createDataRequest({ id: 'dr_2' });
@@ -338,10 +385,13 @@ describe('per-request paths', () => {
     ['a query', { dataRequestPath: '/x/{id}?a=1' }],
     ['no leading slash', { dataRequestPath: 'x/{id}' }],
     ['an unknown kind', {}, { kind: 'data' }],
-  ] as [string, Partial<KybClientOptions>, object?][])('refuses a path template with %s: config_invalid', async (_what, options, call) => {
-    const attempt = async () => client(options).deliveries('dr_1', call as never);
-    await expect(attempt()).rejects.toMatchObject({ code: 'config_invalid' });
-  });
+  ] as [string, Partial<KybClientOptions>, object?][])(
+    'refuses a path template with %s: config_invalid',
+    async (_what, options, call) => {
+      const attempt = async () => client(options).deliveries('dr_1', call as never);
+      await expect(attempt()).rejects.toMatchObject({ code: 'config_invalid' });
+    },
+  );
 });
 
 describe('request(): calls the spec does not show', () => {
@@ -350,11 +400,23 @@ describe('request(): calls the spec does not show', () => {
     try {
       const api = createKybClient({ baseUrl: billed.baseUrl, apiKey: billed.apiKey });
       const created = await api.request('POST', '/api/v1/kyb/data-requests', { body: { price_cents: 500 } });
-      expect(created).toMatchObject({ status: 201, body: { id: expect.stringMatching(/^dr_/), state: 'pending_approval' } });
+      expect(created).toMatchObject({
+        status: 201,
+        body: { id: expect.stringMatching(/^dr_/), state: 'pending_approval' },
+      });
       expect(billed.request((created.body as { id: string }).id)?.state).toBe('pending_approval');
-      const error = await api.request('post', '/api/v1/kyb/data-requests', { body: { price_cents: 500 } }).catch((caught: unknown) => caught);
+      const error = await api
+        .request('post', '/api/v1/kyb/data-requests', { body: { price_cents: 500 } })
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(InsufficientCreditError);
-      expect(error).toMatchObject({ status: 402, code: 'insufficient_credit', requiredCents: 500, availableCents: 100, shortfallCents: 400, currency: 'USD' });
+      expect(error).toMatchObject({
+        status: 402,
+        code: 'insufficient_credit',
+        requiredCents: 500,
+        availableCents: 100,
+        shortfallCents: 400,
+        currency: 'USD',
+      });
       expect((error as Error).message).toMatch(/400 cents short, USD/);
       expect(billed.apiCalls.map((call) => [call.method, call.status, call.authorized])).toEqual([
         ['POST', 201, true],
@@ -367,17 +429,25 @@ describe('request(): calls the spec does not show', () => {
 
   it('retries a GET, and a POST only with retry: true', async () => {
     service.failNextApiCalls(1, { status: 503 });
-    await expect(client().request('GET', '/api/v1/kyb/data-requests/none/deliveries')).rejects.toMatchObject({ status: 404 });
+    await expect(client().request('GET', '/api/v1/kyb/data-requests/none/deliveries')).rejects.toMatchObject({
+      status: 404,
+    });
     expect(calls().map((call) => call.status)).toEqual([503, 404]);
     service.failNextApiCalls(1, { status: 503 });
-    await expect(client().request('POST', '/api/v1/kyb/webhook-endpoint/reactivate')).rejects.toMatchObject({ status: 503 });
+    await expect(client().request('POST', '/api/v1/kyb/webhook-endpoint/reactivate')).rejects.toMatchObject({
+      status: 503,
+    });
     service.failNextApiCalls(1, { status: 503 });
-    await expect(client().request('POST', '/api/v1/kyb/webhook-endpoint/reactivate', { retry: true })).resolves.toMatchObject({ status: 200, body: { reactivated: true } });
+    await expect(
+      client().request('POST', '/api/v1/kyb/webhook-endpoint/reactivate', { retry: true }),
+    ).resolves.toMatchObject({ status: 200, body: { reactivated: true } });
   });
 
   it('sends query parameters', async () => {
     const id = await service.createDataRequest();
-    const answer = await client().request('GET', `/api/v1/kyb/data-requests/${id}/events`, { query: { after_seq: -1, limit: 1 } });
+    const answer = await client().request('GET', `/api/v1/kyb/data-requests/${id}/events`, {
+      query: { after_seq: -1, limit: 1 },
+    });
     expect(answer).toMatchObject({ status: 200, body: { events: [{ seq: 0 }] } });
     expect(calls().map((call) => call.path)).toEqual([`/api/v1/kyb/data-requests/${id}/events?after_seq=-1&limit=1`]);
   });
@@ -416,7 +486,10 @@ describe('retries and timeouts', () => {
   it('retries 5xx and 429 up to maxRetries, then throws with the last status', async () => {
     const id = await service.createDataRequest();
     service.failNextApiCalls(3, { status: 429 });
-    await expect(client({ retry: { maxRetries: 2, baseDelayMs: 1 } }).deliveries(id)).rejects.toMatchObject({ status: 429, attempts: 3 });
+    await expect(client({ retry: { maxRetries: 2, baseDelayMs: 1 } }).deliveries(id)).rejects.toMatchObject({
+      status: 429,
+      attempts: 3,
+    });
   });
 
   it('does not retry a POST unless the call opts in', async () => {
@@ -438,7 +511,9 @@ describe('retries and timeouts', () => {
   it('a timeout that persists ends as code timeout with no status', async () => {
     const id = await service.createDataRequest();
     service.failNextApiCalls(2, { delayMs: 300 });
-    await expect(client({ timeoutMs: 50, retry: { maxRetries: 1, baseDelayMs: 1 } }).deliveries(id)).rejects.toMatchObject({
+    await expect(
+      client({ timeoutMs: 50, retry: { maxRetries: 1, baseDelayMs: 1 } }).deliveries(id),
+    ).rejects.toMatchObject({
       status: null,
       code: 'timeout',
       attempts: 2,
@@ -451,12 +526,19 @@ describe('retries and timeouts', () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 100);
     const started = Date.now();
-    await expect(client().deliveries(id, { signal: controller.signal })).rejects.toMatchObject({ code: 'aborted', status: null });
+    await expect(client().deliveries(id, { signal: controller.signal })).rejects.toMatchObject({
+      code: 'aborted',
+      status: null,
+    });
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it('a network error is retried for GET and ends as network_error', async () => {
-    const closed = createKybClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', retry: { maxRetries: 1, baseDelayMs: 1 } });
+    const closed = createKybClient({
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'k',
+      retry: { maxRetries: 1, baseDelayMs: 1 },
+    });
     await expect(closed.deliveries('dr_1')).rejects.toMatchObject({ code: 'network_error', status: null, attempts: 2 });
   });
 });
@@ -466,7 +548,11 @@ describe('options', () => {
     const custom = await startKybService({ requestPrefix: '/api/v2/requests' });
     try {
       const id = await custom.createDataRequest();
-      const prefixed = createKybClient({ baseUrl: custom.baseUrl, apiKey: custom.apiKey, requestPrefix: '/api/v2/requests/' });
+      const prefixed = createKybClient({
+        baseUrl: custom.baseUrl,
+        apiKey: custom.apiKey,
+        requestPrefix: '/api/v2/requests/',
+      });
       await expect(collect(prefixed.events(id))).resolves.toHaveLength(1);
       expect(custom.apiCalls[0]?.path).toMatch(/^\/api\/v2\/requests\//);
     } finally {
@@ -477,11 +563,17 @@ describe('options', () => {
   it.each([
     [{ apiKey: '' }, /`apiKey` is empty: set it to the API key from the KYB dashboard/],
     [{ apiKey: undefined }, /`apiKey` is missing: set it to the API key/],
-    [{ apiKey: 'kyb_live_key\n' }, /`apiKey` has leading or trailing whitespace \(a line break from a file\?\): trim it/],
+    [
+      { apiKey: 'kyb_live_key\n' },
+      /`apiKey` has leading or trailing whitespace \(a line break from a file\?\): trim it/,
+    ],
     [{ apiKey: 'kyb_live_\u0000key' }, /`apiKey` contains characters a header cannot carry/],
     [{ baseUrl: 'not a url' }, /`baseUrl` is not an absolute URL/],
     [{ baseUrl: 'localhost:8080' }, /`baseUrl` must be an https: URL/],
-    [{ baseUrl: 'http://api.kyb.example.com' }, /`baseUrl` uses http: on a host that is not loopback, which would send the API key in clear text/],
+    [
+      { baseUrl: 'http://api.kyb.example.com' },
+      /`baseUrl` uses http: on a host that is not loopback, which would send the API key in clear text/,
+    ],
     [{ baseUrl: 'https://user:pw@api.kyb.example.com' }, /`baseUrl` must not carry credentials/],
     [{ baseUrl: 'https://api.kyb.example.com/?tenant=1' }, /`baseUrl` must not have a query or fragment/],
     [{ timeoutMs: Number.POSITIVE_INFINITY }, /`timeoutMs` must be a positive finite number of milliseconds/],
@@ -492,13 +584,17 @@ describe('options', () => {
     [{ maxResponseBytes: 1.5 }, /`maxResponseBytes` must be a positive whole number of bytes/],
     [{ attestation: { audience: 'a' } }, /attestation.issuer is required/],
   ])('rejects bad options %j at creation with config_invalid and the fix', (overrides, message) => {
-    const create = () => createKybClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', ...overrides } as KybClientOptions);
+    const create = () =>
+      createKybClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', ...overrides } as KybClientOptions);
     expect(create).toThrow(message);
     expect(create).toThrow(expect.objectContaining({ code: 'config_invalid' }));
   });
 
   it('never repeats the API key or URL credentials in a config_invalid message', () => {
-    for (const overrides of [{ apiKey: 'sk_live_SECRET\n' }, { baseUrl: 'https://user:SECRETPW@api.kyb.example.com' }]) {
+    for (const overrides of [
+      { apiKey: 'sk_live_SECRET\n' },
+      { baseUrl: 'https://user:SECRETPW@api.kyb.example.com' },
+    ]) {
       const error = (() => {
         try {
           createKybClient({ baseUrl: 'http://127.0.0.1:1', apiKey: 'k', ...overrides });
@@ -527,29 +623,42 @@ describe('options', () => {
     const before = service.apiCalls.length;
     const id = await service.createDataRequest();
     await expect(client().deliveries(id, call as never)).rejects.toThrow(message);
-    await expect(collect(client().events(id, { afterSeq: -2 }))).rejects.toThrow(/`afterSeq` must be a whole number of seq of at least -1/);
+    await expect(collect(client().events(id, { afterSeq: -2 }))).rejects.toThrow(
+      /`afterSeq` must be a whole number of seq of at least -1/,
+    );
     expect(service.apiCalls.length).toBe(before);
   });
 
-  it.each(['', '.', '..'])('refuses the request id %j with invalid_request_id, before any request', async (requestId) => {
-    const before = service.apiCalls.length;
-    for (const call of [
-      () => client().release(requestId),
-      () => client().deliveries(requestId),
-      () => collect(client().events(requestId)),
-      () => client().redeliver(requestId),
-    ]) {
-      await expect(call()).rejects.toMatchObject({ name: 'KybApiError', code: 'invalid_request_id', status: null, attempts: 0 });
-    }
-    expect(service.apiCalls.length).toBe(before);
-  });
+  it.each(['', '.', '..'])(
+    'refuses the request id %j with invalid_request_id, before any request',
+    async (requestId) => {
+      const before = service.apiCalls.length;
+      for (const call of [
+        () => client().release(requestId),
+        () => client().deliveries(requestId),
+        () => collect(client().events(requestId)),
+        () => client().redeliver(requestId),
+      ]) {
+        await expect(call()).rejects.toMatchObject({
+          name: 'KybApiError',
+          code: 'invalid_request_id',
+          status: null,
+          attempts: 0,
+        });
+      }
+      expect(service.apiCalls.length).toBe(before);
+    },
+  );
 });
 
 describe('what a broken or hostile answer cannot do', () => {
   const KEY = 'sk_live_SECRET123';
 
   /** A raw API on 127.0.0.1 that answers every call with `answer`, and records the calls it got. */
-  async function rawApi(answer: (request: IncomingMessage, response: ServerResponse) => void, overrides: Partial<KybClientOptions> = {}) {
+  async function rawApi(
+    answer: (request: IncomingMessage, response: ServerResponse) => void,
+    overrides: Partial<KybClientOptions> = {},
+  ) {
     const paths: string[] = [];
     const server = createServer((request, response) => {
       paths.push(`${request.method} ${request.url}`);
@@ -557,7 +666,12 @@ describe('what a broken or hostile answer cannot do', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const { port } = server.address() as { port: number };
-    const api = createKybClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: KEY, retry: { maxRetries: 1, baseDelayMs: 1 }, ...overrides });
+    const api = createKybClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      apiKey: KEY,
+      retry: { maxRetries: 1, baseDelayMs: 1 },
+      ...overrides,
+    });
     return {
       api,
       paths,
@@ -604,7 +718,9 @@ describe('what a broken or hostile answer cannot do', () => {
     try {
       const error = await failure(raw.api.deliveries('dr_1'));
       expect(error).toMatchObject({ code: 'response_too_large', status: 200, attempts: 1 });
-      expect(error.message).toMatch(/over maxResponseBytes \(1048576 bytes\)\. Raise the client's maxResponseBytes option/);
+      expect(error.message).toMatch(
+        /over maxResponseBytes \(1048576 bytes\)\. Raise the client's maxResponseBytes option/,
+      );
       expect(raw.paths).toHaveLength(1);
     } finally {
       await raw.close();
@@ -628,7 +744,12 @@ describe('what a broken or hostile answer cannot do', () => {
         }),
         { status: 200, headers: { 'content-type': 'application/json' } },
       );
-    const capped = createKybClient({ baseUrl: 'https://api.kyb.example.com', apiKey: KEY, fetch: trickle, maxResponseBytes: 1024 });
+    const capped = createKybClient({
+      baseUrl: 'https://api.kyb.example.com',
+      apiKey: KEY,
+      fetch: trickle,
+      maxResponseBytes: 1024,
+    });
     await expect(failure(capped.deliveries('dr_1'))).resolves.toMatchObject({ code: 'response_too_large' });
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(cancelled).toBe(true);
@@ -651,7 +772,9 @@ describe('what a broken or hostile answer cannot do', () => {
     try {
       const error = await failure(raw.api.deliveries('dr_1'));
       expect(error).toMatchObject({ status: 400, code: 'http_error' });
-      expect(`${error.message} ${JSON.stringify(error)} ${inspect(error, { depth: 5 })}`).not.toMatch(/jane@example\.com/);
+      expect(`${error.message} ${JSON.stringify(error)} ${inspect(error, { depth: 5 })}`).not.toMatch(
+        /jane@example\.com/,
+      );
     } finally {
       await raw.close();
     }
@@ -660,7 +783,10 @@ describe('what a broken or hostile answer cannot do', () => {
   it('names a 404 without a code request_not_found on the per-request calls', async () => {
     const raw = await rawApi(json(404, ''));
     try {
-      await expect(failure(raw.api.deliveries('dr_1'))).resolves.toMatchObject({ status: 404, code: 'request_not_found' });
+      await expect(failure(raw.api.deliveries('dr_1'))).resolves.toMatchObject({
+        status: 404,
+        code: 'request_not_found',
+      });
       await expect(failure(raw.api.reactivate())).resolves.toMatchObject({ status: 404, code: 'http_error' });
     } finally {
       await raw.close();
@@ -673,7 +799,11 @@ describe('what a broken or hostile answer cannot do', () => {
       response.end('sk_live_abc <html>PRIVATE-BODY</html>');
     });
     try {
-      for (const call of [() => raw.api.reactivate(), () => raw.api.redeliver('dr_1'), () => raw.api.deliveries('dr_1')]) {
+      for (const call of [
+        () => raw.api.reactivate(),
+        () => raw.api.redeliver('dr_1'),
+        () => raw.api.deliveries('dr_1'),
+      ]) {
         const error = await failure(call());
         expect(error).toMatchObject({ code: 'invalid_response', status: 200, attempts: 1 });
         expect(inspect(error, { depth: 5 })).not.toMatch(/PRIVATE-BODY|sk_live/);
@@ -697,7 +827,13 @@ describe('what a broken or hostile answer cannot do', () => {
   });
 
   it("refuses an event of another stream in the request's events", async () => {
-    const event = (seq: number, stream_id: string) => ({ event: 'kyb.data_request.refused', event_id: `e${seq}`, stream_id, seq, data: {} });
+    const event = (seq: number, stream_id: string) => ({
+      event: 'kyb.data_request.refused',
+      event_id: `e${seq}`,
+      stream_id,
+      seq,
+      data: {},
+    });
     const raw = await rawApi(json(200, { events: [event(1, 'dr_mine'), event(2, 'dr_other')], has_more: false }));
     try {
       const seen: number[] = [];
@@ -718,12 +854,18 @@ describe('what a broken or hostile answer cannot do', () => {
     const entry = (seq: number) => ({ event_id: `e${seq}`, seq, status: 200 });
     const raw = await rawApi((request, response) => {
       const second = request.url?.includes('page=2');
-      response.writeHead(200, { 'content-type': 'application/json', ...(second ? {} : { link: '</api/v1/kyb/data-requests/dr_1/deliveries?page=2>; rel="next"' }) });
+      response.writeHead(200, {
+        'content-type': 'application/json',
+        ...(second ? {} : { link: '</api/v1/kyb/data-requests/dr_1/deliveries?page=2>; rel="next"' }),
+      });
       response.end(JSON.stringify(second ? [entry(2)] : [entry(0), entry(1)]));
     });
     try {
       await expect(raw.api.deliveries('dr_1')).resolves.toMatchObject([{ seq: 0 }, { seq: 1 }, { seq: 2 }]);
-      expect(raw.paths).toEqual(['GET /api/v1/kyb/data-requests/dr_1/deliveries', 'GET /api/v1/kyb/data-requests/dr_1/deliveries?page=2']);
+      expect(raw.paths).toEqual([
+        'GET /api/v1/kyb/data-requests/dr_1/deliveries',
+        'GET /api/v1/kyb/data-requests/dr_1/deliveries?page=2',
+      ]);
     } finally {
       await raw.close();
     }
@@ -731,7 +873,11 @@ describe('what a broken or hostile answer cannot do', () => {
 
   it.each([
     ['a next URL', { deliveries: [{ event_id: 'e', seq: 0 }], next: 'http://127.0.0.2:9/steal' }, {}],
-    ['a Link header', { deliveries: [{ event_id: 'e', seq: 0 }] }, { link: '<https://evil.example/steal>; rel="next"' }],
+    [
+      'a Link header',
+      { deliveries: [{ event_id: 'e', seq: 0 }] },
+      { link: '<https://evil.example/steal>; rel="next"' },
+    ],
     ['a protocol-relative next', { deliveries: [{ event_id: 'e', seq: 0 }], next: '//evil.example/steal' }, {}],
   ])('never follows %s to another origin (the API key would go with it)', async (_what, body, headers) => {
     const raw = await rawApi((_request, response) => {
@@ -754,7 +900,9 @@ describe('what a broken or hostile answer cannot do', () => {
       (_request, response) => {
         page += 1;
         response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify({ data: [{ event_id: `e${page}`, seq: page }], has_more: true, next_cursor: `c${page}` }));
+        response.end(
+          JSON.stringify({ data: [{ event_id: `e${page}`, seq: page }], has_more: true, next_cursor: `c${page}` }),
+        );
       },
       { paging: { maxPages: 3 } },
     );
@@ -773,8 +921,16 @@ describe('what a broken or hostile answer cannot do', () => {
   });
 
   it.each([
-    ['a next page that points back at one read', { data: [{ event_id: 'e', seq: 0 }], has_more: true, next_cursor: 'same' }, /a page already read/],
-    ['has_more with no next page', { deliveries: [{ event_id: 'e', seq: 0 }], has_more: true }, /says has_more but names no next page/],
+    [
+      'a next page that points back at one read',
+      { data: [{ event_id: 'e', seq: 0 }], has_more: true, next_cursor: 'same' },
+      /a page already read/,
+    ],
+    [
+      'has_more with no next page',
+      { deliveries: [{ event_id: 'e', seq: 0 }], has_more: true },
+      /says has_more but names no next page/,
+    ],
   ])('refuses %s: invalid_response, never a silently short log', async (_what, body, message) => {
     const raw = await rawApi(json(200, body));
     try {

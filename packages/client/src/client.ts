@@ -9,7 +9,15 @@ import {
 import { describeValue, optionRules, validateOptions, type OptionRule } from '@kyb-webhooks/core/adapter';
 import { KybApiError } from './errors.js';
 import { send, type CallOptions, type RawResponse, type RetryPolicy, type TransportOptions } from './http.js';
-import { DEFAULT_MAX_PAGES, linkNext, nextPageUrl, PageTracker, PagingError, withParam, type PagingOptions } from './paging.js';
+import {
+  DEFAULT_MAX_PAGES,
+  linkNext,
+  nextPageUrl,
+  PageTracker,
+  PagingError,
+  withParam,
+  type PagingOptions,
+} from './paging.js';
 import {
   InvalidBody,
   decodeClaims,
@@ -231,7 +239,10 @@ export interface KybClient {
   /** GET {path}/events?after_seq=…, paged: yields every event after `afterSeq`, in seq order. */
   events(requestId: string, options?: EventsOptions): AsyncIterableIterator<StreamEvent>;
   /** POST {path}/redeliver: queues the stream's events again; resolves with how many (when told). */
-  redeliver(requestId: string, options?: RequestCallOptions): Promise<{ queued: number | undefined; [field: string]: unknown }>;
+  redeliver(
+    requestId: string,
+    options?: RequestCallOptions,
+  ): Promise<{ queued: number | undefined; [field: string]: unknown }>;
   /** POST /api/v1/kyb/webhook-endpoint/reactivate: clears the quarantine; the backlog is then delivered. */
   reactivate(options?: CallOptions): Promise<{ reactivated: boolean; [field: string]: unknown }>;
   /**
@@ -261,7 +272,8 @@ const RELEASED = 'kyb.data_request.released';
 export function createKybClient(options: KybClientOptions): KybClient {
   validateOptions(options, CLIENT_OPTIONS);
   const baseUrl = new URL(String(options.baseUrl)).href.replace(/\/+$/, '');
-  const legacyPrefix = options.requestPrefix === undefined ? undefined : '/' + options.requestPrefix.replace(/^\/+|\/+$/g, '') + '/{id}';
+  const legacyPrefix =
+    options.requestPrefix === undefined ? undefined : '/' + options.requestPrefix.replace(/^\/+|\/+$/g, '') + '/{id}';
   const paths: Record<RequestKind, string> = {
     data_request: trimTemplate(options.dataRequestPath ?? legacyPrefix ?? DEFAULT_DATA_REQUEST_PATH),
     signature_request: trimTemplate(options.signatureRequestPath ?? legacyPrefix ?? DEFAULT_SIGNATURE_REQUEST_PATH),
@@ -291,21 +303,29 @@ export function createKybClient(options: KybClientOptions): KybClient {
           fetch: fetchImpl,
           ...options.attestation,
           // An inline `jwks` stands alone; only without one does the JWKS come from the API.
-          ...(options.attestation.jwks === undefined ? { jwksUrl: options.attestation.jwksUrl ?? `${baseUrl}/.well-known/kyb-jwks.json` } : {}),
+          ...(options.attestation.jwks === undefined
+            ? { jwksUrl: options.attestation.jwksUrl ?? `${baseUrl}/.well-known/kyb-jwks.json` }
+            : {}),
         },
         now,
       )
     : undefined;
 
   function requestPath(requestId: string, operation: string, kind: RequestKind | undefined): string {
-    const template = paths[kind ?? (typeof requestId === 'string' && requestId.startsWith('sr_') ? 'signature_request' : 'data_request')];
+    const template =
+      paths[
+        kind ?? (typeof requestId === 'string' && requestId.startsWith('sr_') ? 'signature_request' : 'data_request')
+      ];
     checkRequestId(requestId, `${operation === 'redeliver' ? 'POST' : 'GET'} ${template}/${operation}`);
     return `${template.replace('{id}', encodeURIComponent(requestId))}/${operation}`;
   }
 
   function invalid(operation: string, cause: InvalidBody | PagingError, attempts: number): KybApiError {
     const code = cause instanceof PagingError ? cause.code : 'invalid_response';
-    const message = code === 'too_many_pages' ? `${operation}: ${cause.message}` : `${operation}: unexpected response body: ${cause.message}.`;
+    const message =
+      code === 'too_many_pages'
+        ? `${operation}: ${cause.message}`
+        : `${operation}: unexpected response body: ${cause.message}.`;
     return new KybApiError({ status: 200, code, message, operation, attempts });
   }
 
@@ -337,12 +357,16 @@ export function createKybClient(options: KybClientOptions): KybClient {
     while (url !== undefined) {
       parsed(operation, 0, () => tracker.visit(url!));
       const response: RawResponse = await send(transport, 'GET', url, { ...call, notFoundCode: 'request_not_found' });
-      const page = parsed(operation, response.attempts, () => readListPage(response.text, names, response.headers.get('x-next-cursor')));
+      const page = parsed(operation, response.attempts, () =>
+        readListPage(response.text, names, response.headers.get('x-next-cursor')),
+      );
       const items = parsed(operation, response.attempts, () => read(page.items, offset));
       offset += items.length;
       yield items;
       const current = response.url;
-      url = parsed(operation, response.attempts, () => nextPageUrl(current, page, linkNext(response.headers.get('link')), cursorParam, fallback?.(current, items)));
+      url = parsed(operation, response.attempts, () =>
+        nextPageUrl(current, page, linkNext(response.headers.get('link')), cursorParam, fallback?.(current, items)),
+      );
     }
   }
 
@@ -354,14 +378,17 @@ export function createKybClient(options: KybClientOptions): KybClient {
     const pageSize = eventsOptions.pageSize ?? options.pageSize;
     const query = `?after_seq=${after}${pageSize === undefined ? '' : `&limit=${pageSize}`}`;
     // A page that names no next page: ask for the events after the last one received, until a page comes back empty.
-    const afterLast = (url: URL, items: readonly StreamEvent[]) => (items.length === 0 ? undefined : withParam(url, 'after_seq', String(after)));
+    const afterLast = (url: URL, items: readonly StreamEvent[]) =>
+      items.length === 0 ? undefined : withParam(url, 'after_seq', String(after));
     for await (const page of listPages(path + query, ['events'], eventsOptions, readEvents, afterLast)) {
       for (const event of page) {
         // A page that does not move forward would page forever.
-        if (event.seq <= after) throw invalid(operation, new InvalidBody(`events out of order (seq ${event.seq} after ${after})`), 1);
+        if (event.seq <= after)
+          throw invalid(operation, new InvalidBody(`events out of order (seq ${event.seq} after ${after})`), 1);
         // The stream of this request only: an event of another stream handed to receiver.replay would run as if it
         // were part of this one, and nothing but the HMAC (absent on fetched events) binds an unattested type to it.
-        if (event.stream_id !== requestId) throw invalid(operation, new InvalidBody(`an event of another stream (seq ${event.seq})`), 1);
+        if (event.stream_id !== requestId)
+          throw invalid(operation, new InvalidBody(`an event of another stream (seq ${event.seq})`), 1);
         after = event.seq;
         yield event;
       }
@@ -385,7 +412,13 @@ export function createKybClient(options: KybClientOptions): KybClient {
       if (response.status === 404) {
         const code = readErrorCode(response.text);
         if (code === undefined || code === 'not_released') return { status: 'not_released' };
-        throw new KybApiError({ status: 404, code, message: `${operation}: the KYB API answered 404 (${code}).`, operation, attempts: response.attempts });
+        throw new KybApiError({
+          status: 404,
+          code,
+          message: `${operation}: the KYB API answered 404 (${code}).`,
+          operation,
+          attempts: response.attempts,
+        });
       }
       const token = parsed(operation, response.attempts, () => readReleaseToken(response.text, response.contentType));
       const unverified = parsed(operation, response.attempts, () => decodeClaims(token));
@@ -418,7 +451,12 @@ export function createKybClient(options: KybClientOptions): KybClient {
           cause: error,
         });
       }
-      return { status: 'released', claims, answers: answersFromClaims(claims, options.attestation?.answersClaim), token };
+      return {
+        status: 'released',
+        claims,
+        answers: answersFromClaims(claims, options.attestation?.answersClaim),
+        token,
+      };
     },
 
     async deliveries(requestId, call) {
@@ -464,7 +502,10 @@ export function createKybClient(options: KybClientOptions): KybClient {
 /** An HTTP method token, upper-cased (`post` → `POST`). */
 function checkMethod(method: unknown): string {
   if (typeof method === 'string' && /^[A-Za-z]{1,16}$/.test(method)) return method.toUpperCase();
-  throw new KybWebhookError('config_invalid', `KybClient.request: method must be an HTTP method such as 'GET' or 'POST'; got ${describeValue(method)}.`);
+  throw new KybWebhookError(
+    'config_invalid',
+    `KybClient.request: method must be an HTTP method such as 'GET' or 'POST'; got ${describeValue(method)}.`,
+  );
 }
 
 /**
@@ -472,12 +513,29 @@ function checkMethod(method: unknown): string {
  * so the call (and the API key) stays on the API (a "//host" path would name another host).
  */
 function checkApiPath(path: unknown): string {
-  const fix = "a path of the KYB API starting with '/', e.g. '/api/v1/kyb/data-requests' (query parameters go in `query`)";
-  if (typeof path !== 'string' || !path.startsWith('/') || path.startsWith('//') || /[?#\\]/.test(path) || !/^[\x21-\x7e]*$/.test(path)) {
-    throw new KybWebhookError('config_invalid', `KybClient.request: path must be ${fix}; got ${typeof path === 'string' ? 'a string that is not one' : describeValue(path)}.`);
+  const fix =
+    "a path of the KYB API starting with '/', e.g. '/api/v1/kyb/data-requests' (query parameters go in `query`)";
+  if (
+    typeof path !== 'string' ||
+    !path.startsWith('/') ||
+    path.startsWith('//') ||
+    /[?#\\]/.test(path) ||
+    !/^[\x21-\x7e]*$/.test(path)
+  ) {
+    throw new KybWebhookError(
+      'config_invalid',
+      `KybClient.request: path must be ${fix}; got ${typeof path === 'string' ? 'a string that is not one' : describeValue(path)}.`,
+    );
   }
-  if (path.split('/').some((segment) => segment === '.' || segment === '..' || /^%2e(%2e)?$|^\.%2e$|^%2e\.$/i.test(segment))) {
-    throw new KybWebhookError('config_invalid', `KybClient.request: path must not have "." or ".." segments: use ${fix}.`);
+  if (
+    path
+      .split('/')
+      .some((segment) => segment === '.' || segment === '..' || /^%2e(%2e)?$|^\.%2e$|^%2e\.$/i.test(segment))
+  ) {
+    throw new KybWebhookError(
+      'config_invalid',
+      `KybClient.request: path must not have "." or ".." segments: use ${fix}.`,
+    );
   }
   return path;
 }
@@ -501,7 +559,12 @@ function trimTemplate(template: string): string {
  */
 function checkRequestId(requestId: unknown, operation: string): asserts requestId is string {
   if (typeof requestId === 'string' && requestId !== '' && requestId !== '.' && requestId !== '..') return;
-  const what = typeof requestId === 'string' ? (requestId === '' ? 'an empty string' : `"${requestId}"`) : describeValue(requestId);
+  const what =
+    typeof requestId === 'string'
+      ? requestId === ''
+        ? 'an empty string'
+        : `"${requestId}"`
+      : describeValue(requestId);
   throw new KybApiError({
     status: null,
     code: 'invalid_request_id',
@@ -524,18 +587,23 @@ const baseUrlRule: OptionRule = (value, path, report) => {
   if (problem !== undefined) return problem;
   // The URL is never repeated in these messages: it may carry credentials.
   const url = new URL(String(value));
-  if (url.username !== '' || url.password !== '') return 'must not carry credentials (user:password@): the API key is the only credential, in `apiKey`.';
-  if (url.search !== '' || url.hash !== '') return "must not have a query or fragment (paths are appended to it): use the KYB API's {base_url}.";
+  if (url.username !== '' || url.password !== '')
+    return 'must not carry credentials (user:password@): the API key is the only credential, in `apiKey`.';
+  if (url.search !== '' || url.hash !== '')
+    return "must not have a query or fragment (paths are appended to it): use the KYB API's {base_url}.";
   return undefined;
 };
 
 const apiKeyRule: OptionRule = (value) => {
   const fix = 'the API key from the KYB dashboard';
-  if (typeof value !== 'string') return `must be ${fix} (a string); got ${describeValue(value)} (an unset environment variable?).`;
+  if (typeof value !== 'string')
+    return `must be ${fix} (a string); got ${describeValue(value)} (an unset environment variable?).`;
   if (value === '') return `is empty: set it to ${fix} (an unset environment variable?).`;
-  if (value !== value.trim()) return `has leading or trailing whitespace (a line break from a file?): trim it. It is sent as the Authorization header as is.`;
+  if (value !== value.trim())
+    return `has leading or trailing whitespace (a line break from a file?): trim it. It is sent as the Authorization header as is.`;
   // Header values are visible ASCII; anything else makes fetch throw with the value in its message.
-  if (!/^[\x20-\x7e]+$/.test(value)) return `contains characters a header cannot carry (a line break, a control or non-ASCII character): use ${fix}, as printed there.`;
+  if (!/^[\x20-\x7e]+$/.test(value))
+    return `contains characters a header cannot carry (a line break, a control or non-ASCII character): use ${fix}, as printed there.`;
   return undefined;
 };
 
@@ -553,17 +621,27 @@ const pathTemplateRule: OptionRule = (value, path, report) => {
 };
 
 const queryParamRule: OptionRule = (value) =>
-  typeof value === 'string' && /^[A-Za-z0-9_.[\]-]{1,64}$/.test(value) ? undefined : `must be a query parameter name such as 'cursor'; got ${describeValue(value)}.`;
+  typeof value === 'string' && /^[A-Za-z0-9_.[\]-]{1,64}$/.test(value)
+    ? undefined
+    : `must be a query parameter name such as 'cursor'; got ${describeValue(value)}.`;
 
 const fieldNameRule: OptionRule = (value) =>
-  typeof value === 'string' && value !== '' && value.length <= 128 ? undefined : `must be the name of a field of the entries, e.g. 'seq'; got ${describeValue(value)}.`;
+  typeof value === 'string' && value !== '' && value.length <= 128
+    ? undefined
+    : `must be the name of a field of the entries, e.g. 'seq'; got ${describeValue(value)}.`;
 
 const CLIENT_OPTIONS = {
   owner: 'createKybClient',
   example: "createKybClient({ baseUrl: 'https://api.kyb.example.com', apiKey: process.env.KYB_API_KEY })",
   options: {
-    baseUrl: optionRules.required(baseUrlRule, "set it to the KYB API's {base_url}, e.g. 'https://api.kyb.example.com'."),
-    apiKey: optionRules.required(apiKeyRule, 'set it to the API key from the KYB dashboard (an unset environment variable?).'),
+    baseUrl: optionRules.required(
+      baseUrlRule,
+      "set it to the KYB API's {base_url}, e.g. 'https://api.kyb.example.com'.",
+    ),
+    apiKey: optionRules.required(
+      apiKeyRule,
+      'set it to the API key from the KYB dashboard (an unset environment variable?).',
+    ),
     attestation: optionRules.object("the receiver's attestation options, { issuer, audience }"),
     requestPrefix: optionRules.urlPath(),
     dataRequestPath: pathTemplateRule,
@@ -597,7 +675,15 @@ const CLIENT_OPTIONS = {
     now: optionRules.func('a clock in Unix milliseconds'),
     random: optionRules.func('returns a number in [0, 1)'),
   },
-  aliases: { baseURL: 'baseUrl', url: 'baseUrl', apiUrl: 'baseUrl', key: 'apiKey', token: 'apiKey', timeout: 'timeoutMs', maxRetries: 'retry.maxRetries' },
+  aliases: {
+    baseURL: 'baseUrl',
+    url: 'baseUrl',
+    apiUrl: 'baseUrl',
+    key: 'apiKey',
+    token: 'apiKey',
+    timeout: 'timeoutMs',
+    maxRetries: 'retry.maxRetries',
+  },
 } as const;
 
 const callOptionRules = {
@@ -607,7 +693,9 @@ const callOptionRules = {
 };
 
 const requestKindRule: OptionRule = (value) =>
-  value === 'data_request' || value === 'signature_request' ? undefined : `must be 'data_request' or 'signature_request'; got ${describeValue(value)}.`;
+  value === 'data_request' || value === 'signature_request'
+    ? undefined
+    : `must be 'data_request' or 'signature_request'; got ${describeValue(value)}.`;
 
 const REQUEST_CALL_OPTIONS = {
   owner: 'KybClient call options',
@@ -621,7 +709,11 @@ const REQUEST_OPTIONS = {
   owner: 'KybClient.request options',
   example: "{ body: { fields: ['company_name'] }, retry: true }",
   optional: true,
-  options: { ...callOptionRules, body: () => undefined, query: optionRules.object('query parameters, { name: value }') },
+  options: {
+    ...callOptionRules,
+    body: () => undefined,
+    query: optionRules.object('query parameters, { name: value }'),
+  },
   aliases: { timeout: 'timeoutMs', json: 'body', data: 'body', params: 'query' },
 } as const;
 
@@ -637,7 +729,12 @@ const EVENTS_OPTIONS = {
   owner: 'KybClient.events options',
   example: '{ afterSeq: 41, signal }',
   optional: true,
-  options: { ...callOptionRules, kind: requestKindRule, afterSeq: optionRules.wholeNumber(-1, 'seq'), pageSize: optionRules.positiveInteger('events') },
+  options: {
+    ...callOptionRules,
+    kind: requestKindRule,
+    afterSeq: optionRules.wholeNumber(-1, 'seq'),
+    pageSize: optionRules.positiveInteger('events'),
+  },
   aliases: { after: 'afterSeq', after_seq: 'afterSeq', timeout: 'timeoutMs', limit: 'pageSize' },
 } as const;
 

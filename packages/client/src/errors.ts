@@ -115,7 +115,9 @@ export class InsufficientCreditError extends KybApiError implements CreditAmount
   readonly shortfallCents?: number;
   readonly currency?: string;
 
-  constructor(fields: Omit<ConstructorParameters<typeof KybApiError>[0], 'code' | 'status'> & { amounts?: CreditAmounts }) {
+  constructor(
+    fields: Omit<ConstructorParameters<typeof KybApiError>[0], 'code' | 'status'> & { amounts?: CreditAmounts },
+  ) {
     const { amounts, ...rest } = fields;
     super({ ...rest, status: 402, code: 'insufficient_credit' });
     this.name = 'InsufficientCreditError';
@@ -146,11 +148,15 @@ export function readCreditAmounts(text: string): CreditAmounts {
   const amounts: CreditAmounts = {};
   const required = cents('required_cents', 'quoted_cents', 'cost_cents', 'price_cents');
   const available = cents('available_cents', 'balance_cents', 'credit_cents');
-  const shortfall = cents('shortfall_cents', 'missing_cents') ?? (required !== undefined && available !== undefined ? Math.max(0, required - available) : undefined);
+  const shortfall =
+    cents('shortfall_cents', 'missing_cents') ??
+    (required !== undefined && available !== undefined ? Math.max(0, required - available) : undefined);
   if (required !== undefined) amounts.requiredCents = required;
   if (available !== undefined) amounts.availableCents = available;
   if (shortfall !== undefined) amounts.shortfallCents = shortfall;
-  const currency = objects.map((object) => object.currency).find((value) => typeof value === 'string' && /^[A-Za-z]{3}$/.test(value));
+  const currency = objects
+    .map((object) => object.currency)
+    .find((value) => typeof value === 'string' && /^[A-Za-z]{3}$/.test(value));
   if (typeof currency === 'string') amounts.currency = currency.toUpperCase();
   return amounts;
 }

@@ -107,7 +107,12 @@ export interface SendOptions extends CallOptions {
  * Sends one API call with auth, per-attempt timeout, retries and error mapping. `target` is a path under the
  * base URL, or a URL of the API's own (a next page the API named, checked to be on its origin by the caller).
  */
-export async function send(transport: TransportOptions, method: string, target: string | URL, call: SendOptions = {}): Promise<RawResponse> {
+export async function send(
+  transport: TransportOptions,
+  method: string,
+  target: string | URL,
+  call: SendOptions = {},
+): Promise<RawResponse> {
   const url = typeof target === 'string' ? new URL(transport.baseUrl + target) : target;
   const operation = `${method} ${url.pathname}`;
   const idempotent = method === 'GET' || method === 'HEAD' || call.retry === true;
@@ -123,12 +128,25 @@ export async function send(transport: TransportOptions, method: string, target: 
       const headers: Record<string, string> = { authorization: transport.apiKey, accept: 'application/json' };
       if (body !== undefined) headers['content-type'] = 'application/json';
       outcome = await withTimeout(timeoutMs, call.signal, async (signal) => {
-        const response = await transport.fetch(url, { method, headers, signal, redirect: 'manual', ...(body === undefined ? {} : { body }) });
+        const response = await transport.fetch(url, {
+          method,
+          headers,
+          signal,
+          redirect: 'manual',
+          ...(body === undefined ? {} : { body }),
+        });
         retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
         const ok = response.status >= 200 && response.status < 300;
         const text = await readText(response, ok ? transport.maxResponseBytes : MAX_ERROR_BODY_BYTES);
         if (text === undefined && ok) return new TooLarge(response.status);
-        return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: text ?? '', headers: response.headers, url, attempts: attempt };
+        return {
+          status: response.status,
+          contentType: response.headers.get('content-type') ?? '',
+          text: text ?? '',
+          headers: response.headers,
+          url,
+          attempts: attempt,
+        };
       });
     } catch (error) {
       throwIfAborted(call.signal, operation, attempt);
@@ -141,7 +159,7 @@ export async function send(transport: TransportOptions, method: string, target: 
         code: 'response_too_large',
         message:
           `${operation}: the response body is over maxResponseBytes (${transport.maxResponseBytes} bytes). ` +
-          'Raise the client\'s maxResponseBytes option, or ask for smaller pages with pageSize.',
+          "Raise the client's maxResponseBytes option, or ask for smaller pages with pageSize.",
         operation,
         attempts: attempt,
       });
@@ -151,7 +169,8 @@ export async function send(transport: TransportOptions, method: string, target: 
     }
     const retryable = outcome instanceof AttemptFailure || isRetryableStatus(outcome.status);
     const tooLong = retryAfterMs !== undefined && retryAfterMs > transport.retry.maxRetryAfterMs;
-    if (!retryable || attempt >= maxAttempts || tooLong) throw toError(outcome, operation, attempt, retryAfterMs, call.notFoundCode);
+    if (!retryable || attempt >= maxAttempts || tooLong)
+      throw toError(outcome, operation, attempt, retryAfterMs, call.notFoundCode);
 
     const backoff = Math.min(transport.retry.baseDelayMs * 2 ** (attempt - 1), transport.retry.maxDelayMs);
     const wait = retryAfterMs ?? backoff / 2 + (transport.random() * backoff) / 2;
@@ -164,7 +183,11 @@ export async function send(transport: TransportOptions, method: string, target: 
  */
 async function readText(response: Response, maxBytes: number): Promise<string | undefined> {
   if (response.body === null) return '';
-  const read = await readWebBodyStream(response.body, { maxBytes, declaredLength: response.headers.get('content-length') ?? undefined, drain: false });
+  const read = await readWebBodyStream(response.body, {
+    maxBytes,
+    declaredLength: response.headers.get('content-length') ?? undefined,
+    drain: false,
+  });
   if (!read.ok) {
     void response.body.cancel().catch(() => {});
     return undefined;
@@ -182,7 +205,13 @@ function toError(
   const base = { operation, attempts, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
   if (outcome instanceof AttemptFailure) {
     if (outcome.code === 'timeout') {
-      return new KybApiError({ ...base, status: null, code: 'timeout', message: `${operation} timed out after ${attempts} attempt(s).`, cause: outcome.cause });
+      return new KybApiError({
+        ...base,
+        status: null,
+        code: 'timeout',
+        message: `${operation} timed out after ${attempts} attempt(s).`,
+        cause: outcome.cause,
+      });
     }
     // The platform's error is not kept: its message can quote a header value (the API key) or the URL. Its code
     // (ECONNREFUSED, ENOTFOUND, CERT_HAS_EXPIRED …) is what tells the cause apart.
@@ -194,17 +223,27 @@ function toError(
       message: `${operation} failed before the service answered (network error${reason ? `: ${reason}` : ''}) after ${attempts} attempt(s).`,
     });
   }
-  const code = readErrorCode(outcome.text) ?? (outcome.status === 404 && notFoundCode ? notFoundCode : defaultCode(outcome.status));
+  const code =
+    readErrorCode(outcome.text) ??
+    (outcome.status === 404 && notFoundCode ? notFoundCode : defaultCode(outcome.status));
   if (outcome.status === 402 && code === 'insufficient_credit') {
     const amounts = readCreditAmounts(outcome.text);
-    const missing = amounts.shortfallCents === undefined ? '' : ` (${amounts.shortfallCents} cents short${amounts.currency ? `, ${amounts.currency}` : ''})`;
+    const missing =
+      amounts.shortfallCents === undefined
+        ? ''
+        : ` (${amounts.shortfallCents} cents short${amounts.currency ? `, ${amounts.currency}` : ''})`;
     return new InsufficientCreditError({
       ...base,
       amounts,
       message: `${operation}: 402 insufficient_credit${missing}. The request cannot be afforded; top up the credit and create it again.`,
     });
   }
-  return new KybApiError({ ...base, status: outcome.status, code, message: `${operation}: the KYB API answered ${outcome.status} (${code})${hint(outcome.status)}` });
+  return new KybApiError({
+    ...base,
+    status: outcome.status,
+    code,
+    message: `${operation}: the KYB API answered ${outcome.status} (${code})${hint(outcome.status)}`,
+  });
 }
 
 /** The first system-style code (`ECONNREFUSED`, `UND_ERR_SOCKET` …) along an error's cause chain. */
@@ -243,10 +282,17 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-async function withTimeout<T>(timeoutMs: number, outer: AbortSignal | undefined, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+async function withTimeout<T>(
+  timeoutMs: number,
+  outer: AbortSignal | undefined,
+  run: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   // A controller of our own rather than AbortSignal.any/timeout, whose support differs across the Web runtimes.
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException('The KYB API call timed out.', 'TimeoutError')), timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException('The KYB API call timed out.', 'TimeoutError')),
+    timeoutMs,
+  );
   const onAbort = () => controller.abort(outer?.reason);
   outer?.addEventListener('abort', onAbort, { once: true });
   try {
@@ -263,7 +309,14 @@ function isTimeout(error: unknown): boolean {
 
 function throwIfAborted(signal: AbortSignal | undefined, operation: string, attempts: number): void {
   if (signal?.aborted) {
-    throw new KybApiError({ status: null, code: 'aborted', message: `${operation} was aborted by the caller.`, operation, attempts, cause: signal.reason });
+    throw new KybApiError({
+      status: null,
+      code: 'aborted',
+      message: `${operation} was aborted by the caller.`,
+      operation,
+      attempts,
+      cause: signal.reason,
+    });
   }
 }
 

@@ -78,12 +78,16 @@ export function nextPageUrl(
   if (next && 'cursor' in next) return withParam(current, cursorParam, next.cursor);
   if (next && 'afterSeq' in next) return withParam(current, 'after_seq', String(next.afterSeq));
   if (page.items.length === 0) {
-    if (page.hasMore === true) throw new PagingError('invalid_response', 'an empty page that says has_more, with no next page');
+    if (page.hasMore === true)
+      throw new PagingError('invalid_response', 'an empty page that says has_more, with no next page');
     return undefined;
   }
   if (fallback) return fallback;
   if (page.hasMore === true) {
-    throw new PagingError('invalid_response', 'a page says has_more but names no next page (next, next_cursor, next_after_seq, a Link or X-Next-Cursor header)');
+    throw new PagingError(
+      'invalid_response',
+      'a page says has_more but names no next page (next, next_cursor, next_after_seq, a Link or X-Next-Cursor header)',
+    );
   }
   return undefined;
 }
@@ -97,7 +101,8 @@ export function withParam(url: URL, name: string, value: string): URL {
 
 function sameOrigin(next: URL, current: URL): URL {
   // The next page gets the API key: a service (or anyone who can change its answers) must not send it elsewhere.
-  if (next.origin !== current.origin) throw new PagingError('invalid_response', "the next page is on another origin than the API's; it was not followed");
+  if (next.origin !== current.origin)
+    throw new PagingError('invalid_response', "the next page is on another origin than the API's; it was not followed");
   return next;
 }
 
@@ -113,7 +118,8 @@ export class PageTracker {
   ) {}
 
   visit(url: URL): void {
-    if (this.#seen.has(url.href)) throw new PagingError('invalid_response', 'the next page points back at a page already read');
+    if (this.#seen.has(url.href))
+      throw new PagingError('invalid_response', 'the next page points back at a page already read');
     if (this.#seen.size >= this.maxPages) {
       throw new PagingError(
         'too_many_pages',

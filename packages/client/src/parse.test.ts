@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseRetryAfter } from './http.js';
-import { integerOf, InvalidBody, readDeliveries, readErrorCode, readEvents, readListPage, readReleaseToken } from './parse.js';
+import {
+  integerOf,
+  InvalidBody,
+  readDeliveries,
+  readErrorCode,
+  readEvents,
+  readListPage,
+  readReleaseToken,
+} from './parse.js';
 
 // The spec shows none of these bodies (4.2, 7), so the client reads every plausible shape; these cases pin them.
 const JWT = 'eyJhbGciOiJSUzI1NiJ9.eyJzZXEiOjF9.c2ln';
@@ -48,8 +56,15 @@ describe('events page', () => {
   };
 
   it('keeps unknown fields of the page entries, whatever their type', () => {
-    const page = read({ events: [{ ...event, future_field: { a: 1 }, timestamp: null, api_version: 20260101 }], has_more: false });
-    expect(page).toEqual({ items: [{ ...event, future_field: { a: 1 }, timestamp: null, api_version: 20260101 }], hasMore: false, next: undefined });
+    const page = read({
+      events: [{ ...event, future_field: { a: 1 }, timestamp: null, api_version: 20260101 }],
+      has_more: false,
+    });
+    expect(page).toEqual({
+      items: [{ ...event, future_field: { a: 1 }, timestamp: null, api_version: 20260101 }],
+      hasMore: false,
+      next: undefined,
+    });
   });
 
   it('reads a bare list, has_more unknown, and its X-Next-Cursor', () => {
@@ -112,10 +127,25 @@ describe('deliveries', () => {
   it.each([
     ['no seq', { event_id: 'e' }, 'deliveries[0].seq is missing', 'deliveryLog.seqField'],
     ['a null seq', { event_id: 'e', seq: null }, 'deliveries[0].seq is null', 'deliveryLog.seqField'],
-    ['a fractional seq', { event_id: 'e', seq: 1.5 }, 'deliveries[0].seq is a fractional number', 'deliveryLog.seqField'],
+    [
+      'a fractional seq',
+      { event_id: 'e', seq: 1.5 },
+      'deliveries[0].seq is a fractional number',
+      'deliveryLog.seqField',
+    ],
     ['a numeric event_id', { event_id: 7, seq: 1 }, 'deliveries[0].event_id is a number', 'deliveryLog.eventIdField'],
-    ['an unknown status word', { event_id: 'e', seq: 1, status: 'maybe' }, 'deliveries[0].status is a string', 'deliveryLog.acknowledged'],
-    ['a status out of range', { event_id: 'e', seq: 1, status: 1200 }, 'deliveries[0].status is a number', 'deliveryLog.acknowledged'],
+    [
+      'an unknown status word',
+      { event_id: 'e', seq: 1, status: 'maybe' },
+      'deliveries[0].status is a string',
+      'deliveryLog.acknowledged',
+    ],
+    [
+      'a status out of range',
+      { event_id: 'e', seq: 1, status: 1200 },
+      'deliveries[0].status is a number',
+      'deliveryLog.acknowledged',
+    ],
   ])('refuses an entry with %s, naming the field, its type and the option', (_what, bad, field, option) => {
     expect(() => read([bad])).toThrow(InvalidBody);
     expect(() => read([bad])).toThrow(field);
@@ -128,7 +158,12 @@ describe('deliveries', () => {
 
   it('reads the fields the options name, and an acknowledged hook wins', () => {
     const entry = { id: 'e', sequence: '4', outcome: 'accepted', http: 500 };
-    const options = { eventIdField: 'id', seqField: 'sequence', statusField: 'http', acknowledged: (e: Readonly<Record<string, unknown>>) => (e.outcome === 'accepted' ? true : undefined) };
+    const options = {
+      eventIdField: 'id',
+      seqField: 'sequence',
+      statusField: 'http',
+      acknowledged: (e: Readonly<Record<string, unknown>>) => (e.outcome === 'accepted' ? true : undefined),
+    };
     expect(read([entry], options)).toEqual([{ ...entry, event_id: 'e', seq: 4, acknowledged: true }]);
     expect(read([{ ...entry, outcome: 'other' }], options)[0]).toMatchObject({ acknowledged: false });
   });

@@ -119,12 +119,17 @@ const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
  */
 export function readListPage(text: string, names: readonly string[], headerCursor: string | null): ListPage<unknown> {
   const body = parseJson(text);
-  if (Array.isArray(body)) return { items: body, hasMore: undefined, next: headerCursor ? { cursor: headerCursor } : undefined };
+  if (Array.isArray(body))
+    return { items: body, hasMore: undefined, next: headerCursor ? { cursor: headerCursor } : undefined };
   if (!isObject(body)) throw new InvalidBody(`${names[0]}: expected a list or an object holding one`);
   const key = [...names, 'data', 'items', 'results'].find((name) => Array.isArray(body[name]));
   if (key === undefined) throw new InvalidBody(`${names[0]}: expected a list under "${names[0]}" or "data"`);
   const hasMore = body.has_more ?? body.hasMore;
-  return { items: body[key] as unknown[], hasMore: typeof hasMore === 'boolean' ? hasMore : undefined, next: nextHint(body, headerCursor) };
+  return {
+    items: body[key] as unknown[],
+    hasMore: typeof hasMore === 'boolean' ? hasMore : undefined,
+    next: nextHint(body, headerCursor),
+  };
 }
 
 function nextHint(body: Record<string, unknown>, headerCursor: string | null): NextPageHint | undefined {
@@ -138,7 +143,11 @@ function nextHint(body: Record<string, unknown>, headerCursor: string | null): N
 }
 
 /** The entries of one page of the deliveries call, read per {@link DeliveryLogEntry}. */
-export function readDeliveries(items: readonly unknown[], options: DeliveryLogOptions = {}, offset = 0): DeliveryLogEntry[] {
+export function readDeliveries(
+  items: readonly unknown[],
+  options: DeliveryLogOptions = {},
+  offset = 0,
+): DeliveryLogEntry[] {
   const eventIdField = options.eventIdField ?? 'event_id';
   const seqField = options.seqField ?? 'seq';
   return items.map((entry, index) => {
@@ -146,11 +155,15 @@ export function readDeliveries(items: readonly unknown[], options: DeliveryLogOp
     if (!isObject(entry)) throw new InvalidBody(`${where} is ${typeName(entry)}, not an object`);
     const eventId = entry[eventIdField];
     if (typeof eventId !== 'string' || eventId === '') {
-      throw new InvalidBody(`${where}.${eventIdField} is ${typeName(eventId)}, not the event's id: if the service names it otherwise, set deliveryLog.eventIdField`);
+      throw new InvalidBody(
+        `${where}.${eventIdField} is ${typeName(eventId)}, not the event's id: if the service names it otherwise, set deliveryLog.eventIdField`,
+      );
     }
     const seq = integerOf(entry[seqField]);
     if (seq === undefined || seq < 0) {
-      throw new InvalidBody(`${where}.${seqField} is ${typeName(entry[seqField])}, not the event's seq (an integer): if the service names it otherwise, set deliveryLog.seqField`);
+      throw new InvalidBody(
+        `${where}.${seqField} is ${typeName(entry[seqField])}, not the event's seq (an integer): if the service names it otherwise, set deliveryLog.seqField`,
+      );
     }
     const acknowledged = options.acknowledged?.(entry) ?? readAcknowledged(entry, where, options.statusField);
     return { ...entry, event_id: eventId, seq, acknowledged };
@@ -158,8 +171,28 @@ export function readDeliveries(items: readonly unknown[], options: DeliveryLogOp
 }
 
 const STATUS_FIELDS = ['status', 'status_code', 'http_status', 'response_status'];
-const ACKNOWLEDGED_WORDS = new Set(['succeeded', 'success', 'successful', 'delivered', 'acknowledged', 'ok', 'accepted']);
-const UNACKNOWLEDGED_WORDS = new Set(['failed', 'failure', 'error', 'pending', 'scheduled', 'retrying', 'timeout', 'timed_out', 'rejected', 'queued', 'exhausted']);
+const ACKNOWLEDGED_WORDS = new Set([
+  'succeeded',
+  'success',
+  'successful',
+  'delivered',
+  'acknowledged',
+  'ok',
+  'accepted',
+]);
+const UNACKNOWLEDGED_WORDS = new Set([
+  'failed',
+  'failure',
+  'error',
+  'pending',
+  'scheduled',
+  'retrying',
+  'timeout',
+  'timed_out',
+  'rejected',
+  'queued',
+  'exhausted',
+]);
 
 /** Whether an entry shows a 2xx answer: see {@link DeliveryLogEntry.acknowledged}. */
 function readAcknowledged(entry: Record<string, unknown>, where: string, statusField: string | undefined): boolean {
@@ -170,7 +203,8 @@ function readAcknowledged(entry: Record<string, unknown>, where: string, statusF
   if (code !== undefined && (code === 0 || (code >= 100 && code <= 599))) return code >= 200 && code < 300;
   if (typeof status === 'string' && ACKNOWLEDGED_WORDS.has(status.toLowerCase())) return true;
   if (typeof status === 'string' && UNACKNOWLEDGED_WORDS.has(status.toLowerCase())) return false;
-  for (const name of ['ok', 'success', 'acknowledged']) if (typeof entry[name] === 'boolean') return entry[name] as boolean;
+  for (const name of ['ok', 'success', 'acknowledged'])
+    if (typeof entry[name] === 'boolean') return entry[name] as boolean;
   if (status === undefined) return false;
   throw new InvalidBody(
     `${where}.${field} is ${typeName(status)}, neither an HTTP status nor a known outcome word: ` +
@@ -184,10 +218,12 @@ export function readEvents(items: readonly unknown[], offset = 0): StreamEvent[]
     const where = `events[${offset + index}]`;
     if (!isObject(entry)) throw new InvalidBody(`${where} is ${typeName(entry)}, not an object`);
     for (const field of ['event', 'event_id', 'stream_id']) {
-      if (typeof entry[field] !== 'string') throw new InvalidBody(`${where}.${field} is ${typeName(entry[field])}, not a string`);
+      if (typeof entry[field] !== 'string')
+        throw new InvalidBody(`${where}.${field} is ${typeName(entry[field])}, not a string`);
     }
     const seq = integerOf(entry.seq);
-    if (seq === undefined || seq < 0) throw new InvalidBody(`${where}.seq is ${typeName(entry.seq)}, not the event's seq (an integer)`);
+    if (seq === undefined || seq < 0)
+      throw new InvalidBody(`${where}.seq is ${typeName(entry.seq)}, not the event's seq (an integer)`);
     if (!isObject(entry.data)) throw new InvalidBody(`${where}.data is ${typeName(entry.data)}, not an object`);
     const event: Record<string, unknown> = { ...entry, seq };
     // null and absent both say "no attestation"; the receiver then refuses an attested type without one, as it should.
@@ -214,7 +250,8 @@ export function typeName(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'missing';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'number') return Number.isInteger(value) ? (value < 0 ? 'a negative number' : 'a number') : 'a fractional number';
+  if (typeof value === 'number')
+    return Number.isInteger(value) ? (value < 0 ? 'a negative number' : 'a number') : 'a fractional number';
   return `a ${typeof value}`;
 }
 
@@ -224,7 +261,8 @@ export function typeName(value: unknown): string {
  */
 export function readReleaseToken(text: string, contentType: string): string {
   const trimmed = text.trim();
-  const body = /json/i.test(contentType) || trimmed.startsWith('{') || trimmed.startsWith('"') ? parseJson(trimmed) : trimmed;
+  const body =
+    /json/i.test(contentType) || trimmed.startsWith('{') || trimmed.startsWith('"') ? parseJson(trimmed) : trimmed;
   if (typeof body === 'string' && looksLikeJwt(body)) return body;
   if (isObject(body)) {
     for (const name of ['attestation', 'token', 'jwt']) {
@@ -240,7 +278,10 @@ export function decodeClaims(token: string): Record<string, unknown> {
   const payload = token.split('.')[1] ?? '';
   let decoded: unknown;
   try {
-    const base64 = payload.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(payload.length / 4) * 4, '=');
+    const base64 = payload
+      .replace(/-/g, '+')
+      .replace(/_/g, '/')
+      .padEnd(Math.ceil(payload.length / 4) * 4, '=');
     const bytes = Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
     decoded = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
@@ -265,4 +306,3 @@ export function parseJson(text: string): unknown {
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
-

@@ -14,7 +14,13 @@ import {
   type StreamCursorStore,
   type UnfillableDecision,
 } from '@kyb-webhooks/core';
-import { API_SHAPE_VARIANTS, randomSecret, startKybService, type KybService, type KybServiceOptions } from '@kyb-webhooks/testing';
+import {
+  API_SHAPE_VARIANTS,
+  randomSecret,
+  startKybService,
+  type KybService,
+  type KybServiceOptions,
+} from '@kyb-webhooks/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createKybClient, type KybClient } from './client.js';
 import { recover, type RecoverOptions, type RecoverProgress } from './recover.js';
@@ -50,17 +56,33 @@ async function setUp(
 ): Promise<Setup> {
   const service = await startKybService({ timeScale: 1e-5, ...serviceOptions });
   cleanups.push(() => service.stop());
-  const client = createKybClient({ baseUrl: service.baseUrl, apiKey: service.apiKey, ...(pageSize === undefined ? {} : { pageSize }) });
+  const client = createKybClient({
+    baseUrl: service.baseUrl,
+    apiKey: service.apiKey,
+    ...(pageSize === undefined ? {} : { pageSize }),
+  });
   const secrets = { '1': randomSecret() };
   const store = createMemoryStore();
   const receiver = createReceiver({
     secrets,
     // Keys refreshed at every check: a key the service retires stops verifying at once, as after a receiver restart.
-    attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl, jwksCacheMaxAgeMs: 0, jwksCooldownMs: 0 },
+    attestation: {
+      issuer: service.issuer,
+      audience: service.audience,
+      jwksUrl: service.jwksUrl,
+      jwksCacheMaxAgeMs: 0,
+      jwksCooldownMs: 0,
+    },
     store,
     ...(mode === 'off'
       ? {}
-      : { ordering: { mode, fetchEventsAfter: (s: string, a: number, signal: AbortSignal) => client.events(s, { afterSeq: a, signal }), ...orderingExtra } }),
+      : {
+          ordering: {
+            mode,
+            fetchEventsAfter: (s: string, a: number, signal: AbortSignal) => client.events(s, { afterSeq: a, signal }),
+            ...orderingExtra,
+          },
+        }),
   });
   const handled: Handled[] = [];
   const failing = new Set<string>();
@@ -75,9 +97,13 @@ async function setUp(
     request.on('end', () => {
       if (outage.down) return void response.writeHead(503).end();
       const headers = request.headers as IncomingHttpHeaders & Record<string, string | string[] | undefined>;
-      void receiver.receive({ method: request.method, headers, body: new Uint8Array(Buffer.concat(chunks)) }).then((result) => {
-        response.writeHead(result.status, { 'content-type': 'application/json', ...result.headers }).end(JSON.stringify(result.body));
-      });
+      void receiver
+        .receive({ method: request.method, headers, body: new Uint8Array(Buffer.concat(chunks)) })
+        .then((result) => {
+          response
+            .writeHead(result.status, { 'content-type': 'application/json', ...result.headers })
+            .end(JSON.stringify(result.body));
+        });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -93,9 +119,11 @@ async function setUp(
 }
 
 /** The seqs the handlers saw on one stream, in the order they ran. */
-const seqsOf = (handled: Handled[], streamId: string) => handled.filter((h) => h.streamId === streamId).map((h) => h.seq);
+const seqsOf = (handled: Handled[], streamId: string) =>
+  handled.filter((h) => h.streamId === streamId).map((h) => h.seq);
 /** Every seq the service holds for a stream. */
-const streamSeqs = (service: KybService, streamId: string) => service.request(streamId)!.events.map((event) => event.seq);
+const streamSeqs = (service: KybService, streamId: string) =>
+  service.request(streamId)!.events.map((event) => event.seq);
 
 /** Two streams with a pending_approval each, delivered, then an outage during which both get more events. */
 async function quarantinedDuringOutage(mode: OrderingMode) {
@@ -142,7 +170,12 @@ describe('recover after a quarantine', () => {
 
   it('counts the events the delivery log shows without a 2xx (the attempts that led to the quarantine)', async () => {
     const { service, client, receiver, store, a, b } = await quarantinedDuringOutage('enforce');
-    const logged = new Set(service.attempts().filter((attempt) => attempt.status !== 200).map((attempt) => attempt.eventId));
+    const logged = new Set(
+      service
+        .attempts()
+        .filter((attempt) => attempt.status !== 200)
+        .map((attempt) => attempt.eventId),
+    );
     const report = await recover({ client, receiver, store, requestIds: [a, b] });
     expect(report.totals.unacknowledged).toBe(logged.size);
     expect(logged.size).toBeGreaterThan(0);
@@ -171,16 +204,26 @@ describe('recover events that exhausted their retries', () => {
     return { ...setup, id };
   }
 
-  it.each(['off', 'enforce'] as const)('ordering %s: replays the event given up on; the handlers see it once, fetched', async (mode) => {
-    const { client, receiver, store, handled, id } = await exhausted(mode);
-    const report = await recover({ client, receiver, store, requestIds: [id] });
-    expect(report.ok).toBe(true);
-    expect(report.streams[0]).toMatchObject({ requestId: id, afterSeq: 0, unacknowledged: 1, processed: 1, duplicate: 0, failures: [] });
-    expect(handled.map((h) => [h.seq, h.fetched])).toEqual([
-      [0, false],
-      [1, true],
-    ]);
-  });
+  it.each(['off', 'enforce'] as const)(
+    'ordering %s: replays the event given up on; the handlers see it once, fetched',
+    async (mode) => {
+      const { client, receiver, store, handled, id } = await exhausted(mode);
+      const report = await recover({ client, receiver, store, requestIds: [id] });
+      expect(report.ok).toBe(true);
+      expect(report.streams[0]).toMatchObject({
+        requestId: id,
+        afterSeq: 0,
+        unacknowledged: 1,
+        processed: 1,
+        duplicate: 0,
+        failures: [],
+      });
+      expect(handled.map((h) => [h.seq, h.fetched])).toEqual([
+        [0, false],
+        [1, true],
+      ]);
+    },
+  );
 
   it('a second recover reports everything duplicate and runs no handler', async () => {
     const { client, receiver, store, handled, id } = await exhausted('off');
@@ -200,7 +243,9 @@ describe('recover events that exhausted their retries', () => {
     await service.idle();
     const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
     expect(report.ok).toBe(false);
-    expect(report.streams[0]!.failures).toEqual([{ eventId: stuck.event_id, seq: 1, code: 'handler_failed', status: 500 }]);
+    expect(report.streams[0]!.failures).toEqual([
+      { eventId: stuck.event_id, seq: 1, code: 'handler_failed', status: 500 },
+    ]);
     expect(report.streams[0]).toMatchObject({ failed: 1, held: 1, processed: 0 });
     expect(seqsOf(handled, id)).toEqual([0]);
     failing.clear();
@@ -214,26 +259,37 @@ describe('recover events that exhausted their retries', () => {
 // Link header, bare list + X-Next-Cursor; null fields, numbers as strings, ISO times, newest first): the spec shows
 // none of them (4.2), and an independent implementation of the service answered in several.
 describe.each(Object.entries(API_SHAPE_VARIANTS))('recover over the API shape "%s"', (_name, apiShape) => {
-  it.each(['off', 'enforce'] as const)('ordering %s: a release that failed all 11 attempts is replayed and runs once, in order', async (mode) => {
-    const { service, client, receiver, store, handled, failing } = await setUp(mode, { apiShape, retry: { maxAttempts: 11 } }, 2);
-    const id = await service.createDataRequest();
-    await service.emit(id, 'kyb.data_request.pending_approval');
-    await service.idle();
-    const release = await service.release(id);
-    failing.add(release.event_id);
-    await service.idle();
-    expect(service.exhausted.map((event) => event.seq)).toContain(2);
-    expect(service.attempts(id).filter((attempt) => attempt.seq === 2)).toHaveLength(11);
-    failing.clear();
-    const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
-    expect(report.streams[0]!.error).toBeUndefined();
-    expect(report).toMatchObject({ ok: true, totals: { unacknowledged: 1, processed: 1, failed: 0, held: 0 } });
-    expect(report.streams[0]!.afterSeq).toBe(1);
-    expect(seqsOf(handled, id)).toEqual([0, 1, 2]);
-  });
+  it.each(['off', 'enforce'] as const)(
+    'ordering %s: a release that failed all 11 attempts is replayed and runs once, in order',
+    async (mode) => {
+      const { service, client, receiver, store, handled, failing } = await setUp(
+        mode,
+        { apiShape, retry: { maxAttempts: 11 } },
+        2,
+      );
+      const id = await service.createDataRequest();
+      await service.emit(id, 'kyb.data_request.pending_approval');
+      await service.idle();
+      const release = await service.release(id);
+      failing.add(release.event_id);
+      await service.idle();
+      expect(service.exhausted.map((event) => event.seq)).toContain(2);
+      expect(service.attempts(id).filter((attempt) => attempt.seq === 2)).toHaveLength(11);
+      failing.clear();
+      const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
+      expect(report.streams[0]!.error).toBeUndefined();
+      expect(report).toMatchObject({ ok: true, totals: { unacknowledged: 1, processed: 1, failed: 0, held: 0 } });
+      expect(report.streams[0]!.afterSeq).toBe(1);
+      expect(seqsOf(handled, id)).toEqual([0, 1, 2]);
+    },
+  );
 
   it('a log of many pages read whole: every unacknowledged event counted, wherever the log puts it', async () => {
-    const { service, client, receiver, store, outage } = await setUp('off', { apiShape, quarantineAfter: 100, retry: { maxAttempts: 2 } });
+    const { service, client, receiver, store, outage } = await setUp('off', {
+      apiShape,
+      quarantineAfter: 100,
+      retry: { maxAttempts: 2 },
+    });
     const id = await service.createDataRequest();
     await service.idle();
     outage.down = true;
@@ -271,11 +327,19 @@ describe('a stream stalled for good', () => {
     },
   };
 
-  async function purgedRelease(decision: { now: UnfillableDecision }, cause: keyof typeof causes = 'purged and served without its attestation') {
-    const setup = await setUp('enforce', { retry: { maxAttempts: 2 }, apiShape: { purgedEventsWithoutAttestation: true } }, undefined, {
-      onUnfillable: () => decision.now,
-      backfillRetryAfterMs: 0,
-    });
+  async function purgedRelease(
+    decision: { now: UnfillableDecision },
+    cause: keyof typeof causes = 'purged and served without its attestation',
+  ) {
+    const setup = await setUp(
+      'enforce',
+      { retry: { maxAttempts: 2 }, apiShape: { purgedEventsWithoutAttestation: true } },
+      undefined,
+      {
+        onUnfillable: () => decision.now,
+        backfillRetryAfterMs: 0,
+      },
+    );
     const { service, failing } = setup;
     const id = await service.createDataRequest();
     await service.idle();
@@ -287,7 +351,12 @@ describe('a stream stalled for good', () => {
     await service.emit(id, 'kyb.data_request.pending_approval');
     await service.idle();
     // The later event was refused 502 backfill_unfillable on every attempt: the release cannot be filled in.
-    expect(service.attempts(id).filter((attempt) => attempt.seq === 2).map((attempt) => attempt.responseCode)).toEqual(['backfill_unfillable', 'backfill_unfillable']);
+    expect(
+      service
+        .attempts(id)
+        .filter((attempt) => attempt.seq === 2)
+        .map((attempt) => attempt.responseCode),
+    ).toEqual(['backfill_unfillable', 'backfill_unfillable']);
     return { ...setup, id, release };
   }
 
@@ -304,7 +373,10 @@ describe('a stream stalled for good', () => {
   });
 
   it('a release signed by a retired key: permanent too, and onGap is told key_retired', async () => {
-    const { service, client, receiver, store, id, release } = await purgedRelease({ now: 'wait' }, 'signed by a key the service retired');
+    const { service, client, receiver, store, id, release } = await purgedRelease(
+      { now: 'wait' },
+      'signed by a key the service retired',
+    );
     const reasons: unknown[] = [];
     receiver.onGap((gap) => {
       if (gap.kind === 'unfillable') reasons.push([gap.reason, gap.missingSeq]);
@@ -324,15 +396,19 @@ describe('a stream stalled for good', () => {
     const { client, receiver, store, handled, id, release } = await purgedRelease(decision);
     decision.now = { skip: 'release purged; re-requested (test)' };
     const report = await recover({ client, receiver, store, requestIds: [id] }, { reactivate: false });
-    expect(report.streams[0]!.failures).toEqual([{ eventId: release.event_id, seq: 1, code: 'attestation_missing', status: 401, skipped: true }]);
+    expect(report.streams[0]!.failures).toEqual([
+      { eventId: release.event_id, seq: 1, code: 'attestation_missing', status: 401, skipped: true },
+    ]);
     expect(report).toMatchObject({ ok: true, totals: { failed: 0, skipped: 1, processed: 1, held: 0 } });
     expect(seqsOf(handled, id)).toEqual([0, 2]);
   });
 });
 
 describe('late events', () => {
-  it("counts an event the onGap handlers took as late, not as processed", async () => {
-    const { service, client, receiver, store, handled, failing } = await setUp('enforce', { retry: { maxAttempts: 2 } });
+  it('counts an event the onGap handlers took as late, not as processed', async () => {
+    const { service, client, receiver, store, handled, failing } = await setUp('enforce', {
+      retry: { maxAttempts: 2 },
+    });
     const lateSeen: number[] = [];
     receiver.onGap((report) => {
       if (report.kind === 'late') lateSeen.push(report.seq);
@@ -399,7 +475,11 @@ describe('which streams', () => {
     const { service, client, receiver, store, handled, a, b } = await quarantinedDuringOutage('enforce');
     const report = await recover({ client, receiver, store, requestIds: [a, 'dr_unknown', b] });
     expect(report.ok).toBe(false);
-    expect(report.streams[1]).toMatchObject({ requestId: 'dr_unknown', replayed: 0, error: { code: 'request_not_found', status: 404 } });
+    expect(report.streams[1]).toMatchObject({
+      requestId: 'dr_unknown',
+      replayed: 0,
+      error: { code: 'request_not_found', status: 404 },
+    });
     expect(report.streams[0]).toMatchObject({ requestId: a, processed: 2 });
     expect(report.streams[2]).toMatchObject({ requestId: b, processed: 2 });
     expect(report.reactivated).toBe(true);
@@ -439,7 +519,9 @@ describe('abort', () => {
     const onProgress = (p: RecoverProgress) => {
       if (p.kind === 'stream_done') controller.abort(reason);
     };
-    await expect(recover({ client, receiver, store, requestIds: [a, b] }, { signal: controller.signal, onProgress })).rejects.toBe(reason);
+    await expect(
+      recover({ client, receiver, store, requestIds: [a, b] }, { signal: controller.signal, onProgress }),
+    ).rejects.toBe(reason);
     expect(service.quarantined).toBe(true);
   });
 });
@@ -450,7 +532,11 @@ describe('concurrency', () => {
     [2, 2],
   ])('with concurrency %i recovers every stream, at most %i at a time', async (concurrency, most) => {
     const { service, client, receiver, store, outage, handled } = await setUp('enforce', { quarantineAfter: 3 });
-    const ids = [await service.createDataRequest(), await service.createDataRequest(), await service.createDataRequest()];
+    const ids = [
+      await service.createDataRequest(),
+      await service.createDataRequest(),
+      await service.createDataRequest(),
+    ];
     await service.idle();
     outage.down = true;
     for (const id of ids) await service.emit(id, 'kyb.data_request.pending_approval');
@@ -462,7 +548,10 @@ describe('concurrency', () => {
       if (p.kind === 'stream_started') peak = Math.max(peak, ++running);
       if (p.kind === 'stream_done') running -= 1;
     };
-    const report = await recover({ client, receiver, store, requestIds: ids }, { concurrency, onProgress, reactivate: false });
+    const report = await recover(
+      { client, receiver, store, requestIds: ids },
+      { concurrency, onProgress, reactivate: false },
+    );
     expect(report.ok).toBe(true);
     expect(report.streams.map((s) => [s.requestId, s.processed])).toEqual(ids.map((id) => [id, 1]));
     expect(peak).toBe(most);

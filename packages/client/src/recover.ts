@@ -236,7 +236,12 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
   };
 
   const requestIds = await findStreams(target, store, signal);
-  const streams: StreamRecovery[] = requestIds.map((requestId) => ({ requestId, afterSeq: undefined, failures: [], ...emptyCounts() }));
+  const streams: StreamRecovery[] = requestIds.map((requestId) => ({
+    requestId,
+    afterSeq: undefined,
+    failures: [],
+    ...emptyCounts(),
+  }));
   progress({ kind: 'streams_found', streamCount: requestIds.length, streamIndex: -1 });
 
   async function recoverStream(streamIndex: number): Promise<void> {
@@ -266,7 +271,12 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
         const outcome = classify(result);
         stream[outcome] += 1;
         if (outcome === 'failed') {
-          const failure: RecoverFailure = { eventId: event.event_id, seq: event.seq, code: result.code ?? 'failed', status: result.status };
+          const failure: RecoverFailure = {
+            eventId: event.event_id,
+            seq: event.seq,
+            code: result.code ?? 'failed',
+            status: result.status,
+          };
           if (result.code === 'backfill_unfillable') failure.permanent = true;
           stream.failures.push(failure);
           // Under enforce the stream waits for this event; a late one (behind the cursor) holds nothing up.
@@ -315,40 +325,61 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
       reactivated = describeFailure(error);
     }
   }
-  const ok = totals.failed === 0 && totals.held === 0 && streams.every((stream) => !stream.error) && typeof reactivated === 'boolean';
+  const ok =
+    totals.failed === 0 &&
+    totals.held === 0 &&
+    streams.every((stream) => !stream.error) &&
+    typeof reactivated === 'boolean';
   return { ok, streams, totals, reactivated };
 }
 
 function checkTarget(target: RecoverTarget): RecoverTarget & { store: StreamCursorStore | undefined } {
   const fix = 'call recover({ client, receiver, requestIds: [...] }) or recover({ client, receiver, store, since })';
-  if (!target || typeof target !== 'object') throw configInvalid(`recover: the first argument must be an object: ${fix}.`);
+  if (!target || typeof target !== 'object')
+    throw configInvalid(`recover: the first argument must be an object: ${fix}.`);
   const { client, receiver, store, since, requestIds } = target;
-  if (!client || typeof client.deliveries !== 'function' || typeof client.events !== 'function' || typeof client.reactivate !== 'function') {
+  if (
+    !client ||
+    typeof client.deliveries !== 'function' ||
+    typeof client.events !== 'function' ||
+    typeof client.reactivate !== 'function'
+  ) {
     throw configInvalid('recover: `client` must be a KYB client: createKybClient({ baseUrl, apiKey }).');
   }
   if (!receiver || typeof receiver.replay !== 'function') {
-    throw configInvalid('recover: `receiver` must be the receiver your webhooks go through (createReceiver(...)), handlers registered.');
+    throw configInvalid(
+      'recover: `receiver` must be the receiver your webhooks go through (createReceiver(...)), handlers registered.',
+    );
   }
   if (since === undefined && requestIds === undefined) throw configInvalid(`recover: say which streams: ${fix}.`);
-  if (requestIds !== undefined && (!Array.isArray(requestIds) || requestIds.some((id) => typeof id !== 'string' || id === ''))) {
+  if (
+    requestIds !== undefined &&
+    (!Array.isArray(requestIds) || requestIds.some((id) => typeof id !== 'string' || id === ''))
+  ) {
     throw configInvalid('recover: `requestIds` must be an array of request ids (non-empty strings).');
   }
   if (since !== undefined) {
     const time = since instanceof Date ? since.getTime() : since;
-    if (typeof time !== 'number' || !Number.isFinite(time)) throw configInvalid('recover: `since` must be a Date or Unix milliseconds.');
+    if (typeof time !== 'number' || !Number.isFinite(time))
+      throw configInvalid('recover: `since` must be a Date or Unix milliseconds.');
     if (!store || typeof store.listStreams !== 'function') {
-      throw configInvalid('recover: `since` needs `store`, the receiver\'s store, which lists the streams it saw (every built-in store does).');
+      throw configInvalid(
+        "recover: `since` needs `store`, the receiver's store, which lists the streams it saw (every built-in store does).",
+      );
     }
   }
   if (store !== undefined && (typeof store !== 'object' || typeof store.getCursor !== 'function')) {
-    throw configInvalid('recover: `store` must be the receiver\'s store (createMemoryStore, createRedisStore, createPostgresStore …).');
+    throw configInvalid(
+      "recover: `store` must be the receiver's store (createMemoryStore, createRedisStore, createPostgresStore …).",
+    );
   }
   return { ...target, store };
 }
 
 function checkPositiveInteger(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw configInvalid(`recover: \`${name}\` must be a positive integer, e.g. ${fallback}.`);
+  if (!Number.isInteger(value) || value < 1)
+    throw configInvalid(`recover: \`${name}\` must be a positive integer, e.g. ${fallback}.`);
   return value;
 }
 
@@ -357,7 +388,11 @@ function configInvalid(message: string): KybWebhookError {
 }
 
 /** The streams to recover, in order: `requestIds` first, then the store's active streams, each once. */
-async function findStreams(target: RecoverTarget, store: StreamCursorStore | undefined, signal: AbortSignal | undefined): Promise<string[]> {
+async function findStreams(
+  target: RecoverTarget,
+  store: StreamCursorStore | undefined,
+  signal: AbortSignal | undefined,
+): Promise<string[]> {
   const ids = new Set(target.requestIds ?? []);
   if (target.since !== undefined && store?.listStreams) {
     const activeSince = target.since instanceof Date ? target.since.getTime() : target.since;
@@ -406,7 +441,11 @@ async function startAfter(
 }
 
 /** Replays one event; an `in_progress` answer (the service delivering it right now) is waited out a little. */
-async function replayWaitingOut(receiver: RecoverTarget['receiver'], event: unknown, signal: AbortSignal | undefined): Promise<ReceiveResult> {
+async function replayWaitingOut(
+  receiver: RecoverTarget['receiver'],
+  event: unknown,
+  signal: AbortSignal | undefined,
+): Promise<ReceiveResult> {
   let result = await receiver.replay(event, signal ? { signal } : undefined);
   for (const wait of IN_PROGRESS_WAITS_MS) {
     if (result.code !== 'in_progress') break;
@@ -440,7 +479,11 @@ function describeFailure(error: unknown): { code: string; status: number | null;
   if (error instanceof KybWebhookError) return { code: error.code, status: null, message: error.message };
   // A store failure: its message may name hosts or tables, never event contents; keep only its kind.
   const name = error instanceof Error ? error.name : typeof error;
-  return { code: 'recovery_failed', status: null, message: `the stream could not be recovered (${name}); see the cause in your store or network logs` };
+  return {
+    code: 'recovery_failed',
+    status: null,
+    message: `the stream could not be recovered (${name}); see the cause in your store or network logs`,
+  };
 }
 
 function emptyCounts(): RecoverCounts {

@@ -6,7 +6,16 @@
  */
 import fc from 'fast-check';
 import type { ClaimScript, Mode, SettleScript, StoreScript } from './harness.js';
-import { b64url, KIDS, rawObject, UNKNOWN_ATTESTED_TYPE, UNKNOWN_PLAIN_TYPE, type FuzzWorld, type KeyName, type PoolEntry } from './world.js';
+import {
+  b64url,
+  KIDS,
+  rawObject,
+  UNKNOWN_ATTESTED_TYPE,
+  UNKNOWN_PLAIN_TYPE,
+  type FuzzWorld,
+  type KeyName,
+  type PoolEntry,
+} from './world.js';
 import type { HeadersInput } from '../src/http/headers.js';
 import { TEST_EVENT_TYPES } from '../test-kit.js';
 
@@ -62,7 +71,11 @@ function withBody(world: FuzzWorld, body: Uint8Array, eventId: string, signature
 }
 
 /** The envelope text with one top-level field replaced by raw JSON (or removed when `raw` is undefined). */
-function envelopeText(envelope: Record<string, unknown>, replace: Record<string, string | undefined>, extra: readonly (readonly [string, string])[] = []): string {
+function envelopeText(
+  envelope: Record<string, unknown>,
+  replace: Record<string, string | undefined>,
+  extra: readonly (readonly [string, string])[] = [],
+): string {
   const entries: [string, string][] = [];
   for (const [name, value] of Object.entries(envelope)) {
     if (Object.hasOwn(replace, name)) {
@@ -72,7 +85,8 @@ function envelopeText(envelope: Record<string, unknown>, replace: Record<string,
       entries.push([name, JSON.stringify(value)]);
     }
   }
-  for (const [name, raw] of Object.entries(replace)) if (!Object.hasOwn(envelope, name) && raw !== undefined) entries.push([name, raw]);
+  for (const [name, raw] of Object.entries(replace))
+    if (!Object.hasOwn(envelope, name) && raw !== undefined) entries.push([name, raw]);
   return rawObject([...entries, ...extra]);
 }
 
@@ -80,7 +94,18 @@ function envelopeText(envelope: Record<string, unknown>, replace: Record<string,
 // 1. Signature headers: grammar, t, v1, kv, spacing, duplicates, case
 
 type TForm = 'plain' | 'zeros' | 'plus' | 'decimal' | 'exponent' | 'negative' | 'space' | 'empty' | 'huge' | 'nul';
-type MacKind = 'right' | 'upper' | 'secret1' | 'secret2' | 'wrongSecret' | 'otherT' | 'truncated' | 'extended' | 'nonhex' | 'empty' | 'prefixed';
+type MacKind =
+  | 'right'
+  | 'upper'
+  | 'secret1'
+  | 'secret2'
+  | 'wrongSecret'
+  | 'otherT'
+  | 'truncated'
+  | 'extended'
+  | 'nonhex'
+  | 'empty'
+  | 'prefixed';
 /** One field of a Service-KYB-Signature header. */
 export type SigField =
   | { k: 't'; key: string; form: TForm; offset: number }
@@ -100,7 +125,11 @@ export interface SignatureCase {
 const tField: fc.Arbitrary<SigField> = fc.record({
   k: fc.constant('t' as const),
   key: mostly('t', fc.constantFrom('T', ' t', 't ', 'tt', '\u0074\u200b')),
-  form: mostly<TForm>('plain', fc.constantFrom<TForm>('zeros', 'plus', 'decimal', 'exponent', 'negative', 'space', 'empty', 'huge', 'nul'), 3),
+  form: mostly<TForm>(
+    'plain',
+    fc.constantFrom<TForm>('zeros', 'plus', 'decimal', 'exponent', 'negative', 'space', 'empty', 'huge', 'nul'),
+    3,
+  ),
   offset: fc.oneof(
     { weight: 3, arbitrary: fc.constant(0) },
     { weight: 3, arbitrary: fc.constantFrom(1, -1, 299, -299, 300, -300, 301, -301, 3600, -3600, -1_763_812_800) },
@@ -110,21 +139,81 @@ const tField: fc.Arbitrary<SigField> = fc.record({
 const v1Field: fc.Arbitrary<SigField> = fc.record({
   k: fc.constant('v1' as const),
   key: mostly('v1', fc.constantFrom('V1', 'v', 'v01', ' v1', 'v1 ')),
-  mac: mostly<MacKind>('right', fc.constantFrom<MacKind>('upper', 'secret1', 'secret2', 'wrongSecret', 'otherT', 'truncated', 'extended', 'nonhex', 'empty', 'prefixed'), 3),
+  mac: mostly<MacKind>(
+    'right',
+    fc.constantFrom<MacKind>(
+      'upper',
+      'secret1',
+      'secret2',
+      'wrongSecret',
+      'otherT',
+      'truncated',
+      'extended',
+      'nonhex',
+      'empty',
+      'prefixed',
+    ),
+    3,
+  ),
 });
 const kvField: fc.Arbitrary<SigField> = fc.record({
   k: fc.constant('kv' as const),
   key: mostly('kv', fc.constantFrom('KV', 'Kv', ' kv', 'k', 'kv ')),
-  value: mostly('3', fc.constantFrom('2', '1', '9', '03', ' 3', '3 ', '\uFF13', '', '3.0', '__proto__', 'constructor', 'x'.repeat(65), '3\u0000', '-3')),
+  value: mostly(
+    '3',
+    fc.constantFrom(
+      '2',
+      '1',
+      '9',
+      '03',
+      ' 3',
+      '3 ',
+      '\uFF13',
+      '',
+      '3.0',
+      '__proto__',
+      'constructor',
+      'x'.repeat(65),
+      '3\u0000',
+      '-3',
+    ),
+  ),
 });
 const rawField: fc.Arbitrary<SigField> = fc.record({
   k: fc.constant('raw' as const),
-  text: fc.constantFrom('', '=', 't', ' ', 'v2=' + 'ab'.repeat(32), 'v0=deadbeef', 'x=1', 'X=1', 'a=b=c', 'v2= ab', '\u0000', 'b'.repeat(300), 'scheme=v1', 't1=5'),
+  text: fc.constantFrom(
+    '',
+    '=',
+    't',
+    ' ',
+    'v2=' + 'ab'.repeat(32),
+    'v0=deadbeef',
+    'x=1',
+    'X=1',
+    'a=b=c',
+    'v2= ab',
+    '\u0000',
+    'b'.repeat(300),
+    'scheme=v1',
+    't1=5',
+  ),
 });
-const anyField = fc.oneof({ weight: 2, arbitrary: tField }, { weight: 2, arbitrary: v1Field }, { weight: 2, arbitrary: kvField }, { weight: 1, arbitrary: rawField });
+const anyField = fc.oneof(
+  { weight: 2, arbitrary: tField },
+  { weight: 2, arbitrary: v1Field },
+  { weight: 2, arbitrary: kvField },
+  { weight: 1, arbitrary: rawField },
+);
 
 /** Permutations of three, by index. */
-const PERMUTATIONS = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]] as const;
+const PERMUTATIONS = [
+  [0, 1, 2],
+  [0, 2, 1],
+  [1, 0, 2],
+  [1, 2, 0],
+  [2, 0, 1],
+  [2, 1, 0],
+] as const;
 
 /**
  * Generates {@link SignatureCase} descriptors; {@link buildSignatureCase} makes the delivery.
@@ -135,14 +224,21 @@ const PERMUTATIONS = [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2,
  * ```
  */
 export function signatureCaseArb(world: FuzzWorld): fc.Arbitrary<SignatureCase> {
-  const trio = fc.tuple(tField, v1Field, kvField, fc.nat(5)).map(([t, v1, kv, perm]) => pick(PERMUTATIONS, perm).map((i) => [t, v1, kv][i]!));
+  const trio = fc
+    .tuple(tField, v1Field, kvField, fc.nat(5))
+    .map(([t, v1, kv, perm]) => pick(PERMUTATIONS, perm).map((i) => [t, v1, kv][i]!));
   const fields = fc.oneof(
     { weight: 5, arbitrary: trio },
-    { weight: 2, arbitrary: fc.tuple(trio, fc.array(anyField, { minLength: 1, maxLength: 3 }), fc.nat()).map(([base, extra, at]) => {
-      const out = [...base];
-      for (const field of extra) out.splice(at % (out.length + 1), 0, field);
-      return out;
-    }) },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(trio, fc.array(anyField, { minLength: 1, maxLength: 3 }), fc.nat())
+        .map(([base, extra, at]) => {
+          const out = [...base];
+          for (const field of extra) out.splice(at % (out.length + 1), 0, field);
+          return out;
+        }),
+    },
     { weight: 1, arbitrary: fc.array(anyField, { maxLength: 6 }) },
   );
   return fc.record({
@@ -150,23 +246,43 @@ export function signatureCaseArb(world: FuzzWorld): fc.Arbitrary<SignatureCase> 
     pick: fc.nat(world.pool.length - 1),
     fields,
     separator: mostly(',', fc.constantFrom(', ', ';', ' ,', ',,', '\t,', ', \u00a0')),
-    padding: mostly<[string, string]>(['', ''], fc.constantFrom<[string, string]>([' ', ''], ['', ' '], ['\t', '\t'], ['  ', '  '], ['\u00a0', ''], ['', '\u0000'])),
+    padding: mostly<[string, string]>(
+      ['', ''],
+      fc.constantFrom<[string, string]>(
+        [' ', ''],
+        ['', ' '],
+        ['\t', '\t'],
+        ['  ', '  '],
+        ['\u00a0', ''],
+        ['', '\u0000'],
+      ),
+    ),
   });
 }
 
 function tText(world: FuzzWorld, form: TForm, offset: number): string {
   const t = world.nowS + offset;
   switch (form) {
-    case 'plain': return String(t);
-    case 'zeros': return `000${t}`;
-    case 'plus': return `+${t}`;
-    case 'decimal': return `${t}.0`;
-    case 'exponent': return t.toExponential();
-    case 'negative': return `-${t}`;
-    case 'space': return ` ${t}`;
-    case 'empty': return '';
-    case 'huge': return '9'.repeat(20);
-    case 'nul': return `${t}${NUL}`;
+    case 'plain':
+      return String(t);
+    case 'zeros':
+      return `000${t}`;
+    case 'plus':
+      return `+${t}`;
+    case 'decimal':
+      return `${t}.0`;
+    case 'exponent':
+      return t.toExponential();
+    case 'negative':
+      return `-${t}`;
+    case 'space':
+      return ` ${t}`;
+    case 'empty':
+      return '';
+    case 'huge':
+      return '9'.repeat(20);
+    case 'nul':
+      return `${t}${NUL}`;
   }
 }
 
@@ -185,13 +301,17 @@ export function buildSignatureCase(world: FuzzWorld, c: SignatureCase): BuiltDel
   const macT = firstT ? tText(world, firstT.form, firstT.offset) : String(world.nowS);
   const secretOf = (version: string | undefined) =>
     version === '1' || version === '2' || version === '3' ? world.secretValues[version] : world.secretValues['3'];
-  const mac = (secret: string, t = macT) => world.hmac(entry.body, { tText: t, secret }).split(',v1=')[1]!.split(',')[0]!;
+  const mac = (secret: string, t = macT) =>
+    world.hmac(entry.body, { tText: t, secret }).split(',v1=')[1]!.split(',')[0]!;
   const text = c.fields
     .map((field) => {
       switch (field.k) {
-        case 't': return `${field.key}=${tText(world, field.form, field.offset)}`;
-        case 'kv': return `${field.key}=${field.value}`;
-        case 'raw': return field.text;
+        case 't':
+          return `${field.key}=${tText(world, field.form, field.offset)}`;
+        case 'kv':
+          return `${field.key}=${field.value}`;
+        case 'raw':
+          return field.text;
         case 'v1': {
           const right = mac(secretOf(firstKv?.value));
           const value = {
@@ -212,7 +332,10 @@ export function buildSignatureCase(world: FuzzWorld, c: SignatureCase): BuiltDel
       }
     })
     .join(c.separator);
-  return { headers: withBody(world, entry.body, entry.envelope.event_id, `${c.padding[0]}${text}${c.padding[1]}`), body: entry.body };
+  return {
+    headers: withBody(world, entry.body, entry.envelope.event_id, `${c.padding[0]}${text}${c.padding[1]}`),
+    body: entry.body,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -236,8 +359,36 @@ const SPECIAL_BYTES: Record<string, number[]> = {
   beyondUnicode: [0xf4, 0x90, 0x80, 0x80],
 };
 type SpecialBytes = keyof typeof SPECIAL_BYTES;
-const NUMBER_TEXTS = ['1e400', '-1e400', '9007199254740993', '9007199254740992', '-0', '0.0', '1.0', '1e0', '-1', '1.5', '1E2', '00', '123456789012345678901234567890', '4.9e-324'];
-const ESCAPED_STRINGS = ['\\ud800', '\\udfff', '\\udfff\\ud800', '\\u0000', '\\u2028\\u2029', '\\ufeff', '\\u212a', 'a\\"b', '\\\\', '\u0085', '\u2028', 'b'.repeat(2_000)];
+const NUMBER_TEXTS = [
+  '1e400',
+  '-1e400',
+  '9007199254740993',
+  '9007199254740992',
+  '-0',
+  '0.0',
+  '1.0',
+  '1e0',
+  '-1',
+  '1.5',
+  '1E2',
+  '00',
+  '123456789012345678901234567890',
+  '4.9e-324',
+];
+const ESCAPED_STRINGS = [
+  '\\ud800',
+  '\\udfff',
+  '\\udfff\\ud800',
+  '\\u0000',
+  '\\u2028\\u2029',
+  '\\ufeff',
+  '\\u212a',
+  'a\\"b',
+  '\\\\',
+  '\u0085',
+  '\u2028',
+  'b'.repeat(2_000),
+];
 
 /** One mutation of a genuine body. */
 export type BodyMutation =
@@ -266,22 +417,59 @@ const mutationArb: fc.Arbitrary<BodyMutation> = fc.oneof(
   fc.record({
     op: fc.constant('insert' as const),
     pos: fc.nat(),
-    bytes: fc.oneof(fc.constantFrom(...(Object.keys(SPECIAL_BYTES) as SpecialBytes[])), fc.array(fc.nat(255), { minLength: 1, maxLength: 4 })),
+    bytes: fc.oneof(
+      fc.constantFrom(...(Object.keys(SPECIAL_BYTES) as SpecialBytes[])),
+      fc.array(fc.nat(255), { minLength: 1, maxLength: 4 }),
+    ),
   }),
   fc.record({ op: fc.constant('delete' as const), pos: fc.nat(), length: fc.integer({ min: 1, max: 8 }) }),
-  fc.record({ op: fc.constant('prefix' as const), bytes: fc.constantFrom<SpecialBytes>('bom', 'ws', 'nul', 'nbsp', 'lineSeparator') }),
-  fc.record({ op: fc.constant('suffix' as const), bytes: fc.constantFrom<SpecialBytes>('ws', 'nul', 'bom', 'comma', 'brace', 'quote') }),
+  fc.record({
+    op: fc.constant('prefix' as const),
+    bytes: fc.constantFrom<SpecialBytes>('bom', 'ws', 'nul', 'nbsp', 'lineSeparator'),
+  }),
+  fc.record({
+    op: fc.constant('suffix' as const),
+    bytes: fc.constantFrom<SpecialBytes>('ws', 'nul', 'bom', 'comma', 'brace', 'quote'),
+  }),
   fc.record({
     op: fc.constant('duplicateKey' as const),
-    key: fc.constantFrom('event', 'event_id', 'stream_id', 'seq', 'data', 'attestation', '__proto__', 'constructor', 'timestamp'),
-    value: fc.constantFrom('"kyb.data_request.refused"', '"kyb.future_thing.plain"', '"01KA0000000000000000000099"', '"dr_other"', '7', '{}', 'null', '"x.y.z"', '{"polluted":true}', '[]'),
+    key: fc.constantFrom(
+      'event',
+      'event_id',
+      'stream_id',
+      'seq',
+      'data',
+      'attestation',
+      '__proto__',
+      'constructor',
+      'timestamp',
+    ),
+    value: fc.constantFrom(
+      '"kyb.data_request.refused"',
+      '"kyb.future_thing.plain"',
+      '"01KA0000000000000000000099"',
+      '"dr_other"',
+      '7',
+      '{}',
+      'null',
+      '"x.y.z"',
+      '{"polluted":true}',
+      '[]',
+    ),
     first: fc.boolean(),
   }),
-  fc.record({ op: fc.constant('number' as const), field: fc.constantFrom('seq', 'timestamp'), text: fc.constantFrom(...NUMBER_TEXTS) }),
+  fc.record({
+    op: fc.constant('number' as const),
+    field: fc.constantFrom('seq', 'timestamp'),
+    text: fc.constantFrom(...NUMBER_TEXTS),
+  }),
   fc.record({
     op: fc.constant('nest' as const),
     // Deep enough to overflow any recursive walk of the parsed body, rare because each costs milliseconds.
-    depth: fc.oneof({ weight: 20, arbitrary: fc.integer({ min: 1, max: 1_000 }) }, { weight: 1, arbitrary: fc.constantFrom(10_000, 100_000) }),
+    depth: fc.oneof(
+      { weight: 20, arbitrary: fc.integer({ min: 1, max: 1_000 }) },
+      { weight: 1, arbitrary: fc.constantFrom(10_000, 100_000) },
+    ),
     kind: fc.constantFrom('array', 'object'),
   }),
   fc.record({
@@ -359,7 +547,10 @@ function applyMutation(body: Buffer, m: BodyMutation): Buffer {
     case 'string': {
       const inserted = utf8Insert(m.text);
       return fromText(
-        text().replace(new RegExp(`"${m.field}":"([^"]*)"`), (_all, current: string) => `"${m.field}":"${m.mode === 'append' ? current : ''}${inserted}"`),
+        text().replace(
+          new RegExp(`"${m.field}":"([^"]*)"`),
+          (_all, current: string) => `"${m.field}":"${m.mode === 'append' ? current : ''}${inserted}"`,
+        ),
       );
     }
   }
@@ -386,25 +577,67 @@ export function buildBodyMutationCase(world: FuzzWorld, c: BodyMutationCase): Bu
 // 3. Hostile signed bodies: a valid HMAC over hostile JSON and envelope values
 
 const GENERIC_HOSTILE = [
-  'null', '0', '-1', '1.5', 'true', '[]', '{}', '""', '"x"', '1e400', JSON.stringify(LONG), JSON.stringify(`x${NUL}y`),
-  JSON.stringify('\u0001\u001b[31m\r\n'), '{"__proto__":{"polluted":true}}', '["__proto__"]', '"__proto__"', '"constructor"',
+  'null',
+  '0',
+  '-1',
+  '1.5',
+  'true',
+  '[]',
+  '{}',
+  '""',
+  '"x"',
+  '1e400',
+  JSON.stringify(LONG),
+  JSON.stringify(`x${NUL}y`),
+  JSON.stringify('\u0001\u001b[31m\r\n'),
+  '{"__proto__":{"polluted":true}}',
+  '["__proto__"]',
+  '"__proto__"',
+  '"constructor"',
 ];
 
 function typeVariants(type: string): string[] {
   return [
-    type.toUpperCase(), ` ${type}`, `${type} `, `${type}${NUL}`, `${type}\n`, `\u200b${type}`, type.replace('e', '\u0435'),
-    type.replace('k', '\u212a'), `${type}.`, type.replace(/\./g, '_'), `${type}\t`, type.normalize('NFKD'),
+    type.toUpperCase(),
+    ` ${type}`,
+    `${type} `,
+    `${type}${NUL}`,
+    `${type}\n`,
+    `\u200b${type}`,
+    type.replace('e', '\u0435'),
+    type.replace('k', '\u212a'),
+    `${type}.`,
+    type.replace(/\./g, '_'),
+    `${type}\t`,
+    type.normalize('NFKD'),
   ];
 }
 
 const HOSTILE_TYPES = [
-  ...KNOWN_TYPES, UNKNOWN_ATTESTED_TYPE, UNKNOWN_PLAIN_TYPE, '__proto__', 'constructor', 'toString', 'hasOwnProperty',
-  'x'.repeat(10_000), 'kyb.', '',
+  ...KNOWN_TYPES,
+  UNKNOWN_ATTESTED_TYPE,
+  UNKNOWN_PLAIN_TYPE,
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'x'.repeat(10_000),
+  'kyb.',
+  '',
 ];
 const HOSTILE_EVENT_IDS = [
-  '01KA000000000000000000001', '01KA00000000000000000000001', '01ka0000000000000000000001', '01KA000000000000000000000I',
-  '01KA000000000000000000000L', '01KA000000000000000000000O', '01KA000000000000000000000U', '81KA0000000000000000000001',
-  'ZZZZZZZZZZZZZZZZZZZZZZZZZZ', '__proto__', `01KA00000000000000000000${NUL}1`, ' 01KA0000000000000000000001',
+  '01KA000000000000000000001',
+  '01KA00000000000000000000001',
+  '01ka0000000000000000000001',
+  '01KA000000000000000000000I',
+  '01KA000000000000000000000L',
+  '01KA000000000000000000000O',
+  '01KA000000000000000000000U',
+  '81KA0000000000000000000001',
+  'ZZZZZZZZZZZZZZZZZZZZZZZZZZ',
+  '__proto__',
+  `01KA00000000000000000000${NUL}1`,
+  ' 01KA0000000000000000000001',
 ];
 
 /** Where a hostile envelope gets its ids and attestation from. */
@@ -434,47 +667,114 @@ export function hostileCaseArb(world: FuzzWorld): fc.Arbitrary<HostileCase> {
   const raw = (values: readonly string[]) => fc.constantFrom(...values.map((value) => JSON.stringify(value)));
   // null removes the field, a string replaces it with that raw JSON.
   const field = (specific: fc.Arbitrary<string | null>) =>
-    fc.oneof({ weight: 3, arbitrary: specific }, { weight: 1, arbitrary: fc.constantFrom<string | null>(...GENERIC_HOSTILE, null) });
+    fc.oneof(
+      { weight: 3, arbitrary: specific },
+      { weight: 1, arbitrary: fc.constantFrom<string | null>(...GENERIC_HOSTILE, null) },
+    );
   const data = fc.constantFrom(
-    'null', '[]', '"x"', '{}', '{"__proto__":{"polluted":true},"request_id":"dr_fuzz0002"}',
-    '{"constructor":{"prototype":{"polluted":true}}}', '{"request_id":"dr_other"}', '{"request_id":7}',
-    `{"reason":${JSON.stringify(LONG)}}`, '{"reason":"declined\\u0000"}', '{"event_id":"01KA0000000000000000000001","seq":0}',
-    '{"answers":[]}', '{"answers":[{"name":"company_name","subject_type":"business","subject":"0x1","value":"Evil"}]}',
-    '{"previous_wallet_address":"0x0","wallet_address":"0x1"}', '{"released_at":"2026-11-22T12:00:00Z","field_count":-1}',
+    'null',
+    '[]',
+    '"x"',
+    '{}',
+    '{"__proto__":{"polluted":true},"request_id":"dr_fuzz0002"}',
+    '{"constructor":{"prototype":{"polluted":true}}}',
+    '{"request_id":"dr_other"}',
+    '{"request_id":7}',
+    `{"reason":${JSON.stringify(LONG)}}`,
+    '{"reason":"declined\\u0000"}',
+    '{"event_id":"01KA0000000000000000000001","seq":0}',
+    '{"answers":[]}',
+    '{"answers":[{"name":"company_name","subject_type":"business","subject":"0x1","value":"Evil"}]}',
+    '{"previous_wallet_address":"0x0","wallet_address":"0x1"}',
+    '{"released_at":"2026-11-22T12:00:00Z","field_count":-1}',
   );
-  const relabelTypes = [...KNOWN_TYPES, UNKNOWN_ATTESTED_TYPE, UNKNOWN_PLAIN_TYPE, ...typeVariants('kyb.data_request.released')];
+  const relabelTypes = [
+    ...KNOWN_TYPES,
+    UNKNOWN_ATTESTED_TYPE,
+    UNKNOWN_PLAIN_TYPE,
+    ...typeVariants('kyb.data_request.released'),
+  ];
   return fc
     .record({
       mode: modeArb([2, 3, 1]),
       pick: fc.nat(world.pool.length - 1),
       typeIndex: fc.nat(),
-      fields: someOf({
-        event: field(fc.oneof(raw(HOSTILE_TYPES), fc.nat().map((n) => JSON.stringify(pick(typeVariants(pick(KNOWN_TYPES, n)), n >> 3))))),
-        event_id: field(raw(HOSTILE_EVENT_IDS)),
-        stream_id: field(fc.oneof(raw(['', 'dr_other', `dr_${NUL}`, ' dr_fuzz0001', 'x'.repeat(600), '__proto__']), fc.constant('7'))),
-        seq: field(fc.constantFrom('1', '-1', '1.5', '"0"', '1e400', '9007199254740993', '-0', '0.0', '2')),
-        timestamp: field(fc.constantFrom('-1', '1.5', '"123"', '1e400', '1e20', '0')),
-        api_version: field(raw(['2026-1-01', '2026-01-01T00:00:00Z', `2026-01-01${NUL}`, '9999-99-99', ' 2026-01-01', '\uff12\uff10\uff12\uff16-01-01'])),
-        data: field(data),
-        attestation: field(fc.constantFrom('""', '"a.b.c"', '"..."', '123', '["x"]', JSON.stringify(`${world.attested[0]!.envelope.attestation!} `))),
-      }, 2),
+      fields: someOf(
+        {
+          event: field(
+            fc.oneof(
+              raw(HOSTILE_TYPES),
+              fc.nat().map((n) => JSON.stringify(pick(typeVariants(pick(KNOWN_TYPES, n)), n >> 3))),
+            ),
+          ),
+          event_id: field(raw(HOSTILE_EVENT_IDS)),
+          stream_id: field(
+            fc.oneof(
+              raw(['', 'dr_other', `dr_${NUL}`, ' dr_fuzz0001', 'x'.repeat(600), '__proto__']),
+              fc.constant('7'),
+            ),
+          ),
+          seq: field(fc.constantFrom('1', '-1', '1.5', '"0"', '1e400', '9007199254740993', '-0', '0.0', '2')),
+          timestamp: field(fc.constantFrom('-1', '1.5', '"123"', '1e400', '1e20', '0')),
+          api_version: field(
+            raw([
+              '2026-1-01',
+              '2026-01-01T00:00:00Z',
+              `2026-01-01${NUL}`,
+              '9999-99-99',
+              ' 2026-01-01',
+              '\uff12\uff10\uff12\uff16-01-01',
+            ]),
+          ),
+          data: field(data),
+          attestation: field(
+            fc.constantFrom(
+              '""',
+              '"a.b.c"',
+              '"..."',
+              '123',
+              '["x"]',
+              JSON.stringify(`${world.attested[0]!.envelope.attestation!} `),
+            ),
+          ),
+        },
+        2,
+      ),
       extra: fc.array(
         fc.constantFrom<[string, string]>(
-          ['__proto__', '{"polluted":true}'], ['constructor', '{"prototype":{"polluted":true}}'], ['request_id', '"dr_other"'],
-          ['event', '"kyb.data_request.refused"'], ['event', '"kyb.future_thing.plain"'], ['toString', '1'], ['seq', '5'],
-          ['event_id', '"01KA0000000000000000000099"'], ['attestation', 'null'],
+          ['__proto__', '{"polluted":true}'],
+          ['constructor', '{"prototype":{"polluted":true}}'],
+          ['request_id', '"dr_other"'],
+          ['event', '"kyb.data_request.refused"'],
+          ['event', '"kyb.future_thing.plain"'],
+          ['toString', '1'],
+          ['seq', '5'],
+          ['event_id', '"01KA0000000000000000000099"'],
+          ['attestation', 'null'],
         ),
         { maxLength: 2 },
       ),
       borrow: fc.oneof(
         { weight: 2, arbitrary: fc.constant<Borrow>({ from: 'own' }) },
-        { weight: 3, arbitrary: fc.record({ from: fc.constant('pool' as const), index: fc.nat(world.attested.length - 1), takeAttestation: fc.boolean() }) },
+        {
+          weight: 3,
+          arbitrary: fc.record({
+            from: fc.constant('pool' as const),
+            index: fc.nat(world.attested.length - 1),
+            takeAttestation: fc.boolean(),
+          }),
+        },
       ),
     })
     .map(({ typeIndex, fields, ...rest }): HostileCase => {
       const chosen: Record<string, string | null> = { ...fields };
       // A borrowed attestation is most interesting under another type: relabelling across types (issue 11 §2).
-      if (rest.borrow.from === 'pool' && rest.borrow.takeAttestation && chosen['event'] === undefined && typeIndex % 2 === 0) {
+      if (
+        rest.borrow.from === 'pool' &&
+        rest.borrow.takeAttestation &&
+        chosen['event'] === undefined &&
+        typeIndex % 2 === 0
+      ) {
         chosen['event'] = JSON.stringify(pick(relabelTypes, typeIndex >> 1));
       }
       return { ...rest, fields: chosen };
@@ -525,11 +825,34 @@ export function buildHostileCase(world: FuzzWorld, c: HostileCase): BuiltDeliver
 
 const TYP = 'kyb-attestation+jwt';
 const TYP_VARIANTS = [
-  'KYB-ATTESTATION+JWT', 'Kyb-Attestation+Jwt', `application/${TYP}`, `Application/KYB-Attestation+JWT`, `APPLICATION/${TYP}`,
-  `${TYP} `, ` ${TYP}`, `${TYP}${NUL}`, `\u212ayb-attestation+jwt`, `kyb-attestat\u0131on+jwt`, `kyb-attestat\u0130on+jwt`,
-  `kyb-atte\u017Ftation+jwt`, `\uff4byb-attestation+jwt`, `kyb-\u0430ttestation+jwt`, `application/application/${TYP}`,
-  `app/${TYP}`, 'JWT', 'jwt', 'at+jwt', '', 'kyb-attestation', 'kyb-attestation+jwt;charset=utf-8', `${TYP}\u200b`,
-  'x'.repeat(5_000), 'x'.repeat(100_000), TYP.normalize('NFKC'), `${TYP}`.replace('+', '\uff0b'), 'kyb\r\n{"level":"error"}\u001b[2J',
+  'KYB-ATTESTATION+JWT',
+  'Kyb-Attestation+Jwt',
+  `application/${TYP}`,
+  `Application/KYB-Attestation+JWT`,
+  `APPLICATION/${TYP}`,
+  `${TYP} `,
+  ` ${TYP}`,
+  `${TYP}${NUL}`,
+  `\u212ayb-attestation+jwt`,
+  `kyb-attestat\u0131on+jwt`,
+  `kyb-attestat\u0130on+jwt`,
+  `kyb-atte\u017Ftation+jwt`,
+  `\uff4byb-attestation+jwt`,
+  `kyb-\u0430ttestation+jwt`,
+  `application/application/${TYP}`,
+  `app/${TYP}`,
+  'JWT',
+  'jwt',
+  'at+jwt',
+  '',
+  'kyb-attestation',
+  'kyb-attestation+jwt;charset=utf-8',
+  `${TYP}\u200b`,
+  'x'.repeat(5_000),
+  'x'.repeat(100_000),
+  TYP.normalize('NFKC'),
+  `${TYP}`.replace('+', '\uff0b'),
+  'kyb\r\n{"level":"error"}\u001b[2J',
 ];
 /** A JOSE header case: ordered raw members, and the key that signs. */
 export interface JwtHeaderCase {
@@ -550,39 +873,113 @@ export interface JwtHeaderCase {
 export function jwtHeaderCaseArb(world: FuzzWorld): fc.Arbitrary<JwtHeaderCase> {
   const s = (value: string) => JSON.stringify(value);
   const member = (name: string, valid: string, variants: fc.Arbitrary<string | null>, weight = 3) =>
-    fc.oneof({ weight, arbitrary: fc.constant<[string, string] | null>([name, valid]) }, { weight: 1, arbitrary: variants.map((v) => (v === null ? null : ([name, v] as [string, string]))) });
-  const typ = member('typ', s(TYP), fc.oneof(fc.constantFrom(...TYP_VARIANTS.map(s)), fc.constantFrom<string | null>(null, 'null', '1', `[${s(TYP)}]`, '{}', 'true')), 2);
-  const alg = member('alg', s('RS256'), fc.constantFrom<string | null>(null, s('rs256'), s('RS256 '), s('none'), s('None'), s('HS256'), s('RS384'), s('PS256'), s('ES256'), 'null', `[${s('RS256')}]`, s(`RS256${NUL}`), s('RS\u0032\u0035\u0036'.normalize('NFKC'))));
+    fc.oneof(
+      { weight, arbitrary: fc.constant<[string, string] | null>([name, valid]) },
+      { weight: 1, arbitrary: variants.map((v) => (v === null ? null : ([name, v] as [string, string]))) },
+    );
+  const typ = member(
+    'typ',
+    s(TYP),
+    fc.oneof(
+      fc.constantFrom(...TYP_VARIANTS.map(s)),
+      fc.constantFrom<string | null>(null, 'null', '1', `[${s(TYP)}]`, '{}', 'true'),
+    ),
+    2,
+  );
+  const alg = member(
+    'alg',
+    s('RS256'),
+    fc.constantFrom<string | null>(
+      null,
+      s('rs256'),
+      s('RS256 '),
+      s('none'),
+      s('None'),
+      s('HS256'),
+      s('RS384'),
+      s('PS256'),
+      s('ES256'),
+      'null',
+      `[${s('RS256')}]`,
+      s(`RS256${NUL}`),
+      s('RS\u0032\u0035\u0036'.normalize('NFKC')),
+    ),
+  );
   const kid = member(
     'kid',
     s(KIDS.main),
     fc.constantFrom<string | null>(
-      null, s(KIDS.weak), s(KIDS.enc), s(KIDS.rs384), s('nope'), '1', 'null', s(''), s(`${KIDS.main} `), s(KIDS.main.toUpperCase()),
-      s(KIDS.main.replace('a', '\u0430')), `[${s(KIDS.main)}]`, s('__proto__'), s('constructor'), s('toString'), s('k'.repeat(50_000)), s('kid\n\u001b[31mforged'),
+      null,
+      s(KIDS.weak),
+      s(KIDS.enc),
+      s(KIDS.rs384),
+      s('nope'),
+      '1',
+      'null',
+      s(''),
+      s(`${KIDS.main} `),
+      s(KIDS.main.toUpperCase()),
+      s(KIDS.main.replace('a', '\u0430')),
+      `[${s(KIDS.main)}]`,
+      s('__proto__'),
+      s('constructor'),
+      s('toString'),
+      s('k'.repeat(50_000)),
+      s('kid\n\u001b[31mforged'),
     ),
   );
-  const crit = fc.oneof({ weight: 6, arbitrary: fc.constant<[string, string] | null>(null) }, {
-    weight: 1,
-    arbitrary: fc.constantFrom<[string, string]>(['crit', '[]'], ['crit', '["exp"]'], ['crit', '["b64"]'], ['crit', '"b64"'], ['crit', 'null'], ['crit', '["kid"]']),
-  });
-  const extras = rarely(fc.subarray<[string, string]>([
-    ['b64', 'false'], ['b64', 'true'], ['jku', s('https://evil.example/jwks.json')], ['x5u', s('https://evil.example/cert')],
-    ['jwk', JSON.stringify(world.jwks.keys[0])], ['cty', s('JWT')], ['zip', s('DEF')], ['typ', s('JWT')], ['typ', s(TYP)],
-    ['alg', s('none')], ['kid', s(KIDS.weak)], ['__proto__', '{"typ":"kyb-attestation+jwt"}'], ['constructor', '{}'],
-  ], { minLength: 1, maxLength: 2 }));
-  return fc.record({
-    mode: modeArb([3, 3, 1]),
-    pick: fc.nat(world.attested.length - 1),
-    members: fc.tuple(alg, kid, typ, crit),
-    order: fc.nat(5),
-    extras,
-    signWith: fc.oneof({ weight: 6, arbitrary: fc.constant<'kid' | KeyName>('kid') }, { weight: 1, arbitrary: fc.constantFrom<'kid' | KeyName>('main', 'weak', 'stranger', 'enc') }),
-  }).map(({ members, order, extras: extra, ...c }) => {
-    const [a, k, t, cr] = members;
-    const ordered = pick(PERMUTATIONS, order).map((i) => [a, k, t][i]!);
-    const header = [...ordered, cr, ...extra].filter((m): m is [string, string] => m !== null);
-    return { ...c, header };
-  });
+  const crit = fc.oneof(
+    { weight: 6, arbitrary: fc.constant<[string, string] | null>(null) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<[string, string]>(
+        ['crit', '[]'],
+        ['crit', '["exp"]'],
+        ['crit', '["b64"]'],
+        ['crit', '"b64"'],
+        ['crit', 'null'],
+        ['crit', '["kid"]'],
+      ),
+    },
+  );
+  const extras = rarely(
+    fc.subarray<[string, string]>(
+      [
+        ['b64', 'false'],
+        ['b64', 'true'],
+        ['jku', s('https://evil.example/jwks.json')],
+        ['x5u', s('https://evil.example/cert')],
+        ['jwk', JSON.stringify(world.jwks.keys[0])],
+        ['cty', s('JWT')],
+        ['zip', s('DEF')],
+        ['typ', s('JWT')],
+        ['typ', s(TYP)],
+        ['alg', s('none')],
+        ['kid', s(KIDS.weak)],
+        ['__proto__', '{"typ":"kyb-attestation+jwt"}'],
+        ['constructor', '{}'],
+      ],
+      { minLength: 1, maxLength: 2 },
+    ),
+  );
+  return fc
+    .record({
+      mode: modeArb([3, 3, 1]),
+      pick: fc.nat(world.attested.length - 1),
+      members: fc.tuple(alg, kid, typ, crit),
+      order: fc.nat(5),
+      extras,
+      signWith: fc.oneof(
+        { weight: 6, arbitrary: fc.constant<'kid' | KeyName>('kid') },
+        { weight: 1, arbitrary: fc.constantFrom<'kid' | KeyName>('main', 'weak', 'stranger', 'enc') },
+      ),
+    })
+    .map(({ members, order, extras: extra, ...c }) => {
+      const [a, k, t, cr] = members;
+      const ordered = pick(PERMUTATIONS, order).map((i) => [a, k, t][i]!);
+      const header = [...ordered, cr, ...extra].filter((m): m is [string, string] => m !== null);
+      return { ...c, header };
+    });
 }
 
 /** The key a token names by its kid, when the kid is one of the published ones. */
@@ -601,7 +998,12 @@ function keyForKid(header: readonly (readonly [string, string])[]): KeyName {
 }
 
 /** Wraps a new token into the pool entry's envelope and signs the body with a valid HMAC. */
-function rewrap(world: FuzzWorld, entry: PoolEntry, token: string, envelopeChanges: Record<string, unknown> = {}): BuiltDelivery {
+function rewrap(
+  world: FuzzWorld,
+  entry: PoolEntry,
+  token: string,
+  envelopeChanges: Record<string, unknown> = {},
+): BuiltDelivery {
   const body = encoder.encode(JSON.stringify({ ...entry.envelope, ...envelopeChanges, attestation: token }));
   return { headers: withBody(world, body, entry.envelope.event_id), body };
 }
@@ -631,7 +1033,14 @@ export interface ClaimsCase {
   pick: number;
   claims: Record<string, string | null>;
   extra: [string, string][];
-  envelope: 'same' | 'event_id lower case' | 'seq + 1' | 'other stream' | 'data.request_id other' | 'data carries a signed claim' | 'data contradicts a signed claim';
+  envelope:
+    | 'same'
+    | 'event_id lower case'
+    | 'seq + 1'
+    | 'other stream'
+    | 'data.request_id other'
+    | 'data carries a signed claim'
+    | 'data contradicts a signed claim';
 }
 
 /**
@@ -647,33 +1056,117 @@ export function claimsCaseArb(world: FuzzWorld): fc.Arbitrary<ClaimsCase> {
   const leeway = world.leewaySeconds;
   const s = (value: unknown) => JSON.stringify(value);
   const around = (center: number) => fc.integer({ min: -2, max: 2 }).map((d) => String(center + d));
-  const numeric = ['1e400', '-1e400', '1.7976931348623157e308', '"9999999999"', 'null', '[9999999999]', 'true', '9e15', '-0', '0', '{}', '1e-400', `${now}.5`];
+  const numeric = [
+    '1e400',
+    '-1e400',
+    '1.7976931348623157e308',
+    '"9999999999"',
+    'null',
+    '[9999999999]',
+    'true',
+    '9e15',
+    '-0',
+    '0',
+    '{}',
+    '1e-400',
+    `${now}.5`,
+  ];
   const other = world.pool[0]!.envelope;
   return fc
     .record({
       mode: modeArb([1, 3, 0]),
       pick: fc.nat(world.attested.length - 1),
-      claims: someOf<string | null>({
-        iss: fc.constantFrom<string | null>(null, s(`${world.issuer}/`), s(world.issuer.toUpperCase()), s(''), 'null', s([world.issuer]), s('https://auth.kyb.example.test'), s(`${world.issuer}${NUL}`)),
-        aud: fc.constantFrom<string | null>(null, s([world.audience]), s(['other', world.audience]), s(['other']), s(world.audience.toUpperCase()), s(`${world.audience} `), 'null', '123', '{}', s([])),
-        exp: fc.oneof({ weight: 2, arbitrary: fc.oneof(around(now - leeway), around(now)) }, { weight: 1, arbitrary: fc.constantFrom<string | null>(...numeric, null, String(now + 600), `${now - leeway}.5`, `${now - leeway - 1}.999`) }),
-        iat: fc.oneof({ weight: 2, arbitrary: around(now + leeway) }, { weight: 1, arbitrary: fc.constantFrom<string | null>(...numeric, null, String(now), '-1', String(now - 1e9)) }),
-        nbf: fc.oneof({ weight: 2, arbitrary: around(now + leeway) }, { weight: 1, arbitrary: fc.constantFrom(...numeric) }),
-        event_id: fc.constantFrom<string | null>(null, s(other.event_id), '1', s(''), 'null'),
-        stream_id: fc.constantFrom<string | null>(null, s(other.stream_id), s(''), '7', 'null'),
-        seq: fc.constantFrom<string | null>(null, '"0"', '0.0', '-0', '1e400', '99', '"1"', '1.0', '2.0'),
-        request_id: fc.constantFrom<string | null>(null, s(other.stream_id), 'null', s('dr_other')),
-        event: fc.constantFrom(...[...KNOWN_TYPES, UNKNOWN_ATTESTED_TYPE].map((type) => s(type)), 'null'),
-        event_type: fc.constantFrom(s('kyb.data_request.released'), s(UNKNOWN_ATTESTED_TYPE)),
-        answers: fc.constantFrom<string | null>(null, '[]', '"x"', '[{"name":"company_name","subject_type":"business","subject":"0x1","value":"Other GmbH"}]', 'null'),
-      }, 3),
-      extra: rarely(fc.subarray<[string, string]>([
-        ['__proto__', s({ iss: world.issuer, aud: world.audience })], ['constructor', '{}'], ['exp', '1e400'], ['iss', s('https://evil.example')],
-        ['exp', String(now + 600)], ['seq', '0'], ['request_id', s('dr_other')],
-      ], { minLength: 1, maxLength: 2 })),
+      claims: someOf<string | null>(
+        {
+          iss: fc.constantFrom<string | null>(
+            null,
+            s(`${world.issuer}/`),
+            s(world.issuer.toUpperCase()),
+            s(''),
+            'null',
+            s([world.issuer]),
+            s('https://auth.kyb.example.test'),
+            s(`${world.issuer}${NUL}`),
+          ),
+          aud: fc.constantFrom<string | null>(
+            null,
+            s([world.audience]),
+            s(['other', world.audience]),
+            s(['other']),
+            s(world.audience.toUpperCase()),
+            s(`${world.audience} `),
+            'null',
+            '123',
+            '{}',
+            s([]),
+          ),
+          exp: fc.oneof(
+            { weight: 2, arbitrary: fc.oneof(around(now - leeway), around(now)) },
+            {
+              weight: 1,
+              arbitrary: fc.constantFrom<string | null>(
+                ...numeric,
+                null,
+                String(now + 600),
+                `${now - leeway}.5`,
+                `${now - leeway - 1}.999`,
+              ),
+            },
+          ),
+          iat: fc.oneof(
+            { weight: 2, arbitrary: around(now + leeway) },
+            {
+              weight: 1,
+              arbitrary: fc.constantFrom<string | null>(...numeric, null, String(now), '-1', String(now - 1e9)),
+            },
+          ),
+          nbf: fc.oneof(
+            { weight: 2, arbitrary: around(now + leeway) },
+            { weight: 1, arbitrary: fc.constantFrom(...numeric) },
+          ),
+          event_id: fc.constantFrom<string | null>(null, s(other.event_id), '1', s(''), 'null'),
+          stream_id: fc.constantFrom<string | null>(null, s(other.stream_id), s(''), '7', 'null'),
+          seq: fc.constantFrom<string | null>(null, '"0"', '0.0', '-0', '1e400', '99', '"1"', '1.0', '2.0'),
+          request_id: fc.constantFrom<string | null>(null, s(other.stream_id), 'null', s('dr_other')),
+          event: fc.constantFrom(...[...KNOWN_TYPES, UNKNOWN_ATTESTED_TYPE].map((type) => s(type)), 'null'),
+          event_type: fc.constantFrom(s('kyb.data_request.released'), s(UNKNOWN_ATTESTED_TYPE)),
+          answers: fc.constantFrom<string | null>(
+            null,
+            '[]',
+            '"x"',
+            '[{"name":"company_name","subject_type":"business","subject":"0x1","value":"Other GmbH"}]',
+            'null',
+          ),
+        },
+        3,
+      ),
+      extra: rarely(
+        fc.subarray<[string, string]>(
+          [
+            ['__proto__', s({ iss: world.issuer, aud: world.audience })],
+            ['constructor', '{}'],
+            ['exp', '1e400'],
+            ['iss', s('https://evil.example')],
+            ['exp', String(now + 600)],
+            ['seq', '0'],
+            ['request_id', s('dr_other')],
+          ],
+          { minLength: 1, maxLength: 2 },
+        ),
+      ),
       envelope: fc.oneof(
         { weight: 8, arbitrary: fc.constant<ClaimsCase['envelope']>('same') },
-        { weight: 1, arbitrary: fc.constantFrom<ClaimsCase['envelope']>('event_id lower case', 'seq + 1', 'other stream', 'data.request_id other', 'data carries a signed claim', 'data contradicts a signed claim') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom<ClaimsCase['envelope']>(
+            'event_id lower case',
+            'seq + 1',
+            'other stream',
+            'data.request_id other',
+            'data carries a signed claim',
+            'data contradicts a signed claim',
+          ),
+        },
       ),
     })
     .map((c): ClaimsCase => c);
@@ -698,7 +1191,11 @@ export function buildClaimsCase(world: FuzzWorld, c: ClaimsCase): BuiltDelivery 
     if (value !== null && !entry.claims.some(([existing]) => existing === name)) entries.push([name, value]);
   }
   entries.push(...c.extra);
-  const header = rawObject([['alg', '"RS256"'], ['kid', JSON.stringify(KIDS.main)], ['typ', '"kyb-attestation+jwt"']]);
+  const header = rawObject([
+    ['alg', '"RS256"'],
+    ['kid', JSON.stringify(KIDS.main)],
+    ['typ', '"kyb-attestation+jwt"'],
+  ]);
   const token = world.signJws(header, rawObject(entries), 'main');
   const envelope = entry.envelope;
   const data = envelope.data;
@@ -706,7 +1203,10 @@ export function buildClaimsCase(world: FuzzWorld, c: ClaimsCase): BuiltDelivery 
     same: {},
     'event_id lower case': { event_id: envelope.event_id.toLowerCase() },
     'seq + 1': { seq: envelope.seq + 1 },
-    'other stream': { stream_id: 'dr_other', ...(Object.hasOwn(data, 'request_id') ? { data: { ...data, request_id: 'dr_other' } } : {}) },
+    'other stream': {
+      stream_id: 'dr_other',
+      ...(Object.hasOwn(data, 'request_id') ? { data: { ...data, request_id: 'dr_other' } } : {}),
+    },
     'data.request_id other': { data: { ...data, request_id: 'dr_other' } },
     'data carries a signed claim': { data: { ...data, event_id: envelope.event_id, seq: envelope.seq } },
     'data contradicts a signed claim': { data: { ...data, iss: 'https://evil.example', seq: envelope.seq + 7 } },
@@ -742,7 +1242,28 @@ export interface EncodingCase {
   resign: boolean;
 }
 
-const STRAY = [' ', '\n', '\t', '\r', '=', '+', '/', '.', NUL, '%', '\u00ff', '\ufeff', '\u212a', '*', '~', '\\', '"', '-', '_', 'A'];
+const STRAY = [
+  ' ',
+  '\n',
+  '\t',
+  '\r',
+  '=',
+  '+',
+  '/',
+  '.',
+  NUL,
+  '%',
+  '\u00ff',
+  '\ufeff',
+  '\u212a',
+  '*',
+  '~',
+  '\\',
+  '"',
+  '-',
+  '_',
+  'A',
+];
 
 /**
  * Generates {@link EncodingCase} descriptors; {@link buildEncodingCase} makes the delivery.
@@ -756,13 +1277,31 @@ export function encodingCaseArb(world: FuzzWorld): fc.Arbitrary<EncodingCase> {
   const seg = fc.nat(2);
   const transform: fc.Arbitrary<EncodingTransform> = fc.oneof(
     { weight: 3, arbitrary: fc.record({ t: fc.constant('standardAlphabet' as const), seg }) },
-    { weight: 3, arbitrary: fc.record({ t: fc.constant('padding' as const), seg, count: fc.integer({ min: 1, max: 3 }) }) },
-    { weight: 4, arbitrary: fc.record({ t: fc.constant('insert' as const), seg, pos: fc.nat(), char: fc.constantFrom(...STRAY) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({ t: fc.constant('padding' as const), seg, count: fc.integer({ min: 1, max: 3 }) }),
+    },
+    {
+      weight: 4,
+      arbitrary: fc.record({ t: fc.constant('insert' as const), seg, pos: fc.nat(), char: fc.constantFrom(...STRAY) }),
+    },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('delete' as const), seg, pos: fc.nat() }) },
     { weight: 2, arbitrary: fc.record({ t: fc.constant('bomInJson' as const), seg: fc.nat(1) }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('whitespaceInJson' as const), seg: fc.nat(1) }) },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('prefix' as const), text: fc.constantFrom('\ufeff', ' ', '.', 'Bearer ', '\n') }) },
-    { weight: 1, arbitrary: fc.record({ t: fc.constant('suffix' as const), text: fc.constantFrom(' ', '.', '\n', '=', '.x', '\u0000') }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('prefix' as const),
+        text: fc.constantFrom('\ufeff', ' ', '.', 'Bearer ', '\n'),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        t: fc.constant('suffix' as const),
+        text: fc.constantFrom(' ', '.', '\n', '=', '.x', '\u0000'),
+      }),
+    },
     { weight: 2, arbitrary: fc.record({ t: fc.constant('nonCanonicalTail' as const), seg }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('empty' as const), seg }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant('swapCase' as const), seg, pos: fc.nat() }) },
@@ -786,7 +1325,8 @@ function transformSegment(segment: string, transform: EncodingTransform): string
       // A segment without - or _ would not change: force one character that differs between the alphabets.
       return replaced === segment ? Buffer.from(segment, 'base64url').toString('base64') : replaced;
     }
-    case 'padding': return segment + '='.repeat(transform.count);
+    case 'padding':
+      return segment + '='.repeat(transform.count);
     case 'insert': {
       const pos = at(transform.pos, 1);
       return segment.slice(0, pos) + transform.char + segment.slice(pos);
@@ -795,10 +1335,14 @@ function transformSegment(segment: string, transform: EncodingTransform): string
       const pos = at(transform.pos);
       return segment.slice(0, pos) + segment.slice(pos + 1);
     }
-    case 'bomInJson': return b64url(`\ufeff${json()}`);
-    case 'whitespaceInJson': return b64url(` \n${json().replace(/,/g, ', ')}\t`);
-    case 'utf16Json': return Buffer.from(json(), 'utf16le').toString('base64url');
-    case 'latin1Json': return Buffer.from(json().replace('kyb', 'k\u00ffb'), 'latin1').toString('base64url');
+    case 'bomInJson':
+      return b64url(`\ufeff${json()}`);
+    case 'whitespaceInJson':
+      return b64url(` \n${json().replace(/,/g, ', ')}\t`);
+    case 'utf16Json':
+      return Buffer.from(json(), 'utf16le').toString('base64url');
+    case 'latin1Json':
+      return Buffer.from(json().replace('kyb', 'k\u00ffb'), 'latin1').toString('base64url');
     case 'nonCanonicalTail': {
       // The last character of an unpadded segment carries unused low bits; setting them keeps the decoded bytes.
       if (segment.length % 4 === 0 || segment.length === 0) return segment;
@@ -807,7 +1351,8 @@ function transformSegment(segment: string, transform: EncodingTransform): string
       const unused = segment.length % 4 === 2 ? 0b1111 : 0b11;
       return segment.slice(0, -1) + alphabet[(last | unused) & 63]!;
     }
-    case 'empty': return '';
+    case 'empty':
+      return '';
     case 'swapCase': {
       const pos = at(transform.pos);
       const char = segment[pos] ?? '';
@@ -833,7 +1378,8 @@ export function buildEncodingCase(world: FuzzWorld, c: EncodingCase): BuiltDeliv
   const segments = entry.envelope.attestation!.split('.') as [string, string, string];
   const original = `${segments[0]}.${segments[1]}`;
   for (const transform of c.transforms) {
-    if ('seg' in transform && transform.seg < 2) segments[transform.seg] = transformSegment(segments[transform.seg]!, transform);
+    if ('seg' in transform && transform.seg < 2)
+      segments[transform.seg] = transformSegment(segments[transform.seg]!, transform);
   }
   const signingInput = `${segments[0]}.${segments[1]}`;
   if (c.resign && signingInput !== original) segments[2] = world.signInput(signingInput, 'main');
@@ -851,7 +1397,16 @@ export function buildEncodingCase(world: FuzzWorld, c: EncodingCase): BuiltDeliv
 // ---------------------------------------------------------------------------------------------------------------
 // 7. Header containers: Web Headers vs Node records, mixed-case keys, arrays, duplicates, missing
 
-type SigValue = 'valid' | 'forged' | 'array[valid]' | 'array[valid,valid]' | 'array[forged,valid]' | 'array[valid,forged]' | 'array[]' | 'undefined' | 'empty';
+type SigValue =
+  | 'valid'
+  | 'forged'
+  | 'array[valid]'
+  | 'array[valid,valid]'
+  | 'array[forged,valid]'
+  | 'array[valid,forged]'
+  | 'array[]'
+  | 'undefined'
+  | 'empty';
 /** A header-container case. */
 export interface ContainerCase {
   mode: Mode;
@@ -863,9 +1418,22 @@ export interface ContainerCase {
 }
 
 const CONTENT_TYPES: (string | string[] | null)[] = [
-  'application/json; charset=utf-8', 'APPLICATION/JSON', 'Application/Json;charset=UTF-8', 'application/json ', ' application/json',
-  'text/plain', 'application/jsonx', 'application/json, text/plain', ['application/json'], ['application/json', 'text/plain'], null,
-  'application/x-www-form-urlencoded', 'application/json;', 'application/vnd.api+json', 'application/\u212ason', '',
+  'application/json; charset=utf-8',
+  'APPLICATION/JSON',
+  'Application/Json;charset=UTF-8',
+  'application/json ',
+  ' application/json',
+  'text/plain',
+  'application/jsonx',
+  'application/json, text/plain',
+  ['application/json'],
+  ['application/json', 'text/plain'],
+  null,
+  'application/x-www-form-urlencoded',
+  'application/json;',
+  'application/vnd.api+json',
+  'application/\u212ason',
+  '',
 ];
 
 /**
@@ -880,19 +1448,57 @@ export function containerCaseArb(world: FuzzWorld): fc.Arbitrary<ContainerCase> 
   const name = (lower: string) =>
     fc.oneof(
       { weight: 4, arbitrary: fc.constant(lower) },
-      { weight: 1, arbitrary: fc.constantFrom(lower.toUpperCase(), lower.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase()), `${lower} `, ` ${lower}`, lower.replace('k', '\u212a'), lower.replace(/-/g, '_')) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          lower.toUpperCase(),
+          lower.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase()),
+          `${lower} `,
+          ` ${lower}`,
+          lower.replace('k', '\u212a'),
+          lower.replace(/-/g, '_'),
+        ),
+      },
     );
   const sigValue = fc.oneof(
     { weight: 4, arbitrary: fc.constant<SigValue>('valid') },
-    { weight: 2, arbitrary: fc.constantFrom<SigValue>('forged', 'array[valid]', 'array[valid,valid]', 'array[forged,valid]', 'array[valid,forged]', 'array[]', 'undefined', 'empty') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom<SigValue>(
+        'forged',
+        'array[valid]',
+        'array[valid,valid]',
+        'array[forged,valid]',
+        'array[valid,forged]',
+        'array[]',
+        'undefined',
+        'empty',
+      ),
+    },
   );
   return fc.record({
     mode: modeArb([3, 1, 3]),
     pick: fc.nat(world.pool.length - 1),
     shape: fc.constantFrom('headers', 'record', 'record', 'null-prototype record', 'frozen record'),
-    signatureKeys: fc.array(fc.record({ name: name('service-kyb-signature'), value: sigValue }), { minLength: 0, maxLength: 3 }),
-    contentType: fc.record({ name: name('content-type'), value: mostly<string | string[] | null>('application/json', fc.constantFrom(...CONTENT_TYPES), 2) }),
-    extras: fc.subarray<[string, string]>([['__proto__', 'x'], ['constructor', 'x'], ['hasOwnProperty', 'x'], ['toString', 'x'], ['get', 'x'], ['service-kyb-signature\u0000', 'x']], { maxLength: 2 }),
+    signatureKeys: fc.array(fc.record({ name: name('service-kyb-signature'), value: sigValue }), {
+      minLength: 0,
+      maxLength: 3,
+    }),
+    contentType: fc.record({
+      name: name('content-type'),
+      value: mostly<string | string[] | null>('application/json', fc.constantFrom(...CONTENT_TYPES), 2),
+    }),
+    extras: fc.subarray<[string, string]>(
+      [
+        ['__proto__', 'x'],
+        ['constructor', 'x'],
+        ['hasOwnProperty', 'x'],
+        ['toString', 'x'],
+        ['get', 'x'],
+        ['service-kyb-signature\u0000', 'x'],
+      ],
+      { maxLength: 2 },
+    ),
   });
 }
 
@@ -938,11 +1544,17 @@ export function buildContainerCase(world: FuzzWorld, c: ContainerCase): BuiltDel
     }
     return { headers, body: entry.body };
   }
-  const record: Record<string, string | string[] | undefined> = c.shape === 'null-prototype record' ? Object.create(null) : {};
+  const record: Record<string, string | string[] | undefined> =
+    c.shape === 'null-prototype record' ? Object.create(null) : {};
   for (const [name, value] of entries) {
     // defineProperty, so a "__proto__" key is an own key as a header parser would create it, not a prototype change.
     if (Object.hasOwn(record, name) && typeof record[name] === 'string' && typeof value === 'string') {
-      Object.defineProperty(record, name, { value: [record[name] as string, value], enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(record, name, {
+        value: [record[name] as string, value],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     } else {
       Object.defineProperty(record, name, { value, enumerable: true, writable: true, configurable: true });
     }
@@ -961,8 +1573,20 @@ export interface StoreCase {
 }
 
 const CLAIM_SCRIPTS: ClaimScript[] = [
-  'real', 'completed', 'in_progress', 'status duplicate', 'empty object', 'true', 'null', 'undefined', 'string acquired',
-  'acquired without token', 'acquired with numeric token', 'status in upper case', 'throws', 'rejects',
+  'real',
+  'completed',
+  'in_progress',
+  'status duplicate',
+  'empty object',
+  'true',
+  'null',
+  'undefined',
+  'string acquired',
+  'acquired without token',
+  'acquired with numeric token',
+  'status in upper case',
+  'throws',
+  'rejects',
 ];
 
 /**
@@ -979,7 +1603,11 @@ export function storeCaseArb(world: FuzzWorld): fc.Arbitrary<StoreCase> {
     pick: fc.nat(world.pool.length - 1),
     store: fc.record({
       claim: fc.constantFrom(...CLAIM_SCRIPTS),
-      complete: mostly<SettleScript>('real', fc.constantFrom<SettleScript>('throws', 'rejects', 'false', 'string', 'undefined'), 2),
+      complete: mostly<SettleScript>(
+        'real',
+        fc.constantFrom<SettleScript>('throws', 'rejects', 'false', 'string', 'undefined'),
+        2,
+      ),
       synchronous: fc.boolean(),
     }),
   });

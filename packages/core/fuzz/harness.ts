@@ -15,7 +15,13 @@ import type { HeadersInput } from '../src/http/headers.js';
 import type { LogEntry } from '../src/log/logger.js';
 import { createMemoryStore } from '../src/store/memory-store.js';
 import { createReceiver, type Receiver, type ReceiveResult } from '../src/receiver.js';
-import { referenceHmac, referenceParseJson, referenceVerdict, type ReferenceConfig, type Verdict } from './reference.js';
+import {
+  referenceHmac,
+  referenceParseJson,
+  referenceVerdict,
+  type ReferenceConfig,
+  type Verdict,
+} from './reference.js';
 import type { FuzzWorld } from './world.js';
 
 /** The three ways a merchant can configure a receiver. */
@@ -25,7 +31,12 @@ export type Mode = 'hmac+attestation' | 'attestation-only' | 'hmac-only';
  * 5xx codes a receiver may answer: each tells the service to retry something a retry can cure. `internal_error` is
  * deliberately absent: it means the pipeline itself failed on an input.
  */
-export const RETRYABLE_CODES: ReadonlySet<string> = new Set(['store_unavailable', 'jwks_unavailable', 'handler_failed', 'handler_timeout']);
+export const RETRYABLE_CODES: ReadonlySet<string> = new Set([
+  'store_unavailable',
+  'jwks_unavailable',
+  'handler_failed',
+  'handler_timeout',
+]);
 
 /** Where a handler was registered. `unauthenticated` is the attestation-only hook for unattested deliveries. */
 type HandlerKind = 'on' | 'any' | 'unknown' | 'unauthenticated';
@@ -48,8 +59,20 @@ export interface StoreScript {
   synchronous: boolean;
 }
 export type ClaimScript =
-  | 'real' | 'completed' | 'in_progress' | 'status duplicate' | 'empty object' | 'true' | 'null' | 'undefined'
-  | 'string acquired' | 'acquired without token' | 'acquired with numeric token' | 'status in upper case' | 'throws' | 'rejects';
+  | 'real'
+  | 'completed'
+  | 'in_progress'
+  | 'status duplicate'
+  | 'empty object'
+  | 'true'
+  | 'null'
+  | 'undefined'
+  | 'string acquired'
+  | 'acquired without token'
+  | 'acquired with numeric token'
+  | 'status in upper case'
+  | 'throws'
+  | 'rejects';
 export type SettleScript = 'real' | 'throws' | 'rejects' | 'false' | 'string' | 'undefined';
 /** Claim answers a store may give; any other must make the delivery `store_unavailable` with no handler run. */
 export const VALID_CLAIM_SCRIPTS: ReadonlySet<ClaimScript> = new Set(['real', 'completed', 'in_progress']);
@@ -150,7 +173,14 @@ function createLane(world: FuzzWorld, mode: Mode, path: 'node' | 'web', crypto: 
   const receiver = createReceiver({
     ...(mode !== 'attestation-only' ? { secrets: world.receiverSecrets } : {}),
     ...(mode !== 'hmac-only'
-      ? { attestation: { issuer: world.issuer, audience: world.audience, jwks: world.jwks as JSONWebKeySet, leewaySeconds: world.leewaySeconds } }
+      ? {
+          attestation: {
+            issuer: world.issuer,
+            audience: world.audience,
+            jwks: world.jwks as JSONWebKeySet,
+            leewaySeconds: world.leewaySeconds,
+          },
+        }
       : {}),
     store,
     now,
@@ -158,13 +188,20 @@ function createLane(world: FuzzWorld, mode: Mode, path: 'node' | 'web', crypto: 
     logger: (entry) => logs.push(entry),
   });
   const record = (kind: HandlerKind) => (event: { event: string; event_id: string }, context: HandlerContext) => {
-    calls.push({ kind, eventType: event.event, eventId: event.event_id, attestation: context?.authentication?.attestation === true });
+    calls.push({
+      kind,
+      eventType: event.event,
+      eventId: event.event_id,
+      attestation: context?.authentication?.attestation === true,
+    });
   };
   for (const type of KNOWN_EVENT_TYPES) receiver.on(type, record('on') as never);
   receiver.onAny(record('any'));
   receiver.onUnknown(record('unknown'));
   // The lead is adding this hook (issue 11 §1); register it when this build of the core has it.
-  const withHook = receiver as Receiver & { onUnauthenticated?: (handler: (event: never, context: never) => unknown) => Receiver };
+  const withHook = receiver as Receiver & {
+    onUnauthenticated?: (handler: (event: never, context: never) => unknown) => Receiver;
+  };
   if (typeof withHook.onUnauthenticated === 'function') withHook.onUnauthenticated(record('unauthenticated') as never);
   return { path, receiver, store, calls, logs };
 }
@@ -186,12 +223,23 @@ export function createModeLanes(world: FuzzWorld): Record<Mode, ModeLanes> {
       toleranceSeconds: 300,
       ...(mode !== 'attestation-only' ? { secrets: world.referenceSecrets } : {}),
       ...(mode !== 'hmac-only'
-        ? { attestation: { issuer: world.issuer, audience: world.audience, jwks: world.jwks, leewaySeconds: world.leewaySeconds } }
+        ? {
+            attestation: {
+              issuer: world.issuer,
+              audience: world.audience,
+              jwks: world.jwks,
+              leewaySeconds: world.leewaySeconds,
+            },
+          }
         : {}),
     },
     lanes: [createLane(world, mode, 'node', nodeCrypto), createLane(world, mode, 'web', webCrypto)],
   });
-  return { 'hmac+attestation': build('hmac+attestation'), 'attestation-only': build('attestation-only'), 'hmac-only': build('hmac-only') };
+  return {
+    'hmac+attestation': build('hmac+attestation'),
+    'attestation-only': build('attestation-only'),
+    'hmac-only': build('hmac-only'),
+  };
 }
 
 /**
@@ -267,22 +315,36 @@ export function checkInvariants(
     const { status, code } = outcome.result;
     const handlersRan = outcome.calls.length;
     if (status >= 500) {
-      const configSignal = code === 'attestation_not_configured' && mode === 'hmac-only' && referenceHmac(reference, delivery.headers, delivery.body).ok;
-      if (!RETRYABLE_CODES.has(String(code)) && !configSignal) throw new Error(`${where} answered ${status} ${code}, a 5xx that is not retryable`);
+      const configSignal =
+        code === 'attestation_not_configured' &&
+        mode === 'hmac-only' &&
+        referenceHmac(reference, delivery.headers, delivery.body).ok;
+      if (!RETRYABLE_CODES.has(String(code)) && !configSignal)
+        throw new Error(`${where} answered ${status} ${code}, a 5xx that is not retryable`);
     }
     if (status < 200 || status >= 300) {
-      if (handlersRan > 0) throw new Error(`${where} handlers ran (${kinds(outcome)}) but the answer was ${status} ${code}`);
+      if (handlersRan > 0)
+        throw new Error(`${where} handlers ran (${kinds(outcome)}) but the answer was ${status} ${code}`);
     } else if (code === 'unauthenticated') {
       if (mode !== 'attestation-only') throw new Error(`${where} answered 200 unauthenticated in ${mode} mode`);
       const parsed = referenceParseJson(delivery.body);
-      const carried = parsed.ok && typeof parsed.value === 'object' && parsed.value !== null && Object.hasOwn(parsed.value, 'attestation');
+      const carried =
+        parsed.ok &&
+        typeof parsed.value === 'object' &&
+        parsed.value !== null &&
+        Object.hasOwn(parsed.value, 'attestation');
       if (carried) throw new Error(`${where} answered 200 unauthenticated to a delivery that carries an attestation`);
       const verified = outcome.calls.filter((call) => call.kind !== 'unauthenticated');
-      if (verified.length > 0) throw new Error(`${where} an unauthenticated delivery ran verified handlers (${kinds(outcome)})`);
-      if (outcome.storeWrites > 0) throw new Error(`${where} an unauthenticated delivery wrote to the dedupe store ${outcome.storeWrites}×`);
+      if (verified.length > 0)
+        throw new Error(`${where} an unauthenticated delivery ran verified handlers (${kinds(outcome)})`);
+      if (outcome.storeWrites > 0)
+        throw new Error(`${where} an unauthenticated delivery wrote to the dedupe store ${outcome.storeWrites}×`);
     } else {
       const judged = judge();
-      if (!judged.ok) throw new Error(`${where} acknowledged ${status}${code ? ` ${code}` : ''} what the reference rejects: ${judged.reason}`);
+      if (!judged.ok)
+        throw new Error(
+          `${where} acknowledged ${status}${code ? ` ${code}` : ''} what the reference rejects: ${judged.reason}`,
+        );
       if (code === 'duplicate') {
         if (handlersRan > 0) throw new Error(`${where} a duplicate ran handlers (${kinds(outcome)})`);
       } else {
@@ -308,11 +370,16 @@ function checkDispatch(where: string, outcome: Outcome, envelope: Record<string,
   const count = (kind: HandlerKind) => outcome.calls.filter((call) => call.kind === kind).length;
   const expected = { on: KNOWN.has(type) ? 1 : 0, any: 1, unknown: KNOWN.has(type) ? 0 : 1, unauthenticated: 0 };
   for (const kind of Object.keys(expected) as HandlerKind[]) {
-    if (count(kind) !== expected[kind]) throw new Error(`${where} ${type}: ${kind} handlers ran ${count(kind)}×, expected ${expected[kind]}× (${kinds(outcome)})`);
+    if (count(kind) !== expected[kind])
+      throw new Error(
+        `${where} ${type}: ${kind} handlers ran ${count(kind)}×, expected ${expected[kind]}× (${kinds(outcome)})`,
+      );
   }
   for (const call of outcome.calls) {
-    if (call.eventType !== type || call.eventId !== envelope['event_id']) throw new Error(`${where} a handler saw another event than the one verified`);
-    if (call.attestation !== (typeof envelope['attestation'] === 'string')) throw new Error(`${where} context.authentication.attestation is wrong`);
+    if (call.eventType !== type || call.eventId !== envelope['event_id'])
+      throw new Error(`${where} a handler saw another event than the one verified`);
+    if (call.attestation !== (typeof envelope['attestation'] === 'string'))
+      throw new Error(`${where} context.authentication.attestation is wrong`);
   }
 }
 
@@ -326,16 +393,21 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 function checkLogs(where: string, outcome: Outcome, secrets: Secrets, tokenSignatures: readonly string[]): void {
   for (const entry of outcome.logs) {
     const text = safeStringify(entry);
-    if (text.length > MAX_LOG_ENTRY_CHARS) throw new Error(`${where} a log entry is ${text.length} characters long (${entry.code ?? entry.message})`);
+    if (text.length > MAX_LOG_ENTRY_CHARS)
+      throw new Error(`${where} a log entry is ${text.length} characters long (${entry.code ?? entry.message})`);
     for (const field of LOGGED_TEXT_FIELDS) {
       const value = entry[field];
       if (typeof value !== 'string') continue;
-      if (value.length > MAX_FIELD_CHARS) throw new Error(`${where} log field ${field} is ${value.length} characters long (${entry.code ?? ''})`);
-      if (CONTROL.test(value)) throw new Error(`${where} log field ${field} carries a raw control character (${entry.code ?? ''})`);
+      if (value.length > MAX_FIELD_CHARS)
+        throw new Error(`${where} log field ${field} is ${value.length} characters long (${entry.code ?? ''})`);
+      if (CONTROL.test(value))
+        throw new Error(`${where} log field ${field} carries a raw control character (${entry.code ?? ''})`);
     }
-    for (const secret of secrets.strings) if (text.includes(secret)) throw new Error(`${where} a log entry contains an HMAC secret`);
+    for (const secret of secrets.strings)
+      if (text.includes(secret)) throw new Error(`${where} a log entry contains an HMAC secret`);
     for (const signature of tokenSignatures) {
-      if (signature.length >= 16 && text.includes(signature)) throw new Error(`${where} a log entry contains an attestation token`);
+      if (signature.length >= 16 && text.includes(signature))
+        throw new Error(`${where} a log entry contains an attestation token`);
     }
   }
 }

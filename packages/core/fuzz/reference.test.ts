@@ -33,7 +33,14 @@ function config(mode: Mode): ReferenceConfig {
     toleranceSeconds: 300,
     ...(mode !== 'attestation-only' ? { secrets: world.referenceSecrets } : {}),
     ...(mode !== 'hmac-only'
-      ? { attestation: { issuer: world.issuer, audience: world.audience, jwks: world.jwks, leewaySeconds: world.leewaySeconds } }
+      ? {
+          attestation: {
+            issuer: world.issuer,
+            audience: world.audience,
+            jwks: world.jwks,
+            leewaySeconds: world.leewaySeconds,
+          },
+        }
       : {}),
   };
 }
@@ -67,16 +74,40 @@ describe('reference: attestation (spec 5.5)', () => {
     ['alg none', header([['alg', '"none"'], KID, typ('kyb-attestation+jwt')]), 'attestation: alg'],
     ['alg rs256', header([['alg', '"rs256"'], KID, typ('kyb-attestation+jwt')]), 'attestation: alg'],
     ['crit present', header([ALG, KID, typ('kyb-attestation+jwt'), ['crit', '["exp"]']]), 'attestation: crit'],
-    ['a 1024-bit key', header([ALG, ['kid', JSON.stringify(KIDS.weak)], typ('kyb-attestation+jwt')]), 'attestation: no usable key for kid'],
-    ['a key published for use enc', header([ALG, ['kid', JSON.stringify(KIDS.enc)], typ('kyb-attestation+jwt')]), 'attestation: no usable key for kid'],
-    ['a key published for RS384', header([ALG, ['kid', JSON.stringify(KIDS.rs384)], typ('kyb-attestation+jwt')]), 'attestation: no usable key for kid'],
-    ['an unknown kid', header([ALG, ['kid', '"nope"'], typ('kyb-attestation+jwt')]), 'attestation: no usable key for kid'],
-    ['a forged signature under the right kid', header([ALG, KID, typ('kyb-attestation+jwt')], 'stranger'), 'attestation: signature'],
+    [
+      'a 1024-bit key',
+      header([ALG, ['kid', JSON.stringify(KIDS.weak)], typ('kyb-attestation+jwt')]),
+      'attestation: no usable key for kid',
+    ],
+    [
+      'a key published for use enc',
+      header([ALG, ['kid', JSON.stringify(KIDS.enc)], typ('kyb-attestation+jwt')]),
+      'attestation: no usable key for kid',
+    ],
+    [
+      'a key published for RS384',
+      header([ALG, ['kid', JSON.stringify(KIDS.rs384)], typ('kyb-attestation+jwt')]),
+      'attestation: no usable key for kid',
+    ],
+    [
+      'an unknown kid',
+      header([ALG, ['kid', '"nope"'], typ('kyb-attestation+jwt')]),
+      'attestation: no usable key for kid',
+    ],
+    [
+      'a forged signature under the right kid',
+      header([ALG, KID, typ('kyb-attestation+jwt')], 'stranger'),
+      'attestation: signature',
+    ],
   ])('JOSE header: %s', (_name, c, expected) => {
     expect(judge(c.mode, buildJwtHeaderCase(world, c))).toBe(expected);
   });
 
-  const claims = (changes: ClaimsCase['claims'], pick = RELEASED, envelope: ClaimsCase['envelope'] = 'same'): ClaimsCase => ({
+  const claims = (
+    changes: ClaimsCase['claims'],
+    pick = RELEASED,
+    envelope: ClaimsCase['envelope'] = 'same',
+  ): ClaimsCase => ({
     mode: 'attestation-only',
     pick,
     claims: changes,
@@ -100,22 +131,63 @@ describe('reference: attestation (spec 5.5)', () => {
     ['another iss', () => claims({ iss: '"https://auth.kyb.example.test"' }), 'attestation: iss'],
     ['seq as a string', () => claims({ seq: '"0"' }), 'attestation: seq relabelled'],
     ['request_id of another stream', () => claims({ request_id: '"dr_other"' }), 'attestation: request_id relabelled'],
-    ['a type claim naming another type', () => claims({ event: '"kyb.data_request.refused"' }), 'attestation: signed event differs'],
-    ['the released payload under another type', () => claims({ answers: '[]' }, WALLET), 'attestation: released payload under another type'],
-    ['an envelope event_id in lower case', () => claims({}, RELEASED, 'event_id lower case'), 'attestation: event_id relabelled'],
-    ['data contradicting a signed claim', () => claims({}, RELEASED, 'data contradicts a signed claim'), 'attestation: data.iss differs from its signed copy'],
+    [
+      'a type claim naming another type',
+      () => claims({ event: '"kyb.data_request.refused"' }),
+      'attestation: signed event differs',
+    ],
+    [
+      'the released payload under another type',
+      () => claims({ answers: '[]' }, WALLET),
+      'attestation: released payload under another type',
+    ],
+    [
+      'an envelope event_id in lower case',
+      () => claims({}, RELEASED, 'event_id lower case'),
+      'attestation: event_id relabelled',
+    ],
+    [
+      'data contradicting a signed claim',
+      () => claims({}, RELEASED, 'data contradicts a signed claim'),
+      'attestation: data.iss differs from its signed copy',
+    ],
   ])('claims: %s', (_name, c, expected) => {
     expect(judge('attestation-only', buildClaimsCase(world, c()))).toBe(expected);
   });
 
-  const encoding = (transforms: EncodingCase['transforms'], resign = true): EncodingCase => ({ mode: 'attestation-only', pick: RELEASED, transforms, resign });
+  const encoding = (transforms: EncodingCase['transforms'], resign = true): EncodingCase => ({
+    mode: 'attestation-only',
+    pick: RELEASED,
+    transforms,
+    resign,
+  });
   it.each<[string, EncodingCase, true | string]>([
-    ['standard base64 in the signature', encoding([{ t: 'standardAlphabet', seg: 2 }]), 'attestation: segment not strict base64url'],
-    ['padding on the claims', encoding([{ t: 'padding', seg: 1, count: 1 }]), 'attestation: segment not strict base64url'],
-    ['a space inside the header', encoding([{ t: 'insert', seg: 0, pos: 5, char: ' ' }]), 'attestation: segment not strict base64url'],
-    ['spare bits set in the last character', encoding([{ t: 'nonCanonicalTail', seg: 0 }]), 'attestation: segment not strict base64url'],
+    [
+      'standard base64 in the signature',
+      encoding([{ t: 'standardAlphabet', seg: 2 }]),
+      'attestation: segment not strict base64url',
+    ],
+    [
+      'padding on the claims',
+      encoding([{ t: 'padding', seg: 1, count: 1 }]),
+      'attestation: segment not strict base64url',
+    ],
+    [
+      'a space inside the header',
+      encoding([{ t: 'insert', seg: 0, pos: 5, char: ' ' }]),
+      'attestation: segment not strict base64url',
+    ],
+    [
+      'spare bits set in the last character',
+      encoding([{ t: 'nonCanonicalTail', seg: 0 }]),
+      'attestation: segment not strict base64url',
+    ],
     ['a BOM before the header JSON, signed', encoding([{ t: 'bomInJson', seg: 0 }]), true],
-    ['a header that is not UTF-8, signed', encoding([{ t: 'latin1Json', seg: 0 }]), 'attestation: header not a JSON object'],
+    [
+      'a header that is not UTF-8, signed',
+      encoding([{ t: 'latin1Json', seg: 0 }]),
+      'attestation: header not a JSON object',
+    ],
     ['a fourth segment', encoding([{ t: 'suffix', text: '.x' }]), 'attestation: not three segments'],
   ])('encoding: %s', (_name, c, expected) => {
     expect(judge(c.mode, buildEncodingCase(world, c))).toBe(expected);
@@ -123,10 +195,16 @@ describe('reference: attestation (spec 5.5)', () => {
 });
 
 describe('reference: signature header (spec 5.7, 8)', () => {
-  const t = (offset: number, form: Extract<SigField, { k: 't' }>['form'] = 'plain'): SigField => ({ k: 't', key: 't', form, offset });
+  const t = (offset: number, form: Extract<SigField, { k: 't' }>['form'] = 'plain'): SigField => ({
+    k: 't',
+    key: 't',
+    form,
+    offset,
+  });
   const v1: SigField = { k: 'v1', key: 'v1', mac: 'right' };
   const kv = (value: string): SigField => ({ k: 'kv', key: 'kv', value });
-  const header = (fields: SigField[], mode: Mode = 'hmac-only') => buildSignatureCase(world, { mode, pick: 2, fields, separator: ',', padding: ['', ''] });
+  const header = (fields: SigField[], mode: Mode = 'hmac-only') =>
+    buildSignatureCase(world, { mode, pick: 2, fields, separator: ',', padding: ['', ''] });
   it.each<[string, () => BuiltDelivery, true | string]>([
     ['the genuine header', () => header([t(0), v1, kv('3')]), true],
     ['t exactly 300 s old', () => header([t(-300), v1, kv('3')]), true],
@@ -135,7 +213,11 @@ describe('reference: signature header (spec 5.7, 8)', () => {
     ['t with leading zeros, MACed as sent', () => header([t(0, 'zeros'), v1, kv('3')]), true],
     ['t with a plus sign', () => header([t(0, 'plus'), v1, kv('3')]), 'hmac: t is not unix seconds'],
     ['v1 in upper case hex', () => header([t(0), { k: 'v1', key: 'v1', mac: 'upper' }, kv('3')]), true],
-    ['a MAC under another secret', () => header([t(0), { k: 'v1', key: 'v1', mac: 'wrongSecret' }, kv('3')]), 'hmac: MAC differs'],
+    [
+      'a MAC under another secret',
+      () => header([t(0), { k: 'v1', key: 'v1', mac: 'wrongSecret' }, kv('3')]),
+      'hmac: MAC differs',
+    ],
     ['kv 2 inside its overlap', () => header([t(0), v1, kv('2')]), true],
     ['kv 1 past its overlap', () => header([t(0), v1, kv('1')]), 'hmac: kv past its overlap'],
     ['an unknown kv', () => header([t(0), v1, kv('9')]), 'hmac: kv unknown'],
@@ -147,7 +229,13 @@ describe('reference: signature header (spec 5.7, 8)', () => {
 });
 
 describe('reference: envelope and modes (spec 2.3, 5.4)', () => {
-  const hostile = (fields: HostileCase['fields'], mode: Mode = 'hmac-only', pick = 2): HostileCase => ({ mode, pick, fields, extra: [], borrow: { from: 'own' } });
+  const hostile = (fields: HostileCase['fields'], mode: Mode = 'hmac-only', pick = 2): HostileCase => ({
+    mode,
+    pick,
+    fields,
+    extra: [],
+    borrow: { from: 'own' },
+  });
   it.each<[string, HostileCase, true | string]>([
     ['a genuine unattested event, HMAC only', hostile({}), true],
     ['a 27-character event_id', hostile({ event_id: '"01KA00000000000000000000001"' }), 'envelope: event_id'],
@@ -156,17 +244,41 @@ describe('reference: envelope and modes (spec 2.3, 5.4)', () => {
     ['a fractional timestamp', hostile({ timestamp: '1.5' }), 'envelope: timestamp'],
     ['data as an array', hostile({ data: '[]' }), 'envelope: data'],
     ['api_version not date-shaped', hostile({ api_version: '"2026-1-01"' }), 'envelope: api_version'],
-    ['an attested type without attestation', hostile({ event: '"kyb.business.wallet_address_changed"' }), 'attested type without attestation'],
-    ['an unattested event in attestation-only mode', hostile({}, 'attestation-only'), 'unauthenticated (no attestation, no secrets)'],
-    ['an attestation on a type the spec marks unattested', { ...hostile({}, 'attestation-only'), borrow: { from: 'pool', index: RELEASED, takeAttestation: true } }, 'attestation: attestation on a type the spec marks unattested'],
+    [
+      'an attested type without attestation',
+      hostile({ event: '"kyb.business.wallet_address_changed"' }),
+      'attested type without attestation',
+    ],
+    [
+      'an unattested event in attestation-only mode',
+      hostile({}, 'attestation-only'),
+      'unauthenticated (no attestation, no secrets)',
+    ],
+    [
+      'an attestation on a type the spec marks unattested',
+      { ...hostile({}, 'attestation-only'), borrow: { from: 'pool', index: RELEASED, takeAttestation: true } },
+      'attestation: attestation on a type the spec marks unattested',
+    ],
   ])('%s', (_name, c, expected) => {
     expect(judge(c.mode, buildHostileCase(world, c))).toBe(expected);
   });
 
   it.each<[string, Parameters<typeof buildBodyMutationCase>[1], true | string]>([
-    ['a BOM before a signed body is tolerated', { mode: 'hmac-only', pick: 2, mutations: [{ op: 'prefix', bytes: 'bom' }], resign: true }, true],
-    ['an overlong UTF-8 sequence in a signed body', { mode: 'hmac-only', pick: 2, mutations: [{ op: 'insert', pos: 1, bytes: 'overlongNul' }], resign: true }, 'body is not UTF-8 JSON'],
-    ['a body changed after signing', { mode: 'hmac-only', pick: 2, mutations: [{ op: 'suffix', bytes: 'ws' }], resign: false }, 'hmac: MAC differs'],
+    [
+      'a BOM before a signed body is tolerated',
+      { mode: 'hmac-only', pick: 2, mutations: [{ op: 'prefix', bytes: 'bom' }], resign: true },
+      true,
+    ],
+    [
+      'an overlong UTF-8 sequence in a signed body',
+      { mode: 'hmac-only', pick: 2, mutations: [{ op: 'insert', pos: 1, bytes: 'overlongNul' }], resign: true },
+      'body is not UTF-8 JSON',
+    ],
+    [
+      'a body changed after signing',
+      { mode: 'hmac-only', pick: 2, mutations: [{ op: 'suffix', bytes: 'ws' }], resign: false },
+      'hmac: MAC differs',
+    ],
   ])('%s', (_name, c, expected) => {
     expect(judge(c.mode, buildBodyMutationCase(world, c))).toBe(expected);
   });

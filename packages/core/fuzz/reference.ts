@@ -130,12 +130,14 @@ function checkOneSignature(
     fields.set(key, list);
   }
   const [t, v1, kv] = (['t', 'v1', 'kv'] as const).map((key) => fields.get(key));
-  if (t?.length !== 1 || v1?.length !== 1 || kv?.length !== 1) return { ok: false, reason: 't, v1 and kv must each appear once' };
+  if (t?.length !== 1 || v1?.length !== 1 || kv?.length !== 1)
+    return { ok: false, reason: 't, v1 and kv must each appear once' };
   const [tText, mac, version] = [t[0]!, v1[0]!, kv[0]!];
   if (!/^[0-9]+$/.test(tText)) return { ok: false, reason: 't is not unix seconds' };
   if (!Object.hasOwn(secrets, version)) return { ok: false, reason: 'kv unknown' };
   const entry = secrets[version]!;
-  if (entry.notAfterMs !== undefined && config.nowMs > entry.notAfterMs) return { ok: false, reason: 'kv past its overlap' };
+  if (entry.notAfterMs !== undefined && config.nowMs > entry.notAfterMs)
+    return { ok: false, reason: 'kv past its overlap' };
   const skewMs = Math.abs(config.nowMs - Number(tText) * 1000);
   if (!(skewMs <= config.toleranceSeconds * 1000)) return { ok: false, reason: 't outside the skew' };
   const expected = createHmac('sha256', entry.secret).update(`${tText}.`, 'latin1').update(body).digest('hex');
@@ -217,7 +219,8 @@ export function referenceAttestationProblem(
   const key = findKey(attestation.jwks, header['kid']);
   if (!key) return 'no usable key for kid';
   const signature = Buffer.from(encodedSignature, 'base64url');
-  if (!verify('RSA-SHA256', Buffer.from(`${encodedHeader}.${encodedPayload}`, 'latin1'), key, signature)) return 'signature';
+  if (!verify('RSA-SHA256', Buffer.from(`${encodedHeader}.${encodedPayload}`, 'latin1'), key, signature))
+    return 'signature';
 
   const claims = decodeSegmentJson(encodedPayload);
   if (!isPlainObject(claims)) return 'claims not a JSON object';
@@ -243,7 +246,8 @@ export function referenceAttestationProblem(
   if (Array.isArray(claims['answers']) && type !== RELEASED) return 'released payload under another type';
   const data = envelope['data'] as Record<string, unknown>;
   for (const field of Object.keys(data)) {
-    if (Object.hasOwn(claims, field) && !sameJson(data[field], claims[field])) return `data.${field} differs from its signed copy`;
+    if (Object.hasOwn(claims, field) && !sameJson(data[field], claims[field]))
+      return `data.${field} differs from its signed copy`;
   }
   return undefined;
 }
@@ -295,7 +299,8 @@ export function referenceVerdict(config: ReferenceConfig, headers: HeaderContain
     if (attestationProblem) return { ok: false, reason: `attestation: ${attestationProblem}` };
     return { ok: true, authenticatedBy: hmac ? 'hmac+attestation' : 'attestation', envelope };
   }
-  if (REFERENCE_ATTESTED_TYPES.has(envelope['event'] as string)) return { ok: false, reason: 'attested type without attestation' };
+  if (REFERENCE_ATTESTED_TYPES.has(envelope['event'] as string))
+    return { ok: false, reason: 'attested type without attestation' };
   if (!hmac) return { ok: false, reason: 'unauthenticated (no attestation, no secrets)' };
   return { ok: true, authenticatedBy: 'hmac', envelope };
 }
@@ -303,7 +308,11 @@ export function referenceVerdict(config: ReferenceConfig, headers: HeaderContain
 function isStrictBase64url(segment: string): boolean {
   // Non-empty, only the URL-safe alphabet, no padding, and the one canonical encoding of its bytes (zero spare bits
   // in the last character), so that a token has a single spelling (RFC 4648 §3.5).
-  return BASE64URL.test(segment) && segment.length % 4 !== 1 && Buffer.from(segment, 'base64url').toString('base64url') === segment;
+  return (
+    BASE64URL.test(segment) &&
+    segment.length % 4 !== 1 &&
+    Buffer.from(segment, 'base64url').toString('base64url') === segment
+  );
 }
 
 function decodeSegmentJson(segment: string): unknown {

@@ -131,7 +131,12 @@ function rsaKey(bits: number): { privateKey: KeyObject; publicKey: KeyObject } {
  * ```
  */
 export async function createFuzzWorld(): Promise<FuzzWorld> {
-  const secretValues = { '1': 'whsec_fuzz_v1_ended', '2': 'whsec_fuzz_v2_overlap', '3': 'whsec_fuzz_v3_current', wrong: 'whsec_fuzz_forged' };
+  const secretValues = {
+    '1': 'whsec_fuzz_v1_ended',
+    '2': 'whsec_fuzz_v2_overlap',
+    '3': 'whsec_fuzz_v3_current',
+    wrong: 'whsec_fuzz_forged',
+  };
   const signer = await createTestSigner({
     kid: KIDS.main,
     now: FUZZ_NOW_MS,
@@ -147,7 +152,12 @@ export async function createFuzzWorld(): Promise<FuzzWorld> {
   };
   const publicJwk = (name: Exclude<KeyName, 'main' | 'stranger'>, extra: Record<string, string>): ReferenceJwk => ({
     ...(keys[name].export({ format: 'jwk' }) as NodeJwk),
-    d: undefined, p: undefined, q: undefined, dp: undefined, dq: undefined, qi: undefined,
+    d: undefined,
+    p: undefined,
+    q: undefined,
+    dp: undefined,
+    dq: undefined,
+    qi: undefined,
     kid: KIDS[name],
     ...extra,
   });
@@ -198,15 +208,28 @@ export async function createFuzzWorld(): Promise<FuzzWorld> {
   }
 
   const types: string[] = [...TEST_EVENT_TYPES, 'kyb.data_request.released', 'kyb.business.wallet_address_changed'];
-  const envelopes: TestEnvelope[] = types.map((type, n) => deterministic(createTestEvent(type as (typeof TEST_EVENT_TYPES)[number]), n + 1));
+  const envelopes: TestEnvelope[] = types.map((type, n) =>
+    deterministic(createTestEvent(type as (typeof TEST_EVENT_TYPES)[number]), n + 1),
+  );
   const unknownBase = deterministic(createTestEvent('kyb.data_request.refused'), 0);
   envelopes.push(
-    { ...deterministic(createTestEvent('kyb.business.wallet_address_changed'), types.length + 1), event: UNKNOWN_ATTESTED_TYPE },
-    { ...unknownBase, event_id: fixedUlid(types.length + 2), event: UNKNOWN_PLAIN_TYPE, data: { request_id: unknownBase.stream_id, note: 'new type' } },
+    {
+      ...deterministic(createTestEvent('kyb.business.wallet_address_changed'), types.length + 1),
+      event: UNKNOWN_ATTESTED_TYPE,
+    },
+    {
+      ...unknownBase,
+      event_id: fixedUlid(types.length + 2),
+      event: UNKNOWN_PLAIN_TYPE,
+      data: { request_id: unknownBase.stream_id, note: 'new type' },
+    },
   );
   const pool: PoolEntry[] = [];
   for (const [index, envelope] of envelopes.entries()) {
-    const attest = envelope.event === UNKNOWN_ATTESTED_TYPE || envelope.event === 'kyb.data_request.released' || envelope.event === 'kyb.business.wallet_address_changed';
+    const attest =
+      envelope.event === UNKNOWN_ATTESTED_TYPE ||
+      envelope.event === 'kyb.data_request.released' ||
+      envelope.event === 'kyb.business.wallet_address_changed';
     const delivery = await signer.sign(envelope, { attest });
     const token = delivery.envelope.attestation;
     let claims: [string, string][] = [];
@@ -218,7 +241,14 @@ export async function createFuzzWorld(): Promise<FuzzWorld> {
       const decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
       claims = Object.entries(decoded).map(([name, value]) => [name, JSON.stringify(value)]);
     }
-    pool.push({ index, envelope: delivery.envelope, text: delivery.text, body: delivery.body, claims, ...(encodedHeader ? { encodedHeader } : {}) });
+    pool.push({
+      index,
+      envelope: delivery.envelope,
+      text: delivery.text,
+      body: delivery.body,
+      claims,
+      ...(encodedHeader ? { encodedHeader } : {}),
+    });
   }
 
   return {

@@ -62,6 +62,7 @@ describe('one error model', () => {
   });
 
   it('answers every rejection code with a non-2xx status, so the service retries or gives up, never believes it done', () => {
-    for (const [code, { status }] of Object.entries(ERRORS)) expect([code, status >= 400 && status <= 599]).toEqual([code, true]);
+    for (const [code, { status }] of Object.entries(ERRORS))
+      expect([code, status >= 400 && status <= 599]).toEqual([code, true]);
   });
 });

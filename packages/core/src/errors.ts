@@ -15,11 +15,23 @@ export const ERRORS = {
   unsupported_media_type: { status: 415, message: 'Webhook deliveries must be sent as application/json.' },
   // signature header (spec 5.7)
   signature_missing: { status: 401, message: 'The Service-KYB-Signature header is missing.' },
-  signature_malformed: { status: 400, message: 'The Service-KYB-Signature header is not of the form t=<unix>,v1=<hex>,kv=<version>.' },
-  signature_unknown_version: { status: 401, message: 'The signature names a secret version this receiver does not have.' },
-  signature_version_expired: { status: 401, message: 'The signature names a secret version whose rotation overlap has ended.' },
+  signature_malformed: {
+    status: 400,
+    message: 'The Service-KYB-Signature header is not of the form t=<unix>,v1=<hex>,kv=<version>.',
+  },
+  signature_unknown_version: {
+    status: 401,
+    message: 'The signature names a secret version this receiver does not have.',
+  },
+  signature_version_expired: {
+    status: 401,
+    message: 'The signature names a secret version whose rotation overlap has ended.',
+  },
   signature_expired: { status: 401, message: 'The signature timestamp is older than the allowed clock skew.' },
-  signature_future: { status: 401, message: 'The signature timestamp is further in the future than the allowed clock skew.' },
+  signature_future: {
+    status: 401,
+    message: 'The signature timestamp is further in the future than the allowed clock skew.',
+  },
   signature_mismatch: { status: 401, message: 'The signature does not match the request body.' },
   // body and envelope
   body_not_json: { status: 400, message: 'The request body is not valid UTF-8 JSON.' },
@@ -30,17 +42,22 @@ export const ERRORS = {
   attestation_invalid: { status: 401, message: 'The attestation could not be verified.' },
   attestation_relabelled: { status: 401, message: 'The envelope does not match the signed attestation claims.' },
   // verified event whose data does not match this library's schema for its type
-  event_data_invalid: { status: 422, message: 'The event data does not match the schema for its type; it will be retried.' },
+  event_data_invalid: {
+    status: 422,
+    message: 'The event data does not match the schema for its type; it will be retried.',
+  },
   // dedupe
   in_progress: { status: 409, message: 'This event is being processed by another delivery; retry later.' },
   // ordering (docs/architecture.md §8): answers the service retries, so a stream never loses an event and never stalls for good
   out_of_order: {
     status: 409,
-    message: 'An earlier event of this stream is missing and the KYB API does not have it yet; the delivery will be retried.',
+    message:
+      'An earlier event of this stream is missing and the KYB API does not have it yet; the delivery will be retried.',
   },
   backfill_invalid: {
     status: 502,
-    message: 'An earlier event of this stream fetched from the KYB API failed verification; the delivery will be retried.',
+    message:
+      'An earlier event of this stream fetched from the KYB API failed verification; the delivery will be retried.',
   },
   // The one ordering answer a retry cannot cure by itself: the stall lasts until ordering.onUnfillable skips the seq
   // (see the README's Ordering section). Still non-2xx, so the delivery is never acknowledged before it ran.
@@ -55,7 +72,8 @@ export const ERRORS = {
   },
   late_unhandled: {
     status: 500,
-    message: 'This event is behind its stream\u2019s cursor and no onGap handler took it; register receiver.onGap. It will be retried.',
+    message:
+      'This event is behind its stream\u2019s cursor and no onGap handler took it; register receiver.onGap. It will be retried.',
   },
   // receiver-side failures: always non-2xx so the service retries and nothing is lost
   handler_failed: { status: 500, message: 'The event handler failed; the delivery will be retried.' },
@@ -68,7 +86,7 @@ export const ERRORS = {
     message:
       'The request body was already parsed before the webhook handler ran, so its exact bytes are lost. ' +
       'Mount the webhook route before any JSON body parser (or exclude its path from it); in Fastify, where order does ' +
-      "not matter, register the kybWebhooks plugin or declare the route in a context whose content-type parser keeps the " +
+      'not matter, register the kybWebhooks plugin or declare the route in a context whose content-type parser keeps the ' +
       "raw bytes (parseAs: 'buffer'); in a Next.js pages route, export const config = { api: { bodyParser: false } }.",
   },
   attestation_not_configured: {

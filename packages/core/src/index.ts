@@ -18,7 +18,14 @@
 
 // The receiver
 export { createReceiver } from './receiver.js';
-export type { Receiver, ReceiverOptions, ReceiveInput, ReceiveResult, ResponseBody, VerifiedDelivery } from './receiver-types.js';
+export type {
+  Receiver,
+  ReceiverOptions,
+  ReceiveInput,
+  ReceiveResult,
+  ResponseBody,
+  VerifiedDelivery,
+} from './receiver-types.js';
 export { validateReceiverOptions, DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS } from './receiver-options.js';
 export { createFetchHandler } from './http/fetch-handler.js';
 export type { FetchHandler, FetchHandlerOptions, WaitUntilContext } from './http/fetch-handler.js';
@@ -28,9 +35,19 @@ export type { ByteStream, BodyReadResult } from './http/body.js';
 
 // Verifying by hand
 export { createSignatureVerifier, parseSignatureHeader } from './verify/signature.js';
-export type { SecretKeyring, SecretVersion, ParsedSignatureHeader, SignatureVerifierOptions } from './verify/signature.js';
+export type {
+  SecretKeyring,
+  SecretVersion,
+  ParsedSignatureHeader,
+  SignatureVerifierOptions,
+} from './verify/signature.js';
 export { createAttestationVerifier, ATTESTATION_TYP } from './verify/attestation.js';
-export type { AttestationOptions, AttestationClaims, EnvelopeIdentity, VerifyAttestationOptions } from './verify/attestation.js';
+export type {
+  AttestationOptions,
+  AttestationClaims,
+  EnvelopeIdentity,
+  VerifyAttestationOptions,
+} from './verify/attestation.js';
 export { checkAttestationBinding } from './verify/attestation-binding.js';
 export type { AttestedEnvelope } from './verify/attestation-binding.js';
 export { UnknownKidError } from './verify/jwks.js';
@@ -89,7 +106,13 @@ export type { MemoryStore, MemoryStoreOptions } from './store/memory-store.js';
 export { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './store/dedupe.js';
 export type { DedupeStore } from './store/dedupe.js';
 export { isStreamCursorStore, DEFAULT_CURSOR_RETAIN_MS } from './store/stream-store.js';
-export type { StreamCursorStore, ListStreamsOptions, StreamPage, StreamActivity, SkippedSeq } from './store/stream-store.js';
+export type {
+  StreamCursorStore,
+  ListStreamsOptions,
+  StreamPage,
+  StreamActivity,
+  SkippedSeq,
+} from './store/stream-store.js';
 
 // Ordering
 export type {

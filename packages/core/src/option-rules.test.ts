@@ -23,7 +23,11 @@ function messageOf(run: () => unknown): string {
 
 const SECRET = 'whsec_TOP-SECRET-value-0123456789';
 const secrets = { '3': SECRET };
-const attestation = { issuer: 'https://kyb.example.com', audience: 'b2f7c3e0-0000-4000-8000-000000000000', jwksUrl: 'https://api.kyb.example.com/.well-known/kyb-jwks.json' };
+const attestation = {
+  issuer: 'https://kyb.example.com',
+  audience: 'b2f7c3e0-0000-4000-8000-000000000000',
+  jwksUrl: 'https://api.kyb.example.com/.well-known/kyb-jwks.json',
+};
 
 describe('"did you mean" takes two swapped letters for one typo', () => {
   it.each<[string, Record<string, unknown>, string]>([
@@ -61,7 +65,9 @@ describe('suggestOption: the closest known name, within a third of the shorter n
 
 describe('an unknown option name is shown safely', () => {
   it('quotes a name that is not an identifier', () => {
-    expect(messageOf(() => validateReceiverOptions({ secrets, 'max body': 1 }))).toContain("`['max body']` is not an option");
+    expect(messageOf(() => validateReceiverOptions({ secrets, 'max body': 1 }))).toContain(
+      "`['max body']` is not an option",
+    );
   });
 
   it('escapes a backtick in a name, so the message keeps its quoting', () => {
@@ -75,7 +81,9 @@ describe('an unknown option name is shown safely', () => {
 
   it('shows a 64-character name that is not an identifier whole, without an ellipsis', () => {
     const name = 'x-'.repeat(32);
-    expect(messageOf(() => validateReceiverOptions({ secrets, [name]: 1 }))).toContain(`\`['${name}']\` is not an option`);
+    expect(messageOf(() => validateReceiverOptions({ secrets, [name]: 1 }))).toContain(
+      `\`['${name}']\` is not an option`,
+    );
   });
 
   it('keeps a quote inside a name escaped', () => {
@@ -109,10 +117,17 @@ describe('cross-option rules speak only once every option has the right kind', (
 });
 
 describe('validateOptions and validateArgument for other factories', () => {
-  const spec = { owner: 'createMyStore', example: 'createMyStore()', optional: true, options: { prefix: optionRules.nonEmptyString() } };
+  const spec = {
+    owner: 'createMyStore',
+    example: 'createMyStore()',
+    optional: true,
+    options: { prefix: optionRules.nonEmptyString() },
+  };
 
   it('checks options that are given, even when the options may be left out', () => {
-    expect(messageOf(() => validateOptions({ prefx: 'kyb:' }, spec))).toContain('`prefx` is not an option: did you mean `prefix`?');
+    expect(messageOf(() => validateOptions({ prefx: 'kyb:' }, spec))).toContain(
+      '`prefx` is not an option: did you mean `prefix`?',
+    );
   });
 
   it('says how to fix a missing required argument', () => {
@@ -125,7 +140,11 @@ describe('validateOptions and validateArgument for other factories', () => {
 
 describe('secrets: the message names the entry and the fix', () => {
   it.each<[string, unknown, string]>([
-    ['a number as { secret }', { '2': { secret: 42 } }, "`secrets['2'].secret` must be a string (the endpoint secret), got a number."],
+    [
+      'a number as { secret }',
+      { '2': { secret: 42 } },
+      "`secrets['2'].secret` must be a string (the endpoint secret), got a number.",
+    ],
     ['an empty { secret }', { '2': { secret: '' } }, "`secrets['2'].secret` is empty"],
   ])('%s', (_name, value, words) => {
     expect(messageOf(() => validateReceiverOptions({ secrets: value }))).toContain(words);
@@ -145,7 +164,9 @@ describe('secrets: the message names the entry and the fix', () => {
 
   it('names a version of up to 20 characters', () => {
     const version = 'v'.repeat(20);
-    expect(messageOf(() => validateReceiverOptions({ secrets: { a: SECRET, [version]: '' } }))).toContain(`\`secrets['${version}']\` is empty`);
+    expect(messageOf(() => validateReceiverOptions({ secrets: { a: SECRET, [version]: '' } }))).toContain(
+      `\`secrets['${version}']\` is empty`,
+    );
   });
 
   it('names a longer key by its position only, in case it is a secret', () => {
@@ -169,7 +190,9 @@ describe('secrets: the message names the entry and the fix', () => {
     [23, '23rd'],
   ])('names the position of key %i in English (the %s)', (position, ordinal) => {
     const keys = Array.from({ length: 23 }, (_, i) => (i + 1 === position ? `bad key ${i}` : `v${i}`));
-    const message = messageOf(() => validateReceiverOptions({ secrets: Object.fromEntries(keys.map((key) => [key, SECRET])) }));
+    const message = messageOf(() =>
+      validateReceiverOptions({ secrets: Object.fromEntries(keys.map((key) => [key, SECRET])) }),
+    );
     expect(message).toContain(`has a key (the ${ordinal}, not shown)`);
   });
 });
@@ -182,9 +205,9 @@ describe('attestation key source', () => {
   });
 
   it('refuses a loopback URL that is not http: or https:', () => {
-    expect(messageOf(() => validateReceiverOptions({ attestation: { ...attestation, jwksUrl: 'ftp://127.0.0.1/jwks' } }))).toContain(
-      '`attestation.jwksUrl` must be an https: URL',
-    );
+    expect(
+      messageOf(() => validateReceiverOptions({ attestation: { ...attestation, jwksUrl: 'ftp://127.0.0.1/jwks' } })),
+    ).toContain('`attestation.jwksUrl` must be an https: URL');
   });
 
   it('refuses an inline key set without a keys array', () => {
@@ -206,7 +229,11 @@ describe('ordering', () => {
 
   it("refuses mode 'enforce' with a store that keeps no cursors", () => {
     const store = { claim() {}, complete() {}, release() {} };
-    expect(messageOf(() => validateReceiverOptions({ secrets, store, ordering: { mode: 'enforce', fetchEventsAfter: () => [] } }))).toContain(
+    expect(
+      messageOf(() =>
+        validateReceiverOptions({ secrets, store, ordering: { mode: 'enforce', fetchEventsAfter: () => [] } }),
+      ),
+    ).toContain(
       "`store` keeps no stream cursors (getCursor, completeInOrder, advanceCursor), which ordering mode 'enforce' needs",
     );
   });
@@ -247,13 +274,19 @@ describe('optionRules.secureUrl and optionRules.delayMs', () => {
   const spec = {
     owner: 'createThing',
     example: 'createThing({ url })',
-    options: { url: optionRules.secureUrl("use the service's address", 'which would send the key in clear text'), waitMs: optionRules.delayMs() },
+    options: {
+      url: optionRules.secureUrl("use the service's address", 'which would send the key in clear text'),
+      waitMs: optionRules.delayMs(),
+    },
   };
   it.each<[unknown, string | undefined]>([
     ['https://api.kyb.example.com', undefined],
     ['http://127.0.0.1:3000', undefined],
     ['http://[::1]:3000', undefined],
-    ['http://user:SECRET@api.kyb.example.com', '`url` uses http: on a host that is not loopback, which would send the key in clear text'],
+    [
+      'http://user:SECRET@api.kyb.example.com',
+      '`url` uses http: on a host that is not loopback, which would send the key in clear text',
+    ],
     ['ftp://api.kyb.example.com', '`url` must be an https: URL'],
     ['api.kyb.example.com', '`url` is not an absolute URL'],
     [42, '`url` must be a string or a URL'],

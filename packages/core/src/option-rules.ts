@@ -111,7 +111,9 @@ export interface OptionsSpec extends FieldsSpec {
 export function validateOptions(options: unknown, spec: OptionsSpec): void {
   if (options === undefined && spec.optional) return;
   if (!isPlainObject(options)) {
-    throw configError(spec.owner, [`${spec.owner} needs an options object, e.g. ${spec.example}; got ${describeValue(options)}.`]);
+    throw configError(spec.owner, [
+      `${spec.owner} needs an options object, e.g. ${spec.example}; got ${describeValue(options)}.`,
+    ]);
   }
   const problems: string[] = [];
   checkFields(options, spec, '', (path, problem) => problems.push(`\`${path}\` ${problem}`));
@@ -140,7 +142,12 @@ export function validateArgument(owner: string, name: string, value: unknown, ru
 }
 
 /** Checks the options of one object against `spec`; for receiver-options.ts, which checks nested entries with it. */
-export function checkFields(values: Record<string, unknown>, spec: FieldsSpec, prefix: string, report: ReportProblem): void {
+export function checkFields(
+  values: Record<string, unknown>,
+  spec: FieldsSpec,
+  prefix: string,
+  report: ReportProblem,
+): void {
   const at = (name: string): string => prefix + pathSegment(name, prefix === '');
   let problems = 0;
   const counted: ReportProblem = (path, problem) => {
@@ -252,8 +259,11 @@ export const optionRules = {
    */
   timerMs(): OptionRule {
     return rule((value) => {
-      if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `must be a positive finite number of milliseconds, got ${describeValue(value)}.`;
-      return value > MAX_TIMER_MS ? `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest delay a timer keeps), got ${value}.` : undefined;
+      if (!(typeof value === 'number' && Number.isFinite(value) && value > 0))
+        return `must be a positive finite number of milliseconds, got ${describeValue(value)}.`;
+      return value > MAX_TIMER_MS
+        ? `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest delay a timer keeps), got ${value}.`
+        : undefined;
     });
   },
   /**
@@ -270,7 +280,8 @@ export const optionRules = {
    */
   secureUrl(fix: string, risk?: string): OptionRule {
     return rule((value) => {
-      if (typeof value !== 'string' && !(value instanceof URL)) return `must be a string or a URL: ${fix}; got ${describeValue(value)}.`;
+      if (typeof value !== 'string' && !(value instanceof URL))
+        return `must be a string or a URL: ${fix}; got ${describeValue(value)}.`;
       let url: URL;
       try {
         url = new URL(value);
@@ -278,7 +289,9 @@ export const optionRules = {
         return `is not an absolute URL: ${fix}.`;
       }
       if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) return undefined;
-      return url.protocol === 'http:' ? `uses http: on a host that is not loopback${risk ? `, ${risk}` : ''}: ${fix}.` : `must be an https: URL: ${fix}.`;
+      return url.protocol === 'http:'
+        ? `uses http: on a host that is not loopback${risk ? `, ${risk}` : ''}: ${fix}.`
+        : `must be an https: URL: ${fix}.`;
     });
   },
   /** A whole number above zero, e.g. a count. */
@@ -323,17 +336,24 @@ export const optionRules = {
       const fix = "a path starting with '/', e.g. '/webhooks/kyb'";
       if (typeof value !== 'string') return `must be ${fix}; got ${describeValue(value)}.`;
       if (!value.startsWith('/')) return `must start with '/': ${fix}.`;
-      if (/[?#\s]/.test(value)) return `must not contain '?', '#' or whitespace (a request path never does, so it would never match): ${fix}.`;
+      if (/[?#\s]/.test(value))
+        return `must not contain '?', '#' or whitespace (a request path never does, so it would never match): ${fix}.`;
       return undefined;
     });
   },
   /** `true` or `false`. */
   boolean(): OptionRule {
-    return rule((value) => (typeof value === 'boolean' ? undefined : `must be true or false, got ${describeValue(value)}.`));
+    return rule((value) =>
+      typeof value === 'boolean' ? undefined : `must be true or false, got ${describeValue(value)}.`,
+    );
   },
   /** A function, e.g. a hook. */
   func(hint?: string): OptionRule {
-    return rule((value) => (typeof value === 'function' ? undefined : `must be a function${hint ? ` (${hint})` : ''}, got ${describeValue(value)}.`));
+    return rule((value) =>
+      typeof value === 'function'
+        ? undefined
+        : `must be a function${hint ? ` (${hint})` : ''}, got ${describeValue(value)}.`,
+    );
   },
   /** A function, or `false` to turn the feature off (e.g. the default logger). */
   funcOrFalse(hint?: string): OptionRule {
@@ -402,7 +422,8 @@ export const optionRules = {
         return undefined;
       }
       const fix = 'pass the receiver that createReceiver({ secrets, attestation }) returns';
-      if (typeof value === 'function') return `is a function, not a receiver: ${fix} (call createReceiver, do not pass it).`;
+      if (typeof value === 'function')
+        return `is a function, not a receiver: ${fix} (call createReceiver, do not pass it).`;
       if (isPlainObject(value) && ('secrets' in value || 'attestation' in value)) {
         return `looks like receiver options, not a receiver: ${fix}, i.e. createReceiver(options).`;
       }

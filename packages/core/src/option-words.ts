@@ -14,7 +14,11 @@
  * suggestOption('colour', ['path']) // undefined
  * ```
  */
-export function suggestOption(name: string, known: readonly string[], aliases: Record<string, string> = {}): string | undefined {
+export function suggestOption(
+  name: string,
+  known: readonly string[],
+  aliases: Record<string, string> = {},
+): string | undefined {
   const wanted = normalizeName(name);
   for (const [alias, target] of Object.entries(aliases)) if (normalizeName(alias) === wanted) return target;
   let best: string | undefined;
@@ -55,7 +59,8 @@ export function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let value = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) value = Math.min(value, rows[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, rows[i - 2]![j - 2]! + 1);
       rows[i]![j] = value;
     }
   }
@@ -82,7 +87,13 @@ export function describeValue(value: unknown): string {
     case 'number':
       if (Number.isNaN(value)) return 'NaN';
       if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';
-      return value === 0 ? 'zero' : value < 0 ? 'a negative number' : Number.isInteger(value) ? 'a number' : 'a fraction';
+      return value === 0
+        ? 'zero'
+        : value < 0
+          ? 'a negative number'
+          : Number.isInteger(value)
+            ? 'a number'
+            : 'a fraction';
     case 'boolean':
       return 'a boolean';
     case 'bigint':

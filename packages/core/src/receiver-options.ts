@@ -48,8 +48,10 @@ const notAfterRule = rule((value) => {
 
 function secretValueProblem(value: unknown): string | undefined {
   if (typeof value === 'string') {
-    if (value.length === 0) return `is empty: ${ENV_UNSET} or empty. Set it from the dashboard, or remove this version.`;
-    if (value.trim() === '') return 'is blank (whitespace only): set the secret shown in the dashboard, or remove this version.';
+    if (value.length === 0)
+      return `is empty: ${ENV_UNSET} or empty. Set it from the dashboard, or remove this version.`;
+    if (value.trim() === '')
+      return 'is blank (whitespace only): set the secret shown in the dashboard, or remove this version.';
     // No dashboard secret begins or ends with whitespace; a newline from a secrets file or a pasted space would make
     // every delivery of this version fail with signature_mismatch, far from its cause.
     if (value.trim() !== value) {
@@ -65,12 +67,28 @@ function secretValueProblem(value: unknown): string | undefined {
 
 const secretVersionFields: FieldsSpec = {
   options: {
-    secret: rule((value) => secretValueProblem(value) ?? (typeof value === 'string' ? undefined : `must be a string (the endpoint secret), got ${describeValue(value)}.`), {
-      missing: `${ENV_UNSET}. Set it from the dashboard, or remove this version.`,
-    }),
+    secret: rule(
+      (value) =>
+        secretValueProblem(value) ??
+        (typeof value === 'string'
+          ? undefined
+          : `must be a string (the endpoint secret), got ${describeValue(value)}.`),
+      {
+        missing: `${ENV_UNSET}. Set it from the dashboard, or remove this version.`,
+      },
+    ),
     notAfter: notAfterRule,
   },
-  aliases: { value: 'secret', key: 'secret', expires: 'notAfter', expiresAt: 'notAfter', validUntil: 'notAfter', until: 'notAfter', notAfterMs: 'notAfter', expiry: 'notAfter' },
+  aliases: {
+    value: 'secret',
+    key: 'secret',
+    expires: 'notAfter',
+    expiresAt: 'notAfter',
+    validUntil: 'notAfter',
+    until: 'notAfter',
+    notAfterMs: 'notAfter',
+    expiry: 'notAfter',
+  },
 };
 
 const secretsRule = rule((value, path, report) => {
@@ -101,7 +119,9 @@ const secretsRule = rule((value, path, report) => {
     }
     const problem =
       secretValueProblem(entry) ??
-      (typeof entry === 'string' ? undefined : `must be the secret (a string) or { secret, notAfter }, got ${describeValue(entry)}.`);
+      (typeof entry === 'string'
+        ? undefined
+        : `must be the secret (a string) or { secret, notAfter }, got ${describeValue(entry)}.`);
     if (problem !== undefined) report(entryPath, problem);
   });
   return undefined;
@@ -110,11 +130,16 @@ const secretsRule = rule((value, path, report) => {
 // What every store can write (MySQL's DATETIME ends in 9999): a longer value failed, or was stored already expired,
 // only when the first delivery completed.
 const storeDurationRule = rule((value) => {
-  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) return `must be a positive finite number of milliseconds, got ${describeValue(value)}.`;
-  return value > MAX_STORE_DURATION_MS ? `must be at most ${MAX_STORE_DURATION_MS} ms (100 years), the longest every store can keep, got ${value}.` : undefined;
+  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0))
+    return `must be a positive finite number of milliseconds, got ${describeValue(value)}.`;
+  return value > MAX_STORE_DURATION_MS
+    ? `must be at most ${MAX_STORE_DURATION_MS} ms (100 years), the longest every store can keep, got ${value}.`
+    : undefined;
 });
 
-const jwksUrlRule = optionRules.secureUrl('use {base_url}/.well-known/kyb-jwks.json, an https: URL (http: only on 127.0.0.1, localhost or [::1])');
+const jwksUrlRule = optionRules.secureUrl(
+  'use {base_url}/.well-known/kyb-jwks.json, an https: URL (http: only on 127.0.0.1, localhost or [::1])',
+);
 
 const jwksRule = rule((value) =>
   isPlainObject(value) && Array.isArray(value.keys)
@@ -169,9 +194,15 @@ const attestationFields: FieldsSpec = {
     const hasUrl = values.jwksUrl !== undefined;
     const hasSet = values.jwks !== undefined;
     if (hasUrl && hasSet) {
-      report(at('jwksUrl'), `and \`${at('jwks')}\` are both set: keep one (jwksUrl fetches the KYB JWKS; jwks is an inline key set).`);
+      report(
+        at('jwksUrl'),
+        `and \`${at('jwks')}\` are both set: keep one (jwksUrl fetches the KYB JWKS; jwks is an inline key set).`,
+      );
     } else if (!hasUrl && !hasSet) {
-      report(at('jwksUrl'), `is missing: set it to {base_url}/.well-known/kyb-jwks.json (or set \`${at('jwks')}\` to an inline key set).`);
+      report(
+        at('jwksUrl'),
+        `is missing: set it to {base_url}/.well-known/kyb-jwks.json (or set \`${at('jwks')}\` to an inline key set).`,
+      );
     }
   },
 };
@@ -192,7 +223,9 @@ const orderingFields: FieldsSpec = {
         ? undefined
         : `must be 0 or 1 (the seq a stream starts at; the spec does not say which, the default is 0), got ${describeValue(value)}.`,
     ),
-    fetchEventsAfter: optionRules.func('(streamId, afterSeq, signal) => AsyncIterable of envelopes, e.g. (s, a, signal) => client.events(s, { afterSeq: a, signal })'),
+    fetchEventsAfter: optionRules.func(
+      '(streamId, afterSeq, signal) => AsyncIterable of envelopes, e.g. (s, a, signal) => client.events(s, { afterSeq: a, signal })',
+    ),
     backfillTimeoutMs: optionRules.timerMs(),
     cursorRetainMs: storeDurationRule,
     // An hour at most: a gap remembered longer would hold a stream well after the API can fill it.
@@ -201,9 +234,34 @@ const orderingFields: FieldsSpec = {
         ? undefined
         : `must be a whole number of milliseconds from 0 (ask every time) to 3600000 (an hour); the default is 5000. Got ${describeValue(value)}.`,
     ),
-    onUnfillable: optionRules.func("(report, event) => 'wait' | { skip: '<why, who decided>' }, called for an earlier event the API can never serve verifiably"),
+    onUnfillable: optionRules.func(
+      "(report, event) => 'wait' | { skip: '<why, who decided>' }, called for an earlier event the API can never serve verifiably",
+    ),
   },
-  aliases: { cursorRetentionMs: 'cursorRetainMs', cursorTtlMs: 'cursorRetainMs', cursorTtl: 'cursorRetainMs', retainCursorMs: 'cursorRetainMs', backfillTimeout: 'backfillTimeoutMs', backfillTimeoutMS: 'backfillTimeoutMs', timeoutMs: 'backfillTimeoutMs', ordering: 'mode', order: 'mode', startSeq: 'firstSeq', seqBase: 'firstSeq', initialSeq: 'firstSeq', fetch: 'fetchEventsAfter', fetchEvents: 'fetchEventsAfter', backfill: 'fetchEventsAfter', eventsAfter: 'fetchEventsAfter', backfillRetryMs: 'backfillRetryAfterMs', retryAfterMs: 'backfillRetryAfterMs', backfillCooldownMs: 'backfillRetryAfterMs', onUnfillableGap: 'onUnfillable', onSkip: 'onUnfillable', onStall: 'onUnfillable' },
+  aliases: {
+    cursorRetentionMs: 'cursorRetainMs',
+    cursorTtlMs: 'cursorRetainMs',
+    cursorTtl: 'cursorRetainMs',
+    retainCursorMs: 'cursorRetainMs',
+    backfillTimeout: 'backfillTimeoutMs',
+    backfillTimeoutMS: 'backfillTimeoutMs',
+    timeoutMs: 'backfillTimeoutMs',
+    ordering: 'mode',
+    order: 'mode',
+    startSeq: 'firstSeq',
+    seqBase: 'firstSeq',
+    initialSeq: 'firstSeq',
+    fetch: 'fetchEventsAfter',
+    fetchEvents: 'fetchEventsAfter',
+    backfill: 'fetchEventsAfter',
+    eventsAfter: 'fetchEventsAfter',
+    backfillRetryMs: 'backfillRetryAfterMs',
+    retryAfterMs: 'backfillRetryAfterMs',
+    backfillCooldownMs: 'backfillRetryAfterMs',
+    onUnfillableGap: 'onUnfillable',
+    onSkip: 'onUnfillable',
+    onStall: 'onUnfillable',
+  },
   refine(values, report, at) {
     if (values.mode === 'enforce' && values.fetchEventsAfter === undefined) {
       report(
@@ -213,7 +271,10 @@ const orderingFields: FieldsSpec = {
       );
     }
     if (values.onUnfillable !== undefined && values.mode !== 'enforce') {
-      report(at('onUnfillable'), "is only called under mode 'enforce', which backfills: remove it, or set mode: 'enforce'.");
+      report(
+        at('onUnfillable'),
+        "is only called under mode 'enforce', which backfills: remove it, or set mode: 'enforce'.",
+      );
     }
   },
 };
@@ -303,14 +364,24 @@ const RECEIVER_SPEC: OptionsSpec = {
           'records makes the next event look like a new stream; raise it, or leave it out for 400 days.',
       );
     }
-    if ((ordering?.mode === 'detect' || ordering?.mode === 'enforce') && store !== undefined && !isStreamCursorStore(store)) {
+    if (
+      (ordering?.mode === 'detect' || ordering?.mode === 'enforce') &&
+      store !== undefined &&
+      !isStreamCursorStore(store)
+    ) {
       report(
         'store',
         `keeps no stream cursors (getCursor, completeInOrder, advanceCursor), which ordering mode '${ordering.mode}' needs: use a ` +
           "built-in store (createMemoryStore, createRedisStore or a SQL store), implement StreamCursorStore, or set ordering.mode to 'off'.",
       );
     }
-    if (ordering?.mode === 'enforce' && (ordering as { onUnfillable?: unknown }).onUnfillable !== undefined && store !== undefined && isStreamCursorStore(store) && typeof store.skipSeq !== 'function') {
+    if (
+      ordering?.mode === 'enforce' &&
+      (ordering as { onUnfillable?: unknown }).onUnfillable !== undefined &&
+      store !== undefined &&
+      isStreamCursorStore(store) &&
+      typeof store.skipSeq !== 'function'
+    ) {
       report(
         'store',
         'has no skipSeq, which ordering.onUnfillable needs to record a skip with its reason: use a built-in store ' +

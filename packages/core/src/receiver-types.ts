@@ -115,8 +115,7 @@ export interface ReceiveInput {
  * ```
  */
 export type ResponseBody =
-  | { received: true; code?: 'duplicate' | 'unauthenticated' | 'late' }
-  | { error: { code: ErrorCode; message: string } };
+  { received: true; code?: 'duplicate' | 'unauthenticated' | 'late' } | { error: { code: ErrorCode; message: string } };
 
 /**
  * What the adapter writes back: status, extra headers and a JSON body.

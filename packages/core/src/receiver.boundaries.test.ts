@@ -87,7 +87,9 @@ describe.each<[string, PlatformCrypto]>([
 
     it('refuses a stale t on a body whose timestamp is now', async () => {
       const { deliver } = setup();
-      const result = await deliver(testEvents.dataRequestPendingApproval({ timestamp: NOW_S }), { timestamp: NOW_S - 301 });
+      const result = await deliver(testEvents.dataRequestPendingApproval({ timestamp: NOW_S }), {
+        timestamp: NOW_S - 301,
+      });
       expect(result).toMatchObject({ status: 401, code: 'signature_expired' });
     });
   });
@@ -141,20 +143,29 @@ describe('event_id length (spec 2.3, 8: 26 characters)', () => {
 });
 
 describe('onUnknown (spec 6, 9.2: only types this version does not know)', () => {
-  function deliverTo(register: (receiver: ReturnType<typeof createReceiver>) => void, envelope: TestEnvelope, options?: SignOptions) {
+  function deliverTo(
+    register: (receiver: ReturnType<typeof createReceiver>) => void,
+    envelope: TestEnvelope,
+    options?: SignOptions,
+  ) {
     const receiver = createReceiver({
       secrets: { '3': 'boundary-secret-v3' },
       attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
       now: () => NOW,
     });
     register(receiver);
-    return signer.sign(envelope, options).then(({ headers, body }) => receiver.receive({ method: 'POST', headers, body }));
+    return signer
+      .sign(envelope, options)
+      .then(({ headers, body }) => receiver.receive({ method: 'POST', headers, body }));
   }
 
   it('does not run onUnknown for a known type that has a handler', async () => {
     const unknown = vi.fn();
     const typed = vi.fn();
-    const result = await deliverTo((r) => r.on('kyb.data_request.refused', typed).onUnknown(unknown), testEvents.dataRequestRefused());
+    const result = await deliverTo(
+      (r) => r.on('kyb.data_request.refused', typed).onUnknown(unknown),
+      testEvents.dataRequestRefused(),
+    );
     expect(result.status).toBe(200);
     expect(typed).toHaveBeenCalledOnce();
     expect(unknown).not.toHaveBeenCalled();
@@ -169,11 +180,18 @@ describe('onUnknown (spec 6, 9.2: only types this version does not know)', () =>
 
   it('runs onUnknown once for an attested type this version does not know', async () => {
     const unknown = vi.fn();
-    const envelope: TestEnvelope = { ...testEvents.dataRequestRefused(), event: 'kyb.business.sanctions_flagged', data: { level: 'high' } };
+    const envelope: TestEnvelope = {
+      ...testEvents.dataRequestRefused(),
+      event: 'kyb.business.sanctions_flagged',
+      data: { level: 'high' },
+    };
     const result = await deliverTo((r) => r.onUnknown(unknown), envelope, { attest: true });
     expect(result.status).toBe(200);
     expect(unknown).toHaveBeenCalledOnce();
-    expect(unknown.mock.calls[0]![0]).toMatchObject({ event: 'kyb.business.sanctions_flagged', event_id: envelope.event_id });
+    expect(unknown.mock.calls[0]![0]).toMatchObject({
+      event: 'kyb.business.sanctions_flagged',
+      event_id: envelope.event_id,
+    });
   });
 });
 
@@ -220,7 +238,10 @@ describe('body size limit (stream readers used by the adapters)', () => {
   });
 
   it('readBodyStream refuses a body of maxBytes + 1', async () => {
-    expect(await readBodyStream(nodeStream([bytes(60), bytes(41)]), { maxBytes: 100 })).toEqual({ ok: false, code: 'body_too_large' });
+    expect(await readBodyStream(nodeStream([bytes(60), bytes(41)]), { maxBytes: 100 })).toEqual({
+      ok: false,
+      code: 'body_too_large',
+    });
   });
 
   it('readBodyStream accepts a declared Content-Length of exactly maxBytes', async () => {
@@ -229,7 +250,10 @@ describe('body size limit (stream readers used by the adapters)', () => {
   });
 
   it('readBodyStream refuses a declared Content-Length of maxBytes + 1 before reading', async () => {
-    expect(await readBodyStream(nodeStream([]), { maxBytes: 100, declaredLength: '101' })).toEqual({ ok: false, code: 'body_too_large' });
+    expect(await readBodyStream(nodeStream([]), { maxBytes: 100, declaredLength: '101' })).toEqual({
+      ok: false,
+      code: 'body_too_large',
+    });
   });
 
   it('readWebBodyStream accepts a body of exactly maxBytes, in two chunks', async () => {
@@ -244,10 +268,16 @@ describe('body size limit (stream readers used by the adapters)', () => {
   });
 
   it('readWebBodyStream refuses a declared Content-Length of maxBytes + 1', async () => {
-    expect(await readWebBodyStream(webStream([bytes(101)]), { maxBytes: 100, declaredLength: '101' })).toEqual({ ok: false, code: 'body_too_large' });
+    expect(await readWebBodyStream(webStream([bytes(101)]), { maxBytes: 100, declaredLength: '101' })).toEqual({
+      ok: false,
+      code: 'body_too_large',
+    });
   });
 
   it('readWebBodyStream refuses a body of maxBytes + 1', async () => {
-    expect(await readWebBodyStream(webStream([bytes(60), bytes(41)]), { maxBytes: 100 })).toEqual({ ok: false, code: 'body_too_large' });
+    expect(await readWebBodyStream(webStream([bytes(60), bytes(41)]), { maxBytes: 100 })).toEqual({
+      ok: false,
+      code: 'body_too_large',
+    });
   });
 });

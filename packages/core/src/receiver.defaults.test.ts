@@ -41,7 +41,11 @@ describe('the detail of envelope_invalid names what failed, never a value', () =
   async function detailFor(body: string): Promise<string | undefined> {
     clock = START;
     const logs: LogEntry[] = [];
-    const receiver = createReceiver({ secrets: { '1': SECRET }, now: () => clock, logger: (entry) => logs.push(entry) });
+    const receiver = createReceiver({
+      secrets: { '1': SECRET },
+      now: () => clock,
+      logger: (entry) => logs.push(entry),
+    });
     const headers = { 'content-type': 'application/json', 'service-kyb-signature': signer.hmacHeader(body) };
     expect((await receiver.receive({ method: 'POST', headers, body })).code).toBe('envelope_invalid');
     return logs[0]?.detail;

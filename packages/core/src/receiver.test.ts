@@ -22,15 +22,29 @@ const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 /** The envelope's genuine token with its payload swapped for another genuine token's: a signature over other claims. */
 async function withForeignPayload(envelope: TestEnvelope): Promise<string> {
   const [header, , signature] = (await signer.attest(envelope)).split('.') as [string, string, string];
-  const [, payload] = (await signer.attest(envelope, { claims: { seq: envelope.seq, note: 'other claims' } })).split('.') as [string, string];
+  const [, payload] = (await signer.attest(envelope, { claims: { seq: envelope.seq, note: 'other claims' } })).split(
+    '.',
+  ) as [string, string];
   return `${header}.${payload}.${signature}`;
 }
 /** Spec 3: the refusal reasons of a data request. */
-const REFUSAL_REASONS = ['declined', 'threshold_not_met', 'expired', 'business_not_verified', 'business_wallet_rotated', 'cancelled_by_merchant', 'unavailable'];
+const REFUSAL_REASONS = [
+  'declined',
+  'threshold_not_met',
+  'expired',
+  'business_not_verified',
+  'business_wallet_rotated',
+  'cancelled_by_merchant',
+  'unavailable',
+];
 let signer: TestSigner;
 let stranger: TestSigner;
 beforeAll(async () => {
-  signer = await createTestSigner({ now: NOW, secrets: { '2': 'old-secret-v2', '3': 'new-secret-v3' }, currentVersion: '3' });
+  signer = await createTestSigner({
+    now: NOW,
+    secrets: { '2': 'old-secret-v2', '3': 'new-secret-v3' },
+    currentVersion: '3',
+  });
   stranger = await createTestSigner({ now: NOW });
 });
 
@@ -85,7 +99,11 @@ describe.each<[string, PlatformCrypto]>([
       } catch {
         // the edit is refused; what matters is the next answer
       }
-      expect(await deliver(testEvents.dataRequestPendingApproval())).toMatchObject({ status: 200, headers: {}, body: { received: true } });
+      expect(await deliver(testEvents.dataRequestPendingApproval())).toMatchObject({
+        status: 200,
+        headers: {},
+        body: { received: true },
+      });
     });
 
     it('refuses an edit of a rejection header (405 Allow) and keeps it for the next rejection', async () => {
@@ -109,7 +127,11 @@ describe.each<[string, PlatformCrypto]>([
     expect(handler).toHaveBeenCalledOnce();
     const [event, context] = handler.mock.calls[0]!;
     expect(event).toMatchObject({ event_id: envelope.event_id, data: { price: { currency: 'EUR' } } });
-    expect(context).toMatchObject({ authentication: { hmac: { version: '3' }, attestation: false }, claims: undefined, deliveryAttempt: 2 });
+    expect(context).toMatchObject({
+      authentication: { hmac: { version: '3' }, attestation: false },
+      claims: undefined,
+      deliveryAttempt: 2,
+    });
   });
 
   it('accepts an attested release and exposes both directors answering the same field', async () => {
@@ -161,8 +183,13 @@ describe.each<[string, PlatformCrypto]>([
     );
     expect(runs).toBe(1);
     expect(results.filter((result) => result.status === 200 && !result.code)).toHaveLength(1);
-    expect(results.filter((result) => result.status === 200 && result.code === 'duplicate').length + results.filter((result) => result.status === 409).length).toBe(99);
-    expect(results.filter((result) => result.status === 409)[0]?.body).toEqual({ error: { code: 'in_progress', message: expect.any(String) } });
+    expect(
+      results.filter((result) => result.status === 200 && result.code === 'duplicate').length +
+        results.filter((result) => result.status === 409).length,
+    ).toBe(99);
+    expect(results.filter((result) => result.status === 409)[0]?.body).toEqual({
+      error: { code: 'in_progress', message: expect.any(String) },
+    });
     expect((await deliver(envelope)).code).toBe('duplicate');
   });
 
@@ -237,12 +264,36 @@ describe.each<[string, PlatformCrypto]>([
 
     it('refuses the old secret version after its notAfter', async () => {
       const later = setup({ now: () => NOW + 3600_001 });
-      const old = await signer.sign(testEvents.dataRequestPendingApproval(), { version: '2', timestamp: Math.floor((NOW + 3600_001) / 1000) });
-      expect(await later.receiver.receive({ headers: old.headers, body: old.body })).toMatchObject({ status: 401, code: 'signature_version_expired' });
+      const old = await signer.sign(testEvents.dataRequestPendingApproval(), {
+        version: '2',
+        timestamp: Math.floor((NOW + 3600_001) / 1000),
+      });
+      expect(await later.receiver.receive({ headers: old.headers, body: old.body })).toMatchObject({
+        status: 401,
+        code: 'signature_version_expired',
+      });
     });
 
-    it.each<[string, (signed: { headers: Record<string, string>; body: Uint8Array; text: string }) => { headers: Record<string, string>; body: Uint8Array }, number, string]>([
-      ['a tampered body', (signed) => ({ headers: signed.headers, body: new TextEncoder().encode(signed.text.replace('"EUR"', '"USD"')) }), 401, 'signature_mismatch'],
+    it.each<
+      [
+        string,
+        (signed: { headers: Record<string, string>; body: Uint8Array; text: string }) => {
+          headers: Record<string, string>;
+          body: Uint8Array;
+        },
+        number,
+        string,
+      ]
+    >([
+      [
+        'a tampered body',
+        (signed) => ({
+          headers: signed.headers,
+          body: new TextEncoder().encode(signed.text.replace('"EUR"', '"USD"')),
+        }),
+        401,
+        'signature_mismatch',
+      ],
       [
         'a missing header',
         (signed) => {
@@ -252,7 +303,15 @@ describe.each<[string, PlatformCrypto]>([
         401,
         'signature_missing',
       ],
-      ['a malformed header', (signed) => ({ headers: { ...signed.headers, 'service-kyb-signature': 't=abc,v1=00,kv=3' }, body: signed.body }), 400, 'signature_malformed'],
+      [
+        'a malformed header',
+        (signed) => ({
+          headers: { ...signed.headers, 'service-kyb-signature': 't=abc,v1=00,kv=3' },
+          body: signed.body,
+        }),
+        400,
+        'signature_malformed',
+      ],
     ])('rejects %s with %i %s', async (_case, change, status, code) => {
       const { receiver } = setup();
       const signed = await signer.sign(testEvents.dataRequestPendingApproval());
@@ -268,7 +327,9 @@ describe.each<[string, PlatformCrypto]>([
     it('reads headers from a record with upper-case names', async () => {
       const { receiver } = setup();
       const signed = await signer.sign(testEvents.dataRequestPendingApproval());
-      const upper = Object.fromEntries(Object.entries(signed.headers).map(([key, value]) => [key.toUpperCase(), value]));
+      const upper = Object.fromEntries(
+        Object.entries(signed.headers).map(([key, value]) => [key.toUpperCase(), value]),
+      );
       expect((await receiver.receive({ headers: upper, body: signed.body })).status).toBe(200);
     });
   });
@@ -277,20 +338,30 @@ describe.each<[string, PlatformCrypto]>([
     it('answers 405 method_not_allowed with Allow: POST', async () => {
       const { receiver } = setup();
       const signed = await signer.sign(testEvents.dataRequestPendingApproval());
-      expect(await receiver.receive({ method: 'GET', headers: signed.headers, body: signed.body })).toMatchObject({ status: 405, code: 'method_not_allowed', headers: { allow: 'POST' } });
+      expect(await receiver.receive({ method: 'GET', headers: signed.headers, body: signed.body })).toMatchObject({
+        status: 405,
+        code: 'method_not_allowed',
+        headers: { allow: 'POST' },
+      });
     });
 
     it('answers 413 body_too_large above maxBodyBytes', async () => {
       const { receiver } = setup({ maxBodyBytes: 2048 });
       const big = signer.signBytes(JSON.stringify({ pad: 'x'.repeat(4096) }));
-      expect(await receiver.receive({ headers: big.headers, body: big.body })).toMatchObject({ status: 413, code: 'body_too_large' });
+      expect(await receiver.receive({ headers: big.headers, body: big.body })).toMatchObject({
+        status: 413,
+        code: 'body_too_large',
+      });
     });
 
     it('answers 415 unsupported_media_type for text/plain', async () => {
       const { receiver } = setup();
       const signed = await signer.sign(testEvents.dataRequestPendingApproval());
       const text = signer.signBytes(signed.text, { contentType: 'text/plain' });
-      expect(await receiver.receive({ headers: text.headers, body: text.body })).toMatchObject({ status: 415, code: 'unsupported_media_type' });
+      expect(await receiver.receive({ headers: text.headers, body: text.body })).toMatchObject({
+        status: 415,
+        code: 'unsupported_media_type',
+      });
     });
 
     it('accepts application/json in any case and with a charset', async () => {
@@ -306,13 +377,19 @@ describe.each<[string, PlatformCrypto]>([
     ])('answers 400 body_not_json for %s with a valid HMAC', async (_case, bytes) => {
       const { receiver } = setup();
       const signed = signer.signBytes(bytes);
-      expect(await receiver.receive({ headers: signed.headers, body: signed.body })).toMatchObject({ status: 400, code: 'body_not_json' });
+      expect(await receiver.receive({ headers: signed.headers, body: signed.body })).toMatchObject({
+        status: 400,
+        code: 'body_not_json',
+      });
     });
 
     it('answers signature_mismatch, not body_not_json, for bytes that are not JSON under a bad MAC', async () => {
       const { receiver } = setup();
       const latin1 = signer.signBytes(new Uint8Array([0x7b, 0x22, 0xe9, 0x22, 0x3a, 0x31, 0x7d]));
-      const forged = { ...latin1.headers, 'service-kyb-signature': signer.hmacHeader(latin1.body, { secret: 'forged' }) };
+      const forged = {
+        ...latin1.headers,
+        'service-kyb-signature': signer.hmacHeader(latin1.body, { secret: 'forged' }),
+      };
       expect((await receiver.receive({ headers: forged, body: latin1.body })).code).toBe('signature_mismatch');
     });
 
@@ -327,7 +404,10 @@ describe.each<[string, PlatformCrypto]>([
     ])('answers 400 envelope_invalid for %s', async (_case, change) => {
       const { receiver } = setup();
       const signed = signer.signBytes(JSON.stringify({ ...testEvents.dataRequestPendingApproval(), ...change }));
-      expect(await receiver.receive({ headers: signed.headers, body: signed.body })).toMatchObject({ status: 400, code: 'envelope_invalid' });
+      expect(await receiver.receive({ headers: signed.headers, body: signed.body })).toMatchObject({
+        status: 400,
+        code: 'envelope_invalid',
+      });
     });
 
     it('answers 500 body_already_parsed when handed an object instead of bytes', async () => {
@@ -342,9 +422,17 @@ describe.each<[string, PlatformCrypto]>([
       const { receiver, deliver } = setup();
       const handler = vi.fn();
       receiver.on('kyb.data_request.pending_approval', handler);
-      const envelope = { ...testEvents.dataRequestPendingApproval({ data: { expires_at: '2026-12-01T00:00:00Z', price: undefined, new_field: 1 } }), new_top: true };
+      const envelope = {
+        ...testEvents.dataRequestPendingApproval({
+          data: { expires_at: '2026-12-01T00:00:00Z', price: undefined, new_field: 1 },
+        }),
+        new_top: true,
+      };
       expect((await deliver(envelope)).status).toBe(200);
-      expect(handler.mock.calls[0]![0]).toMatchObject({ new_top: true, data: { new_field: 1, expires_at: '2026-12-01T00:00:00Z' } });
+      expect(handler.mock.calls[0]![0]).toMatchObject({
+        new_top: true,
+        data: { new_field: 1, expires_at: '2026-12-01T00:00:00Z' },
+      });
       expect(handler.mock.calls[0]![0].data.price).toBeUndefined();
     });
 
@@ -380,14 +468,30 @@ describe.each<[string, PlatformCrypto]>([
     it.each<[string, (envelope: TestEnvelope) => Promise<SignOptions>, string]>([
       ['missing on an attested type', async () => ({ attest: false }), 'attestation_missing'],
       ['a login token', async () => ({ attestation: await signer.loginToken() }), 'attestation_invalid_typ'],
-      ['signed by an unknown key', async (envelope) => ({ attestation: await stranger.attest(envelope) }), 'attestation_invalid'],
+      [
+        'signed by an unknown key',
+        async (envelope) => ({ attestation: await stranger.attest(envelope) }),
+        'attestation_invalid',
+      ],
       ['alg none', async (envelope) => ({ attestation: await signer.unsignedToken(envelope) }), 'attestation_invalid'],
-      ['HS256 with the public key', async (envelope) => ({ attestation: await signer.hs256WithPublicKey(envelope) }), 'attestation_invalid'],
+      [
+        'HS256 with the public key',
+        async (envelope) => ({ attestation: await signer.hs256WithPublicKey(envelope) }),
+        'attestation_invalid',
+      ],
       ['expired', async () => ({ claims: { exp: NOW / 1000 - 120 } }), 'attestation_invalid'],
       ['for another audience', async () => ({ claims: { aud: 'someone-else' } }), 'attestation_invalid'],
       ['from another issuer', async () => ({ claims: { iss: 'https://kyb.attacker.example' } }), 'attestation_invalid'],
-      ['a genuine signature over other claims (payload changed after signing)', async (envelope) => ({ attestation: await withForeignPayload(envelope) }), 'attestation_invalid'],
-      ['relabelled to another seq', async (envelope) => ({ claims: { seq: envelope.seq + 1 } }), 'attestation_relabelled'],
+      [
+        'a genuine signature over other claims (payload changed after signing)',
+        async (envelope) => ({ attestation: await withForeignPayload(envelope) }),
+        'attestation_invalid',
+      ],
+      [
+        'relabelled to another seq',
+        async (envelope) => ({ claims: { seq: envelope.seq + 1 } }),
+        'attestation_relabelled',
+      ],
     ])('rejects a release whose attestation is %s with 401', async (_case, options, code) => {
       const { receiver, deliver } = setup();
       const handler = vi.fn();
@@ -402,12 +506,20 @@ describe.each<[string, PlatformCrypto]>([
       const { deliver } = setup();
       const original = testEvents.businessWalletAddressChanged();
       const token = await signer.attest(original);
-      const relabelled = { ...original, event_id: testEvents.businessWalletAddressChanged().event_id, attestation: token };
+      const relabelled = {
+        ...original,
+        event_id: testEvents.businessWalletAddressChanged().event_id,
+        attestation: token,
+      };
       expect(await deliver(relabelled)).toMatchObject({ status: 401, code: 'attestation_relabelled' });
     });
 
     describe('an attested event of a type this version does not know (spec 5.6, 9.2)', () => {
-      const unknownType = (): TestEnvelope => ({ ...testEvents.dataRequestRefused(), event: 'kyb.business.sanctions_flagged', data: { level: 'high' } });
+      const unknownType = (): TestEnvelope => ({
+        ...testEvents.dataRequestRefused(),
+        event: 'kyb.business.sanctions_flagged',
+        data: { level: 'high' },
+      });
 
       it('verifies it and hands it to onUnknown and onAny with its claims', async () => {
         const { receiver, deliver } = setup();
@@ -418,14 +530,19 @@ describe.each<[string, PlatformCrypto]>([
         expect((await deliver(envelope, { attest: true })).status).toBe(200);
         expect(unknown).toHaveBeenCalledOnce();
         expect(any).toHaveBeenCalledOnce();
-        expect(unknown.mock.calls[0]![1]).toMatchObject({ authentication: { attestation: true }, claims: { event_id: envelope.event_id } });
+        expect(unknown.mock.calls[0]![1]).toMatchObject({
+          authentication: { attestation: true },
+          claims: { event_id: envelope.event_id },
+        });
       });
 
       it('rejects it relabelled to another event_id', async () => {
         const { deliver } = setup();
         const envelope = unknownType();
         const token = await signer.attest(envelope);
-        expect(await deliver({ ...envelope, event_id: testEvents.dataRequestRefused().event_id, attestation: token })).toMatchObject({ status: 401, code: 'attestation_relabelled' });
+        expect(
+          await deliver({ ...envelope, event_id: testEvents.dataRequestRefused().event_id, attestation: token }),
+        ).toMatchObject({ status: 401, code: 'attestation_relabelled' });
       });
 
       it('rejects it with a token that is not a JWS', async () => {
@@ -437,12 +554,17 @@ describe.each<[string, PlatformCrypto]>([
     it('rejects an attestation from an unknown key on a type the spec does not mark attested', async () => {
       const { deliver } = setup();
       const envelope = testEvents.signatureRequestSigned();
-      expect((await deliver(envelope, { attestation: await stranger.attest(envelope) })).code).toBe('attestation_invalid');
+      expect((await deliver(envelope, { attestation: await stranger.attest(envelope) })).code).toBe(
+        'attestation_invalid',
+      );
     });
 
     it('answers 500 attestation_not_configured rather than skip an attestation it cannot check', async () => {
       const { deliver } = setup({ attestation: undefined });
-      expect(await deliver(testEvents.dataRequestReleased())).toMatchObject({ status: 500, code: 'attestation_not_configured' });
+      expect(await deliver(testEvents.dataRequestReleased())).toMatchObject({
+        status: 500,
+        code: 'attestation_not_configured',
+      });
     });
 
     it('accepts unattested events on a receiver without attestation configured', async () => {
@@ -476,9 +598,12 @@ describe.each<[string, PlatformCrypto]>([
     function failingStore(fail: 'claim' | 'complete' | 'release'): DedupeStore {
       const memory = createMemoryStore();
       return {
-        claim: (id, options): ClaimResult | Promise<ClaimResult> => (fail === 'claim' ? Promise.reject(new Error('ECONNREFUSED')) : memory.claim(id, options)),
-        complete: (id, token, options) => (fail === 'complete' ? Promise.reject(new Error('ECONNRESET')) : memory.complete(id, token, options)),
-        release: (id, token) => (fail === 'release' ? Promise.reject(new Error('ECONNRESET')) : memory.release(id, token)),
+        claim: (id, options): ClaimResult | Promise<ClaimResult> =>
+          fail === 'claim' ? Promise.reject(new Error('ECONNREFUSED')) : memory.claim(id, options),
+        complete: (id, token, options) =>
+          fail === 'complete' ? Promise.reject(new Error('ECONNRESET')) : memory.complete(id, token, options),
+        release: (id, token) =>
+          fail === 'release' ? Promise.reject(new Error('ECONNRESET')) : memory.release(id, token),
       };
     }
 
@@ -486,7 +611,10 @@ describe.each<[string, PlatformCrypto]>([
       const { receiver, deliver } = setup({ store: failingStore('claim') });
       const handler = vi.fn();
       receiver.onAny(handler);
-      expect(await deliver(testEvents.dataRequestPendingApproval())).toMatchObject({ status: 503, code: 'store_unavailable' });
+      expect(await deliver(testEvents.dataRequestPendingApproval())).toMatchObject({
+        status: 503,
+        code: 'store_unavailable',
+      });
       expect(handler).not.toHaveBeenCalled();
     });
 
@@ -542,11 +670,19 @@ describe.each<[string, PlatformCrypto]>([
       });
       const envelope = testEvents.dataRequestReleased({ data: { note: marker } });
       token = await signer.attest(envelope);
-      const bad: SignOptions[] = [{ secret: 'forged' }, { claims: { seq: 99 } }, { attestation: await signer.loginToken() }, { header: { typ: 'JWT' } }, {}];
+      const bad: SignOptions[] = [
+        { secret: 'forged' },
+        { claims: { seq: 99 } },
+        { attestation: await signer.loginToken() },
+        { header: { typ: 'JWT' } },
+        {},
+      ];
       for (const options of bad) await deliver(envelope, options);
       await receiver.receive({ headers: {}, body: marker });
       await receiver.receive({ headers: null as never, body: marker });
-      logged = JSON.stringify(logs, (_key, value) => (value instanceof Error ? { name: value.name, message: value.message } : value));
+      logged = JSON.stringify(logs, (_key, value) =>
+        value instanceof Error ? { name: value.name, message: value.message } : value,
+      );
       entries = logs.length;
     });
 
@@ -602,7 +738,12 @@ describe('handler types', () => {
     const { headers, body } = await signer.sign(envelope);
     expect((await receiver.receive({ method: 'POST', headers, body })).status).toBe(200);
     expect(seen).toEqual([
-      { event_id: envelope.event_id, seq: 3, event: 'kyb.signature_request.signed', signature: envelope.data['signature'] },
+      {
+        event_id: envelope.event_id,
+        seq: 3,
+        event: 'kyb.signature_request.signed',
+        signature: envelope.data['signature'],
+      },
       envelope.event_id,
     ]);
   });

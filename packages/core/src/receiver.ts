@@ -12,7 +12,12 @@ import { DEFAULT_MAX_BODY_BYTES } from './pipeline/limits.js';
 import { safeLog, type Logger } from './log/logger.js';
 import { createMemoryStore } from './store/memory-store.js';
 import { createOrderedReceive } from './ordering/receive.js';
-import { DEFAULT_BACKFILL_RETRY_AFTER_MS, DEFAULT_BACKFILL_TIMEOUT_MS, type GapHandler, type OrderingOptions } from './ordering/types.js';
+import {
+  DEFAULT_BACKFILL_RETRY_AFTER_MS,
+  DEFAULT_BACKFILL_TIMEOUT_MS,
+  type GapHandler,
+  type OrderingOptions,
+} from './ordering/types.js';
 import type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, VerifiedDelivery } from './receiver-types.js';
 import { replayFetched } from './pipeline/replay.js';
 import { answerDuplicate, answerLate, answerProcessed, reject } from './pipeline/outcomes.js';
@@ -25,7 +30,14 @@ import { createUnauthenticatedReceive } from './pipeline/unauthenticated.js';
 type Checks = ReturnType<typeof createChecks>;
 
 // The public types live in receiver-types.ts; re-exported so `./receiver.js` stays the one place to import from.
-export type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, ResponseBody, VerifiedDelivery } from './receiver-types.js';
+export type {
+  ReceiveInput,
+  ReceiveResult,
+  Receiver,
+  ReceiverOptions,
+  ResponseBody,
+  VerifiedDelivery,
+} from './receiver-types.js';
 
 /**
  * Creates a receiver that runs every delivery through the pipeline of docs/architecture.md §3: limits, signature header,
@@ -68,11 +80,24 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const gapHandlers: GapHandler[] = [];
 
   // Steps 1 to 5 and the event data schema (checks.ts): limits, signature, parse, envelope, attestation, data.
-  const { check, verifyFetched } = createChecks({ maxBodyBytes, checkSignature, verifyAttestation, answersClaim: options.attestation?.answersClaim });
+  const { check, verifyFetched } = createChecks({
+    maxBodyBytes,
+    checkSignature,
+    verifyAttestation,
+    answersClaim: options.attestation?.answersClaim,
+  });
   // Step 7 (run-handlers.ts): handlers within handlerTimeoutMs, failures told to onError.
   const runHandlers = createHandlerRunner(handlers, handlerTimeoutMs);
   // Steps 6 to 8 (claim-run-settle.ts): claim in the store, run the handlers, complete or release the claim.
-  const claimRunSettle = createClaimRunSettle({ store, leaseMs, retainMs, storeTimeoutMs, logger, handlers, runHandlers });
+  const claimRunSettle = createClaimRunSettle({
+    store,
+    leaseMs,
+    retainMs,
+    storeTimeoutMs,
+    logger,
+    handlers,
+    runHandlers,
+  });
   const { processVerified } = claimRunSettle;
   // What nothing authenticates never reaches the store (unauthenticated.ts).
   const receiveUnauthenticated = createUnauthenticatedReceive(handlers, runHandlers, logger);
@@ -180,7 +205,11 @@ interface OrderedParts {
  * The ordered path (ordering/receive.ts) of a receiver whose ordering is 'detect' or 'enforce', over its claim, run and settle
  * steps: it dedupes, orders and runs each verified event.
  */
-function createOrdered(mode: 'detect' | 'enforce', ordering: OrderingOptions, parts: OrderedParts): (item: VerifiedItem) => Promise<ReceiveResult> {
+function createOrdered(
+  mode: 'detect' | 'enforce',
+  ordering: OrderingOptions,
+  parts: OrderedParts,
+): (item: VerifiedItem) => Promise<ReceiveResult> {
   const { hasSecrets, store, retainMs, now, handlerTimeoutMs, logger, gapHandlers, verifyFetched } = parts;
   const { callStore, claim, runClaimed, settleSuccess, settleFailure } = parts.steps;
   return createOrderedReceive<VerifiedItem, ReceiveResult>({

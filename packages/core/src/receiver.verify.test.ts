@@ -12,7 +12,11 @@ beforeAll(async () => {
 
 function receiverWithSpies(overrides: { secrets?: Record<string, string> | undefined } = {}) {
   const inner = createMemoryStore();
-  const store: DedupeStore = { claim: vi.fn(inner.claim), complete: vi.fn(inner.complete), release: vi.fn(inner.release) };
+  const store: DedupeStore = {
+    claim: vi.fn(inner.claim),
+    complete: vi.fn(inner.complete),
+    release: vi.fn(inner.release),
+  };
   const logger = vi.fn();
   const receiver = createReceiver({
     secrets: { '1': 'verify-secret' },
@@ -71,7 +75,10 @@ describe('receiver.verify: verification only, in one call', () => {
     expect(error).toBeInstanceOf(KybWebhookError);
     expect(error.code).toBe(code);
     const answered = await receiver.receive({ method: 'POST', headers, body });
-    expect({ code: answered.code, status: answered.status }).toEqual({ code, status: ERRORS[code as keyof typeof ERRORS].status });
+    expect({ code: answered.code, status: answered.status }).toEqual({
+      code,
+      status: ERRORS[code as keyof typeof ERRORS].status,
+    });
   });
 
   it('throws body_too_large and method_not_allowed like receive', async () => {

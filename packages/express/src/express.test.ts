@@ -6,7 +6,11 @@ import express, { type RequestHandler } from 'express';
 import { expect, it } from 'vitest';
 import { kybWebhooks } from './index.js';
 
-function start(receiver: Parameters<typeof kybWebhooks>[0], options: AdapterTestOptions = {}, ...before: RequestHandler[]) {
+function start(
+  receiver: Parameters<typeof kybWebhooks>[0],
+  options: AdapterTestOptions = {},
+  ...before: RequestHandler[]
+) {
   const app = express();
   for (const middleware of before) app.use(middleware);
   // all(), not post(): a GET reaches the adapter and gets the receiver's 405 with Allow: POST.

@@ -45,21 +45,42 @@ describe('fastify specifics', () => {
   it('leaves the rest of the app parsing JSON (and text) with its own parsers', async () => {
     const echo = await app.inject({ method: 'POST', url: '/echo', payload: { hello: 'world' } });
     expect(echo.json()).toEqual({ parsed: { hello: 'world' } });
-    const text = await app.inject({ method: 'POST', url: '/text', headers: { 'content-type': 'text/plain' }, payload: 'hi' });
+    const text = await app.inject({
+      method: 'POST',
+      url: '/text',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hi',
+    });
     expect(text.json()).toEqual({ type: 'string' });
   });
 
   it("uses Fastify's bodyLimit when it is smaller than maxBodyBytes, answering with the receiver's JSON 413", async () => {
     const fits = await signer.sign(testEvents.dataRequestRefused());
-    expect((await app.inject({ method: 'POST', url: '/webhooks/kyb', headers: fits.headers, payload: Buffer.from(fits.body) })).statusCode).toBe(200);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/webhooks/kyb',
+          headers: fits.headers,
+          payload: Buffer.from(fits.body),
+        })
+      ).statusCode,
+    ).toBe(200);
     const oversized = await signer.sign(testEvents.dataRequestRefused({ data: { note: 'x'.repeat(5000) } }));
-    const response = await app.inject({ method: 'POST', url: '/webhooks/kyb', headers: oversized.headers, payload: Buffer.from(oversized.body) });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/webhooks/kyb',
+      headers: oversized.headers,
+      payload: Buffer.from(oversized.body),
+    });
     expect(response.statusCode).toBe(413);
     expect(response.json()).toMatchObject({ error: { code: 'body_too_large' } });
   });
 
   it('declares its name and Fastify version through fastify-plugin', () => {
-    const meta = (kybWebhooks as unknown as Record<symbol, { name: string; fastify: string }>)[Symbol.for('plugin-meta')];
+    const meta = (kybWebhooks as unknown as Record<symbol, { name: string; fastify: string }>)[
+      Symbol.for('plugin-meta')
+    ];
     expect(meta).toMatchObject({ name: '@kyb-webhooks/fastify', fastify: '5.x' });
   });
 });

@@ -8,7 +8,13 @@ import {
   type AdapterMap,
   type OptionsSpec,
 } from '@kyb-webhooks/core/adapter';
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteShorthandOptionsWithHandler } from 'fastify';
+import type {
+  FastifyError,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  RouteShorthandOptionsWithHandler,
+} from 'fastify';
 import fastifyPlugin from 'fastify-plugin';
 
 /**
@@ -47,7 +53,10 @@ const PLUGIN_SPEC: OptionsSpec = adapterOptionsSpec({
   owner: 'kybWebhooks (@kyb-webhooks/fastify)',
   example: "app.register(kybWebhooks, { receiver: createReceiver({ ... }), path: '/webhooks/kyb' })",
   options: {
-    receiver: optionRules.required(optionRules.receiver(), 'pass the receiver that createReceiver({ secrets, attestation }) returns.'),
+    receiver: optionRules.required(
+      optionRules.receiver(),
+      'pass the receiver that createReceiver({ secrets, attestation }) returns.',
+    ),
     path: optionRules.urlPath(),
     // Register options that Fastify itself reads; they are not the plugin's business.
     logLevel: optionRules.internal(),
@@ -72,7 +81,12 @@ const FASTIFY_MAP: AdapterMap<FastifyRequest, FastifyReply, FastifyReply> = {
 // Fastify refused the body for its size itself, without reading the rest: the core drains it before the 413.
 const FASTIFY_TOO_LARGE_MAP: AdapterMap<FastifyRequest, FastifyReply, FastifyReply> = {
   ...FASTIFY_MAP,
-  body: (request) => ({ kind: 'refused-too-large', stream: request.raw, maxBytes: request.routeOptions.bodyLimit ?? 0, declaredLength: request.raw.headers['content-length'] }),
+  body: (request) => ({
+    kind: 'refused-too-large',
+    stream: request.raw,
+    maxBytes: request.routeOptions.bodyLimit ?? 0,
+    declaredLength: request.raw.headers['content-length'],
+  }),
 };
 
 const EMPTY = new Uint8Array(0);
@@ -92,7 +106,10 @@ const EMPTY = new Uint8Array(0);
  * })
  * ```
  */
-export function kybWebhooksRoute(receiver: Receiver, options: KybFastifyRouteOptions = {}): RouteShorthandOptionsWithHandler {
+export function kybWebhooksRoute(
+  receiver: Receiver,
+  options: KybFastifyRouteOptions = {},
+): RouteShorthandOptionsWithHandler {
   validateAdapterArguments(receiver, options, ROUTE_SPEC);
   const deliver = createAdapter(receiver, options, FASTIFY_MAP);
   const deliverTooLarge = createAdapter(receiver, options, FASTIFY_TOO_LARGE_MAP);

@@ -11,9 +11,17 @@ const PLUGIN = 'kybWebhooks (@kyb-webhooks/fastify)';
 describe('fastify kybWebhooks plugin refuses a bad configuration at register time', () => {
   it.each<[string, unknown, string[]]>([
     ['no receiver', { path: '/webhooks/kyb' }, ['`receiver` is missing', 'createReceiver(']],
-    ['receiver options instead of a receiver', { receiver: { secrets: { '3': 'x' } } }, ['`receiver` looks like receiver options']],
+    [
+      'receiver options instead of a receiver',
+      { receiver: { secrets: { '3': 'x' } } },
+      ['`receiver` looks like receiver options'],
+    ],
     ['a misspelt path', { receiver, pth: '/webhooks/kyb' }, ['`pth` is not an option: did you mean `path`?']],
-    ['prefix, which fastify-plugin plugins ignore', { receiver, prefix: '/api' }, ['`prefix` is not an option: did you mean `path`?']],
+    [
+      'prefix, which fastify-plugin plugins ignore',
+      { receiver, prefix: '/api' },
+      ['`prefix` is not an option: did you mean `path`?'],
+    ],
     ['a path without a leading slash', { receiver, path: 'webhooks/kyb' }, ["`path` must start with '/'"]],
     ['onResult that is not a function', { receiver, onResult: 'log' }, ['`onResult` must be a function']],
     ['a misspelt onResult', { receiver, onresults: () => {} }, ['did you mean `onResult`?']],
@@ -55,9 +63,19 @@ describe('fastify kybWebhooks plugin refuses a bad configuration at register tim
   });
 });
 
-runAdapterOptionCases('kybWebhooksRoute (@kyb-webhooks/fastify)', (receiver, options) => kybWebhooksRoute(receiver, options), {
-  invalid: [['path, which belongs to the plugin', { path: '/webhooks/kyb' }, ['`path` is not an option; the options are onResult.']]],
-});
+runAdapterOptionCases(
+  'kybWebhooksRoute (@kyb-webhooks/fastify)',
+  (receiver, options) => kybWebhooksRoute(receiver, options),
+  {
+    invalid: [
+      [
+        'path, which belongs to the plugin',
+        { path: '/webhooks/kyb' },
+        ['`path` is not an option; the options are onResult.'],
+      ],
+    ],
+  },
+);
 
 it('kybWebhooksRoute limits the route body to the receiver', () => {
   expect(kybWebhooksRoute(receiver).bodyLimit).toBe(receiver.maxBodyBytes);

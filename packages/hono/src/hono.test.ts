@@ -64,7 +64,13 @@ describe('hono specifics: the Web-standard path, app.request() without a server'
   });
 
   it('on Workers, a handler past handlerTimeoutMs settles its claim through the execution context’s waitUntil', async () => {
-    const slow = createReceiver({ secrets: { ...signer.secrets }, logger: false, handlerTimeoutMs: 40, storeTimeoutMs: 50, leaseMs: 60_000 });
+    const slow = createReceiver({
+      secrets: { ...signer.secrets },
+      logger: false,
+      handlerTimeoutMs: 40,
+      storeTimeoutMs: 50,
+      leaseMs: 60_000,
+    });
     let finish!: () => void;
     const work = new Promise<void>((resolve) => {
       finish = resolve;
@@ -72,7 +78,11 @@ describe('hono specifics: the Web-standard path, app.request() without a server'
     slow.on('kyb.data_request.refused', () => work);
     const workerApp = new Hono().post('/webhooks/kyb', kybWebhooks(slow));
     const handed: Promise<unknown>[] = [];
-    const executionCtx = { waitUntil: (promise: Promise<unknown>) => void handed.push(promise), passThroughOnException: () => {}, props: {} };
+    const executionCtx = {
+      waitUntil: (promise: Promise<unknown>) => void handed.push(promise),
+      passThroughOnException: () => {},
+      props: {},
+    };
     const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
     const first = await workerApp.request('/webhooks/kyb', { method: 'POST', headers, body }, {}, executionCtx);
     expect([first.status, handed.length]).toEqual([503, 1]);
@@ -188,7 +198,10 @@ describe('hono on @hono/node-server: the body straight from the Node request', (
   // Node request would stall or split it.
   function largeEnvelope() {
     const envelope = testEvents.dataRequestPendingApproval();
-    return { ...envelope, data: { ...envelope.data, notes: Array.from({ length: 1500 }, (_, i) => `note ${i} `.repeat(8)) } };
+    return {
+      ...envelope,
+      data: { ...envelope.data, notes: Array.from({ length: 1500 }, (_, i) => `note ${i} `.repeat(8)) },
+    };
   }
 
   async function post(
@@ -243,7 +256,11 @@ describe('hono on @hono/node-server: the body straight from the Node request', (
     const app = new Hono().post('/webhooks/kyb', kybWebhooks(receiver));
     const envelope = testEvents.dataRequestPendingApproval();
     const { headers, body } = await signer.sign(envelope);
-    const response = await app.request('/webhooks/kyb', { method: 'POST', headers, body }, { incoming: { on: 'queue' } });
+    const response = await app.request(
+      '/webhooks/kyb',
+      { method: 'POST', headers, body },
+      { incoming: { on: 'queue' } },
+    );
     expect(response.status).toBe(200);
     expect(handled).toContain(envelope.event_id);
   });

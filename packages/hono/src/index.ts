@@ -121,9 +121,11 @@ interface NodeIncoming extends ByteStream {
 function nodeIncoming(c: Context): NodeIncoming | undefined {
   const incoming = (c.env as { incoming?: Partial<NodeIncoming> & { rawBody?: unknown } } | undefined)?.incoming;
   if (typeof incoming !== 'object' || incoming === null || 'rawBody' in incoming) return undefined;
-  if (typeof incoming.on !== 'function' || !Array.isArray(incoming.rawHeaders) || typeof incoming.headers !== 'object') return undefined;
+  if (typeof incoming.on !== 'function' || !Array.isArray(incoming.rawHeaders) || typeof incoming.headers !== 'object')
+    return undefined;
   const request = c.req.raw as unknown as Record<symbol, unknown>;
-  for (const key of Object.getOwnPropertySymbols(request)) if (request[key] === incoming) return incoming as NodeIncoming;
+  for (const key of Object.getOwnPropertySymbols(request))
+    if (request[key] === incoming) return incoming as NodeIncoming;
   return undefined;
 }
 

@@ -2,7 +2,12 @@ import { createServer } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import { createReceiver, type Receiver } from '@kyb-webhooks/core';
 import { createTestSigner, testEvents, type TestSigner } from '@kyb-webhooks/testing';
-import { runAdapterConformance, serveOnLoopback, type AdapterApp, type AdapterTestOptions } from '@kyb-webhooks/testing/adapter-suite';
+import {
+  runAdapterConformance,
+  serveOnLoopback,
+  type AdapterApp,
+  type AdapterTestOptions,
+} from '@kyb-webhooks/testing/adapter-suite';
 import Koa, { type Middleware } from 'koa';
 import koaBodyParser from 'koa-bodyparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -61,7 +66,8 @@ describe('koa specifics: a body parser mounted first', () => {
     // Invalid UTF-8 inside a JSON string: the parser decodes it to U+FFFD and the bytes are gone.
     const [before, after] = JSON.stringify({ ...envelope, note: '<>' }).split('<>') as [string, string];
     const encoder = new TextEncoder();
-    const withBytes = (bytes: number[]) => signer.signBytes(Uint8Array.from([...encoder.encode(before), ...bytes, ...encoder.encode(after)]));
+    const withBytes = (bytes: number[]) =>
+      signer.signBytes(Uint8Array.from([...encoder.encode(before), ...bytes, ...encoder.encode(after)]));
     const variants: { headers: Record<string, string>; body: Uint8Array<ArrayBuffer> }[] = [
       withBytes([0xff]),
       // a truncated 4-byte sequence decodes to one U+FFFD, which re-encodes to as many bytes: same length, other bytes

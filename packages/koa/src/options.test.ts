@@ -16,7 +16,11 @@ runAdapterOptionCases('kybWebhooks (@kyb-webhooks/koa)', (receiver, options) => 
     ['a path without a leading slash', { path: 'webhooks/kyb' }, ["`path` must start with '/'", "'/webhooks/kyb'"]],
     ['a path with a query string', { path: '/webhooks/kyb?v=1' }, ["`path` must not contain '?'"]],
     ['an empty path', { path: '' }, ["`path` must start with '/'"]],
-    ['a path that is not a string', { path: /webhooks/ }, ["`path` must be a path starting with '/'", 'got an instance of RegExp']],
+    [
+      'a path that is not a string',
+      { path: /webhooks/ },
+      ["`path` must be a path starting with '/'", 'got an instance of RegExp'],
+    ],
   ],
   valid: [['a path with a parameter-like segment', { path: '/hooks/kyb-v2' }]],
 });

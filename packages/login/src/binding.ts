@@ -68,12 +68,18 @@ export function bindingOrNew(request: LoginRequest, secure: boolean): Binding {
 
 /** The Set-Cookie value that stores a binding (on /, so every route of this host reads it). */
 export function bindingCookie(binding: Binding, secure: boolean): string {
-  return serializeCookie(bindingCookieName(secure), writeBinding(binding), { path: '/', maxAgeSeconds: BINDING_COOKIE_SECONDS, secure });
+  return serializeCookie(bindingCookieName(secure), writeBinding(binding), {
+    path: '/',
+    maxAgeSeconds: BINDING_COOKIE_SECONDS,
+    secure,
+  });
 }
 
 /** What a transaction keeps of its browser's binding: a hash, so the id itself is only ever in its __Host- cookie. */
 export async function bindingHash(id: string): Promise<string> {
-  return base64url.encode(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`kyb-login binding\0${id}`))));
+  return base64url.encode(
+    new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`kyb-login binding\0${id}`))),
+  );
 }
 
 /**
@@ -87,7 +93,11 @@ export function admitPendingLogin(binding: Binding, started: PendingLogin, trans
   let bytes = started.bytes;
   for (const pending of [...binding.pending].reverse()) {
     if (pending.issuedAt + transactionTtl <= started.issuedAt) continue; // the browser dropped it already
-    if (stale.length === 0 && newestFirst.length < MAX_PENDING_LOGINS && bytes + pending.bytes <= MAX_PENDING_TRANSACTION_BYTES) {
+    if (
+      stale.length === 0 &&
+      newestFirst.length < MAX_PENDING_LOGINS &&
+      bytes + pending.bytes <= MAX_PENDING_TRANSACTION_BYTES
+    ) {
       newestFirst.push(pending);
       bytes += pending.bytes;
     } else stale.push(pending);
@@ -127,5 +137,8 @@ function readBinding(value: string | undefined): Binding | undefined {
 }
 
 function writeBinding(binding: Binding): string {
-  return [binding.id, ...binding.pending.map((p) => `${p.tag}:${p.bytes.toString(36)}:${p.issuedAt.toString(36)}`)].join('.');
+  return [
+    binding.id,
+    ...binding.pending.map((p) => `${p.tag}:${p.bytes.toString(36)}:${p.issuedAt.toString(36)}`),
+  ].join('.');
 }

@@ -7,11 +7,14 @@ import { readCookie, readCookies } from './cookies.js';
 describe('reading the Cookie header', () => {
   const planted = '\u00a0__Host-kyb-login-session=attacker; __Host-kyb-login-session=victim';
 
-  it.each(['\u00a0', '\u2003', '\ufeff', '\u3000', '\u000b', '\f'])('a name that starts with %j is not the cookie it spells after it', (prefix) => {
-    const header = `${prefix}__Host-kyb-login-bind=attacker; __Host-kyb-login-bind=victim`;
-    expect(readCookie(header, '__Host-kyb-login-bind')).toBe('victim');
-    expect(readCookies(header)).toEqual([['__Host-kyb-login-bind', 'victim']]);
-  });
+  it.each(['\u00a0', '\u2003', '\ufeff', '\u3000', '\u000b', '\f'])(
+    'a name that starts with %j is not the cookie it spells after it',
+    (prefix) => {
+      const header = `${prefix}__Host-kyb-login-bind=attacker; __Host-kyb-login-bind=victim`;
+      expect(readCookie(header, '__Host-kyb-login-bind')).toBe('victim');
+      expect(readCookies(header)).toEqual([['__Host-kyb-login-bind', 'victim']]);
+    },
+  );
 
   it('the first of two real cookies of one name wins (the most specific path); a planted look-alike does not count', () => {
     expect(readCookie(planted, '__Host-kyb-login-session')).toBe('victim');

@@ -7,7 +7,13 @@ export interface CookieAttributes {
 
 /** A Set-Cookie value: httpOnly and SameSite=Lax always (the callback is a top-level GET from the login server). */
 export function serializeCookie(name: string, value: string, attributes: CookieAttributes): string {
-  const parts = [`${name}=${value}`, `Path=${attributes.path}`, `Max-Age=${Math.max(0, Math.floor(attributes.maxAgeSeconds))}`, 'HttpOnly', 'SameSite=Lax'];
+  const parts = [
+    `${name}=${value}`,
+    `Path=${attributes.path}`,
+    `Max-Age=${Math.max(0, Math.floor(attributes.maxAgeSeconds))}`,
+    'HttpOnly',
+    'SameSite=Lax',
+  ];
   if (attributes.maxAgeSeconds <= 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');
   if (attributes.secure) parts.push('Secure');
   return parts.join('; ');

@@ -51,7 +51,10 @@ export async function discover(
   const server = config.serverMetadata();
   if (!namesConfiguredIssuer(server.issuer, options.authUrl)) throw issuerMismatch();
   if (!server.jwks_uri || !server.token_endpoint || !server.authorization_endpoint) {
-    throw loginError('discovery_failed', 'the discovery document lacks jwks_uri, token_endpoint or authorization_endpoint');
+    throw loginError(
+      'discovery_failed',
+      'the discovery document lacks jwks_uri, token_endpoint or authorization_endpoint',
+    );
   }
   return { config, server, jwksUri: server.jwks_uri };
 }
@@ -83,16 +86,27 @@ const ROOT_ISSUER = /^https?:\/\/[^/?#\s]+\/?$/i;
  */
 function namesConfiguredIssuer(discovered: string, authUrl: string): boolean {
   if (discovered === authUrl) return true;
-  return ROOT_ISSUER.test(discovered) && ROOT_ISSUER.test(authUrl) && discovered.replace(/\/$/, '') === authUrl.replace(/\/$/, '');
+  return (
+    ROOT_ISSUER.test(discovered) &&
+    ROOT_ISSUER.test(authUrl) &&
+    discovered.replace(/\/$/, '') === authUrl.replace(/\/$/, '')
+  );
 }
 
 function discoveryError(error: unknown): KybLoginError {
   const code = (error as { code?: string })?.code;
   if (code === 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED') return issuerMismatch();
   if (code === 'OAUTH_HTTP_REQUEST_FORBIDDEN') {
-    return new KybLoginError('config_invalid', 'authUrl must be https (allowInsecureRequests: true only for a local test provider).');
+    return new KybLoginError(
+      'config_invalid',
+      'authUrl must be https (allowInsecureRequests: true only for a local test provider).',
+    );
   }
-  return new KybLoginError('discovery_failed', `The discovery document at authUrl could not be fetched or read (${safeWord(code ?? (error as Error)?.name)}); check authUrl and the network.`, {
-    detail: safeWord(code),
-  });
+  return new KybLoginError(
+    'discovery_failed',
+    `The discovery document at authUrl could not be fetched or read (${safeWord(code ?? (error as Error)?.name)}); check authUrl and the network.`,
+    {
+      detail: safeWord(code),
+    },
+  );
 }

@@ -12,17 +12,30 @@ export const LOGIN_ERRORS = {
   config_invalid: { status: 500, message: 'The login is misconfigured.' },
   discovery_failed: { status: 503, message: 'The login server\u2019s discovery document could not be fetched.' },
   issuer_mismatch: { status: 503, message: 'The login server\u2019s discovery document names another issuer.' },
-  transaction_missing: { status: 400, message: 'This sign-in has no pending login transaction (expired, or started in another browser); start again.' },
+  transaction_missing: {
+    status: 400,
+    message: 'This sign-in has no pending login transaction (expired, or started in another browser); start again.',
+  },
   transaction_invalid: { status: 400, message: 'The login transaction could not be read; start again.' },
   transaction_replayed: { status: 400, message: 'This sign-in callback was already used; start again.' },
   // A callback request that cannot be the login server's answer: no or several codes, an `iss` (RFC 9207) missing or
   // naming another server. Anyone can make one, so it is the request's fault (400), never a 5xx that pages an operator.
-  callback_invalid: { status: 400, message: 'The sign-in response is incomplete or did not come from the login server; start again.' },
-  state_mismatch: { status: 400, message: 'The sign-in response does not belong to this browser\u2019s login (state mismatch); start again.' },
+  callback_invalid: {
+    status: 400,
+    message: 'The sign-in response is incomplete or did not come from the login server; start again.',
+  },
+  state_mismatch: {
+    status: 400,
+    message: 'The sign-in response does not belong to this browser\u2019s login (state mismatch); start again.',
+  },
   authorization_denied: { status: 400, message: 'The login server did not authorize the sign-in.' },
   code_exchange_failed: { status: 400, message: 'The login server refused the authorization code; start again.' },
   // 500, not 400: the login server refused this app's own credentials, which no retry by the user can cure.
-  client_auth_failed: { status: 500, message: 'Sign-in is not available right now because of a problem on this site, not with your account; please try again later.' },
+  client_auth_failed: {
+    status: 500,
+    message:
+      'Sign-in is not available right now because of a problem on this site, not with your account; please try again later.',
+  },
   token_invalid: { status: 401, message: 'The token could not be verified.' },
   token_expired: { status: 401, message: 'The token has expired.' },
   subject_invalid: { status: 401, message: 'The token\u2019s subject is not a svcid: identifier.' },
@@ -31,8 +44,14 @@ export const LOGIN_ERRORS = {
   login_server_unavailable: { status: 503, message: 'The login server could not be reached; retry later.' },
   // A path redirectUri is resolved against the request's Host (X-Forwarded-Host with trustProxy): one that is no
   // host name is the request's fault (a client or a proxy sending junk), never a 5xx that reads as a server failure.
-  host_invalid: { status: 400, message: 'This request\u2019s Host header is not a valid host name; open this site at its usual address.' },
-  cross_site_request: { status: 403, message: 'This sign-out was sent from another site and was refused; use the sign-out button on this site.' },
+  host_invalid: {
+    status: 400,
+    message: 'This request\u2019s Host header is not a valid host name; open this site at its usual address.',
+  },
+  cross_site_request: {
+    status: 403,
+    message: 'This sign-out was sent from another site and was refused; use the sign-out button on this site.',
+  },
   return_path_invalid: { status: 400, message: 'The return path must be a path on this site.' },
   user_store_failed: { status: 500, message: 'The user store failed during sign-in.' },
   internal_error: { status: 500, message: 'The sign-in failed unexpectedly.' },

@@ -1,7 +1,14 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Login, LoginRequest } from './login.js';
 import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
-import { isAuthenticatedUser, LoginRoutes, type AuthenticatedUser, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
+import {
+  isAuthenticatedUser,
+  LoginRoutes,
+  type AuthenticatedUser,
+  type LoginResponse,
+  type LoginRoutesOptions,
+  type RequireUserOptions,
+} from './routes.js';
 
 declare global {
   // Express's own extension point: its Request type extends Express.Request.
@@ -76,7 +83,10 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<Request>
  * app.get('/account', requireUser(login, { session: true }), (req, res) => res.send(`Signed in as ${req.kybUser!.userId}`))
  * ```
  */
-export function requireUser(login: Login, options: RequireUserOptions & Pick<LoginRoutesOptions<Request>, 'onError'> = {}): RequestHandler {
+export function requireUser(
+  login: Login,
+  options: RequireUserOptions & Pick<LoginRoutesOptions<Request>, 'onError'> = {},
+): RequestHandler {
   checkRequireUserArguments('express', login, options);
   const routes = new LoginRoutes<Request>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return (req: Request, res: Response, next: NextFunction) => {

@@ -1,8 +1,21 @@
 import { validateHeaderName, validateHeaderValue } from 'node:http';
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler, RouteHandlerMethod, RouteShorthandOptionsWithHandler } from 'fastify';
+import type {
+  FastifyReply,
+  FastifyRequest,
+  preHandlerAsyncHookHandler,
+  RouteHandlerMethod,
+  RouteShorthandOptionsWithHandler,
+} from 'fastify';
 import type { Login, LoginRequest } from './login.js';
 import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
-import { isAuthenticatedUser, LoginRoutes, type AuthenticatedUser, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
+import {
+  isAuthenticatedUser,
+  LoginRoutes,
+  type AuthenticatedUser,
+  type LoginResponse,
+  type LoginRoutesOptions,
+  type RequireUserOptions,
+} from './routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,7 +67,8 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<FastifyR
     send(reply, await routes.logout(toLoginRequest(request), request), routes, request);
   return {
     start: async (request, reply) => send(reply, await routes.start(toLoginRequest(request), request), routes, request),
-    callback: async (request, reply) => send(reply, await routes.callback(toLoginRequest(request), request), routes, request),
+    callback: async (request, reply) =>
+      send(reply, await routes.callback(toLoginRequest(request), request), routes, request),
     // The hook answers; the handler is there because Fastify needs one, and is never reached.
     logout: { onRequest: logout, handler: logout },
   };
@@ -70,7 +84,10 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<FastifyR
  * app.get('/api/orders', { preHandler: requireUser(login) }, async (request) => ordersOf(request.kybUser!.userId))
  * ```
  */
-export function requireUser(login: Login, options: RequireUserOptions & Pick<LoginRoutesOptions<FastifyRequest>, 'onError'> = {}): preHandlerAsyncHookHandler {
+export function requireUser(
+  login: Login,
+  options: RequireUserOptions & Pick<LoginRoutesOptions<FastifyRequest>, 'onError'> = {},
+): preHandlerAsyncHookHandler {
   checkRequireUserArguments('fastify', login, options);
   const routes = new LoginRoutes<FastifyRequest>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return async (request, reply) => {
@@ -96,7 +113,12 @@ function toLoginRequest(request: FastifyRequest): LoginRequest {
  * (ERR_INVALID_CHAR) would become Fastify's own 500; so they are checked here first, and such an answer becomes 500
  * internal_error, as on every other mount.
  */
-function send(reply: FastifyReply, answer: LoginResponse, routes: LoginRoutes<FastifyRequest>, request: FastifyRequest): FastifyReply {
+function send(
+  reply: FastifyReply,
+  answer: LoginResponse,
+  routes: LoginRoutes<FastifyRequest>,
+  request: FastifyRequest,
+): FastifyReply {
   try {
     for (const [name, value] of answer.headers) {
       validateHeaderName(name);

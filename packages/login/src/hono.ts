@@ -1,7 +1,14 @@
 import type { Context, Handler, MiddlewareHandler } from 'hono';
 import type { Login, LoginRequest } from './login.js';
 import { checkLoginHandlersArguments, checkRequireUserArguments } from './route-options.js';
-import { isAuthenticatedUser, LoginRoutes, type AuthenticatedUser, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
+import {
+  isAuthenticatedUser,
+  LoginRoutes,
+  type AuthenticatedUser,
+  type LoginResponse,
+  type LoginRoutesOptions,
+  type RequireUserOptions,
+} from './routes.js';
 
 /**
  * The variables {@link requireUser} sets, for `new Hono<{ Variables: KybLoginVariables }>()`.

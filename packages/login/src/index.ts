@@ -1,4 +1,11 @@
-export { createLogin, type Login, type LoginRequest, type LoginResult, type LoginStart, type LoginTokens } from './login.js';
+export {
+  createLogin,
+  type Login,
+  type LoginRequest,
+  type LoginResult,
+  type LoginStart,
+  type LoginTokens,
+} from './login.js';
 export { type LoginOptions } from './options.js';
 export { KybLoginError, LOGIN_ERRORS, type LoginErrorCode } from './errors.js';
 export { safeReturnPath } from './return-path.js';

@@ -1,7 +1,13 @@
 import type { Context, Middleware, Next } from 'koa';
 import type { Login, LoginRequest } from './login.js';
 import { checkLoginHandlersArguments, checkLoginRouterArguments, checkRequireUserArguments } from './route-options.js';
-import { isAuthenticatedUser, LoginRoutes, type LoginResponse, type LoginRoutesOptions, type RequireUserOptions } from './routes.js';
+import {
+  isAuthenticatedUser,
+  LoginRoutes,
+  type LoginResponse,
+  type LoginRoutesOptions,
+  type RequireUserOptions,
+} from './routes.js';
 
 /**
  * The three login routes for Koa.
@@ -49,7 +55,10 @@ export interface KoaLoginPaths {
  * app.use(loginRoutes(login, { onLogin: async ({ userId, isNewUser }) => { if (isNewUser) await welcome(userId) } }))
  * ```
  */
-export function loginRoutes(login: Login, options: LoginRoutesOptions<Context> & { paths?: KoaLoginPaths } = {}): Middleware {
+export function loginRoutes(
+  login: Login,
+  options: LoginRoutesOptions<Context> & { paths?: KoaLoginPaths } = {},
+): Middleware {
   checkLoginRouterArguments('koa', login, options);
   const { paths = {}, ...hooks } = options;
   const auth = loginHandlers(login, hooks);
@@ -98,7 +107,10 @@ export function loginHandlers(login: Login, options: LoginRoutesOptions<Context>
  * router.get('/api/orders', requireUser(login), (ctx) => { ctx.body = ordersOf(ctx.state.kybUser.userId) })
  * ```
  */
-export function requireUser(login: Login, options: RequireUserOptions & Pick<LoginRoutesOptions<Context>, 'onError'> = {}): Middleware {
+export function requireUser(
+  login: Login,
+  options: RequireUserOptions & Pick<LoginRoutesOptions<Context>, 'onError'> = {},
+): Middleware {
   checkRequireUserArguments('koa', login, options);
   const routes = new LoginRoutes<Context>(login, { ...(options.onError ? { onError: options.onError } : {}) });
   return async (ctx: Context, next: Next) => {

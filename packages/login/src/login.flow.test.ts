@@ -40,8 +40,12 @@ describe('the authorization request (spec 4.1)', () => {
 
   it('uses a fresh state, nonce and verifier for every login', async () => {
     const login = await createLogin(loginOptions(provider));
-    const [a, b] = await Promise.all([login.start(loginRequest('/auth/login')), login.start(loginRequest('/auth/login'))]);
-    for (const name of ['state', 'nonce', 'code_challenge']) expect(a.url.searchParams.get(name)).not.toBe(b.url.searchParams.get(name));
+    const [a, b] = await Promise.all([
+      login.start(loginRequest('/auth/login')),
+      login.start(loginRequest('/auth/login')),
+    ]);
+    for (const name of ['state', 'nonce', 'code_challenge'])
+      expect(a.url.searchParams.get(name)).not.toBe(b.url.searchParams.get(name));
   });
 
   it('keeps the transaction in an encrypted, httpOnly, SameSite=Lax cookie scoped to the callback path', async () => {
@@ -52,7 +56,9 @@ describe('the authorization request (spec 4.1)', () => {
     const value = pair!.slice(pair!.indexOf('=') + 1);
     expect(value.split('.')).toHaveLength(5); // a compact JWE
     expect(value).not.toContain(url.searchParams.get('state'));
-    expect(Buffer.from(value.split('.')[3]!, 'base64url').toString('latin1')).not.toContain(url.searchParams.get('state'));
+    expect(Buffer.from(value.split('.')[3]!, 'base64url').toString('latin1')).not.toContain(
+      url.searchParams.get('state'),
+    );
   });
 
   it('marks the cookies Secure, with a __Secure- name, when the redirect URI is https', async () => {
@@ -66,7 +72,9 @@ describe('the authorization request (spec 4.1)', () => {
     const login = await createLogin(loginOptions(provider, { redirectUri: 'https://shop.example/auth/callback' }));
     const { setCookie } = await login.start(loginRequest('https://shop.example/auth/login'));
     expect(setCookie).toHaveLength(2);
-    expect(setCookie[1]).toMatch(/^__Host-kyb-login-bind=[A-Za-z0-9_-]{43}\.[0-9a-z]{13}:[0-9a-z]+:[0-9a-z]+; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax; Secure$/);
+    expect(setCookie[1]).toMatch(
+      /^__Host-kyb-login-bind=[A-Za-z0-9_-]{43}\.[0-9a-z]{13}:[0-9a-z]+:[0-9a-z]+; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax; Secure$/,
+    );
     // The browser's binding is reused by its next login, so the first one's callback still matches it.
     const again = await login.start(loginRequest('https://shop.example/auth/login', setCookie));
     expect(again.setCookie[1]!.split(/[=.]/)[1]).toBe(setCookie[1]!.split(/[=.]/)[1]);
@@ -111,7 +119,10 @@ describe('sign-in over HTTP against the provider', () => {
     await login.finish(callback);
     const sent = provider.lastTokenRequest!;
     // RFC 6749 2.3.1: id and secret are form-encoded before Basic's base64.
-    const basic = Buffer.from(sent.authorization!.replace(/^Basic /, ''), 'base64').toString().split(':').map(decodeURIComponent);
+    const basic = Buffer.from(sent.authorization!.replace(/^Basic /, ''), 'base64')
+      .toString()
+      .split(':')
+      .map(decodeURIComponent);
     expect(basic).toEqual([provider.confidentialClient.clientId, provider.confidentialClient.clientSecret]);
     expect(sent.form.get('grant_type')).toBe('authorization_code');
     expect(sent.form.get('code')).toBe(callbackUrl.searchParams.get('code'));
@@ -121,7 +132,9 @@ describe('sign-in over HTTP against the provider', () => {
   });
 
   it('lets a public client exchange with client_id and PKCE alone', async () => {
-    const login = await createLogin(loginOptions(provider, { clientId: provider.publicClient.clientId, clientSecret: undefined }));
+    const login = await createLogin(
+      loginOptions(provider, { clientId: provider.publicClient.clientId, clientSecret: undefined }),
+    );
     const { callback } = await approvedCallback(login);
     const result = await login.finish(callback);
     expect(result.userId).toBe(TEST_ADDRESS);
@@ -131,7 +144,9 @@ describe('sign-in over HTTP against the provider', () => {
 
   it('reports a first sign-in as a sign-up through upsertUser, and the next one as a login', async () => {
     const known = new Set<string>();
-    const login = await createLogin(loginOptions(provider, { upsertUser: (id) => !known.has(id) && Boolean(known.add(id)) }));
+    const login = await createLogin(
+      loginOptions(provider, { upsertUser: (id) => !known.has(id) && Boolean(known.add(id)) }),
+    );
     const address = '0x00000000000000000000000000000000000000a1';
     const first = await login.finish((await approvedCallback(login, { address })).callback);
     const second = await login.finish((await approvedCallback(login, { address })).callback);

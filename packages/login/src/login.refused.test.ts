@@ -47,35 +47,45 @@ describe('the callback is refused', () => {
   it.each<[string, () => Parameters<typeof loginOptions>[1]]>([
     ['in the cookie', () => ({})],
     ['in a transaction store', () => ({ transactionStore: memoryTransactionStore() })],
-  ])('with a transaction cookie planted from another browser (transaction %s): state_mismatch, nothing used up', async (_name, extra) => {
-    const bound = await createLogin(loginOptions(provider, extra()));
-    // Cookie tossing: a sibling subdomain sets the attacker's transaction cookie (not their __Host- binding) in the
-    // victim's browser, which has no binding yet, or one of its own.
-    const attacker = await approvedCallback(bound, { address: '0x1111111111111111111111111111111111111111' });
-    const planted = attacker.setCookie[0]!;
-    const victimBinding = (await bound.start(loginRequest('/auth/login'))).setCookie[1]!;
-    // Also with the attacker's binding planted under a name that only reads as the binding once JavaScript's trim() has
-    // stripped its leading non-breaking space (which the browser's __Host- rule does not cover).
-    const lookalikeBinding = `\u00a0${attacker.setCookie[1]!}`;
-    for (const victimCookies of [[planted], [planted, victimBinding], [planted, lookalikeBinding], [planted, lookalikeBinding, victimBinding]]) {
-      const error = await refusal(bound.finish(loginRequest(attacker.callbackUrl, victimCookies)));
-      expect(error).toMatchObject({ code: 'state_mismatch', status: 400 });
-      expect(error.detail).toMatch(/not started in this browser/);
-    }
-    // The refusals spent nothing: in the browser that started it, that login still finishes.
-    expect((await bound.finish(attacker.callback)).userId).toBe('0x1111111111111111111111111111111111111111');
-  });
+  ])(
+    'with a transaction cookie planted from another browser (transaction %s): state_mismatch, nothing used up',
+    async (_name, extra) => {
+      const bound = await createLogin(loginOptions(provider, extra()));
+      // Cookie tossing: a sibling subdomain sets the attacker's transaction cookie (not their __Host- binding) in the
+      // victim's browser, which has no binding yet, or one of its own.
+      const attacker = await approvedCallback(bound, { address: '0x1111111111111111111111111111111111111111' });
+      const planted = attacker.setCookie[0]!;
+      const victimBinding = (await bound.start(loginRequest('/auth/login'))).setCookie[1]!;
+      // Also with the attacker's binding planted under a name that only reads as the binding once JavaScript's trim() has
+      // stripped its leading non-breaking space (which the browser's __Host- rule does not cover).
+      const lookalikeBinding = `\u00a0${attacker.setCookie[1]!}`;
+      for (const victimCookies of [
+        [planted],
+        [planted, victimBinding],
+        [planted, lookalikeBinding],
+        [planted, lookalikeBinding, victimBinding],
+      ]) {
+        const error = await refusal(bound.finish(loginRequest(attacker.callbackUrl, victimCookies)));
+        expect(error).toMatchObject({ code: 'state_mismatch', status: 400 });
+        expect(error.detail).toMatch(/not started in this browser/);
+      }
+      // The refusals spent nothing: in the browser that started it, that login still finishes.
+      expect((await bound.finish(attacker.callback)).userId).toBe('0x1111111111111111111111111111111111111111');
+    },
+  );
 
   it('without the transaction cookie', async () => {
     const { callbackUrl } = await approvedCallback(login);
-    expect((await refusal(login.finish(loginRequest(callbackUrl))))).toMatchObject({ code: 'transaction_missing' });
+    expect(await refusal(login.finish(loginRequest(callbackUrl)))).toMatchObject({ code: 'transaction_missing' });
   });
 
   it('with an altered transaction cookie', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     const [pair] = setCookie[0]!.split(';');
     const altered = pair!.slice(0, -2) + (pair!.endsWith('AA') ? 'AB' : 'AA');
-    expect((await refusal(login.finish(loginRequest(callbackUrl, [altered, ...setCookie.slice(1)])))).code).toBe('transaction_invalid');
+    expect((await refusal(login.finish(loginRequest(callbackUrl, [altered, ...setCookie.slice(1)])))).code).toBe(
+      'transaction_invalid',
+    );
   });
 
   it('with a transaction cookie sealed under another secret', async () => {
@@ -98,7 +108,9 @@ describe('the callback is refused', () => {
   });
 
   it('with a store, for a login the full store evicted: transaction_missing (start again), not transaction_replayed', async () => {
-    const small = await createLogin(loginOptions(provider, { transactionStore: memoryTransactionStore({ maxEntries: 2 }) }));
+    const small = await createLogin(
+      loginOptions(provider, { transactionStore: memoryTransactionStore({ maxEntries: 2 }) }),
+    );
     const victim = await approvedCallback(small);
     // Two more logins started (a flood of GET /auth/login, say) push the victim's out of the full store.
     await small.start(loginRequest('/auth/login'));
@@ -111,7 +123,11 @@ describe('the callback is refused', () => {
   it('when the login server denied the sign-in', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     const denied = new URL(REDIRECT_URI);
-    denied.search = new URLSearchParams({ error: 'access_denied', state: callbackUrl.searchParams.get('state')!, iss: provider.issuer }).toString();
+    denied.search = new URLSearchParams({
+      error: 'access_denied',
+      state: callbackUrl.searchParams.get('state')!,
+      iss: provider.issuer,
+    }).toString();
     expect((await refusal(login.finish(loginRequest(denied, setCookie)))).code).toBe('authorization_denied');
   });
 
@@ -119,7 +135,10 @@ describe('the callback is refused', () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     callbackUrl.searchParams.set('iss', `${provider.issuer}/`);
     // Anyone can send such a callback: the request's fault (400), not the login server's (issuer_mismatch, 503).
-    expect(await refusal(login.finish(loginRequest(callbackUrl, setCookie)))).toMatchObject({ code: 'callback_invalid', status: 400 });
+    expect(await refusal(login.finish(loginRequest(callbackUrl, setCookie)))).toMatchObject({
+      code: 'callback_invalid',
+      status: 400,
+    });
   });
 
   it.each<[string, (url: URL) => void]>([
@@ -129,19 +148,24 @@ describe('the callback is refused', () => {
   ])('%s: 400 callback_invalid, not a token or issuer problem', async (_name, edit) => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     edit(callbackUrl);
-    expect(await refusal(login.finish(loginRequest(callbackUrl, setCookie)))).toMatchObject({ code: 'callback_invalid', status: 400 });
+    expect(await refusal(login.finish(loginRequest(callbackUrl, setCookie)))).toMatchObject({
+      code: 'callback_invalid',
+      status: 400,
+    });
   });
 
   it('without revealing the code or the verifier in the error', async () => {
     const { callbackUrl, setCookie } = await approvedCallback(login);
     callbackUrl.searchParams.set('state', 'wrong');
     const error = await refusal(login.finish(loginRequest(callbackUrl, setCookie)));
-    expectNoSecrets(error, [callbackUrl.searchParams.get('code'), ...setCookie.map((cookie) => cookie.split(';')[0]!.split('=')[1])]);
+    expectNoSecrets(error, [
+      callbackUrl.searchParams.get('code'),
+      ...setCookie.map((cookie) => cookie.split(';')[0]!.split('=')[1]),
+    ]);
   });
 });
 
 describe('the code exchange is refused', () => {
-
   it('for a replayed code', async () => {
     const { code, codeVerifier } = await browserCode(provider);
     await login.exchangeCode({ code, codeVerifier });
@@ -163,10 +187,17 @@ describe('the code exchange is refused', () => {
 
 describe('discovery is refused', () => {
   /** A login server whose discovery document names `issuer` (everything else from the real provider), at `path`. */
-  async function withDiscoveredIssuer(issuerFor: (origin: string) => string, run: (authUrl: string) => Promise<void>, path = '/login'): Promise<void> {
+  async function withDiscoveredIssuer(
+    issuerFor: (origin: string) => string,
+    run: (authUrl: string) => Promise<void>,
+    path = '/login',
+  ): Promise<void> {
     const server = createServer(async (req, res) => {
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const document = (await (await fetch(`${provider.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      const document = (await (await fetch(`${provider.issuer}/.well-known/openid-configuration`)).json()) as Record<
+        string,
+        unknown
+      >;
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ ...document, issuer: issuerFor(origin) }));
       void req;
@@ -183,7 +214,8 @@ describe('discovery is refused', () => {
   it('when the document names another issuer', async () => {
     await withDiscoveredIssuer(
       () => provider.issuer,
-      async (authUrl) => expect((await refusal(createLogin(loginOptions(provider, { authUrl })))).code).toBe('issuer_mismatch'),
+      async (authUrl) =>
+        expect((await refusal(createLogin(loginOptions(provider, { authUrl })))).code).toBe('issuer_mismatch'),
     );
   });
 
@@ -202,9 +234,17 @@ describe('discovery is refused', () => {
     ['a scheme in capitals', (origin) => origin.replace('http:', 'HTTP:')],
     ['a shortened IPv4 address', (origin) => origin.replace('127.0.0.1', '127.1')],
     ['a doubled slash', (origin) => `${origin}//`],
-  ])('at a root issuer, when the document spells it with %s (only a trailing slash is no difference)', async (_name, issuerFor) => {
-    await withDiscoveredIssuer(issuerFor, async (authUrl) => expect((await refusal(createLogin(loginOptions(provider, { authUrl })))).code).toBe('issuer_mismatch'), '');
-  });
+  ])(
+    'at a root issuer, when the document spells it with %s (only a trailing slash is no difference)',
+    async (_name, issuerFor) => {
+      await withDiscoveredIssuer(
+        issuerFor,
+        async (authUrl) =>
+          expect((await refusal(createLogin(loginOptions(provider, { authUrl })))).code).toBe('issuer_mismatch'),
+        '',
+      );
+    },
+  );
 
   it('when the login server is not reachable', async () => {
     const error = await refusal(createLogin(loginOptions(provider, { authUrl: 'http://127.0.0.1:9' })));
@@ -224,7 +264,11 @@ describe('a root issuer with or without its trailing slash is one issuer', () =>
       const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       void fetch(`${provider.issuer}/.well-known/openid-configuration`)
         .then((answer) => answer.json())
-        .then((document) => res.setHeader('content-type', 'application/json').end(JSON.stringify({ ...(document as object), issuer: `${origin}/` })));
+        .then((document) =>
+          res
+            .setHeader('content-type', 'application/json')
+            .end(JSON.stringify({ ...(document as object), issuer: `${origin}/` })),
+        );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
@@ -239,19 +283,34 @@ describe('a root issuer with or without its trailing slash is one issuer', () =>
 
 describe('the ID token of the token response is refused', () => {
   /** A sign-in whose token response carries the ID token `make` builds from the genuine one's claims. */
-  async function signInWithIdToken(make: (claims: Record<string, unknown>) => Promise<string>): Promise<{ code: string; detail?: string; message: string }> {
+  async function signInWithIdToken(
+    make: (claims: Record<string, unknown>) => Promise<string>,
+  ): Promise<{ code: string; detail?: string; message: string }> {
     const tampered = await createLogin(
-      loginOptions(provider, { fetch: tamperingFetch(async (body) => ({ ...body, id_token: await make(claimsOf(body.id_token) as Record<string, unknown>) })) }),
+      loginOptions(provider, {
+        fetch: tamperingFetch(async (body) => ({
+          ...body,
+          id_token: await make(claimsOf(body.id_token) as Record<string, unknown>),
+        })),
+      }),
     );
     return refusal(tampered.finish((await approvedCallback(tampered)).callback));
   }
-  const sign = (claims: Record<string, unknown>, forgery: Forgery = 'rs256', header: { typ?: string } = {}): Promise<string> =>
-    craftToken(provider.signingKey, claims, forgery, header);
+  const sign = (
+    claims: Record<string, unknown>,
+    forgery: Forgery = 'rs256',
+    header: { typ?: string } = {},
+  ): Promise<string> => craftToken(provider.signingKey, claims, forgery, header);
   const now = (): number => Math.floor(Date.now() / 1000);
 
   it('when it is genuine but re-signed unchanged (control: the tampering itself is accepted)', async () => {
     const tampered = await createLogin(
-      loginOptions(provider, { fetch: tamperingFetch(async (body) => ({ ...body, id_token: await sign(claimsOf(body.id_token) as Record<string, unknown>) })) }),
+      loginOptions(provider, {
+        fetch: tamperingFetch(async (body) => ({
+          ...body,
+          id_token: await sign(claimsOf(body.id_token) as Record<string, unknown>),
+        })),
+      }),
     );
     expect((await tampered.finish((await approvedCallback(tampered)).callback)).userId).toMatch(/^0x/);
   });
@@ -263,7 +322,10 @@ describe('the ID token of the token response is refused', () => {
   });
 
   it('from another issuer: 401 token_invalid about the token', async () => {
-    expect(await signInWithIdToken((c) => sign({ ...c, iss: 'https://login.other.example' }))).toMatchObject({ code: 'token_invalid', status: 401 });
+    expect(await signInWithIdToken((c) => sign({ ...c, iss: 'https://login.other.example' }))).toMatchObject({
+      code: 'token_invalid',
+      status: 401,
+    });
   });
 
   it('for another audience', async () => {
@@ -283,29 +345,41 @@ describe('the ID token of the token response is refused', () => {
   });
 
   it('when it is a KYB attestation, even one signed by the login key for this client', async () => {
-    const error = await signInWithIdToken((c) => sign({ ...c, event_id: '01JD0000000000000000000000', seq: 1 }, 'rs256', { typ: 'kyb-attestation+jwt' }));
+    const error = await signInWithIdToken((c) =>
+      sign({ ...c, event_id: '01JD0000000000000000000000', seq: 1 }, 'rs256', { typ: 'kyb-attestation+jwt' }),
+    );
     expect(error.code).toBe('token_invalid');
     expect(error.detail).toMatch(/typ/);
   });
 
   it('with a sub that lacks the svcid: prefix', async () => {
-    expect((await signInWithIdToken((c) => sign({ ...c, sub: String(c.sub).replace('svcid:', '') }))).code).toBe('subject_invalid');
+    expect((await signInWithIdToken((c) => sign({ ...c, sub: String(c.sub).replace('svcid:', '') }))).code).toBe(
+      'subject_invalid',
+    );
   });
 
   it('when expired beyond the leeway', async () => {
-    expect((await signInWithIdToken((c) => sign({ ...c, iat: now() - 3600, exp: now() - 120 }))).code).toBe('token_expired');
+    expect((await signInWithIdToken((c) => sign({ ...c, iat: now() - 3600, exp: now() - 120 }))).code).toBe(
+      'token_expired',
+    );
   });
 
   it('when issued in the future beyond the leeway', async () => {
-    expect((await signInWithIdToken((c) => sign({ ...c, iat: now() + 300, exp: now() + 900 }))).code).toBe('token_invalid');
+    expect((await signInWithIdToken((c) => sign({ ...c, iat: now() + 300, exp: now() + 900 }))).code).toBe(
+      'token_invalid',
+    );
   });
 
   it('with another nonce', async () => {
-    expect((await signInWithIdToken((c) => sign({ ...c, nonce: 'replayed-from-another-login' }))).code).toBe('token_invalid');
+    expect((await signInWithIdToken((c) => sign({ ...c, nonce: 'replayed-from-another-login' }))).code).toBe(
+      'token_invalid',
+    );
   });
 
   it('when the token response is not of type bearer', async () => {
-    const tampered = await createLogin(loginOptions(provider, { fetch: tamperingFetch((body) => ({ ...body, token_type: 'DPoP' })) }));
+    const tampered = await createLogin(
+      loginOptions(provider, { fetch: tamperingFetch((body) => ({ ...body, token_type: 'DPoP' })) }),
+    );
     expect((await refusal(tampered.finish((await approvedCallback(tampered)).callback))).code).toBe('token_invalid');
   });
 });
@@ -317,12 +391,19 @@ describe('refresh refuses a refreshed ID token of another session (OIDC Core 12.
     // Only refresh answers are forged: the sign-in that made the session is genuine.
     refreshing = await createLogin(
       loginOptions(provider, {
-        fetch: tamperingFetch(async (body) => (forge && body.id_token ? { ...body, id_token: await forge(claimsOf(body.id_token) as Record<string, unknown>) } : body)),
+        fetch: tamperingFetch(async (body) =>
+          forge && body.id_token
+            ? { ...body, id_token: await forge(claimsOf(body.id_token) as Record<string, unknown>) }
+            : body,
+        ),
       }),
     );
   });
   const sign = (claims: Record<string, unknown>): Promise<string> => craftToken(provider.signingKey, claims);
-  async function refreshWith(make: (claims: Record<string, unknown>) => Promise<string>, session?: 'userId'): Promise<Awaited<ReturnType<Login['refresh']>>> {
+  async function refreshWith(
+    make: (claims: Record<string, unknown>) => Promise<string>,
+    session?: 'userId',
+  ): Promise<Awaited<ReturnType<Login['refresh']>>> {
     forge = undefined;
     const { tokens, claims, userId } = await refreshing.finish((await approvedCallback(refreshing)).callback);
     forge = make;
@@ -341,7 +422,11 @@ describe('refresh refuses a refreshed ID token of another session (OIDC Core 12.
   it.each<[string, (claims: Record<string, unknown>) => Record<string, unknown>, RegExp]>([
     ['another sub', (c) => ({ ...c, sub: 'svcid:0x1111111111111111111111111111111111111111' }), /\bsub\b/],
     ['another iss', (c) => ({ ...c, iss: 'https://login.other.example' }), /iss/],
-    ['another aud (one more audience, this client as azp)', (c) => ({ ...c, aud: [c.aud, 'another-client'].flat(), azp: provider.confidentialClient.clientId }), /\baud\b/],
+    [
+      'another aud (one more audience, this client as azp)',
+      (c) => ({ ...c, aud: [c.aud, 'another-client'].flat(), azp: provider.confidentialClient.clientId }),
+      /\baud\b/,
+    ],
   ])('with %s: 401 token_invalid', async (_name, change, detail) => {
     const error = await refusal(refreshWith((c) => sign(change(c))));
     expect(error).toMatchObject({ code: 'token_invalid', status: 401 });
@@ -349,7 +434,9 @@ describe('refresh refuses a refreshed ID token of another session (OIDC Core 12.
   });
 
   it('with another sub, when the session is given by its user id', async () => {
-    const error = await refusal(refreshWith((c) => sign({ ...c, sub: 'svcid:0x1111111111111111111111111111111111111111' }), 'userId'));
+    const error = await refusal(
+      refreshWith((c) => sign({ ...c, sub: 'svcid:0x1111111111111111111111111111111111111111' }), 'userId'),
+    );
     expect(error).toMatchObject({ code: 'token_invalid', detail: expect.stringMatching(/\bsub\b.*OIDC Core 12\.2/) });
   });
 
@@ -372,8 +459,11 @@ describe('verifyAccessToken refuses', () => {
     const { tokens } = await login.finish((await approvedCallback(login)).callback);
     genuine = tokens;
   });
-  const sign = (claims: Record<string, unknown>, forgery: Forgery = 'rs256', header: { typ?: string } = {}): Promise<string> =>
-    craftToken(provider.signingKey, claims, forgery, { typ: 'at+jwt', ...header });
+  const sign = (
+    claims: Record<string, unknown>,
+    forgery: Forgery = 'rs256',
+    header: { typ?: string } = {},
+  ): Promise<string> => craftToken(provider.signingKey, claims, forgery, { typ: 'at+jwt', ...header });
   const now = (): number => Math.floor(Date.now() / 1000);
 
   it('accepts the genuine access token (control)', async () => {
@@ -385,7 +475,13 @@ describe('verifyAccessToken refuses', () => {
   });
 
   it('a token for another audience', async () => {
-    expect((await refusal(login.verifyAccessToken(await sign({ ...claimsOf(genuine.accessToken), aud: 'https://other.api' })))).code).toBe('token_invalid');
+    expect(
+      (
+        await refusal(
+          login.verifyAccessToken(await sign({ ...claimsOf(genuine.accessToken), aud: 'https://other.api' })),
+        )
+      ).code,
+    ).toBe('token_invalid');
   });
 
   it('an expired token', async () => {
@@ -394,11 +490,15 @@ describe('verifyAccessToken refuses', () => {
   });
 
   it('alg none', async () => {
-    expect((await refusal(login.verifyAccessToken(await sign(claimsOf(genuine.accessToken), 'none')))).code).toBe('token_invalid');
+    expect((await refusal(login.verifyAccessToken(await sign(claimsOf(genuine.accessToken), 'none')))).code).toBe(
+      'token_invalid',
+    );
   });
 
   it('HS256 signed with the public key', async () => {
-    expect((await refusal(login.verifyAccessToken(await sign(claimsOf(genuine.accessToken), 'hs256-public-key')))).code).toBe('token_invalid');
+    expect(
+      (await refusal(login.verifyAccessToken(await sign(claimsOf(genuine.accessToken), 'hs256-public-key')))).code,
+    ).toBe('token_invalid');
   });
 
   it('a KYB attestation', async () => {
@@ -422,18 +522,29 @@ describe('verifyAccessToken refuses', () => {
 });
 
 describe('the return path', () => {
-  it.each(['//evil.example/', 'https://evil.example/', '/\\evil.example', '/%2F%2Fevil.example', 'javascript:alert(1)', '/\t/evil.example'])(
-    'refuses %j (another origin)',
-    async (returnTo) => {
-      expect((await refusal(login.start(loginRequest('/auth/login'), { returnTo }))).code).toBe('return_path_invalid');
-    },
-  );
+  it.each([
+    '//evil.example/',
+    'https://evil.example/',
+    '/\\evil.example',
+    '/%2F%2Fevil.example',
+    'javascript:alert(1)',
+    '/\t/evil.example',
+  ])('refuses %j (another origin)', async (returnTo) => {
+    expect((await refusal(login.start(loginRequest('/auth/login'), { returnTo }))).code).toBe('return_path_invalid');
+  });
 
   it('refuses one that would make the transaction cookie larger than browsers keep (4096 bytes)', async () => {
     // The longest return path fits beside a redirect URI of usual length, not beside a very long one.
-    const longRedirect = await createLogin(loginOptions(provider, { redirectUri: `http://127.0.0.1:9/${'x'.repeat(2000)}/auth/callback` }));
+    const longRedirect = await createLogin(
+      loginOptions(provider, { redirectUri: `http://127.0.0.1:9/${'x'.repeat(2000)}/auth/callback` }),
+    );
     const returnTo = `/${'a'.repeat(1023)}`;
-    expect((await login.start(loginRequest('/auth/login'), { returnTo })).setCookie[0]!.split(';')[0]!.length).toBeLessThanOrEqual(4096);
-    expect(await refusal(longRedirect.start(loginRequest('/auth/login'), { returnTo }))).toMatchObject({ code: 'return_path_invalid', status: 400 });
+    expect(
+      (await login.start(loginRequest('/auth/login'), { returnTo })).setCookie[0]!.split(';')[0]!.length,
+    ).toBeLessThanOrEqual(4096);
+    expect(await refusal(longRedirect.start(loginRequest('/auth/login'), { returnTo }))).toMatchObject({
+      code: 'return_path_invalid',
+      status: 400,
+    });
   });
 });

@@ -70,7 +70,13 @@ export interface Login {
    * The backend exchange the spec recommends for browser apps: the browser did the redirect with its own PKCE
    * verifier and hands the code and verifier to the backend, which exchanges them with the client secret.
    */
-  exchangeCode(input: { code: string; codeVerifier: string; nonce?: string; redirectUri?: string; iss?: string }): Promise<LoginResult>;
+  exchangeCode(input: {
+    code: string;
+    codeVerifier: string;
+    nonce?: string;
+    redirectUri?: string;
+    iss?: string;
+  }): Promise<LoginResult>;
   /**
    * Uses a refresh token; resolves with the new tokens (the refresh token is the new one, or the same if not rotated).
    * `session` is the session it continues ({@link RefreshSession}): a refreshed ID token must keep its `iss`, `sub`
@@ -78,7 +84,10 @@ export interface Login {
    * user must never extend this one's session). A refresh answer may come without an ID token (OIDC Core 12.2): then
    * `tokens.idToken`, `userId` and `claims` are undefined; with one, it is verified like at sign-in and they are its.
    */
-  refresh(refreshToken: string, session: RefreshSession): Promise<{
+  refresh(
+    refreshToken: string,
+    session: RefreshSession,
+  ): Promise<{
     tokens: Omit<LoginTokens, 'idToken'> & { idToken?: string };
     userId: string | undefined;
     claims: VerifiedClaims | undefined;

@@ -87,23 +87,62 @@ export interface LoginOptions {
 }
 
 const KNOWN: Record<keyof LoginOptions, true> = {
-  authUrl: true, clientId: true, clientSecret: true, redirectUri: true, audience: true, secret: true, business: true,
-  idTokenAlgorithm: true, clockToleranceSeconds: true, jwksCooldownMs: true, transactionTtlSeconds: true,
-  transactionStore: true, session: true, cookies: true, upsertUser: true, trustProxy: true,
-  allowInsecureRequests: true, fetch: true, timeoutSeconds: true,
+  authUrl: true,
+  clientId: true,
+  clientSecret: true,
+  redirectUri: true,
+  audience: true,
+  secret: true,
+  business: true,
+  idTokenAlgorithm: true,
+  clockToleranceSeconds: true,
+  jwksCooldownMs: true,
+  transactionTtlSeconds: true,
+  transactionStore: true,
+  session: true,
+  cookies: true,
+  upsertUser: true,
+  trustProxy: true,
+  allowInsecureRequests: true,
+  fetch: true,
+  timeoutSeconds: true,
 };
 // Names other OIDC libraries use, so a migrating user is told the option meant.
 const ALIASES: Record<string, keyof LoginOptions> = {
-  issuer: 'authUrl', issuerUrl: 'authUrl', authURL: 'authUrl', auth_url: 'authUrl', client_id: 'clientId',
-  client_secret: 'clientSecret', redirect_uri: 'redirectUri', redirectUrl: 'redirectUri', callbackUrl: 'redirectUri',
-  cookieSecret: 'secret', sessionSecret: 'secret', audiences: 'audience', clockTolerance: 'clockToleranceSeconds',
+  issuer: 'authUrl',
+  issuerUrl: 'authUrl',
+  authURL: 'authUrl',
+  auth_url: 'authUrl',
+  client_id: 'clientId',
+  client_secret: 'clientSecret',
+  redirect_uri: 'redirectUri',
+  redirectUrl: 'redirectUri',
+  callbackUrl: 'redirectUri',
+  cookieSecret: 'secret',
+  sessionSecret: 'secret',
+  audiences: 'audience',
+  clockTolerance: 'clockToleranceSeconds',
 };
 const SESSION_KNOWN = ['maxAgeSeconds'];
-const SESSION_ALIASES: Record<string, string> = { maxAge: 'maxAgeSeconds', maxAgeSecs: 'maxAgeSeconds', ttl: 'maxAgeSeconds', ttlSeconds: 'maxAgeSeconds', expiresIn: 'maxAgeSeconds', lifetime: 'maxAgeSeconds', duration: 'maxAgeSeconds' };
+const SESSION_ALIASES: Record<string, string> = {
+  maxAge: 'maxAgeSeconds',
+  maxAgeSecs: 'maxAgeSeconds',
+  ttl: 'maxAgeSeconds',
+  ttlSeconds: 'maxAgeSeconds',
+  expiresIn: 'maxAgeSeconds',
+  lifetime: 'maxAgeSeconds',
+  duration: 'maxAgeSeconds',
+};
 const COOKIES_KNOWN = ['secure', 'transactionName', 'sessionName'];
 const COOKIES_ALIASES: Record<string, string> = {
-  name: 'sessionName', cookieName: 'sessionName', sessionCookieName: 'sessionName', sessionCookie: 'sessionName',
-  transactionCookieName: 'transactionName', transactionCookie: 'transactionName', txName: 'transactionName', stateName: 'transactionName',
+  name: 'sessionName',
+  cookieName: 'sessionName',
+  sessionCookieName: 'sessionName',
+  sessionCookie: 'sessionName',
+  transactionCookieName: 'transactionName',
+  transactionCookie: 'transactionName',
+  txName: 'transactionName',
+  stateName: 'transactionName',
 };
 // Cookie attributes other libraries let you set, which this one fixes on purpose.
 const COOKIES_FIXED = ['sameSite', 'domain', 'path', 'httpOnly', 'maxAge', 'expires', 'partitioned', 'priority'];
@@ -145,7 +184,9 @@ function checkUrls(o: Record<string, unknown>, problems: string[]): void {
     // and escapes every check on its scheme.
     // eslint-disable-next-line no-control-regex
     if (/[\s\u0000-\u001f\u007f]/.test(value)) {
-      return void problems.push(`${name} must not contain spaces, tabs or line breaks (at its ends either): remove them, e.g. from the environment variable it is read from.`);
+      return void problems.push(
+        `${name} must not contain spaces, tabs or line breaks (at its ends either): remove them, e.g. from the environment variable it is read from.`,
+      );
     }
     if (allowPath && value.startsWith('/') && !value.startsWith('//')) return;
     let parsed: URL;
@@ -166,10 +207,14 @@ function checkUrls(o: Record<string, unknown>, problems: string[]): void {
     );
   }
   if (protocolOf(o.authUrl) === 'http:' && o.allowInsecureRequests !== true) {
-    problems.push('authUrl must be https. For a local test provider on http://127.0.0.1 set allowInsecureRequests: true (never in production).');
+    problems.push(
+      'authUrl must be https. For a local test provider on http://127.0.0.1 set allowInsecureRequests: true (never in production).',
+    );
   }
   if (typeof o.authUrl === 'string' && /\/\.well-known\//.test(o.authUrl)) {
-    problems.push('authUrl must be the issuer ({auth_url}), not the discovery document URL: drop the /.well-known/… part.');
+    problems.push(
+      'authUrl must be the issuer ({auth_url}), not the discovery document URL: drop the /.well-known/… part.',
+    );
   }
 }
 
@@ -181,8 +226,10 @@ function checkValues(o: Record<string, unknown>, problems: string[]): void {
   if (o.clientSecret !== undefined && (typeof o.clientSecret !== 'string' || o.clientSecret === '')) {
     problems.push('clientSecret must be a non-empty string, or left out for a public client.');
   }
-  if (typeof o.secret !== 'string') problems.push('secret is required: a string of at least 32 bytes (e.g. `openssl rand -base64 32`).');
-  else if (new TextEncoder().encode(o.secret).length < 32) problems.push('secret must be at least 32 bytes long (e.g. `openssl rand -base64 32`).');
+  if (typeof o.secret !== 'string')
+    problems.push('secret is required: a string of at least 32 bytes (e.g. `openssl rand -base64 32`).');
+  else if (new TextEncoder().encode(o.secret).length < 32)
+    problems.push('secret must be at least 32 bytes long (e.g. `openssl rand -base64 32`).');
   const number = (name: string, min: number, max: number): void => {
     const v = o[name];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max)) {
@@ -193,8 +240,13 @@ function checkValues(o: Record<string, unknown>, problems: string[]): void {
   number('jwksCooldownMs', 0, 3_600_000);
   number('transactionTtlSeconds', 30, 3600);
   number('timeoutSeconds', 1, 300);
-  if (o.idTokenAlgorithm !== undefined && !['RS256', 'PS256', 'ES256', 'EdDSA'].includes(o.idTokenAlgorithm as string)) {
-    problems.push("idTokenAlgorithm must be one of 'RS256' (the service's), 'PS256', 'ES256', 'EdDSA'; never 'none' or an HMAC algorithm.");
+  if (
+    o.idTokenAlgorithm !== undefined &&
+    !['RS256', 'PS256', 'ES256', 'EdDSA'].includes(o.idTokenAlgorithm as string)
+  ) {
+    problems.push(
+      "idTokenAlgorithm must be one of 'RS256' (the service's), 'PS256', 'ES256', 'EdDSA'; never 'none' or an HMAC algorithm.",
+    );
   }
   for (const name of ['business', 'trustProxy', 'allowInsecureRequests'] as const) {
     if (o[name] !== undefined && typeof o[name] !== 'boolean') problems.push(`${name} must be true or false.`);
@@ -203,19 +255,28 @@ function checkValues(o: Record<string, unknown>, problems: string[]): void {
     if (o[name] !== undefined && typeof o[name] !== 'function') problems.push(`${name} must be a function.`);
   }
   const store = o.transactionStore as Record<string, unknown> | undefined;
-  if (store !== undefined && (typeof store !== 'object' || store === null || typeof store.set !== 'function' || typeof store.take !== 'function')) {
-    problems.push('transactionStore must have set(id, transaction, ttlSeconds) and take(id) methods (see memoryTransactionStore).');
+  if (
+    store !== undefined &&
+    (typeof store !== 'object' || store === null || typeof store.set !== 'function' || typeof store.take !== 'function')
+  ) {
+    problems.push(
+      'transactionStore must have set(id, transaction, ttlSeconds) and take(id) methods (see memoryTransactionStore).',
+    );
   }
 }
 
 function checkSession(value: unknown, problems: string[]): void {
   const session = value as Record<string, unknown> | false | undefined;
   if (session === undefined || session === false) return;
-  if (typeof session !== 'object' || session === null || Array.isArray(session)) return void problems.push('session must be false or { maxAgeSeconds }.');
-  for (const name of Object.keys(session)) if (!SESSION_KNOWN.includes(name)) problems.push(unknownNested('session', name, SESSION_KNOWN, SESSION_ALIASES));
+  if (typeof session !== 'object' || session === null || Array.isArray(session))
+    return void problems.push('session must be false or { maxAgeSeconds }.');
+  for (const name of Object.keys(session))
+    if (!SESSION_KNOWN.includes(name)) problems.push(unknownNested('session', name, SESSION_KNOWN, SESSION_ALIASES));
   const v = session.maxAgeSeconds;
   if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= 60 && v <= MAX_SESSION_SECONDS)) {
-    problems.push(`session.maxAgeSeconds must be a number of seconds from 60 to ${MAX_SESSION_SECONDS} (400 days, the longest a browser keeps a cookie), e.g. 28800 for 8 hours.`);
+    problems.push(
+      `session.maxAgeSeconds must be a number of seconds from 60 to ${MAX_SESSION_SECONDS} (400 days, the longest a browser keeps a cookie), e.g. 28800 for 8 hours.`,
+    );
   }
 }
 
@@ -223,7 +284,8 @@ function checkSession(value: unknown, problems: string[]): void {
 function checkCookies(value: unknown, redirectProtocol: string | undefined, problems: string[]): void {
   const cookies = value as Record<string, unknown> | undefined;
   if (cookies === undefined) return;
-  if (typeof cookies !== 'object' || cookies === null || Array.isArray(cookies)) return void problems.push('cookies must be an object.');
+  if (typeof cookies !== 'object' || cookies === null || Array.isArray(cookies))
+    return void problems.push('cookies must be an object.');
   for (const name of Object.keys(cookies)) {
     if (COOKIES_KNOWN.includes(name)) continue;
     if (COOKIES_FIXED.some((fixed) => fixed.toLowerCase() === name.toLowerCase())) {
@@ -234,7 +296,8 @@ function checkCookies(value: unknown, redirectProtocol: string | undefined, prob
       );
     } else problems.push(unknownNested('cookies', name, COOKIES_KNOWN, COOKIES_ALIASES));
   }
-  if (cookies.secure !== undefined && typeof cookies.secure !== 'boolean') problems.push('cookies.secure must be true or false.');
+  if (cookies.secure !== undefined && typeof cookies.secure !== 'boolean')
+    problems.push('cookies.secure must be true or false.');
   if (cookies.secure === false && redirectProtocol === 'https:') {
     problems.push(
       'cookies.secure: false with an https redirectUri would let the browser send the session cookie over plain http too, ' +
@@ -242,7 +305,12 @@ function checkCookies(value: unknown, redirectProtocol: string | undefined, prob
     );
   }
   // Whether the cookies are Secure, when it is known here (a path redirectUri decides per request).
-  const secure = typeof cookies.secure === 'boolean' ? cookies.secure : redirectProtocol === undefined ? undefined : redirectProtocol === 'https:';
+  const secure =
+    typeof cookies.secure === 'boolean'
+      ? cookies.secure
+      : redirectProtocol === undefined
+        ? undefined
+        : redirectProtocol === 'https:';
   for (const name of ['transactionName', 'sessionName']) {
     const problem = cookieNameProblem(name, cookies[name], secure);
     if (problem) problems.push(problem);
@@ -252,7 +320,8 @@ function checkCookies(value: unknown, redirectProtocol: string | undefined, prob
 /** What is wrong with `cookies.transactionName` or `cookies.sessionName`, given whether the cookies are Secure. */
 function cookieNameProblem(name: string, v: unknown, secure: boolean | undefined): string | undefined {
   if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v)) return `cookies.${name} must be a cookie name (token characters only).`;
+  if (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v))
+    return `cookies.${name} must be a cookie name (token characters only).`;
   // Browsers match the prefixes case-insensitively (RFC 6265bis 5.6), and drop a cookie that breaks their rules.
   if (name === 'transactionName' && /^__host-/i.test(v)) {
     return (
@@ -278,12 +347,15 @@ function cookieNameProblem(name: string, v: unknown, secure: boolean | undefined
  * browser. There is no opt-out: no setting of this package makes the prefix impossible.
  */
 function sessionNameWithoutHostPrefix(secure: boolean | undefined): string {
-  const when = secure === true ? 'the cookies are Secure' : 'the cookies are Secure on https requests (a path redirectUri)';
+  const when =
+    secure === true ? 'the cookies are Secure' : 'the cookies are Secure on https requests (a path redirectUri)';
   return (
     `cookies.sessionName must start with __Host- when ${when}: only a __Host- cookie cannot be set by a sibling subdomain ` +
     'or a plain-http page of this host, which could otherwise plant its own session in the browser. Use ' +
     '__Host-<your name>, or leave it out (the default is __Host-kyb-login-session)' +
-    (secure === true ? '.' : '; for plain-http loopback development only, cookies.secure: false allows a name without it.')
+    (secure === true
+      ? '.'
+      : '; for plain-http loopback development only, cookies.secure: false allows a name without it.')
   );
 }
 
@@ -296,7 +368,9 @@ function protocolOf(value: unknown): string | undefined {
 function unknownNested(parent: string, name: string, known: string[], aliases: Record<string, string>): string {
   const normalize = (value: string): string => value.toLowerCase().replace(/[-_\s]/g, '');
   const wanted = normalize(name);
-  let meant = Object.entries(aliases).find(([alias]) => normalize(alias) === wanted)?.[1] ?? known.find((option) => normalize(option) === wanted);
+  let meant =
+    Object.entries(aliases).find(([alias]) => normalize(alias) === wanted)?.[1] ??
+    known.find((option) => normalize(option) === wanted);
   if (!meant) {
     const alike = known.filter((option) => wanted.length >= 3 && normalize(option).startsWith(wanted.slice(0, 3)));
     if (alike.length === 1) meant = alike[0];
@@ -307,5 +381,8 @@ function unknownNested(parent: string, name: string, known: string[], aliases: R
 }
 
 function configInvalid(problems: string[]): KybLoginError {
-  return new KybLoginError('config_invalid', `Invalid createLogin options:\n- ${problems.join('\n- ')}\nExample: ${EXAMPLE}`);
+  return new KybLoginError(
+    'config_invalid',
+    `Invalid createLogin options:\n- ${problems.join('\n- ')}\nExample: ${EXAMPLE}`,
+  );
 }

@@ -31,9 +31,11 @@ function requestOrigin(request: LoginRequest, trustProxy: boolean): string {
   const header = forwardedHost === undefined ? 'Host' : 'X-Forwarded-Host';
   const host = forwardedHost ?? request.header('host')?.trim();
   const fix = 'the path redirectUri is resolved against it (an absolute redirectUri does not read it)';
-  if (proto !== 'http' && proto !== 'https') throw loginError('host_invalid', `X-Forwarded-Proto is neither http nor https; ${fix}`);
+  if (proto !== 'http' && proto !== 'https')
+    throw loginError('host_invalid', `X-Forwarded-Proto is neither http nor https; ${fix}`);
   if (!host) throw loginError('host_invalid', `the request has no Host header; ${fix}`);
   // Letters, digits, dots, hyphens, an IPv6 literal and a port only: no userinfo, path or underscore can ride along.
-  if (/^[A-Za-z0-9.\-:[\]]+$/.test(host) && URL.canParse(`${proto}://${host}/`)) return new URL(`${proto}://${host}/`).origin;
+  if (/^[A-Za-z0-9.\-:[\]]+$/.test(host) && URL.canParse(`${proto}://${host}/`))
+    return new URL(`${proto}://${host}/`).origin;
   throw loginError('host_invalid', `the ${header} header is not a host name; ${fix}`);
 }

@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { safeReturnPath } from './return-path.js';
 
 describe('safeReturnPath', () => {
-  it.each(['/', '/account', '/orders?page=2&sort=desc', '/a%20b', '/search?q=%2F%2Fnot-a-host'])('keeps the same-origin path %j', (path) => {
-    expect(safeReturnPath(path)).toBe(path);
-  });
+  it.each(['/', '/account', '/orders?page=2&sort=desc', '/a%20b', '/search?q=%2F%2Fnot-a-host'])(
+    'keeps the same-origin path %j',
+    (path) => {
+      expect(safeReturnPath(path)).toBe(path);
+    },
+  );
 
   it.each([
     '//evil.example',
@@ -35,9 +38,12 @@ describe('safeReturnPath', () => {
     expect(safeReturnPath(path)).toBe(expected);
   });
 
-  it.each(['/.//evil.example', '/..//evil.example', '/a/..//evil.example'])('refuses %j, which normalises to a scheme-relative //host', (path) => {
-    expect(safeReturnPath(path)).toBeUndefined();
-  });
+  it.each(['/.//evil.example', '/..//evil.example', '/a/..//evil.example'])(
+    'refuses %j, which normalises to a scheme-relative //host',
+    (path) => {
+      expect(safeReturnPath(path)).toBeUndefined();
+    },
+  );
 
   it('takes a path of up to 1024 bytes once encoded, and refuses a longer one', () => {
     expect(safeReturnPath(`/${'a'.repeat(1023)}`)).toHaveLength(1024);

@@ -21,22 +21,32 @@ interface HelperSpec {
   together?: (options: Record<string, unknown>) => string | undefined;
 }
 
-const isFunction: Rule = (value) => (typeof value === 'function' ? undefined : `must be a function, got ${kindOf(value)}.`);
-const isBoolean: Rule = (value) => (typeof value === 'boolean' ? undefined : `must be true or false, got ${kindOf(value)}.`);
+const isFunction: Rule = (value) =>
+  typeof value === 'function' ? undefined : `must be a function, got ${kindOf(value)}.`;
+const isBoolean: Rule = (value) =>
+  typeof value === 'boolean' ? undefined : `must be true or false, got ${kindOf(value)}.`;
 
 const ROUTES_OPTIONS = { onLogin: isFunction, onError: isFunction };
-const ROUTES_ALIASES = { onSuccess: 'onLogin', onSignIn: 'onLogin', onSignin: 'onLogin', onFailure: 'onError', onFail: 'onError' };
+const ROUTES_ALIASES = {
+  onSuccess: 'onLogin',
+  onSignIn: 'onLogin',
+  onSignin: 'onLogin',
+  onFailure: 'onError',
+  onFail: 'onError',
+};
 
 const LOGIN_HANDLERS: HelperSpec = {
   helper: 'loginHandlers',
   options: ROUTES_OPTIONS,
   aliases: ROUTES_ALIASES,
-  example: 'loginHandlers(login, { onLogin: async ({ userId, isNewUser }) => { … }, onError: (error) => log(error.code, error.detail) })',
+  example:
+    'loginHandlers(login, { onLogin: async ({ userId, isNewUser }) => { … }, onError: (error) => log(error.code, error.detail) })',
 };
 // The paths of Koa's loginRoutes: each a plain path (no query), as the router compares it with ctx.path.
 const ROUTE_NAMES = ['start', 'callback', 'logout'];
 const isPaths: Rule = (value) => {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return `must be an object, got ${kindOf(value)}.`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return `must be an object, got ${kindOf(value)}.`;
   for (const [name, path] of Object.entries(value)) {
     if (!ROUTE_NAMES.includes(name)) return `has no route \`${name}\`; its routes are ${ROUTE_NAMES.join(', ')}.`;
     if (path !== undefined && (typeof path !== 'string' || safeReturnPath(path) !== path || /[?#]/.test(path))) {
@@ -52,17 +62,30 @@ const LOGIN_ROUTER: HelperSpec = {
   aliases: { ...ROUTES_ALIASES, routes: 'paths', prefix: 'paths' },
   example: "loginRoutes(login, { paths: { start: '/auth/login', logout: '/auth/logout' }, onLogin, onError })",
 };
-const LOGIN_ROUTES: HelperSpec = { ...LOGIN_HANDLERS, helper: 'new LoginRoutes', example: 'new LoginRoutes(login, { onLogin, onError })' };
+const LOGIN_ROUTES: HelperSpec = {
+  ...LOGIN_HANDLERS,
+  helper: 'new LoginRoutes',
+  example: 'new LoginRoutes(login, { onLogin, onError })',
+};
 // A path of this site, as the start route's returnTo takes them (the login routes are mounted on this app).
 const isPath: Rule = (value) =>
-  typeof value === 'string' && safeReturnPath(value) !== undefined ? undefined : `must be a path on this site such as '/auth/login', got ${kindOf(value)}.`;
+  typeof value === 'string' && safeReturnPath(value) !== undefined
+    ? undefined
+    : `must be a path on this site such as '/auth/login', got ${kindOf(value)}.`;
 
 const REQUIRE_USER: HelperSpec = {
   helper: 'requireUser',
   options: { session: isBoolean, redirectToLogin: isPath, onError: isFunction },
   aliases: {
-    sessions: 'session', cookie: 'session', allowSession: 'session', onFailure: 'onError', redirect: 'redirectToLogin',
-    loginPath: 'redirectToLogin', loginUrl: 'redirectToLogin', redirectTo: 'redirectToLogin', loginRedirect: 'redirectToLogin',
+    sessions: 'session',
+    cookie: 'session',
+    allowSession: 'session',
+    onFailure: 'onError',
+    redirect: 'redirectToLogin',
+    loginPath: 'redirectToLogin',
+    loginUrl: 'redirectToLogin',
+    redirectTo: 'redirectToLogin',
+    loginRedirect: 'redirectToLogin',
   },
   example: "requireUser(login, { session: true, redirectToLogin: '/auth/login' })",
   // Without the session, the user would come back from signing in to the same refusal, and be sent again, forever.
@@ -73,7 +96,15 @@ const REQUIRE_USER: HelperSpec = {
 };
 
 // What the route layer calls on a Login: anything without these is not one.
-const LOGIN_METHODS = ['start', 'finish', 'clearTransactionCookie', 'verifyAccessToken', 'sessionCookie', 'clearSessionCookie', 'sessionUser'];
+const LOGIN_METHODS = [
+  'start',
+  'finish',
+  'clearTransactionCookie',
+  'verifyAccessToken',
+  'sessionCookie',
+  'clearSessionCookie',
+  'sessionUser',
+];
 
 /** The framework mount a helper was called from, named in messages (`@kyb-webhooks/login/express`). */
 export type Mount = 'express' | 'fastify' | 'koa' | 'hono';
@@ -120,7 +151,10 @@ function check(spec: HelperSpec, mount: Mount | undefined, login: unknown, optio
   }
   if (problems.length === 0) return;
   const owner = mount ? `${spec.helper} (@kyb-webhooks/login/${mount})` : spec.helper;
-  throw new KybLoginError('config_invalid', `Invalid ${owner} arguments:\n- ${problems.join('\n- ')}\nExample: ${spec.example}`);
+  throw new KybLoginError(
+    'config_invalid',
+    `Invalid ${owner} arguments:\n- ${problems.join('\n- ')}\nExample: ${spec.example}`,
+  );
 }
 
 function checkLogin(login: unknown): string | undefined {

@@ -108,7 +108,14 @@ export class LoginRoutes<Native> {
     try {
       const returnTo = new URL(request.url, 'http://request.invalid').searchParams.get('returnTo') ?? undefined;
       const { url, setCookie } = await this.login.start(request, { returnTo });
-      return { status: 302, headers: [['location', url.href], ...setCookie.map((cookie): [string, string] => ['set-cookie', cookie]), ['cache-control', 'no-store']] };
+      return {
+        status: 302,
+        headers: [
+          ['location', url.href],
+          ...setCookie.map((cookie): [string, string] => ['set-cookie', cookie]),
+          ['cache-control', 'no-store'],
+        ],
+      };
     } catch (error) {
       return this.fail(error, native, []);
     }
@@ -123,11 +130,15 @@ export class LoginRoutes<Native> {
         const chosen = await this.options.onLogin(result, native);
         if (typeof chosen === 'string') {
           const safe = safeReturnPath(chosen);
-          if (safe === undefined) throw loginError('return_path_invalid', 'onLogin returned a path that is not same-origin');
+          if (safe === undefined)
+            throw loginError('return_path_invalid', 'onLogin returned a path that is not same-origin');
           location = safe;
         }
       }
-      const headers: Array<[string, string]> = [['set-cookie', result.setCookie], ...(await this.cleanupCookies(request))];
+      const headers: Array<[string, string]> = [
+        ['set-cookie', result.setCookie],
+        ...(await this.cleanupCookies(request)),
+      ];
       if (this.login.sessions) headers.push(['set-cookie', await this.login.sessionCookie(request, result.userId)]);
       headers.push(['location', location], ['cache-control', 'no-store']);
       return { status: 303, headers };
@@ -148,8 +159,16 @@ export class LoginRoutes<Native> {
       this.refuseCrossSite(request);
       // Inside the try: naming the cookie reads the request's Host (a path redirectUri), which may be no host name.
       const clear = this.login.clearSessionCookie(request);
-      const returnTo = safeReturnPath(new URL(request.url, 'http://request.invalid').searchParams.get('returnTo')) ?? '/';
-      return { status: 303, headers: [['set-cookie', clear], ['location', returnTo], ['cache-control', 'no-store']] };
+      const returnTo =
+        safeReturnPath(new URL(request.url, 'http://request.invalid').searchParams.get('returnTo')) ?? '/';
+      return {
+        status: 303,
+        headers: [
+          ['set-cookie', clear],
+          ['location', returnTo],
+          ['cache-control', 'no-store'],
+        ],
+      };
     } catch (error) {
       return this.fail(error, native as Native, []);
     }
@@ -161,14 +180,22 @@ export class LoginRoutes<Native> {
    * an unhandled rejection.
    */
   failure(error: unknown, native: Native): LoginResponse {
-    return this.fail(new KybLoginError('internal_error', undefined, { detail: 'the answer could not be written', cause: error }), native, []);
+    return this.fail(
+      new KybLoginError('internal_error', undefined, { detail: 'the answer could not be written', cause: error }),
+      native,
+      [],
+    );
   }
 
   /**
    * The user of an API request: a verified bearer access token, or (with `session: true`) the session cookie.
    * Resolves with the user, or with the 401/503 answer to send.
    */
-  async user(request: LoginRequest, native: Native, guard: RequireUserOptions = {}): Promise<AuthenticatedUser | LoginResponse> {
+  async user(
+    request: LoginRequest,
+    native: Native,
+    guard: RequireUserOptions = {},
+  ): Promise<AuthenticatedUser | LoginResponse> {
     const authorization = request.header('authorization')?.trim() ?? '';
     try {
       // Another scheme (HTTP Basic in front of a staging site, say) is not ours to judge: as if there were no bearer
@@ -187,11 +214,15 @@ export class LoginRoutes<Native> {
     } catch (error) {
       const failure = toLoginError(error);
       // A page seen without a sign-in: no failure to report, the user is sent to sign in and brought back.
-      if (failure.code === 'token_missing' && guard.redirectToLogin !== undefined) return loginRedirect(request, guard.redirectToLogin);
+      if (failure.code === 'token_missing' && guard.redirectToLogin !== undefined)
+        return loginRedirect(request, guard.redirectToLogin);
       const headers: Array<[string, string]> = [];
       if (failure.status === 401) {
         // RFC 6750: say why, without details.
-        headers.push(['www-authenticate', failure.code === 'token_missing' ? 'Bearer' : 'Bearer error="invalid_token"']);
+        headers.push([
+          'www-authenticate',
+          failure.code === 'token_missing' ? 'Bearer' : 'Bearer error="invalid_token"',
+        ]);
       }
       return this.fail(failure, native, headers);
     }
@@ -217,13 +248,17 @@ export class LoginRoutes<Native> {
   private refuseCrossSite(request: LoginRequest): void {
     const site = request.header('sec-fetch-site')?.trim().toLowerCase();
     if (site !== undefined && site !== '') {
-      if (site === 'cross-site') throw loginError('cross_site_request', 'a POST to logout from another site (Sec-Fetch-Site: cross-site)');
+      if (site === 'cross-site')
+        throw loginError('cross_site_request', 'a POST to logout from another site (Sec-Fetch-Site: cross-site)');
       return;
     }
     const origin = request.header('origin')?.trim();
     if (origin === undefined || origin === '') return;
     if (origin !== new URL(this.login.redirectUriFor(request)).origin) {
-      throw loginError('cross_site_request', 'a POST to logout whose Origin is not this site\u2019s (no Sec-Fetch-Site)');
+      throw loginError(
+        'cross_site_request',
+        'a POST to logout whose Origin is not this site\u2019s (no Sec-Fetch-Site)',
+      );
     }
   }
 
@@ -307,7 +342,13 @@ function loginRedirect(request: LoginRequest, startPath: string): LoginResponse 
   const target = new URL(startPath, 'http://request.invalid');
   const back = safeReturnPath(request.url);
   if (back !== undefined) target.searchParams.set('returnTo', back);
-  return { status: 303, headers: [['location', target.pathname + target.search], ['cache-control', 'no-store']] };
+  return {
+    status: 303,
+    headers: [
+      ['location', target.pathname + target.search],
+      ['cache-control', 'no-store'],
+    ],
+  };
 }
 
 function toLoginError(error: unknown): KybLoginError {

@@ -9,7 +9,10 @@ import { EncryptJWT, jwtDecrypt, errors as joseErrors, type JWTPayload } from 'j
 export class Sealer {
   private readonly key: Promise<Uint8Array>;
 
-  constructor(secret: string, private readonly use: string) {
+  constructor(
+    secret: string,
+    private readonly use: string,
+  ) {
     this.key = deriveKey(secret, use);
   }
 

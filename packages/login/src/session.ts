@@ -14,7 +14,11 @@ import type { LoginRequest, RefreshSession } from './types.js';
 export async function sessionCookie(ctx: LoginContext, request: LoginRequest, userId: string): Promise<string> {
   const secure = secureFor(ctx, request);
   const sealed = await ctx.sessions.seal({ sub: userId }, ctx.sessionMaxAge);
-  return serializeCookie(sessionCookieName(ctx, secure), sealed, { path: '/', maxAgeSeconds: ctx.sessionMaxAge, secure });
+  return serializeCookie(sessionCookieName(ctx, secure), sealed, {
+    path: '/',
+    maxAgeSeconds: ctx.sessionMaxAge,
+    secure,
+  });
 }
 
 /** The Set-Cookie value that signs the user out (`Login.clearSessionCookie`). */
@@ -42,7 +46,8 @@ export async function refresh(
   refreshToken: string,
   session: RefreshSession,
 ): Promise<{ tokens: GrantedTokens; userId: string | undefined; claims: VerifiedClaims | undefined }> {
-  if (typeof refreshToken !== 'string' || refreshToken === '') throw loginError('token_missing', 'refresh needs a refresh token');
+  if (typeof refreshToken !== 'string' || refreshToken === '')
+    throw loginError('token_missing', 'refresh needs a refresh token');
   // Before the token endpoint: a call that cannot be checked must not spend the refresh token.
   checkRefreshSession(session);
   const response = await refreshTokenGrant(ctx, refreshToken);
@@ -50,7 +55,8 @@ export async function refresh(
   if (tokens.idToken === undefined) return { tokens, userId: undefined, claims: undefined };
   const verified = await ctx.verifier.verifyIdToken(tokens.idToken);
   const changed = changedSessionClaim(verified.claims, session, ctx.server.issuer);
-  if (changed) throw loginError('token_invalid', `the refreshed id_token's ${changed} is not the session's (OIDC Core 12.2)`);
+  if (changed)
+    throw loginError('token_invalid', `the refreshed id_token's ${changed} is not the session's (OIDC Core 12.2)`);
   return { tokens, userId: verified.userId, claims: verified.claims };
 }
 
@@ -59,7 +65,10 @@ function checkRefreshSession(session: unknown): void {
   const s = session as { claims?: Record<string, unknown>; userId?: unknown } | undefined;
   const claims = s?.claims;
   const aud = claims?.aud;
-  const validClaims = typeof claims?.iss === 'string' && typeof claims.sub === 'string' && (typeof aud === 'string' || Array.isArray(aud));
+  const validClaims =
+    typeof claims?.iss === 'string' &&
+    typeof claims.sub === 'string' &&
+    (typeof aud === 'string' || Array.isArray(aud));
   if (validClaims || (claims === undefined && typeof s?.userId === 'string' && s.userId !== '')) return;
   throw new KybLoginError(
     'config_invalid',
@@ -73,7 +82,11 @@ function checkRefreshSession(session: unknown): void {
  * The claim of a refreshed ID token that is not the session's, or undefined (OIDC Core 12.2: `iss`, `sub` and `aud`
  * stay those of the sign-in). Audiences are compared as sets: `"a"` and `["a"]` name the same audience.
  */
-function changedSessionClaim(claims: VerifiedClaims, session: RefreshSession, issuer: string): 'iss' | 'sub' | 'aud' | undefined {
+function changedSessionClaim(
+  claims: VerifiedClaims,
+  session: RefreshSession,
+  issuer: string,
+): 'iss' | 'sub' | 'aud' | undefined {
   if (!('claims' in session)) {
     if (claims.iss !== issuer) return 'iss';
     return userIdFromSubject(claims.sub) === session.userId ? undefined : 'sub';
@@ -81,6 +94,7 @@ function changedSessionClaim(claims: VerifiedClaims, session: RefreshSession, is
   const original = session.claims;
   if (claims.iss !== original.iss) return 'iss';
   if (claims.sub !== original.sub) return 'sub';
-  const audiences = (aud: string | string[] | undefined): string => JSON.stringify([...new Set([aud ?? []].flat())].sort());
+  const audiences = (aud: string | string[] | undefined): string =>
+    JSON.stringify([...new Set([aud ?? []].flat())].sort());
   return audiences(claims.aud) === audiences(original.aud) ? undefined : 'aud';
 }

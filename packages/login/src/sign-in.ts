@@ -15,7 +15,11 @@ import type { LoginTransaction } from './transaction-store.js';
 import type { LoginRequest, LoginResult, LoginStart, LoginTokens } from './types.js';
 
 /** Starts a login (`Login.start`, documented in login.ts). */
-export async function startLogin(ctx: LoginContext, request: LoginRequest, startOptions: { returnTo?: string } = {}): Promise<LoginStart> {
+export async function startLogin(
+  ctx: LoginContext,
+  request: LoginRequest,
+  startOptions: { returnTo?: string } = {},
+): Promise<LoginStart> {
   const returnTo = startOptions.returnTo === undefined ? '/' : safeReturnPath(startOptions.returnTo);
   if (returnTo === undefined) throw loginError('return_path_invalid', 'returnTo is not a same-origin path');
   const redirectUri = redirectUriFor(ctx, request);
@@ -42,7 +46,10 @@ export async function startLogin(ctx: LoginContext, request: LoginRequest, start
 }
 
 /** Completes a login on the callback request (`Login.finish`). */
-export async function finishLogin(ctx: LoginContext, request: LoginRequest): Promise<LoginResult & { returnTo: string; setCookie: string }> {
+export async function finishLogin(
+  ctx: LoginContext,
+  request: LoginRequest,
+): Promise<LoginResult & { returnTo: string; setCookie: string }> {
   const { server } = ctx;
   const setCookie = clearTransactionCookie(ctx, request);
   const query = new URL(request.url, 'http://callback.invalid').searchParams;
@@ -50,16 +57,25 @@ export async function finishLogin(ctx: LoginContext, request: LoginRequest): Pro
   if (states.length === 0) throw loginError('state_mismatch', 'the callback has no state');
   if (states.length > 1) throw loginError('state_mismatch', 'the callback has several states');
   const transaction = await takeTransaction(ctx, request, states[0]!);
-  if (query.has('error')) throw loginError('authorization_denied', `the login server answered ${safeWord(query.get('error'))}`);
+  if (query.has('error'))
+    throw loginError('authorization_denied', `the login server answered ${safeWord(query.get('error'))}`);
   // Malformed answers anyone can send are the request's fault (400), checked here rather than left to
   // openid-client, whose refusals of them would read as a token or issuer problem (401, 503).
   const codes = query.getAll('code');
-  if (codes.length !== 1 || codes[0] === '') throw loginError('callback_invalid', codes.length > 1 ? 'the callback has several codes' : 'the callback has no code');
+  if (codes.length !== 1 || codes[0] === '')
+    throw loginError(
+      'callback_invalid',
+      codes.length > 1 ? 'the callback has several codes' : 'the callback has no code',
+    );
   const issuers = query.getAll('iss');
   if (issuers.length > 1) throw loginError('callback_invalid', 'the callback has several iss parameters');
-  if (issuers.length === 1 && issuers[0] !== server.issuer) throw loginError('callback_invalid', 'the callback iss (RFC 9207) is not the login server\u2019s issuer');
+  if (issuers.length === 1 && issuers[0] !== server.issuer)
+    throw loginError('callback_invalid', 'the callback iss (RFC 9207) is not the login server\u2019s issuer');
   if (issuers.length === 0 && server.authorization_response_iss_parameter_supported === true) {
-    throw loginError('callback_invalid', 'the callback has no iss, which the login server announces it always sends (RFC 9207)');
+    throw loginError(
+      'callback_invalid',
+      'the callback has no iss, which the login server announces it always sends (RFC 9207)',
+    );
   }
   // The token request must repeat the authorization request's redirect_uri exactly, whatever host or proxy the
   // callback came through: build the URL openid-client reads it from out of the stored one.
@@ -78,23 +94,38 @@ export async function exchangeCode(
   ctx: LoginContext,
   input: { code: string; codeVerifier: string; nonce?: string; redirectUri?: string; iss?: string },
 ): Promise<LoginResult> {
-  if (typeof input?.code !== 'string' || input.code === '' || typeof input.codeVerifier !== 'string' || input.codeVerifier === '') {
+  if (
+    typeof input?.code !== 'string' ||
+    input.code === '' ||
+    typeof input.codeVerifier !== 'string' ||
+    input.codeVerifier === ''
+  ) {
     throw loginError('code_exchange_failed', 'exchangeCode needs a code and a codeVerifier');
   }
   const configured = ctx.options.redirectUri;
   const redirectUri = input.redirectUri ?? (configured.startsWith('/') ? undefined : configured);
   if (redirectUri === undefined) {
-    throw new KybLoginError('config_invalid', 'exchangeCode needs the absolute redirectUri the browser used, because the configured redirectUri is a path.');
+    throw new KybLoginError(
+      'config_invalid',
+      'exchangeCode needs the absolute redirectUri the browser used, because the configured redirectUri is a path.',
+    );
   }
   const callbackUrl = new URL(redirectUri);
   // The browser checked the authorization response itself; `iss` (RFC 9207) is the one it got, or the issuer.
   callbackUrl.search = new URLSearchParams({ code: input.code, iss: input.iss ?? ctx.server.issuer }).toString();
-  const response = await authorizationCodeGrant(ctx, callbackUrl, { pkceCodeVerifier: input.codeVerifier, ...(input.nonce ? { expectedNonce: input.nonce } : {}) });
+  const response = await authorizationCodeGrant(ctx, callbackUrl, {
+    pkceCodeVerifier: input.codeVerifier,
+    ...(input.nonce ? { expectedNonce: input.nonce } : {}),
+  });
   return completeSignIn(ctx, response, input.nonce);
 }
 
 /** A code exchange's answer made a sign-in: its ID token verified, and the user recorded through `upsertUser`. */
-async function completeSignIn(ctx: LoginContext, response: oidc.TokenEndpointResponse, nonce: string | undefined): Promise<LoginResult> {
+async function completeSignIn(
+  ctx: LoginContext,
+  response: oidc.TokenEndpointResponse,
+  nonce: string | undefined,
+): Promise<LoginResult> {
   const { idToken, ...rest } = tokensOf(response);
   if (idToken === undefined) throw loginError('token_invalid', 'the token response has no id_token');
   const tokens: LoginTokens = { ...rest, idToken };

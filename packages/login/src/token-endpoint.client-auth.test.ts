@@ -55,16 +55,28 @@ describe('the login server refuses the client itself: client_auth_failed (500)',
   it('in the backend exchange (exchangeCode) too', async () => {
     const login = await createLogin(loginOptions(provider, { clientSecret: WRONG_SECRET }));
     const { code, codeVerifier } = await browserCode(provider);
-    expectClientAuthFailed(await refusal(login.exchangeCode({ code, codeVerifier })), [WRONG_SECRET, code, codeVerifier]);
+    expectClientAuthFailed(await refusal(login.exchangeCode({ code, codeVerifier })), [
+      WRONG_SECRET,
+      code,
+      codeVerifier,
+    ]);
   });
 
   it.each<[string, () => Response]>([
     ['invalid_client in a 400 JSON body', () => Response.json({ error: 'invalid_client' }, { status: 400 })],
-    ['a 401 whose body is not an OAuth error', () => new Response('Unauthorized', { status: 401, headers: { 'content-type': 'text/plain' } })],
-    ['a 401 with a challenge naming no error', () => new Response(null, { status: 401, headers: { 'www-authenticate': 'Basic realm="login"' } })],
+    [
+      'a 401 whose body is not an OAuth error',
+      () => new Response('Unauthorized', { status: 401, headers: { 'content-type': 'text/plain' } }),
+    ],
+    [
+      'a 401 with a challenge naming no error',
+      () => new Response(null, { status: 401, headers: { 'www-authenticate': 'Basic realm="login"' } }),
+    ],
   ])('for %s', async (_name, answer) => {
     const login = await createLogin(loginOptions(provider, { fetch: tokenEndpointAnswers(answer) }));
-    expectClientAuthFailed(await refusal(login.finish((await approvedCallback(login)).callback)), [provider.confidentialClient.clientSecret]);
+    expectClientAuthFailed(await refusal(login.finish((await approvedCallback(login)).callback)), [
+      provider.confidentialClient.clientSecret,
+    ]);
   });
 
   it('for unauthorized_client (the client may not use this grant type: RFC 6749 5.2), on sign-in and on refresh', async () => {
@@ -82,14 +94,20 @@ describe('the login server refuses the client itself: client_auth_failed (500)',
     refuse = true;
     const signIn = await refusal(login.finish((await approvedCallback(login)).callback));
     expectClientAuthFailed(signIn, [provider.confidentialClient.clientSecret]);
-    expect(signIn.detail).toMatch(/does not allow this app's client the authorization_code grant.*Register the grant types/);
+    expect(signIn.detail).toMatch(
+      /does not allow this app's client the authorization_code grant.*Register the grant types/,
+    );
     const refresh = await refusal(login.refresh(tokens.refreshToken!, { claims }));
     expectClientAuthFailed(refresh, [provider.confidentialClient.clientSecret, tokens.refreshToken!]);
     expect(refresh.detail).toMatch(/the refresh_token grant/);
   });
 
   it('but not for a refused grant (control: invalid_grant stays code_exchange_failed)', async () => {
-    const login = await createLogin(loginOptions(provider, { fetch: tokenEndpointAnswers(() => Response.json({ error: 'invalid_grant' }, { status: 400 })) }));
+    const login = await createLogin(
+      loginOptions(provider, {
+        fetch: tokenEndpointAnswers(() => Response.json({ error: 'invalid_grant' }, { status: 400 })),
+      }),
+    );
     expect((await refusal(login.finish((await approvedCallback(login)).callback))).code).toBe('code_exchange_failed');
   });
 });
@@ -100,7 +118,10 @@ describe('the login routes answer it and log it', () => {
     const login = await createLogin(loginOptions(provider, { clientSecret: WRONG_SECRET }));
     const answer = await new LoginRoutes(login).callback((await approvedCallback(login)).callback, undefined);
     expect(answer.status).toBe(500);
-    expect(JSON.parse(answer.body!)).toEqual({ error: 'client_auth_failed', message: LOGIN_ERRORS.client_auth_failed.message });
+    expect(JSON.parse(answer.body!)).toEqual({
+      error: 'client_auth_failed',
+      message: LOGIN_ERRORS.client_auth_failed.message,
+    });
     expect(errors).toHaveBeenCalledTimes(1);
     const line = String(errors.mock.calls[0]![0]);
     expect(line).toMatch(/^kyb-login error 500 client_auth_failed: .*KYB_CLIENT_ID \/ KYB_CLIENT_SECRET/);
@@ -123,7 +144,10 @@ describe('the login routes answer it and log it', () => {
     const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
     const seen: KybLoginError[] = [];
     const login = await createLogin(loginOptions(provider, { clientSecret: WRONG_SECRET }));
-    await new LoginRoutes(login, { onError: (error) => void seen.push(error) }).callback((await approvedCallback(login)).callback, undefined);
+    await new LoginRoutes(login, { onError: (error) => void seen.push(error) }).callback(
+      (await approvedCallback(login)).callback,
+      undefined,
+    );
     expect(seen.map((error) => error.code)).toEqual(['client_auth_failed']);
     expect(errors).not.toHaveBeenCalled();
   });

@@ -36,8 +36,10 @@ export async function refreshTokenGrant(ctx: LoginContext, refreshToken: string)
 
 /** The tokens of a token response; without a new refresh token the previous one stays (it was not rotated). */
 export function tokensOf(response: oidc.TokenEndpointResponse, previousRefreshToken?: string): GrantedTokens {
-  if ((response.token_type ?? '').toLowerCase() !== 'bearer') throw loginError('token_invalid', 'token_type is not bearer');
-  if (response.id_token !== undefined && typeof response.id_token !== 'string') throw loginError('token_invalid', 'the id_token is not a string');
+  if ((response.token_type ?? '').toLowerCase() !== 'bearer')
+    throw loginError('token_invalid', 'token_type is not bearer');
+  if (response.id_token !== undefined && typeof response.id_token !== 'string')
+    throw loginError('token_invalid', 'the id_token is not a string');
   const refreshToken = response.refresh_token ?? previousRefreshToken;
   return {
     accessToken: response.access_token,
@@ -58,25 +60,45 @@ export function safeWord(value: unknown): string {
  * openid-client's failures → stable codes. The error itself is not kept as `cause`: its cause chain can hold the
  * token response body.
  */
-function protocolError(error: unknown, confidential: boolean, grant: 'authorization_code' | 'refresh_token'): KybLoginError {
+function protocolError(
+  error: unknown,
+  confidential: boolean,
+  grant: 'authorization_code' | 'refresh_token',
+): KybLoginError {
   if (error instanceof KybLoginError) return error;
   if (grantNotAllowed(error)) return grantRefused(grant);
   const refused = refusedClient(error);
   if (refused) return clientAuthFailed(refused, confidential);
-  if (error instanceof oidc.ResponseBodyError) return loginError('code_exchange_failed', `the token endpoint answered ${safeWord(error.error)} (${error.status})`);
-  if (error instanceof oidc.AuthorizationResponseError) return loginError('authorization_denied', `the login server answered ${safeWord(error.error)}`);
+  if (error instanceof oidc.ResponseBodyError)
+    return loginError('code_exchange_failed', `the token endpoint answered ${safeWord(error.error)} (${error.status})`);
+  if (error instanceof oidc.AuthorizationResponseError)
+    return loginError('authorization_denied', `the login server answered ${safeWord(error.error)}`);
   const code = (error as { code?: string })?.code;
   const message = (error as Error)?.message ?? '';
   const cause = (error as { cause?: { message?: string; code?: string } })?.cause;
   const inner = cause?.message ?? '';
-  if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED') return loginError(/exp/.test(inner) ? 'token_expired' : 'token_invalid', `id_token: ${inner.slice(0, 120)}`);
-  if (code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' || code === 'OAUTH_INVALID_RESPONSE' || code === 'OAUTH_PARSE_ERROR' || code === 'OAUTH_UNSUPPORTED_OPERATION') {
+  if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED')
+    return loginError(/exp/.test(inner) ? 'token_expired' : 'token_invalid', `id_token: ${inner.slice(0, 120)}`);
+  if (
+    code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' ||
+    code === 'OAUTH_INVALID_RESPONSE' ||
+    code === 'OAUTH_PARSE_ERROR' ||
+    code === 'OAUTH_UNSUPPORTED_OPERATION'
+  ) {
     // The ID token's iss (finish checks the callback's RFC 9207 iss itself, before the exchange): the token's fault.
-    if (/"iss"/.test(inner)) return /response parameter/.test(inner) ? loginError('callback_invalid', `response: ${inner.slice(0, 120)}`) : foreignIssuer('id_token', `id_token: ${inner.slice(0, 120)}`);
+    if (/"iss"/.test(inner))
+      return /response parameter/.test(inner)
+        ? loginError('callback_invalid', `response: ${inner.slice(0, 120)}`)
+        : foreignIssuer('id_token', `id_token: ${inner.slice(0, 120)}`);
     if (/"state"/.test(inner)) return loginError('state_mismatch', `response: ${inner.slice(0, 120)}`);
     return loginError('token_invalid', `response: ${(inner || message).slice(0, 120)}`);
   }
-  if (code === 'OAUTH_TIMEOUT' || error instanceof TypeError || code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' || code === 'OAUTH_RESPONSE_IS_NOT_JSON') {
+  if (
+    code === 'OAUTH_TIMEOUT' ||
+    error instanceof TypeError ||
+    code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' ||
+    code === 'OAUTH_RESPONSE_IS_NOT_JSON'
+  ) {
     return loginError('login_server_unavailable', `token endpoint: ${safeWord(code ?? (error as Error)?.name)}`);
   }
   return loginError('code_exchange_failed', `token endpoint: ${safeWord(code)}`);
@@ -89,7 +111,9 @@ function protocolError(error: unknown, confidential: boolean, grant: 'authorizat
  */
 function refusedClient(error: unknown): string | undefined {
   if (error instanceof oidc.ResponseBodyError) {
-    return error.status === 401 || error.error === 'invalid_client' ? `${safeWord(error.error)} (${error.status})` : undefined;
+    return error.status === 401 || error.error === 'invalid_client'
+      ? `${safeWord(error.error)} (${error.status})`
+      : undefined;
   }
   if (error instanceof oidc.WWWAuthenticateChallengeError) {
     const named = error.cause.find((challenge) => challenge.parameters.error !== undefined)?.parameters.error;
@@ -106,7 +130,8 @@ function refusedClient(error: unknown): string | undefined {
  */
 function grantNotAllowed(error: unknown): boolean {
   if (error instanceof oidc.ResponseBodyError) return error.error === 'unauthorized_client';
-  if (error instanceof oidc.WWWAuthenticateChallengeError) return error.cause.some((challenge) => challenge.parameters.error === 'unauthorized_client');
+  if (error instanceof oidc.WWWAuthenticateChallengeError)
+    return error.cause.some((challenge) => challenge.parameters.error === 'unauthorized_client');
   return false;
 }
 

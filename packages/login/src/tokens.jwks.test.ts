@@ -12,7 +12,9 @@ const ISSUER = 'https://login.service.test';
 const AUDIENCE = 'https://api.merchant.test';
 
 /** A JWKS server whose key set (or error status) the test changes, counting the fetches. */
-async function jwksServer(status = 200): Promise<{ url: string; keys: JWK[]; fetches: () => number; stop(): Promise<void> }> {
+async function jwksServer(
+  status = 200,
+): Promise<{ url: string; keys: JWK[]; fetches: () => number; stop(): Promise<void> }> {
   let fetches = 0;
   const keys: JWK[] = [];
   const server: Server = createServer((_req, res) => {
@@ -33,7 +35,9 @@ async function jwksServer(status = 200): Promise<{ url: string; keys: JWK[]; fet
   };
 }
 
-async function keyPair(kid: string): Promise<{ publicJwk: JWK; sign: (claims?: Record<string, unknown>) => Promise<string> }> {
+async function keyPair(
+  kid: string,
+): Promise<{ publicJwk: JWK; sign: (claims?: Record<string, unknown>) => Promise<string> }> {
   const { publicKey, privateKey } = await generateKeyPair('RS256');
   return {
     publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' },
@@ -55,7 +59,16 @@ afterEach(async () => {
 });
 
 function verifier(jwksUri: string, cooldownMs: number): TokenVerifier {
-  return new TokenVerifier({ issuer: ISSUER, jwksUri, clientId: 'merchant', audience: AUDIENCE, algorithm: 'RS256', clockToleranceSeconds: 30, jwksCooldownMs: cooldownMs, fetch: undefined });
+  return new TokenVerifier({
+    issuer: ISSUER,
+    jwksUri,
+    clientId: 'merchant',
+    audience: AUDIENCE,
+    algorithm: 'RS256',
+    clockToleranceSeconds: 30,
+    jwksCooldownMs: cooldownMs,
+    fetch: undefined,
+  });
 }
 
 describe('the login JWKS', () => {
@@ -116,7 +129,8 @@ describe('the login JWKS', () => {
       loginOptions(provider, {
         fetch: async (input, init) => {
           const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-          if (later > 0 && url.endsWith('/.well-known/jwks.json')) return new Response('upstream down', { status: 503 });
+          if (later > 0 && url.endsWith('/.well-known/jwks.json'))
+            return new Response('upstream down', { status: 503 });
           const response = await fetch(input, init);
           // The code lives 60 s, so it is exchanged in real time; then 11 minutes pass: jose's JWKS cache (10
           // minutes) is stale when the ID token is verified, the tokens (1 hour) are not.
@@ -130,7 +144,10 @@ describe('the login JWKS', () => {
     const routes = new LoginRoutes(login, { onError: () => {} });
 
     later = 11 * 60_000;
-    const api = await routes.user(loginRequest('/api/me', [], { authorization: `Bearer ${tokens.accessToken}` }), undefined);
+    const api = await routes.user(
+      loginRequest('/api/me', [], { authorization: `Bearer ${tokens.accessToken}` }),
+      undefined,
+    );
     expect(api).toMatchObject({ status: 503 });
     expect(JSON.parse((api as { body: string }).body)).toMatchObject({ error: 'jwks_unavailable' });
 

@@ -93,10 +93,22 @@ export class TokenVerifier {
 
   /** Verifies a JWT access token for the configured audience (RFC 9068 `at+jwt`, or a plain JWT). */
   verifyAccessToken(token: string): Promise<VerifiedUser> {
-    return this.verify(token, 'access_token', this.options.audience, ['AT+JWT', 'APPLICATION/AT+JWT', 'JWT'], undefined);
+    return this.verify(
+      token,
+      'access_token',
+      this.options.audience,
+      ['AT+JWT', 'APPLICATION/AT+JWT', 'JWT'],
+      undefined,
+    );
   }
 
-  private async verify(token: string, kind: string, audience: string, types: string[], nonce: string | undefined): Promise<VerifiedUser> {
+  private async verify(
+    token: string,
+    kind: string,
+    audience: string,
+    types: string[],
+    nonce: string | undefined,
+  ): Promise<VerifiedUser> {
     if (typeof token !== 'string' || token.length === 0) throw loginError('token_missing', `${kind} is missing`);
     let typ: unknown;
     try {
@@ -105,7 +117,10 @@ export class TokenVerifier {
       throw loginError('token_invalid', `${kind} is not a JWS`);
     }
     if (typ !== undefined && (typeof typ !== 'string' || !types.includes(typ.toUpperCase()))) {
-      throw loginError('token_invalid', `${kind} has typ ${typeof typ === 'string' ? JSON.stringify(typ.slice(0, 40)) : typeof typ}`);
+      throw loginError(
+        'token_invalid',
+        `${kind} has typ ${typeof typ === 'string' ? JSON.stringify(typ.slice(0, 40)) : typeof typ}`,
+      );
     }
     let payload: JWTPayload;
     try {
@@ -119,9 +134,15 @@ export class TokenVerifier {
     } catch (error) {
       throw verificationError(kind, error);
     }
-    if (nonce !== undefined && payload.nonce !== nonce) throw loginError('token_invalid', `${kind} nonce does not match the login transaction`);
+    if (nonce !== undefined && payload.nonce !== nonce)
+      throw loginError('token_invalid', `${kind} nonce does not match the login transaction`);
     // With several audiences, the ID token must also name this client as its authorized party (OIDC Core 3.1.3.7).
-    if (kind === 'id_token' && Array.isArray(payload.aud) && payload.aud.length > 1 && payload.azp !== this.options.clientId) {
+    if (
+      kind === 'id_token' &&
+      Array.isArray(payload.aud) &&
+      payload.aud.length > 1 &&
+      payload.azp !== this.options.clientId
+    ) {
       throw loginError('token_invalid', `${kind} azp is not this client`);
     }
     if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + this.options.clockToleranceSeconds) {
@@ -180,10 +201,14 @@ function verificationError(kind: string, error: unknown): KybLoginError {
     if (error.claim === 'iss') return foreignIssuer(kind, `${kind} claim iss failed: ${error.reason}`);
     return loginError('token_invalid', `${kind} claim ${error.claim} failed: ${error.reason}`);
   }
-  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid) return loginError('jwks_unavailable', `${kind}: ${error.code}`);
+  if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid)
+    return loginError('jwks_unavailable', `${kind}: ${error.code}`);
   if (error instanceof joseErrors.JOSEError) return loginError('token_invalid', `${kind}: ${error.code}`);
   // Neither jose's refusal nor a failed JWKS fetch (those are JwksFetchFailed): unexpected, so not the token's fault.
-  return new KybLoginError('internal_error', undefined, { detail: `${kind}: verification failed unexpectedly (${safeName(error)})`, cause: error });
+  return new KybLoginError('internal_error', undefined, {
+    detail: `${kind}: verification failed unexpectedly (${safeName(error)})`,
+    cause: error,
+  });
 }
 
 /**
@@ -193,5 +218,9 @@ function verificationError(kind: string, error: unknown): KybLoginError {
  */
 export function foreignIssuer(kind: string, detail: string): KybLoginError {
   const token = kind === 'id_token' ? 'ID token' : 'access token';
-  return new KybLoginError('token_invalid', `The ${token} was not issued by this site\u2019s login server (its iss is another issuer).`, { detail });
+  return new KybLoginError(
+    'token_invalid',
+    `The ${token} was not issued by this site\u2019s login server (its iss is another issuer).`,
+    { detail },
+  );
 }

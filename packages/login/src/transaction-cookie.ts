@@ -5,7 +5,17 @@
  * the callback's state and this browser's binding, then used up once), and clears it and the ones of abandoned logins.
  */
 import * as oidc from 'openid-client';
-import { admitPendingLogin, bindingCookie, bindingCookieName, bindingHash, bindingOf, bindingOrNew, MAX_OTHER_PENDING_LOGINS, MAX_PENDING_LOGINS, withoutPendingLogin } from './binding.js';
+import {
+  admitPendingLogin,
+  bindingCookie,
+  bindingCookieName,
+  bindingHash,
+  bindingOf,
+  bindingOrNew,
+  MAX_OTHER_PENDING_LOGINS,
+  MAX_PENDING_LOGINS,
+  withoutPendingLogin,
+} from './binding.js';
 import type { LoginContext } from './context.js';
 import { readCookie, readCookies, serializeCookie } from './cookies.js';
 import { loginError } from './errors.js';
@@ -24,7 +34,11 @@ const MAX_COOKIE_BYTES = 4096;
  * Set-Cookie values the start route sends: the transaction cookie, the binding cookie that lists it, and cookies that
  * clear the oldest pending logins of this browser beyond what its Cookie header can carry.
  */
-export async function pendTransaction(ctx: LoginContext, request: LoginRequest, transaction: LoginTransaction): Promise<string[]> {
+export async function pendTransaction(
+  ctx: LoginContext,
+  request: LoginRequest,
+  transaction: LoginTransaction,
+): Promise<string[]> {
   const { options, transactionTtl } = ctx;
   const secure = secureFor(ctx, request);
   const binding = bindingOrNew(request, secure);
@@ -41,18 +55,27 @@ export async function pendTransaction(ctx: LoginContext, request: LoginRequest, 
   // Browsers drop a cookie whose name and value pass 4096 bytes, and the login would fail only at the callback
   // (transaction_missing) after the user went through the login server: refuse it now. Only the return path varies.
   if (name.length + 1 + sealed.length > MAX_COOKIE_BYTES) {
-    throw loginError('return_path_invalid', `the transaction cookie would pass ${MAX_COOKIE_BYTES} bytes: returnTo is too long for it`);
+    throw loginError(
+      'return_path_invalid',
+      `the transaction cookie would pass ${MAX_COOKIE_BYTES} bytes: returnTo is too long for it`,
+    );
   }
   const path = transactionCookiePath(ctx, request);
   // The transaction cookies only reach the callback path, so this route cannot see them: the binding cookie lists
   // the pending ones (tag, size, start time), and the oldest beyond the count and bytes a Cookie header can carry
   // are cleared here, before they could make the callback's request too large for the server to read.
-  const started = { tag: stateTag(transaction.state), bytes: name.length + 1 + sealed.length, issuedAt: Math.floor(Date.now() / 1000) };
+  const started = {
+    tag: stateTag(transaction.state),
+    bytes: name.length + 1 + sealed.length,
+    issuedAt: Math.floor(Date.now() / 1000),
+  };
   const stale = admitPendingLogin(binding, started, transactionTtl);
   return [
     serializeCookie(name, sealed, { path, maxAgeSeconds: transactionTtl, secure }),
     bindingCookie(binding, secure),
-    ...stale.map((pending) => serializeCookie(transactionCookiePrefix(ctx, secure) + pending.tag, '', { path, maxAgeSeconds: 0, secure })),
+    ...stale.map((pending) =>
+      serializeCookie(transactionCookiePrefix(ctx, secure) + pending.tag, '', { path, maxAgeSeconds: 0, secure }),
+    ),
   ];
 }
 
@@ -60,13 +83,18 @@ export async function pendTransaction(ctx: LoginContext, request: LoginRequest, 
  * The transaction of the callback's state, used up only once it is known to be this browser's: a forged callback
  * (another state) finds no cookie of that name and leaves the pending login alone.
  */
-export async function takeTransaction(ctx: LoginContext, request: LoginRequest, state: string): Promise<LoginTransaction> {
+export async function takeTransaction(
+  ctx: LoginContext,
+  request: LoginRequest,
+  state: string,
+): Promise<LoginTransaction> {
   const { options } = ctx;
   const secure = secureFor(ctx, request);
   const value = readCookie(request.header('cookie'), transactionCookieName(ctx, secure, state));
   if (!value) {
     // Another login of this browser is pending: the callback is not its (another tab's stale state, or forged).
-    if (transactionCookies(ctx, request, secure).length > 0) throw loginError('state_mismatch', 'no pending login of this browser has the callback state');
+    if (transactionCookies(ctx, request, secure).length > 0)
+      throw loginError('state_mismatch', 'no pending login of this browser has the callback state');
     throw loginError('transaction_missing', 'no transaction cookie on the callback');
   }
   const opened = await ctx.transactions.open(value);
@@ -89,11 +117,16 @@ export async function takeTransaction(ctx: LoginContext, request: LoginRequest, 
     const stored = await options.transactionStore.take(id);
     // Not used here, so expired or evicted (memoryTransactionStore drops the oldest when full), or used by
     // another instance: the user can only start again, and was not the one who replayed it.
-    if (!stored) throw loginError('transaction_missing', 'the transaction is not in the store (expired, evicted, or used on another instance)');
+    if (!stored)
+      throw loginError(
+        'transaction_missing',
+        'the transaction is not in the store (expired, evicted, or used on another instance)',
+      );
     return stored;
   }
   const tx = opened.tx as LoginTransaction | undefined;
-  if (!tx || typeof tx.codeVerifier !== 'string') throw loginError('transaction_invalid', 'the transaction is incomplete');
+  if (!tx || typeof tx.codeVerifier !== 'string')
+    throw loginError('transaction_invalid', 'the transaction is incomplete');
   return tx;
 }
 
@@ -116,7 +149,11 @@ function useOnce(ctx: LoginContext, id: string, expiresAtMs: number): void {
 export function clearTransactionCookie(ctx: LoginContext, request: LoginRequest): string {
   const secure = secureFor(ctx, request);
   const state = new URL(request.url, 'http://callback.invalid').searchParams.get('state') ?? '';
-  return serializeCookie(transactionCookieName(ctx, secure, state), '', { path: transactionCookiePath(ctx, request), maxAgeSeconds: 0, secure });
+  return serializeCookie(transactionCookieName(ctx, secure, state), '', {
+    path: transactionCookiePath(ctx, request),
+    maxAgeSeconds: 0,
+    secure,
+  });
 }
 
 /**
@@ -145,7 +182,10 @@ export async function callbackCleanupCookies(ctx: LoginContext, request: LoginRe
   );
   aged.sort((a, b) => b.issuedAt - a.issuedAt || b.index - a.index);
   const path = transactionCookiePath(ctx, request);
-  return [...finished, ...aged.slice(keep).map(({ name }) => serializeCookie(name, '', { path, maxAgeSeconds: 0, secure }))];
+  return [
+    ...finished,
+    ...aged.slice(keep).map(({ name }) => serializeCookie(name, '', { path, maxAgeSeconds: 0, secure })),
+  ];
 }
 
 function transactionCookiePrefix(ctx: LoginContext, secure: boolean): string {
@@ -160,7 +200,9 @@ function transactionCookieName(ctx: LoginContext, secure: boolean, state: string
 /** The transaction cookies a request carries, as [name, value]. */
 function transactionCookies(ctx: LoginContext, request: LoginRequest, secure: boolean): Array<[string, string]> {
   const prefix = transactionCookiePrefix(ctx, secure);
-  return readCookies(request.header('cookie')).filter(([name]) => name.startsWith(prefix) && STATE_TAG.test(name.slice(prefix.length)));
+  return readCookies(request.header('cookie')).filter(
+    ([name]) => name.startsWith(prefix) && STATE_TAG.test(name.slice(prefix.length)),
+  );
 }
 
 /** The transaction cookie goes only to the callback path, so it is sent nowhere else. */

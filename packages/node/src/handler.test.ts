@@ -2,7 +2,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { connect } from 'node:net';
 import { createReceiver, type Receiver } from '@kyb-webhooks/core';
 import { createTestSigner, testEvents } from '@kyb-webhooks/testing';
-import { runAdapterConformance, runAdapterOptionCases, serveOnLoopback, type AdapterTestOptions } from '@kyb-webhooks/testing/adapter-suite';
+import {
+  runAdapterConformance,
+  runAdapterOptionCases,
+  serveOnLoopback,
+  type AdapterTestOptions,
+} from '@kyb-webhooks/testing/adapter-suite';
 import { describe, expect, it } from 'vitest';
 import { kybWebhooks } from './index.js';
 
@@ -36,7 +41,9 @@ runAdapterConformance('node (req, res) handler', (receiver, options) => start(re
 });
 
 runAdapterOptionCases('kybWebhooks (@kyb-webhooks/node)', (receiver, options) => kybWebhooks(receiver, options), {
-  invalid: [['an option of another adapter', { path: '/webhooks/kyb' }, ['`path` is not an option; the options are onResult.']]],
+  invalid: [
+    ['an option of another adapter', { path: '/webhooks/kyb' }, ['`path` is not an option; the options are onResult.']],
+  ],
 });
 
 describe('node handler specifics', () => {
@@ -99,7 +106,9 @@ describe('node handler specifics', () => {
       const { port } = new URL(app.url);
       await new Promise<void>((resolve) => {
         const socket = connect(Number(port), '127.0.0.1', () => {
-          socket.write('POST /webhooks/kyb HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"event":');
+          socket.write(
+            'POST /webhooks/kyb HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"event":',
+          );
           setTimeout(() => {
             socket.destroy();
             resolve();

@@ -47,7 +47,11 @@ describe('nodeBodySource: one decision for every Node entry point', () => {
   });
 
   it.each<[string, Record<string, string>, string]>([
-    ['declared UTF-8 with a matching length', { ...json, 'content-length': String(Buffer.byteLength('{"n":"Zoë"}')) }, '{"n":"Zoë"}'],
+    [
+      'declared UTF-8 with a matching length',
+      { ...json, 'content-length': String(Buffer.byteLength('{"n":"Zoë"}')) },
+      '{"n":"Zoë"}',
+    ],
     ['without a charset', { 'content-type': 'application/json', 'content-length': '7' }, '{"a":1}'],
   ])('takes kept text that provably re-encodes to the signed bytes: %s', (_name, headers, text) => {
     const req = consumed(request(headers));

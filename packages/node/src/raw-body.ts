@@ -38,7 +38,9 @@ export function nodeBodySource(req: IncomingMessage, alreadyRead?: unknown): Bod
  */
 function isByteExact(text: string, req: IncomingMessage): boolean {
   const declaredLength = readHeader(req.headers, 'content-length') ?? '';
-  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(readHeader(req.headers, 'content-type') ?? '')?.[1]?.toLowerCase();
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i
+    .exec(readHeader(req.headers, 'content-type') ?? '')?.[1]
+    ?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') return false;
   if (!['', 'identity'].includes((readHeader(req.headers, 'content-encoding') ?? '').toLowerCase())) return false;
   if (!/^\d+$/.test(declaredLength) || text.includes('\uFFFD')) return false;

@@ -24,7 +24,11 @@ export interface IoRedisLike {
  * ```
  */
 export interface NodeRedisLike {
-  set(key: string, value: string, options: { condition: 'NX'; GET: true; expiration: { type: 'PX'; value: number } }): Promise<unknown>;
+  set(
+    key: string,
+    value: string,
+    options: { condition: 'NX'; GET: true; expiration: { type: 'PX'; value: number } },
+  ): Promise<unknown>;
   evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
@@ -52,7 +56,9 @@ export function setNxGet(client: RedisClientLike): SetNxGet {
   if (typeof (client as Partial<NodeRedisLike>).evalSha === 'function') {
     const nodeRedis = client as NodeRedisLike;
     return async (key, value, leaseMs) =>
-      asString(await nodeRedis.set(key, value, { condition: 'NX', GET: true, expiration: { type: 'PX', value: leaseMs } }));
+      asString(
+        await nodeRedis.set(key, value, { condition: 'NX', GET: true, expiration: { type: 'PX', value: leaseMs } }),
+      );
   }
   const ioredis = client as IoRedisLike;
   return async (key, value, leaseMs) => asString(await ioredis.set(key, value, 'PX', leaseMs, 'NX', 'GET'));

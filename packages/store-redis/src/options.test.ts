@@ -16,20 +16,48 @@ const fn = () => {};
 
 describe('createRedisStore refuses a bad configuration at creation', () => {
   it.each<[string, unknown, string[]]>([
-    ['no options', undefined, ['createRedisStore needs an options object', 'createRedisStore({ client: new Redis(process.env.REDIS_URL) })']],
+    [
+      'no options',
+      undefined,
+      ['createRedisStore needs an options object', 'createRedisStore({ client: new Redis(process.env.REDIS_URL) })'],
+    ],
     ['no client', {}, ['`client` is missing', 'ioredis', 'node-redis']],
     ['a client read from nowhere', { client: undefined, prefix: 'kyb:' }, ['`client` is missing']],
-    ['a connection URL instead of a client', { client: 'redis://127.0.0.1:6379' }, ['`client` must be a Redis client', 'got a string']],
-    ['a connect() promise that was not awaited', { client: Promise.resolve(nodeRedis) }, ['`client` must be a Redis client', 'a Promise (missing await?)']],
-    ['an object without script commands', { client: { set: fn, get: fn } }, ['`client` is not a Redis client (it has neither evalsha nor evalSha)']],
+    [
+      'a connection URL instead of a client',
+      { client: 'redis://127.0.0.1:6379' },
+      ['`client` must be a Redis client', 'got a string'],
+    ],
+    [
+      'a connect() promise that was not awaited',
+      { client: Promise.resolve(nodeRedis) },
+      ['`client` must be a Redis client', 'a Promise (missing await?)'],
+    ],
+    [
+      'an object without script commands',
+      { client: { set: fn, get: fn } },
+      ['`client` is not a Redis client (it has neither evalsha nor evalSha)'],
+    ],
     ['an ioredis-like object without set', { client: { evalsha: fn, eval: fn } }, ['`client` has no set method']],
     ['a node-redis-like object without eval', { client: { set: fn, evalSha: fn } }, ['`client` has no eval method']],
     ['redis instead of client', { redis: ioredis }, ['`redis` is not an option: did you mean `client`?']],
-    ["ioredis's keyPrefix", { client: ioredis, keyPrefix: 'shop:' }, ['`keyPrefix` is not an option: did you mean `prefix`?']],
+    [
+      "ioredis's keyPrefix",
+      { client: ioredis, keyPrefix: 'shop:' },
+      ['`keyPrefix` is not an option: did you mean `prefix`?'],
+    ],
     ['a misspelt prefix', { client: ioredis, prefx: 'shop:' }, ['did you mean `prefix`?']],
     ['an empty prefix', { client: ioredis, prefix: '' }, ['`prefix` must be a non-empty string', "'kyb:dedupe:'"]],
-    ['a prefix that is not a string', { client: ioredis, prefix: 7 }, ['`prefix` must be a non-empty string', 'got a number']],
-    ['a prefix with a hash tag', { client: ioredis, prefix: '{kyb}:' }, ["`prefix` must not contain '{' or '}'", 'hash tag']],
+    [
+      'a prefix that is not a string',
+      { client: ioredis, prefix: 7 },
+      ['`prefix` must be a non-empty string', 'got a number'],
+    ],
+    [
+      'a prefix with a hash tag',
+      { client: ioredis, prefix: '{kyb}:' },
+      ["`prefix` must not contain '{' or '}'", 'hash tag'],
+    ],
   ])('%s', (_name, options, words) => {
     const error = expectConfigInvalid(() => createRedisStore(options as never));
     expect(error.code).toBe('config_invalid');

@@ -72,7 +72,11 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     const { store, calls } = counted();
     await store.completeInOrder(ulid(), 'warm-up', { retainMs: 5_000, streamId: 'req_warm', seq: 0, firstSeq: 0 });
     const streamId = `req_${ulid()}`;
-    for (const [seq, outcome] of [[0, 'completed'], [1, 'completed'], [5, 'cursor_moved']] as const) {
+    for (const [seq, outcome] of [
+      [0, 'completed'],
+      [1, 'completed'],
+      [5, 'cursor_moved'],
+    ] as const) {
       const id = ulid();
       const claim = await store.claim(id, { leaseMs: 5_000 });
       calls.length = 0;
@@ -90,7 +94,9 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     const store = createRedisStore({ client: cluster as unknown as Redis, prefix });
     const options = { retainMs: 5_000, streamId: 'req_1', seq: 0, firstSeq: 0 } as const;
     const refusal = store.completeInOrder(ulid(), 'a'.repeat(36), options);
-    await expect(refusal).rejects.toThrow(/Redis Cluster keeps them in different slots: use a standalone, Sentinel or Valkey server/);
+    await expect(refusal).rejects.toThrow(
+      /Redis Cluster keeps them in different slots: use a standalone, Sentinel or Valkey server/,
+    );
     await expect(refusal).rejects.toMatchObject({ cause: { message: expect.stringMatching(/^CROSSSLOT/) } });
   });
 
@@ -150,7 +156,8 @@ describe.skipIf(!redis.url)(`redis store specifics ${redis.skipReason ?? ''}`, (
     const slowPrune = new Proxy(client, {
       get(target, name) {
         const value = Reflect.get(target, name) as unknown;
-        if (name !== 'evalsha' || typeof value !== 'function') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        if (name !== 'evalsha' || typeof value !== 'function')
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         return async (...args: unknown[]) => {
           if (!hooked && args[0] === PRUNE_EXPIRED.sha) {
             hooked = true;

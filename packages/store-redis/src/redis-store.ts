@@ -21,7 +21,19 @@ import {
   type StreamCursorStore,
 } from '@kyb-webhooks/core/store';
 import { scriptRunner, setNxGet, type RedisClientLike } from './client.js';
-import { ADVANCE_CURSOR, CLAIM, COMPLETE, COMPLETE_IN_ORDER, GET_CURSOR, GET_CURSORS, LIST_ACTIVE, LIST_SKIPS, PRUNE_EXPIRED, RELEASE, SKIP_SEQ } from './scripts.js';
+import {
+  ADVANCE_CURSOR,
+  CLAIM,
+  COMPLETE,
+  COMPLETE_IN_ORDER,
+  GET_CURSOR,
+  GET_CURSORS,
+  LIST_ACTIVE,
+  LIST_SKIPS,
+  PRUNE_EXPIRED,
+  RELEASE,
+  SKIP_SEQ,
+} from './scripts.js';
 
 /**
  * Options of {@link createRedisStore}.
@@ -134,20 +146,34 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
       checkStreamArguments(streamId, seq, firstSeq);
       const args = [held(token), milliseconds('retainMs', retainMs), String(seq), String(firstSeq)];
       args.push(streamId, milliseconds('cursorRetainMs', inOrderCursorRetention(options)));
-      const outcome = String(await crossSlotExplained(run(COMPLETE_IN_ORDER, [key(eventId), cursorKey(streamId), activityKey, expiryKey], args)));
+      const outcome = String(
+        await crossSlotExplained(
+          run(COMPLETE_IN_ORDER, [key(eventId), cursorKey(streamId), activityKey, expiryKey], args),
+        ),
+      );
       if (outcome === 'completed' || outcome === 'lease_lost' || outcome === 'cursor_moved') return outcome;
       throw new Error(`Unexpected reply from the Redis completeInOrder script: ${outcome.slice(0, 40)}`);
     },
     async advanceCursor(streamId, seq, advance): Promise<boolean> {
       checkStreamArguments(streamId, seq);
       const args = [String(seq), milliseconds('retainMs', cursorRetention(advance)), streamId];
-      return Number(await crossSlotExplained(run(ADVANCE_CURSOR, [cursorKey(streamId), activityKey, expiryKey], args))) === 1;
+      return (
+        Number(await crossSlotExplained(run(ADVANCE_CURSOR, [cursorKey(streamId), activityKey, expiryKey], args))) === 1
+      );
     },
     async skipSeq(streamId, seq, skip): Promise<boolean> {
       const { firstSeq } = checkSkipArguments(streamId, seq, skip);
-      const record = JSON.stringify(skip.eventId === undefined ? { reason: skip.reason } : { reason: skip.reason, eventId: skip.eventId });
+      const record = JSON.stringify(
+        skip.eventId === undefined ? { reason: skip.reason } : { reason: skip.reason, eventId: skip.eventId },
+      );
       const args = [String(seq), milliseconds('retainMs', skip.retainMs), streamId, String(firstSeq), record];
-      return Number(await crossSlotExplained(run(SKIP_SEQ, [cursorKey(streamId), skipsKey(streamId), activityKey, expiryKey], args))) === 1;
+      return (
+        Number(
+          await crossSlotExplained(
+            run(SKIP_SEQ, [cursorKey(streamId), skipsKey(streamId), activityKey, expiryKey], args),
+          ),
+        ) === 1
+      );
     },
     async listSkips(streamId): Promise<SkippedSeq[]> {
       checkStreamId(streamId);
@@ -169,9 +195,14 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
       while (kept.length <= limit) {
         const flat = (await run(LIST_ACTIVE, activityKey, [String(min), lastId, String(limit + 1)])) as unknown[];
         const batch: { streamId: string; activeAt: number }[] = [];
-        for (let i = 0; i + 1 < flat.length; i += 2) batch.push({ streamId: String(flat[i]), activeAt: Number(flat[i + 1]) });
+        for (let i = 0; i + 1 < flat.length; i += 2)
+          batch.push({ streamId: String(flat[i]), activeAt: Number(flat[i + 1]) });
         if (batch.length === 0) break;
-        const seqs = (await run(GET_CURSORS, batch.map((entry) => cursorKey(entry.streamId)), [])) as unknown[];
+        const seqs = (await run(
+          GET_CURSORS,
+          batch.map((entry) => cursorKey(entry.streamId)),
+          [],
+        )) as unknown[];
         const gone: string[] = [];
         batch.forEach((entry, index) => {
           const seq = seqs[index];
@@ -215,7 +246,9 @@ const OPTIONS_SPEC: OptionsSpec = {
         return `must be a non-empty string, so the keys cannot collide with other data, e.g. '${DEFAULT_REDIS_PREFIX}'; got ${describeValue(value)}.`;
       }
       // The store puts the event id in braces, the Cluster hash tag; a brace in the prefix would become the tag.
-      return /[{}]/.test(value) ? `must not contain '{' or '}': the store wraps each event id in braces (the Redis Cluster hash tag).` : undefined;
+      return /[{}]/.test(value)
+        ? `must not contain '{' or '}': the store wraps each event id in braces (the Redis Cluster hash tag).`
+        : undefined;
     },
   },
   aliases: { redis: 'client', connection: 'client', ioredis: 'client', keyPrefix: 'prefix', namespace: 'prefix' },
@@ -228,7 +261,7 @@ async function crossSlotExplained(reply: Promise<unknown>): Promise<unknown> {
   } catch (error) {
     if (!/CROSSSLOT/i.test(String((error as Error)?.message))) throw error;
     throw new Error(
-      'stream cursors need the event, its stream cursor and the streams\' activity index in one atomic script, and Redis ' +
+      "stream cursors need the event, its stream cursor and the streams' activity index in one atomic script, and Redis " +
         'Cluster keeps them in different slots: use a standalone, Sentinel or Valkey server for ordering (dedupe alone ' +
         'works on Cluster).',
       { cause: error },

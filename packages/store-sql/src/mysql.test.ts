@@ -6,7 +6,14 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createMySqlStore, mysqlSchema, mysqlSchemaFile } from './mysql.js';
-import { countQueries, sleep, testTable, withSkewedAppClock, expectPurgeCompleted, expectPurgeCursors } from './test-helpers.js';
+import {
+  countQueries,
+  sleep,
+  testTable,
+  withSkewedAppClock,
+  expectPurgeCompleted,
+  expectPurgeCursors,
+} from './test-helpers.js';
 
 const mysqlServer = testService('mysql');
 
@@ -68,12 +75,16 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     }
     await createMySqlStore({ pool, table: `${byEnsure}.kyb_webhook_events` }).ensureSchema();
     const show = async (database: string, table = 'kyb_webhook_events') =>
-      ((await pool.query(`SHOW CREATE TABLE \`${database}\`.${table}`)) as [Record<string, string>[], unknown])[0][0]!['Create Table'];
+      ((await pool.query(`SHOW CREATE TABLE \`${database}\`.${table}`)) as [Record<string, string>[], unknown])[0][0]![
+        'Create Table'
+      ];
     expect(await show(byFile)).toBe(await show(byEnsure));
     expect(await show(byFile)).toMatch(/`event_id` varbinary\(1020\) NOT NULL/);
     expect(await show(byFile, 'kyb_webhook_events_streams')).toBe(await show(byEnsure, 'kyb_webhook_events_streams'));
     expect(await show(byFile, 'kyb_webhook_events_streams')).toMatch(/`stream_id` varbinary\(1020\) NOT NULL/);
-    expect(await show(byFile, 'kyb_webhook_events_streams')).toMatch(/KEY `kyb_webhook_events_activity_idx` \(`active_at`,`stream_id`\)/);
+    expect(await show(byFile, 'kyb_webhook_events_streams')).toMatch(
+      /KEY `kyb_webhook_events_activity_idx` \(`active_at`,`stream_id`\)/,
+    );
     const store = createMySqlStore({ pool, table: `${byFile}.kyb_webhook_events` });
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
   });
@@ -164,9 +175,12 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     await store.ensureSchema();
     try {
       const ids = async () =>
-        ((await pool.query(`SELECT CAST(event_id AS CHAR) AS id FROM \`${purgeTable}\` ORDER BY 1`)) as [{ id: string }[], unknown])[0].map(
-          (r) => r.id,
-        );
+        (
+          (await pool.query(`SELECT CAST(event_id AS CHAR) AS id FROM \`${purgeTable}\` ORDER BY 1`)) as [
+            { id: string }[],
+            unknown,
+          ]
+        )[0].map((r) => r.id);
       await expectPurgeCompleted(store, ids);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\``);
@@ -179,9 +193,12 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     await store.ensureSchema();
     try {
       const streams = async () =>
-        ((await pool.query(`SELECT CAST(stream_id AS CHAR) AS id FROM \`${purgeTable}_streams\` ORDER BY 1`)) as [{ id: string }[], unknown])[0].map(
-          (r) => r.id,
-        );
+        (
+          (await pool.query(`SELECT CAST(stream_id AS CHAR) AS id FROM \`${purgeTable}_streams\` ORDER BY 1`)) as [
+            { id: string }[],
+            unknown,
+          ]
+        )[0].map((r) => r.id);
       await expectPurgeCursors(store, streams);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\``);
@@ -222,7 +239,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     expect(await step(7)).toEqual({ outcome: 'cursor_moved', trips: 2 });
   });
 
-  it('reads the cursor and completes a stream\'s first event in two round trips when getCursor is told firstEvent (one more than ordering off)', async () => {
+  it("reads the cursor and completes a stream's first event in two round trips when getCursor is told firstEvent (one more than ordering off)", async () => {
     const { db, count } = countQueries(pool);
     const store = createMySqlStore({ pool: db, table });
     const streamId = `req_${ulid()}`;
@@ -231,7 +248,9 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
     const before = count();
     expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
-    expect(await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 1, firstSeq: 1 })).toBe('completed');
+    expect(await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 1, firstSeq: 1 })).toBe(
+      'completed',
+    );
     expect(count() - before).toBe(2);
     expect(await store.getCursor(streamId)).toBe(1);
   });
@@ -243,7 +262,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     { mode: 'enforce', queries: [3, 3] },
     { mode: 'detect', queries: [3, 2] },
   ] as const)(
-    'a receiver with ordering $mode makes $queries.0 queries for a stream\'s first event and $queries.1 for the next',
+    "a receiver with ordering $mode makes $queries.0 queries for a stream's first event and $queries.1 for the next",
     async ({ mode, queries }) => {
       const now = Date.now();
       const signer = await createTestSigner({ now, secrets: { '1': 'mysql-ordering-secret' } });
@@ -269,7 +288,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     },
   );
 
-  it('remembers at most 1024 streams told to getCursor: the oldest one\'s first event pays the placeholder again, and completes', async () => {
+  it("remembers at most 1024 streams told to getCursor: the oldest one's first event pays the placeholder again, and completes", async () => {
     const { db, count } = countQueries(pool);
     const store = createMySqlStore({ pool: db, table });
     const oldest = `req_${ulid()}`;
@@ -280,7 +299,9 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     const claim = await store.claim(id, { leaseMs: 5_000 });
     if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
     const before = count();
-    expect(await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId: oldest, seq: 0, firstSeq: 0 })).toBe('completed');
+    expect(
+      await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId: oldest, seq: 0, firstSeq: 0 }),
+    ).toBe('completed');
     expect(count() - before).toBe(2);
   });
 
@@ -292,11 +313,18 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
     expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
     const placeholder = async () =>
-      ((await pool.query(`SELECT 1 FROM \`${table}_streams\` WHERE stream_id = ?`, [Buffer.from(streamId)])) as [unknown[], unknown])[0].length;
+      (
+        (await pool.query(`SELECT 1 FROM \`${table}_streams\` WHERE stream_id = ?`, [Buffer.from(streamId)])) as [
+          unknown[],
+          unknown,
+        ]
+      )[0].length;
     expect(await placeholder()).toBe(1);
     await store.purgeCompleted(); // the placeholder expired as it was inserted: it reads as no cursor, and goes
     expect(await placeholder()).toBe(0);
-    expect(await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 1, firstSeq: 1 })).toBe('completed');
+    expect(await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 1, firstSeq: 1 })).toBe(
+      'completed',
+    );
     expect(await store.getCursor(streamId)).toBe(1);
   });
 

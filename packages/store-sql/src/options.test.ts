@@ -29,14 +29,30 @@ describe('createPostgresStore refuses a bad configuration at creation', () => {
     ['no options', undefined, ['createPostgresStore needs an options object', 'new pg.Pool(']],
     ['neither pool nor client', {}, ['`pool` is missing: pass { pool } (a pg.Pool) or { client } (a pg.Client)']],
     ['both pool and client', { pool: pgPool, client: pgClient }, ['`pool` and `client` are both set']],
-    ['a connection string as pool', { pool: 'postgres://localhost/db' }, ['`pool` must be an object with query methods', 'got a string']],
-    ['a connection string option', { connectionString: 'postgres://localhost/db' }, ['`connectionString` is not an option: did you mean `pool`?']],
+    [
+      'a connection string as pool',
+      { pool: 'postgres://localhost/db' },
+      ['`pool` must be an object with query methods', 'got a string'],
+    ],
+    [
+      'a connection string option',
+      { connectionString: 'postgres://localhost/db' },
+      ['`connectionString` is not an option: did you mean `pool`?'],
+    ],
     ['an object without query', { client: {} }, ['`client` has no query method']],
     ['a misspelt pool', { pol: pgPool }, ['`pol` is not an option: did you mean `pool`?']],
-    ['tableName instead of table', { pool: pgPool, tableName: 'events' }, ['`tableName` is not an option: did you mean `table`?']],
+    [
+      'tableName instead of table',
+      { pool: pgPool, tableName: 'events' },
+      ['`tableName` is not an option: did you mean `table`?'],
+    ],
     ['a table name that is not an identifier', { pool: pgPool, table: badTable }, ['`table` is invalid', 'identifier']],
     ['a table name that is not a string', { pool: pgPool, table: 42 }, ['`table` is invalid', 'identifier']],
-    ['preparedStatements as a string', { pool: pgPool, preparedStatements: 'false' }, ['`preparedStatements` must be true or false, got a string']],
+    [
+      'preparedStatements as a string',
+      { pool: pgPool, preparedStatements: 'false' },
+      ['`preparedStatements` must be true or false, got a string'],
+    ],
   ])('%s', (_name, options, words) => {
     const error = expectConfigInvalid(() => createPostgresStore(options as never));
     expect(error.code).toBe('config_invalid');
@@ -47,7 +63,10 @@ describe('createPostgresStore refuses a bad configuration at creation', () => {
   it.each<[string, object]>([
     ['a pg.Pool', { pool: pgPool }],
     ['a pg.Client', { client: pgClient }],
-    ['a schema-qualified table and no prepared statements', { pool: pgPool, table: 'audit.kyb_webhook_events', preparedStatements: false }],
+    [
+      'a schema-qualified table and no prepared statements',
+      { pool: pgPool, table: 'audit.kyb_webhook_events', preparedStatements: false },
+    ],
   ])('accepts %s', (_name, options) => {
     expect(createPostgresStore(options as never).table).toBeTypeOf('string');
   });
@@ -57,11 +76,23 @@ describe('createMySqlStore refuses a bad configuration at creation', () => {
   it.each<Case>([
     ['no options', undefined, ['createMySqlStore needs an options object', 'mysql2/promise']],
     ['no pool', {}, ['`pool` is missing', 'mysql2/promise']],
-    ['a callback-style mysql2 pool', { pool: mysqlCallbackPool }, ['`pool` is a callback-style mysql2 pool', 'pool.promise()']],
+    [
+      'a callback-style mysql2 pool',
+      { pool: mysqlCallbackPool },
+      ['`pool` is a callback-style mysql2 pool', 'pool.promise()'],
+    ],
     ['an object without query', { pool: { execute() {} } }, ['`pool` has no query method']],
     ['client instead of pool', { client: mysqlPool }, ['`client` is not an option: did you mean `pool`?']],
-    ['a table name that is not an identifier', { pool: mysqlPool, table: badTable }, ['`table` is invalid', 'identifier']],
-    ['a Postgres option', { pool: mysqlPool, preparedStatements: true }, ['`preparedStatements` is not an option; the options are pool, table.']],
+    [
+      'a table name that is not an identifier',
+      { pool: mysqlPool, table: badTable },
+      ['`table` is invalid', 'identifier'],
+    ],
+    [
+      'a Postgres option',
+      { pool: mysqlPool, preparedStatements: true },
+      ['`preparedStatements` is not an option; the options are pool, table.'],
+    ],
   ])('%s', (_name, options, words) => {
     const error = expectConfigInvalid(() => createMySqlStore(options as never));
     expect(error.code).toBe('config_invalid');
@@ -70,7 +101,9 @@ describe('createMySqlStore refuses a bad configuration at creation', () => {
   });
 
   it('accepts a mysql2/promise pool and a qualified table', () => {
-    expect(createMySqlStore({ pool: mysqlPool as never, table: 'shop.kyb_webhook_events' }).table).toBe('shop.kyb_webhook_events');
+    expect(createMySqlStore({ pool: mysqlPool as never, table: 'shop.kyb_webhook_events' }).table).toBe(
+      'shop.kyb_webhook_events',
+    );
   });
 });
 
@@ -78,13 +111,33 @@ describe('createSqliteStore refuses a bad configuration at creation', () => {
   it.each<Case>([
     ['no options', undefined, ['createSqliteStore needs an options object', './kyb-webhooks.sqlite']],
     ['neither database nor filename', {}, ['`database` is missing', '{ filename:']],
-    ['both database and filename', { database: sqlite, filename: './x.sqlite' }, ['`database` and `filename` are both set']],
+    [
+      'both database and filename',
+      { database: sqlite, filename: './x.sqlite' },
+      ['`database` and `filename` are both set'],
+    ],
     ['an empty filename (an unset environment variable)', { filename: '' }, ['`filename` is empty']],
-    ['a filename that is not a string', { filename: new URL('file:///tmp/x.sqlite') }, ['`filename` must be a string', 'got an instance of URL']],
-    ['a filename as database', { database: './x.sqlite' }, ['`database` must be an object with prepare, exec, transaction and close methods', 'got a string']],
-    ['a database without transaction', { database: { prepare() {}, exec() {}, close() {} } }, ['`database` has no transaction method']],
+    [
+      'a filename that is not a string',
+      { filename: new URL('file:///tmp/x.sqlite') },
+      ['`filename` must be a string', 'got an instance of URL'],
+    ],
+    [
+      'a filename as database',
+      { database: './x.sqlite' },
+      ['`database` must be an object with prepare, exec, transaction and close methods', 'got a string'],
+    ],
+    [
+      'a database without transaction',
+      { database: { prepare() {}, exec() {}, close() {} } },
+      ['`database` has no transaction method'],
+    ],
     ['path instead of filename', { path: './x.sqlite' }, ['`path` is not an option: did you mean `filename`?']],
-    ['a table name that is not an identifier', { filename: './x.sqlite', table: badTable }, ['`table` is invalid', 'identifier']],
+    [
+      'a table name that is not an identifier',
+      { filename: './x.sqlite', table: badTable },
+      ['`table` is invalid', 'identifier'],
+    ],
   ])('%s', (_name, options, words) => {
     const error = expectConfigInvalid(() => createSqliteStore(options as never));
     expect(error.code).toBe('config_invalid');

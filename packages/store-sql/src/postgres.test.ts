@@ -5,7 +5,14 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createPostgresStore, postgresSchema, postgresSchemaFile } from './postgres.js';
-import { countQueries, sleep, testTable, withSkewedAppClock, expectPurgeCompleted, expectPurgeCursors } from './test-helpers.js';
+import {
+  countQueries,
+  sleep,
+  testTable,
+  withSkewedAppClock,
+  expectPurgeCompleted,
+  expectPurgeCursors,
+} from './test-helpers.js';
 
 const postgres = testService('postgres');
 
@@ -74,16 +81,19 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
         )
       ).rows,
       indexes: (
-        await pool.query(`SELECT indexname, replace(indexdef, $1, 'S') AS def FROM pg_indexes WHERE schemaname = $1 ORDER BY 1`, [
-          schema,
-        ])
+        await pool.query(
+          `SELECT indexname, replace(indexdef, $1, 'S') AS def FROM pg_indexes WHERE schemaname = $1 ORDER BY 1`,
+          [schema],
+        )
       ).rows,
     });
     const [a, b] = [await shape(byFile), await shape(byEnsure)];
     expect(a.columns).toHaveLength(16);
     // Events: key and expiry; stream cursors: key and the (active_at, stream_id) index of listStreams; skips: key.
     expect(a.indexes).toHaveLength(5);
-    expect(a.indexes.map((index: { def: string }) => index.def)).toContainEqual(expect.stringMatching(/\(active_at, stream_id\)$/));
+    expect(a.indexes.map((index: { def: string }) => index.def)).toContainEqual(
+      expect.stringMatching(/\(active_at, stream_id\)$/),
+    );
     expect(a).toEqual(b);
     const store = createPostgresStore({ pool, table: `${byFile}.kyb_webhook_events` });
     expect((await store.claim(ulid(), { leaseMs: 1_000 })).status).toBe('acquired');
@@ -102,7 +112,9 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
 
   it('sends named prepared statements by default, and plain ones with preparedStatements: false (PgBouncer)', async () => {
     const sent: unknown[] = [];
-    const spy = { query: (query: unknown, values?: unknown[]) => (sent.push(query), pool.query(query as string, values)) };
+    const spy = {
+      query: (query: unknown, values?: unknown[]) => (sent.push(query), pool.query(query as string, values)),
+    };
     for (const preparedStatements of [true, false]) {
       sent.length = 0;
       const store = createPostgresStore({ pool: spy as never, table, preparedStatements });
@@ -112,7 +124,11 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
       expect(await store.claim(id, { leaseMs: 5_000 })).toEqual({ status: 'completed' });
       const names = sent.map((query) => (typeof query === 'string' ? undefined : (query as { name?: string }).name));
       if (preparedStatements) {
-        expect(names).toEqual([expect.stringMatching(/^kyb_claim_[0-9a-f]{8}$/), expect.stringMatching(/^kyb_complete_/), names[0]]);
+        expect(names).toEqual([
+          expect.stringMatching(/^kyb_claim_[0-9a-f]{8}$/),
+          expect.stringMatching(/^kyb_complete_/),
+          names[0],
+        ]);
       } else {
         expect(names).toEqual([undefined, undefined, undefined]);
       }
@@ -157,7 +173,8 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     const store = createPostgresStore({ pool, table: `public.${purgeTable}` });
     await store.ensureSchema();
     try {
-      const ids = async () => (await pool.query(`SELECT event_id FROM "${purgeTable}" ORDER BY 1`)).rows.map((r) => r.event_id);
+      const ids = async () =>
+        (await pool.query(`SELECT event_id FROM "${purgeTable}" ORDER BY 1`)).rows.map((r) => r.event_id);
       await expectPurgeCompleted(store, ids);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS "${purgeTable}", "${purgeTable}_streams"`);
@@ -169,7 +186,8 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     const store = createPostgresStore({ pool, table: purgeTable });
     await store.ensureSchema();
     try {
-      const streams = async () => (await pool.query(`SELECT stream_id FROM "${purgeTable}_streams" ORDER BY 1`)).rows.map((r) => r.stream_id);
+      const streams = async () =>
+        (await pool.query(`SELECT stream_id FROM "${purgeTable}_streams" ORDER BY 1`)).rows.map((r) => r.stream_id);
       await expectPurgeCursors(store, streams);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS "${purgeTable}", "${purgeTable}_streams"`);
@@ -178,7 +196,9 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
 
   it('keeps purging events on a schema migrated by hand before stream cursors existed (no cursors table)', async () => {
     const oldTable = testTable();
-    await pool.query(postgresSchema(oldTable).split('CREATE TABLE IF NOT EXISTS').slice(0, 2).join('CREATE TABLE IF NOT EXISTS'));
+    await pool.query(
+      postgresSchema(oldTable).split('CREATE TABLE IF NOT EXISTS').slice(0, 2).join('CREATE TABLE IF NOT EXISTS'),
+    );
     try {
       const store = createPostgresStore({ pool, table: oldTable });
       const id = ulid();
@@ -200,13 +220,19 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
       const id = ulid();
       const claim = await store.claim(id, { leaseMs: 5_000 });
       const before = count();
-      expect(claim.status === 'acquired' && (await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq, firstSeq: 1 }))).toBe('completed');
+      expect(
+        claim.status === 'acquired' &&
+          (await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq, firstSeq: 1 })),
+      ).toBe('completed');
       expect(count() - before).toBe(1);
     }
     const id = ulid();
     const claim = await store.claim(id, { leaseMs: 5_000 });
     const before = count();
-    expect(claim.status === 'acquired' && (await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 5, firstSeq: 1 }))).toBe('cursor_moved');
+    expect(
+      claim.status === 'acquired' &&
+        (await store.completeInOrder(id, claim.token, { retainMs: 5_000, streamId, seq: 5, firstSeq: 1 })),
+    ).toBe('cursor_moved');
     expect(count() - before).toBe(1);
   });
 

@@ -5,9 +5,12 @@ const busy = (code = 'SQLITE_BUSY') => Object.assign(new Error('database is lock
 const BOUNDS = { maxMs: 50, firstDelayMs: 1, maxDelayMs: 4 };
 
 describe('retrying a SQLite step that met SQLITE_BUSY', () => {
-  it.each(['SQLITE_BUSY', 'SQLITE_BUSY_RECOVERY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT'])('treats %s as busy', (code) => {
-    expect(isSqliteBusy(busy(code))).toBe(true);
-  });
+  it.each(['SQLITE_BUSY', 'SQLITE_BUSY_RECOVERY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_TIMEOUT'])(
+    'treats %s as busy',
+    (code) => {
+      expect(isSqliteBusy(busy(code))).toBe(true);
+    },
+  );
 
   it.each([['SQLITE_LOCKED'], ['SQLITE_CORRUPT'], [undefined]])('does not treat %s as busy', (code) => {
     expect(isSqliteBusy(Object.assign(new Error('x'), { code }))).toBe(false);

@@ -54,7 +54,8 @@ describe('sqlite store specifics', () => {
     const [byFile, byEnsure] = [new Database(tempFile()), new Database(tempFile())];
     byFile.exec(file);
     await createSqliteStore({ database: byEnsure }).ensureSchema();
-    const shape = (db: Database.Database) => db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all();
+    const shape = (db: Database.Database) =>
+      db.prepare('SELECT type, name, sql FROM sqlite_master ORDER BY name').all();
     // Three tables (events, cursors, skips), the events' expiry index and the cursors' activity index (listStreams).
     expect(shape(byFile)).toHaveLength(5);
     expect(shape(byFile)).toEqual(shape(byEnsure));
@@ -109,7 +110,8 @@ describe('sqlite store specifics', () => {
     const database = new Database(tempFile());
     const store = createSqliteStore({ database });
     await store.ensureSchema();
-    const streams = () => database.prepare('SELECT stream_id FROM kyb_webhook_events_streams ORDER BY 1').pluck().all() as string[];
+    const streams = () =>
+      database.prepare('SELECT stream_id FROM kyb_webhook_events_streams ORDER BY 1').pluck().all() as string[];
     await expectPurgeCursors(store, streams);
     database.close();
   });
@@ -186,6 +188,8 @@ describe('sqlite store specifics', () => {
 
   it('quotes a validated table name into its SQL', () => {
     expect(sqliteSchema('aux.events')).toContain('CREATE TABLE IF NOT EXISTS "aux"."events"');
-    expect(() => createSqliteStore({ filename: tempFile(), table: 'events"; DROP TABLE users; --' })).toThrow(/identifier/);
+    expect(() => createSqliteStore({ filename: tempFile(), table: 'events"; DROP TABLE users; --' })).toThrow(
+      /identifier/,
+    );
   });
 });

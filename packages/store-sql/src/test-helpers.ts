@@ -9,7 +9,9 @@ export function testTable(): string {
 }
 
 /** Wrap a driver object so that every `query` call is counted: one call is one round trip. */
-export function countQueries<T extends { query: (...args: never[]) => unknown }>(db: T): { db: T; count: () => number } {
+export function countQueries<T extends { query: (...args: never[]) => unknown }>(
+  db: T,
+): { db: T; count: () => number } {
   let calls = 0;
   const wrapped = {
     query: (...args: Parameters<T['query']>) => {
@@ -41,7 +43,10 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
  * elapsed, a long one and an open lease are kept; with `olderThanMs` the long completed one goes too, and the
  * lease stays. `ids` lists the table's event ids.
  */
-export async function expectPurgeCompleted(store: SqlDedupeStore, ids: () => Promise<string[]> | string[]): Promise<void> {
+export async function expectPurgeCompleted(
+  store: SqlDedupeStore,
+  ids: () => Promise<string[]> | string[],
+): Promise<void> {
   const [short, long, open] = [ulid(), ulid(), ulid()];
   for (const [id, retainMs] of [
     [short, 200],
@@ -64,7 +69,10 @@ export async function expectPurgeCompleted(store: SqlDedupeStore, ids: () => Pro
  * The cursor purge every SQL store must pass: a cursor advanced with a short retention is purged once it elapsed, a
  * long one is kept; with `olderThanMs` the long one goes too. `streams` lists the cursors' stream ids.
  */
-export async function expectPurgeCursors(store: SqlDedupeStore, streams: () => Promise<string[]> | string[]): Promise<void> {
+export async function expectPurgeCursors(
+  store: SqlDedupeStore,
+  streams: () => Promise<string[]> | string[],
+): Promise<void> {
   const [short, long] = [`req_${ulid()}`, `req_${ulid()}`];
   expect(await store.advanceCursor(short, 3, { retainMs: 200 })).toBe(true);
   const eventId = ulid();

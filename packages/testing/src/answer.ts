@@ -12,7 +12,10 @@ export function answerCode(body: Uint8Array | ArrayBuffer): string | undefined {
   if (body.byteLength === 0 || body.byteLength > 4096) return undefined;
   try {
     const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
-    const answer = typeof parsed === 'object' && parsed !== null ? (parsed as { code?: unknown; error?: { code?: unknown } }) : undefined;
+    const answer =
+      typeof parsed === 'object' && parsed !== null
+        ? (parsed as { code?: unknown; error?: { code?: unknown } })
+        : undefined;
     const value = typeof answer?.code === 'string' ? answer.code : answer?.error?.code;
     return typeof value === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(value) ? value : undefined;
   } catch {

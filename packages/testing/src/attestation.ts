@@ -88,7 +88,11 @@ export async function signAttestation(
     return new SignJWT(claims as JWTPayload).setProtectedHeader({ ...header, alg: 'RS256' }).sign(key.privateKey);
   }
   const signingInput = `${encodeJson(header)}.${encodeJson(claims)}`;
-  const signature = await crypto.subtle.sign('RSASSA-PKCS1-v1_5', key.privateKey, new TextEncoder().encode(signingInput));
+  const signature = await crypto.subtle.sign(
+    'RSASSA-PKCS1-v1_5',
+    key.privateKey,
+    new TextEncoder().encode(signingInput),
+  );
   return `${signingInput}.${base64url.encode(new Uint8Array(signature))}`;
 }
 
@@ -108,7 +112,9 @@ export async function signLoginToken(
     exp: iat + 3600,
     ...options.claims,
   });
-  return new SignJWT(claims as JWTPayload).setProtectedHeader({ typ: 'JWT', alg: 'RS256', kid: key.kid }).sign(key.privateKey);
+  return new SignJWT(claims as JWTPayload)
+    .setProtectedHeader({ typ: 'JWT', alg: 'RS256', kid: key.kid })
+    .sign(key.privateKey);
 }
 
 /** An `alg: none` token with an otherwise correct attestation header and claims, and an empty signature. */

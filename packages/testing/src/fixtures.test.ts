@@ -61,7 +61,9 @@ describe('fixtures', () => {
   });
 
   it('price the quote and charge only what was released, with lines that add up', () => {
-    const { price } = testEvents.dataRequestPendingApproval().data as { price: { quoted_cents: number; currency: string; lines: { cents: number }[] } };
+    const { price } = testEvents.dataRequestPendingApproval().data as {
+      price: { quoted_cents: number; currency: string; lines: { cents: number }[] };
+    };
     const { charge, field_count } = testEvents.dataRequestReleased().data as {
       charge: { charged_cents: number; lines: { field: string; cents: number }[] };
       field_count: number;
@@ -71,7 +73,9 @@ describe('fixtures', () => {
     expect(charge.charged_cents).toBe(charge.lines.reduce((sum, line) => sum + line.cents, 0));
     expect(charge.charged_cents).toBeLessThan(price.quoted_cents);
     expect(field_count).toBe(new Set(defaultReleasedAnswers().map((answer) => answer.name)).size);
-    expect(new Set(charge.lines.map((line) => line.field))).toEqual(new Set(defaultReleasedAnswers().map((a) => a.name)));
+    expect(new Set(charge.lines.map((line) => line.field))).toEqual(
+      new Set(defaultReleasedAnswers().map((a) => a.name)),
+    );
   });
 
   it('default release answers have two directors answering the same field names', () => {
@@ -84,7 +88,9 @@ describe('fixtures', () => {
     );
     // The trap the fixture exists for: keyed by name alone, answers are lost.
     expect(new Map(answers.map((answer) => [answer.name, answer])).size).toBeLessThan(answers.length);
-    expect(new Map(answers.map((answer) => [`${answer.subject}\u0000${answer.name}`, answer])).size).toBe(answers.length);
+    expect(new Map(answers.map((answer) => [`${answer.subject}\u0000${answer.name}`, answer])).size).toBe(
+      answers.length,
+    );
     // Fresh array each call, so one test's changes never leak into another.
     expect(defaultReleasedAnswers()).not.toBe(answers);
   });
@@ -95,7 +101,11 @@ describe('fixtures', () => {
       seq: 4,
       data: { offer_id: 'offer_42', price: undefined },
     });
-    expect(envelope).toMatchObject({ stream_id: 'dr_custom', seq: 4, data: { request_id: 'dr_custom', offer_id: 'offer_42' } });
+    expect(envelope).toMatchObject({
+      stream_id: 'dr_custom',
+      seq: 4,
+      data: { request_id: 'dr_custom', offer_id: 'offer_42' },
+    });
     expect(JSON.parse(JSON.stringify(envelope)).data).not.toHaveProperty('price');
     expect(envelope.data.expires_at).toEqual(expect.any(String));
     expectValid(envelope);

@@ -92,8 +92,18 @@ export function defaultReleasedAnswers(): ReleasedAnswerEntry[] {
     { name: 'registration_number', subject_type: 'business', subject: TEST_SUBJECTS.business, value: 'HRB 123456 B' },
     { name: 'director_name', subject_type: 'director', subject: TEST_SUBJECTS.firstDirector, value: 'Jane Doe' },
     { name: 'director_name', subject_type: 'director', subject: TEST_SUBJECTS.secondDirector, value: 'Rahul Mehta' },
-    { name: 'director_date_of_birth', subject_type: 'director', subject: TEST_SUBJECTS.firstDirector, value: '1980-04-12' },
-    { name: 'director_date_of_birth', subject_type: 'director', subject: TEST_SUBJECTS.secondDirector, value: '1975-11-03' },
+    {
+      name: 'director_date_of_birth',
+      subject_type: 'director',
+      subject: TEST_SUBJECTS.firstDirector,
+      value: '1980-04-12',
+    },
+    {
+      name: 'director_date_of_birth',
+      subject_type: 'director',
+      subject: TEST_SUBJECTS.secondDirector,
+      value: '1975-11-03',
+    },
   ];
 }
 
@@ -118,7 +128,10 @@ function sumCents(lines: readonly { cents: number }[]): number {
  * `quotedCents` reserved: past it the charge is the reservation, without lines. `pii_included` follows the tiers.
  * The local service's releases carry it, so their data matches what they release.
  */
-export function releaseChargeFor(answers: readonly ReleasedAnswerEntry[], quotedCents: number): { charge: Record<string, unknown>; pii_included: boolean } {
+export function releaseChargeFor(
+  answers: readonly ReleasedAnswerEntry[],
+  quotedCents: number,
+): { charge: Record<string, unknown>; pii_included: boolean } {
   const quoted = new Map(QUOTED_LINES.map((line) => [line.field, line]));
   const lines = [...new Set(answers.map((answer) => answer.name))].map((field) => ({
     field,
@@ -136,7 +149,6 @@ function isoIn(fromMs: number, msFrom: number): string {
   return new Date(fromMs + msFrom).toISOString();
 }
 
-
 type DataDefaults = (streamId: string, nowMs: number) => Record<string, unknown>;
 
 interface FactoryDefinition {
@@ -150,7 +162,11 @@ const DEFINITIONS: Record<TestEventType, FactoryDefinition> = {
     data: (streamId, nowMs) => ({
       request_id: streamId,
       expires_at: isoIn(nowMs, 7 * DAY_MS),
-      price: { quoted_cents: sumCents(QUOTED_LINES), currency: 'EUR', lines: QUOTED_LINES.map((line) => ({ ...line })) },
+      price: {
+        quoted_cents: sumCents(QUOTED_LINES),
+        currency: 'EUR',
+        lines: QUOTED_LINES.map((line) => ({ ...line })),
+      },
     }),
   },
   'kyb.data_request.released': {
@@ -164,7 +180,11 @@ const DEFINITIONS: Record<TestEventType, FactoryDefinition> = {
       // passes is kept as given).
       attestation_kid: PLACEHOLDER_ATTESTATION_KID,
       attestation_expires_at: isoIn(nowMs, 10 * 60 * 1000),
-      charge: { charged_cents: sumCents(RELEASED_LINES), currency: 'EUR', lines: RELEASED_LINES.map((line) => ({ ...line })) },
+      charge: {
+        charged_cents: sumCents(RELEASED_LINES),
+        currency: 'EUR',
+        lines: RELEASED_LINES.map((line) => ({ ...line })),
+      },
       // No approval block (spec 2.7): §6 says released data holds only the fields above, and where the block
       // travels is not shown. Tests that need it pass it through `data`.
     }),
@@ -247,13 +267,15 @@ export const PLACEHOLDER_ATTESTATION_KID = 'kyb-test-key';
  * ```
  */
 export const testEvents = {
-  dataRequestPendingApproval: (overrides?: EnvelopeOverrides) => createTestEvent('kyb.data_request.pending_approval', overrides),
+  dataRequestPendingApproval: (overrides?: EnvelopeOverrides) =>
+    createTestEvent('kyb.data_request.pending_approval', overrides),
   dataRequestReleased: (overrides?: EnvelopeOverrides) => createTestEvent('kyb.data_request.released', overrides),
   dataRequestRefused: (overrides?: EnvelopeOverrides) => createTestEvent('kyb.data_request.refused', overrides),
   signatureRequestPendingApproval: (overrides?: EnvelopeOverrides) =>
     createTestEvent('kyb.signature_request.pending_approval', overrides),
   signatureRequestSigned: (overrides?: EnvelopeOverrides) => createTestEvent('kyb.signature_request.signed', overrides),
-  signatureRequestRefused: (overrides?: EnvelopeOverrides) => createTestEvent('kyb.signature_request.refused', overrides),
+  signatureRequestRefused: (overrides?: EnvelopeOverrides) =>
+    createTestEvent('kyb.signature_request.refused', overrides),
   businessWalletAddressChanged: (overrides?: EnvelopeOverrides) =>
     createTestEvent('kyb.business.wallet_address_changed', overrides),
 } as const;

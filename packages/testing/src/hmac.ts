@@ -27,7 +27,10 @@ export interface SignatureHeaderParts {
  * // 't=1767225600,v1=5f0c…,kv=1'
  * ```
  */
-export function signatureHeader(body: string | Uint8Array, { timestamp, version, secret }: SignatureHeaderParts): string {
+export function signatureHeader(
+  body: string | Uint8Array,
+  { timestamp, version, secret }: SignatureHeaderParts,
+): string {
   const mac = createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
   return `t=${timestamp},v1=${mac},kv=${version}`;
 }

@@ -21,7 +21,14 @@ export {
   type ReleasedAnswerEntry,
   type TestEnvelope,
 } from './fixtures.js';
-export { generateAttestationKey, importAttestationKey, exportAttestationKey, randomSecret, type AttestationKey, type Jwks } from './keys.js';
+export {
+  generateAttestationKey,
+  importAttestationKey,
+  exportAttestationKey,
+  randomSecret,
+  type AttestationKey,
+  type Jwks,
+} from './keys.js';
 export { signatureHeader, type SignatureHeaderParts } from './hmac.js';
 export { ATTESTATION_TYP, type AttestOptions, type TokenHeader } from './attestation.js';
 export {
@@ -56,5 +63,11 @@ export {
   type ServiceRequestSnapshot,
 } from './service/kyb-service.js';
 export { REAL_RETRY_SCHEDULE, type ServiceDeliveryAttempt } from './service/delivery.js';
-export { REACTIVATE_PATH, RELEASE_PATH_PREFIX, SIGNATURE_REQUEST_PATH_PREFIX, type ApiCall, type ApiFault } from './service/http-api.js';
+export {
+  REACTIVATE_PATH,
+  RELEASE_PATH_PREFIX,
+  SIGNATURE_REQUEST_PATH_PREFIX,
+  type ApiCall,
+  type ApiFault,
+} from './service/http-api.js';
 export { API_SHAPE_VARIANTS, type ApiShape } from './service/api-shape.js';

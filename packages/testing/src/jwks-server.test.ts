@@ -54,7 +54,9 @@ describe('startJwksServer', () => {
     expect((await (await fetch(server.url)).json()).keys[0].kid).toBe(rotated.kid);
     server.setJwks({ keys: [...signer.jwks.keys, ...rotated.jwks.keys] });
     const both = createLocalJWKSet(await (await fetch(server.url)).json());
-    await expect(jwtVerify(await rotated.attest(testEvents.businessWalletAddressChanged()), both)).resolves.toBeDefined();
+    await expect(
+      jwtVerify(await rotated.attest(testEvents.businessWalletAddressChanged()), both),
+    ).resolves.toBeDefined();
   });
 
   it('simulates an outage with setStatus and recovers', async () => {

@@ -49,7 +49,8 @@ export async function startJwksServer(jwks: Jwks | (() => Jwks)): Promise<JwksSe
   const server = createServer((request: IncomingMessage, response: ServerResponse) => {
     const path = new URL(request.url ?? '/', 'http://127.0.0.1').pathname;
     if (path !== KYB_JWKS_PATH) return reply(response, 404, { error: 'not_found' });
-    if (request.method !== 'GET' && request.method !== 'HEAD') return reply(response, 405, { error: 'method_not_allowed' });
+    if (request.method !== 'GET' && request.method !== 'HEAD')
+      return reply(response, 405, { error: 'method_not_allowed' });
     requests += 1;
     if (status !== 200) return reply(response, status, { error: 'unavailable' });
     return reply(response, 200, typeof source === 'function' ? source() : source);

@@ -60,9 +60,19 @@ export async function generateAttestationKey(kid: string = `kyb-test-${randomHex
  * const signer = await createTestSigner({ key, secrets: stored.secrets })
  * ```
  */
-export async function importAttestationKey(privateJwk: JWK, kid: string | undefined = privateJwk.kid): Promise<AttestationKey> {
-  if (privateJwk?.kty !== 'RSA' || typeof privateJwk.d !== 'string' || typeof privateJwk.n !== 'string' || typeof privateJwk.e !== 'string') {
-    throw new TypeError('importAttestationKey needs a private RSA JWK (kty "RSA" with n, e and d), as exportAttestationKey writes it.');
+export async function importAttestationKey(
+  privateJwk: JWK,
+  kid: string | undefined = privateJwk.kid,
+): Promise<AttestationKey> {
+  if (
+    privateJwk?.kty !== 'RSA' ||
+    typeof privateJwk.d !== 'string' ||
+    typeof privateJwk.n !== 'string' ||
+    typeof privateJwk.e !== 'string'
+  ) {
+    throw new TypeError(
+      'importAttestationKey needs a private RSA JWK (kty "RSA" with n, e and d), as exportAttestationKey writes it.',
+    );
   }
   if (!kid) throw new TypeError('importAttestationKey: the JWK has no kid; pass one as the second argument.');
   const privateKey = (await importJWK({ ...privateJwk, alg: 'RS256' }, 'RS256', { extractable: true })) as CryptoKey;

@@ -53,7 +53,12 @@ async function startEndpoint(handler: Handler) {
   return { url, received, close };
 }
 
-function answer(response: ServerResponse, status: number, payload: unknown = { ok: status < 300 }, headers: Record<string, string> = {}) {
+function answer(
+  response: ServerResponse,
+  status: number,
+  payload: unknown = { ok: status < 300 },
+  headers: Record<string, string> = {},
+) {
   response.writeHead(status, { 'content-type': 'application/json', ...headers });
   response.end(JSON.stringify(payload));
 }
@@ -115,9 +120,15 @@ describe('createTestSender: retries', () => {
   it('re-signs every attempt with a fresh t', async () => {
     let now = Date.parse('2026-06-01T00:00:00Z');
     const clocked = await createTestSigner({ now: () => (now += 7_000) });
-    const endpoint = await startEndpoint((request, response) => answer(response, request.attempt < 3 ? 503 : 204, null));
-    await createTestSender({ url: endpoint.url, signer: clocked, retry: { baseDelayMs: 1 } }).send(testEvents.dataRequestRefused());
-    const stamps = endpoint.received.map((request) => /t=(\d+)/.exec(String(request.headers['service-kyb-signature']))?.[1]);
+    const endpoint = await startEndpoint((request, response) =>
+      answer(response, request.attempt < 3 ? 503 : 204, null),
+    );
+    await createTestSender({ url: endpoint.url, signer: clocked, retry: { baseDelayMs: 1 } }).send(
+      testEvents.dataRequestRefused(),
+    );
+    const stamps = endpoint.received.map(
+      (request) => /t=(\d+)/.exec(String(request.headers['service-kyb-signature']))?.[1],
+    );
     expect(new Set(stamps).size).toBe(3);
   });
 
@@ -126,12 +137,20 @@ describe('createTestSender: retries', () => {
     const sender = createTestSender({ url: endpoint.url, signer, retry: { maxAttempts: 3, baseDelayMs: 5 } });
     const record = await sender.send(testEvents.dataRequestRefused());
     expect(record.delivered).toBe(false);
-    expect(record.attempts.map((attempt) => attempt.code)).toEqual(['signature_mismatch', 'signature_mismatch', 'signature_mismatch']);
+    expect(record.attempts.map((attempt) => attempt.code)).toEqual([
+      'signature_mismatch',
+      'signature_mismatch',
+      'signature_mismatch',
+    ]);
     expect(endpoint.received).toHaveLength(3);
   });
 
   it('caps the wait at maxDelayMs', () => {
-    const sender = createTestSender({ url: 'http://127.0.0.1:1/', signer, retry: { baseDelayMs: 100, factor: 10, maxDelayMs: 500 } });
+    const sender = createTestSender({
+      url: 'http://127.0.0.1:1/',
+      signer,
+      retry: { baseDelayMs: 100, factor: 10, maxDelayMs: 500 },
+    });
     expect([2, 3, 4, 9].map((attempt) => sender.delayBefore(attempt))).toEqual([100, 500, 500, 500]);
   });
 });
@@ -152,7 +171,12 @@ describe('createTestSender: redirects, timeouts, network errors', () => {
     const endpoint = await startEndpoint(() => {
       // Never answers.
     });
-    const sender = createTestSender({ url: endpoint.url, signer, timeoutMs: 150, retry: { maxAttempts: 2, baseDelayMs: 5 } });
+    const sender = createTestSender({
+      url: endpoint.url,
+      signer,
+      timeoutMs: 150,
+      retry: { maxAttempts: 2, baseDelayMs: 5 },
+    });
     const started = performance.now();
     const record = await sender.send(testEvents.dataRequestRefused());
     expect(record.delivered).toBe(false);
@@ -174,7 +198,10 @@ describe('createTestSender: redirects, timeouts, network errors', () => {
     const sender = createTestSender({ url: endpoint.url, signer, retry: { maxAttempts: 2, baseDelayMs: 5 } });
     const record = await sender.send(testEvents.dataRequestRefused());
     expect(record.delivered).toBe(false);
-    expect(record.attempts.map((attempt) => attempt.error)).toEqual(['network error (ECONNREFUSED)', 'network error (ECONNREFUSED)']);
+    expect(record.attempts.map((attempt) => attempt.error)).toEqual([
+      'network error (ECONNREFUSED)',
+      'network error (ECONNREFUSED)',
+    ]);
   });
 });
 
@@ -193,7 +220,9 @@ describe('createTestSender: stream order', () => {
     // Shuffled on purpose: sendAll orders each stream by seq itself.
     const records = await sender.sendAll([stream[2]!, other[0]!, stream[1]!, stream[0]!]);
 
-    expect(records.map((record) => record.eventId)).toEqual([stream[2], other[0], stream[1], stream[0]].map((e) => e!.event_id));
+    expect(records.map((record) => record.eventId)).toEqual(
+      [stream[2], other[0], stream[1], stream[0]].map((e) => e!.event_id),
+    );
     expect(records.every((record) => record.delivered)).toBe(true);
     const slow = endpoint.received.filter((request) => request.envelope.stream_id === stream[0]?.stream_id);
     expect(slow.map((request) => [request.envelope.seq, request.attempt])).toEqual([
@@ -212,7 +241,9 @@ describe('createTestSender: stream order', () => {
 
   it('moves on to seq N+1 once seq N exhausted its retries', async () => {
     const stream = testStream(2);
-    const endpoint = await startEndpoint((request, response) => answer(response, request.envelope.seq === 0 ? 500 : 200));
+    const endpoint = await startEndpoint((request, response) =>
+      answer(response, request.envelope.seq === 0 ? 500 : 200),
+    );
     const sender = createTestSender({ url: endpoint.url, signer, retry: { maxAttempts: 3, baseDelayMs: 5 } });
     const [first, second] = await Promise.all([sender.send(stream[0]!), sender.send(stream[1]!)]);
     expect(first?.delivered).toBe(false);
@@ -224,16 +255,26 @@ describe('createTestSender: stream order', () => {
 describe('createTestSender: deliverOnce', () => {
   it('makes one raw attempt with signer options and header or body changes', async () => {
     const endpoint = await startEndpoint((request, response) =>
-      macMatches(request, 'whsec_endpoint') ? answer(response, 200) : answer(response, 401, { error: { code: 'signature_mismatch' } }),
+      macMatches(request, 'whsec_endpoint')
+        ? answer(response, 200)
+        : answer(response, 401, { error: { code: 'signature_mismatch' } }),
     );
     const sender = createTestSender({ url: endpoint.url, signer });
     const envelope = testEvents.dataRequestRefused();
 
     expect(await sender.deliverOnce(envelope)).toMatchObject({ status: 200, attempt: 1 });
-    expect(await sender.deliverOnce(envelope, { secret: 'whsec_forged' })).toMatchObject({ status: 401, code: 'signature_mismatch' });
-    expect(await sender.deliverOnce(envelope, { body: JSON.stringify({ ...envelope, seq: 9 }) })).toMatchObject({ status: 401 });
+    expect(await sender.deliverOnce(envelope, { secret: 'whsec_forged' })).toMatchObject({
+      status: 401,
+      code: 'signature_mismatch',
+    });
+    expect(await sender.deliverOnce(envelope, { body: JSON.stringify({ ...envelope, seq: 9 }) })).toMatchObject({
+      status: 401,
+    });
 
-    await sender.deliverOnce(envelope, { attempt: 4, headers: { 'Service-KYB-Signature': undefined, 'X-Extra': 'yes' } });
+    await sender.deliverOnce(envelope, {
+      attempt: 4,
+      headers: { 'Service-KYB-Signature': undefined, 'X-Extra': 'yes' },
+    });
     const last = endpoint.received.at(-1)!;
     expect(last.headers).not.toHaveProperty('service-kyb-signature');
     expect(last.headers['x-extra']).toBe('yes');

@@ -159,7 +159,12 @@ export function createTestSender(options: TestSenderOptions): TestSender {
     return Math.min(baseDelayMs * factor ** Math.max(0, attempt - 2), maxDelayMs);
   }
 
-  async function post(envelope: TestEnvelope, headers: Record<string, string>, body: Uint8Array<ArrayBuffer>, attempt: number) {
+  async function post(
+    envelope: TestEnvelope,
+    headers: Record<string, string>,
+    body: Uint8Array<ArrayBuffer>,
+    attempt: number,
+  ) {
     const startedAt = Date.now();
     const started = performance.now();
     const base = { eventId: envelope.event_id, streamId: envelope.stream_id, seq: envelope.seq, attempt, startedAt };
@@ -187,7 +192,14 @@ export function createTestSender(options: TestSenderOptions): TestSender {
       if (code !== undefined) result.code = code;
       return result;
     } catch (error) {
-      return { ...base, status: null, body: '', headers: {}, durationMs: performance.now() - started, error: describeDeliveryFailure(error) };
+      return {
+        ...base,
+        status: null,
+        body: '',
+        headers: {},
+        durationMs: performance.now() - started,
+        error: describeDeliveryFailure(error),
+      };
     }
   }
 
@@ -235,7 +247,9 @@ export function createTestSender(options: TestSenderOptions): TestSender {
     },
 
     sendAll(envelopes) {
-      const bySeq = envelopes.map((envelope, index) => ({ envelope, index })).sort((a, b) => a.envelope.seq - b.envelope.seq);
+      const bySeq = envelopes
+        .map((envelope, index) => ({ envelope, index }))
+        .sort((a, b) => a.envelope.seq - b.envelope.seq);
       const records: Promise<DeliveryRecord>[] = new Array(envelopes.length);
       // Queueing in seq order is enough: send() chains each stream's events in the order it is called.
       for (const { envelope, index } of bySeq) records[index] = send(envelope);
@@ -260,7 +274,6 @@ export function createTestSender(options: TestSenderOptions): TestSender {
     },
   };
 }
-
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -80,9 +80,14 @@ describe('sign: headers and HMAC', () => {
   it('sends exactly the headers of spec 2.4', async () => {
     const envelope = testEvents.dataRequestRefused();
     const { headers, text, body } = await signer.sign(envelope, { attempt: 3 });
-    expect(Object.keys(headers).sort()).toEqual(
-      ['content-type', 'service-delivery-attempt', 'service-event-id', 'service-kyb-api-version', 'service-kyb-signature', 'user-agent'],
-    );
+    expect(Object.keys(headers).sort()).toEqual([
+      'content-type',
+      'service-delivery-attempt',
+      'service-event-id',
+      'service-kyb-api-version',
+      'service-kyb-signature',
+      'user-agent',
+    ]);
     expect(headers).toMatchObject({
       'content-type': 'application/json',
       'service-event-id': envelope.event_id,
@@ -116,7 +121,9 @@ describe('sign: headers and HMAC', () => {
 
   it('makes bad signatures on request: old timestamp, other version, forged secret', async () => {
     const envelope = testEvents.dataRequestRefused();
-    const stale = (await signer.sign(envelope, { timestamp: PINNED_SECONDS - 301 })).headers['service-kyb-signature'] as string;
+    const stale = (await signer.sign(envelope, { timestamp: PINNED_SECONDS - 301 })).headers[
+      'service-kyb-signature'
+    ] as string;
     expect(headerParts(stale).t).toBe(PINNED_SECONDS - 301);
 
     const old = await signer.sign(envelope, { version: '1' });
@@ -164,7 +171,8 @@ describe('sign: attestation', () => {
       seq: 2,
       request_id: envelope.stream_id,
     });
-    const answers = (payload as JWTPayload & { answers: { name: string; subject: string; subject_type: string }[] }).answers;
+    const answers = (payload as JWTPayload & { answers: { name: string; subject: string; subject_type: string }[] })
+      .answers;
     const directors = answers.filter((answer) => answer.name === 'director_name');
     expect(directors).toHaveLength(2);
     expect(new Set(directors.map((answer) => answer.subject)).size).toBe(2);
@@ -192,7 +200,11 @@ describe('sign: attestation', () => {
     const wallet = await signer.sign(testEvents.businessWalletAddressChanged());
     const { payload } = await verifyAttestation(wallet.envelope.attestation as string, signer);
     expect(payload).not.toHaveProperty('answers');
-    for (const factory of [testEvents.dataRequestPendingApproval, testEvents.signatureRequestSigned, testEvents.dataRequestRefused]) {
+    for (const factory of [
+      testEvents.dataRequestPendingApproval,
+      testEvents.signatureRequestSigned,
+      testEvents.dataRequestRefused,
+    ]) {
       expect((await signer.sign(factory())).envelope).not.toHaveProperty('attestation');
     }
   });
@@ -204,7 +216,9 @@ describe('sign: attestation', () => {
 
     const released = testEvents.dataRequestReleased();
     expect((await signer.sign(released, { attest: false })).envelope).not.toHaveProperty('attestation');
-    expect(JSON.parse((await signer.sign({ ...released, attestation: 'x' }, { attest: false })).text)).not.toHaveProperty('attestation');
+    expect(
+      JSON.parse((await signer.sign({ ...released, attestation: 'x' }, { attest: false })).text),
+    ).not.toHaveProperty('attestation');
     expect((await signer.sign(released, { attestation: 'not.a.jwt' })).envelope.attestation).toBe('not.a.jwt');
   });
 
@@ -285,13 +299,17 @@ describe('bad-token helpers', () => {
     // A verifier fooled into using the public key as an HMAC secret accepts it …
     const pemSecret = new TextEncoder().encode(signer.key.publicKeyPem);
     expect(signer.key.publicKeyPem).toMatch(/^-----BEGIN PUBLIC KEY-----/);
-    await expect(jwtVerify(token, pemSecret, { algorithms: ['HS256'], currentDate: new Date(PINNED_MS) })).resolves.toBeDefined();
+    await expect(
+      jwtVerify(token, pemSecret, { algorithms: ['HS256'], currentDate: new Date(PINNED_MS) }),
+    ).resolves.toBeDefined();
     // … one with alg fixed to RS256 does not.
     await expect(verifyAttestation(token, signer)).rejects.toBeInstanceOf(errors.JOSEAlgNotAllowed);
 
     const jwkVariant = await signer.hs256WithPublicKey(envelope, { keyFormat: 'jwk' });
     const jwkSecret = new TextEncoder().encode(JSON.stringify(signer.jwks.keys[0]));
-    await expect(jwtVerify(jwkVariant, jwkSecret, { algorithms: ['HS256'], currentDate: new Date(PINNED_MS) })).resolves.toBeDefined();
+    await expect(
+      jwtVerify(jwkVariant, jwkSecret, { algorithms: ['HS256'], currentDate: new Date(PINNED_MS) }),
+    ).resolves.toBeDefined();
   });
 
   it("a second signer's attestation names a kid the first JWKS does not have", async () => {

@@ -179,7 +179,10 @@ export interface TestSigner {
   /** A Service-KYB-Signature value for exact bytes. */
   hmacHeader(body: string | Uint8Array, options?: HmacOptions): string;
   /** Headers for arbitrary bytes (not JSON, wrong content type …) signed correctly, so only the body is at fault. */
-  signBytes(body: string | Uint8Array, options?: SignBytesOptions): { headers: Record<string, string>; body: Uint8Array<ArrayBuffer> };
+  signBytes(
+    body: string | Uint8Array,
+    options?: SignBytesOptions,
+  ): { headers: Record<string, string>; body: Uint8Array<ArrayBuffer> };
   /** A login ID token (typ JWT, iss the login server, sub `svcid:0x…`) signed by this signer's key and kid. */
   loginToken(options?: { sub?: string; claims?: Record<string, unknown> }): Promise<string>;
   /** The envelope's correct attestation claims and header, but `alg: none` and no signature. */
@@ -201,7 +204,9 @@ export interface TestSigner {
  */
 export async function createTestSigner(options: TestSignerOptions = {}): Promise<TestSigner> {
   if (options.key !== undefined && options.kid !== undefined && options.kid !== options.key.kid) {
-    throw new TypeError(`createTestSigner: kid "${options.kid}" differs from the kid of key ("${options.key.kid}"); pass one of them.`);
+    throw new TypeError(
+      `createTestSigner: kid "${options.kid}" differs from the kid of key ("${options.key.kid}"); pass one of them.`,
+    );
   }
   const key = options.key ?? (await generateAttestationKey(options.kid));
   const issuer = options.issuer ?? TEST_ISSUER;
@@ -266,7 +271,8 @@ export async function createTestSigner(options: TestSignerOptions = {}): Promise
    * so the delivery is what the service sends. Values a test passed are kept, whatever they say.
    */
   function describingToken(envelope: TestEnvelope, kid: unknown, exp: unknown): TestEnvelope {
-    if (envelope.event !== 'kyb.data_request.released' || envelope.data.attestation_kid !== PLACEHOLDER_ATTESTATION_KID) return envelope;
+    if (envelope.event !== 'kyb.data_request.released' || envelope.data.attestation_kid !== PLACEHOLDER_ATTESTATION_KID)
+      return envelope;
     return {
       ...envelope,
       data: {

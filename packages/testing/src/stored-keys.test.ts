@@ -5,7 +5,7 @@ import { exportAttestationKey, generateAttestationKey, importAttestationKey } fr
 import { createTestSigner } from './signer.js';
 
 describe('a signer on stored keys and secrets', () => {
-  it('signs deliveries that a receiver configured from an earlier signer\'s JWKS and secrets accepts', async () => {
+  it("signs deliveries that a receiver configured from an earlier signer's JWKS and secrets accepts", async () => {
     const first = await createTestSigner({ kid: 'kyb-dev', secrets: { '1': 'whsec_dev' } });
     const stored = JSON.parse(JSON.stringify({ key: await exportAttestationKey(first.key), secrets: first.secrets }));
     const receiver = createReceiver({
@@ -24,18 +24,28 @@ describe('a signer on stored keys and secrets', () => {
     const key = await generateAttestationKey('kyb-dev-1');
     const jwk = await exportAttestationKey(key);
     expect((await importAttestationKey(jwk)).kid).toBe('kyb-dev-1');
-    expect((await importAttestationKey(jwk, 'kyb-dev-2')).publicJwk).toMatchObject({ kid: 'kyb-dev-2', alg: 'RS256', use: 'sig' });
+    expect((await importAttestationKey(jwk, 'kyb-dev-2')).publicJwk).toMatchObject({
+      kid: 'kyb-dev-2',
+      alg: 'RS256',
+      use: 'sig',
+    });
   });
 
   it('publishes no private member of the key in the JWKS', async () => {
-    const signer = await createTestSigner({ key: await importAttestationKey(await exportAttestationKey(await generateAttestationKey('k'))) });
+    const signer = await createTestSigner({
+      key: await importAttestationKey(await exportAttestationKey(await generateAttestationKey('k'))),
+    });
     expect(Object.keys(signer.jwks.keys[0]!).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
   });
 
   it.each([
     ['a public JWK', async () => (await generateAttestationKey('k')).publicJwk, /private RSA JWK/],
     ['an EC key', async () => ({ kty: 'EC', crv: 'P-256', x: 'a', y: 'b', d: 'c', kid: 'k' }), /private RSA JWK/],
-    ['a key without kid', async () => ({ ...(await exportAttestationKey(await generateAttestationKey('k'))), kid: undefined }), /no kid/],
+    [
+      'a key without kid',
+      async () => ({ ...(await exportAttestationKey(await generateAttestationKey('k'))), kid: undefined }),
+      /no kid/,
+    ],
   ])('refuses %s with the fix in the message', async (_what, make, message) => {
     await expect(importAttestationKey((await make()) as never)).rejects.toThrow(message);
   });

@@ -8,7 +8,7 @@ import { createRemoteAdapterApp } from '../../../packages/testing/src/adapter-su
 export const MODULE_SCOPE_SECRET = 'whsec_module_scope_receiver';
 // Created when the module loads, as a Worker written `export default { fetch: handle }` creates it: workerd forbids
 // random values in global scope, so creating a receiver (and its default memory store) must make none.
-const moduleScoped = createFetchHandler(createReceiver({ secrets: { '1': MODULE_SCOPE_SECRET }, logger: false }));
+const moduleScoped = createFetchHandler(createReceiver({ secrets: { 1: MODULE_SCOPE_SECRET }, logger: false }));
 
 const remoteApp = createRemoteAdapterApp((receiver, path, { bodyParser, onResult }) => {
   const handle = createFetchHandler(receiver, { onResult });

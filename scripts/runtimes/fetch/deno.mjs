@@ -2,4 +2,7 @@
 /* global Deno */
 import { fetchHandler } from './app.mjs';
 
-Deno.serve({ hostname: '127.0.0.1', port: 0, onListen: ({ port }) => console.log(JSON.stringify({ port })) }, fetchHandler);
+Deno.serve(
+  { hostname: '127.0.0.1', port: 0, onListen: ({ port }) => console.log(JSON.stringify({ port })) },
+  fetchHandler,
+);

@@ -40,11 +40,14 @@ export class Buffer extends Uint8Array {
     if (typeof value === 'string') {
       const encoding = (encodingOrOffset ?? 'utf8').toLowerCase();
       if (encoding === 'base64' || encoding === 'base64url') return new Buffer(decodeBase64(value));
-      if (encoding === 'hex') return new Buffer((value.match(/../g) ?? []).map((pair) => parseInt(pair, 16)).filter((n) => !Number.isNaN(n)));
-      if (encoding === 'latin1' || encoding === 'binary') return new Buffer([...value].map((char) => char.charCodeAt(0) & 0xff));
+      if (encoding === 'hex')
+        return new Buffer((value.match(/../g) ?? []).map((pair) => parseInt(pair, 16)).filter((n) => !Number.isNaN(n)));
+      if (encoding === 'latin1' || encoding === 'binary')
+        return new Buffer([...value].map((char) => char.charCodeAt(0) & 0xff));
       return new Buffer(new TextEncoder().encode(value));
     }
-    if (value instanceof ArrayBuffer) return new Buffer(value, encodingOrOffset ?? 0, length ?? value.byteLength - (encodingOrOffset ?? 0));
+    if (value instanceof ArrayBuffer)
+      return new Buffer(value, encodingOrOffset ?? 0, length ?? value.byteLength - (encodingOrOffset ?? 0));
     return new Buffer(value);
   }
   static concat(parts) {

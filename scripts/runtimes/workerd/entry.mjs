@@ -31,11 +31,28 @@ class WorkerdRunner {
     return SUITES[filepath]();
   }
   onBeforeTryTask(test) {
-    setState({ assertionCalls: 0, isExpectingAssertions: false, isExpectingAssertionsError: null, expectedAssertionsNumber: null, expectedAssertionsNumberErrorGen: null, currentTestName: test.name }, expect);
+    setState(
+      {
+        assertionCalls: 0,
+        isExpectingAssertions: false,
+        isExpectingAssertionsError: null,
+        expectedAssertionsNumber: null,
+        expectedAssertionsNumberErrorGen: null,
+        currentTestName: test.name,
+      },
+      expect,
+    );
   }
   onAfterTryTask() {
-    const { assertionCalls, expectedAssertionsNumber, expectedAssertionsNumberErrorGen, isExpectingAssertions, isExpectingAssertionsError } = expect.getState();
-    if (expectedAssertionsNumber !== null && assertionCalls !== expectedAssertionsNumber) throw expectedAssertionsNumberErrorGen();
+    const {
+      assertionCalls,
+      expectedAssertionsNumber,
+      expectedAssertionsNumberErrorGen,
+      isExpectingAssertions,
+      isExpectingAssertionsError,
+    } = expect.getState();
+    if (expectedAssertionsNumber !== null && assertionCalls !== expectedAssertionsNumber)
+      throw expectedAssertionsNumberErrorGen();
     if (isExpectingAssertions && assertionCalls === 0) throw isExpectingAssertionsError;
   }
 }
@@ -46,12 +63,17 @@ function collect(task, path, out) {
     let state = task.result?.state ?? (task.mode === 'skip' || task.mode === 'todo' ? 'skip' : 'not run');
     const errors = (task.result?.errors ?? []).map((error) => String(error.message ?? error).slice(0, 2000));
     // Its scaffolding needed a node: module (node-stub.mjs): it did not really run here, whatever it asserted.
-    if (touched.has(task.id) || (state === 'fail' && errors.some((message) => message.includes(MARKER)))) state = 'node-only';
+    if (touched.has(task.id) || (state === 'fail' && errors.some((message) => message.includes(MARKER))))
+      state = 'node-only';
     out.push({ name, state, errors });
     return;
   }
   if (task.result?.state === 'fail' && task.result.errors?.length) {
-    out.push({ name: `${name} (suite)`, state: 'fail', errors: task.result.errors.map((error) => String(error.message ?? error).slice(0, 2000)) });
+    out.push({
+      name: `${name} (suite)`,
+      state: 'fail',
+      errors: task.result.errors.map((error) => String(error.message ?? error).slice(0, 2000)),
+    });
   }
   for (const child of task.tasks ?? []) collect(child, name, out);
 }
@@ -61,7 +83,11 @@ export default {
     if (new URL(request.url).pathname !== '/run') return new Response('GET /run runs the suites', { status: 404 });
     const tests = [];
     // The core must have picked Web Crypto through the "#crypto" imports map: there is no node:crypto here.
-    tests.push({ name: 'workerd > selects Web Crypto through the package imports map', state: platformCrypto.name === 'web' ? 'pass' : 'fail', errors: platformCrypto.name === 'web' ? [] : [`picked ${platformCrypto.name}`] });
+    tests.push({
+      name: 'workerd > selects Web Crypto through the package imports map',
+      state: platformCrypto.name === 'web' ? 'pass' : 'fail',
+      errors: platformCrypto.name === 'web' ? [] : [`picked ${platformCrypto.name}`],
+    });
     try {
       const files = await startTests(Object.keys(SUITES), new WorkerdRunner());
       for (const file of files) collect(file, '', tests);

@@ -28,7 +28,8 @@ export async function startJwksServer(jwks) {
   let status = 200;
   let requests = 0;
   const origin = `http://127.0.0.1:${nextPort++}`;
-  const json = (code, payload) => new Response(JSON.stringify(payload), { status: code, headers: { 'content-type': 'application/json' } });
+  const json = (code, payload) =>
+    new Response(JSON.stringify(payload), { status: code, headers: { 'content-type': 'application/json' } });
   servers.set(origin, {
     answer(request, url) {
       if (url.pathname !== KYB_JWKS_PATH) return json(404, { error: 'not_found' });

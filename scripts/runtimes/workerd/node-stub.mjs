@@ -24,7 +24,14 @@ export function stub(name) {
     apply: () => (touch(), stub(`${name}()`)),
     construct: () => (touch(), stub(`new ${name}()`)),
     get(_target, key) {
-      if (key === Symbol.toPrimitive || key === 'toString' || key === 'valueOf' || key === Symbol.iterator || key === 'toJSON') return fail;
+      if (
+        key === Symbol.toPrimitive ||
+        key === 'toString' ||
+        key === 'valueOf' ||
+        key === Symbol.iterator ||
+        key === 'toJSON'
+      )
+        return fail;
       if (key === 'then' || typeof key === 'symbol') return undefined; // not a thenable, or `await stub` would hang
       touch();
       return stub(`${name}.${String(key)}`);

@@ -2,8 +2,24 @@
 // chai) and spies (@vitest/spy), which are runtime-neutral, without vitest's Node-only worker machinery. Cases that
 // need the node:crypto fast path (rows whose value is the NODE_ONLY marker the bundle substitutes for
 // `./crypto/node.js`) and the few tests in NODE_ONLY_TESTS are registered as skipped, and counted.
-import { afterAll, afterEach, beforeAll, beforeEach, describe as baseDescribe, it as baseIt, getCurrentTest } from '@vitest/runner';
-import { ASYMMETRIC_MATCHERS_OBJECT, GLOBAL_EXPECT, JestAsymmetricMatchers, JestChaiExpect, JestExtend, getState, setState } from '@vitest/expect';
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  beforeEach,
+  describe as baseDescribe,
+  it as baseIt,
+  getCurrentTest,
+} from '@vitest/runner';
+import {
+  ASYMMETRIC_MATCHERS_OBJECT,
+  GLOBAL_EXPECT,
+  JestAsymmetricMatchers,
+  JestChaiExpect,
+  JestExtend,
+  getState,
+  setState,
+} from '@vitest/expect';
 import * as chai from 'chai';
 import { fn, spyOn, isMockFunction } from '@vitest/spy';
 import { expectTypeOf, assertType } from 'expect-type';
@@ -26,11 +42,23 @@ expect.getState = () => getState(expect);
 expect.setState = (state) => setState(state, expect);
 expect.extend = (matchers) => chai.expect.extend(expect, matchers);
 globalThis[GLOBAL_EXPECT] = expect;
-setState({ assertionCalls: 0, isExpectingAssertions: false, isExpectingAssertionsError: null, expectedAssertionsNumber: null, expectedAssertionsNumberErrorGen: null }, expect);
+setState(
+  {
+    assertionCalls: 0,
+    isExpectingAssertions: false,
+    isExpectingAssertionsError: null,
+    expectedAssertionsNumber: null,
+    expectedAssertionsNumberErrorGen: null,
+  },
+  expect,
+);
 
 /** Tests (by their own name) skipped on workerd, with why; the runner prints them. */
 const NODE_ONLY_TESTS = new Map([
-  ['selects node:crypto through the package imports map on Node', 'asserts the Node selection (the workerd entry asserts Web Crypto instead)'],
+  [
+    'selects node:crypto through the package imports map on Node',
+    'asserts the Node selection (the workerd entry asserts Web Crypto instead)',
+  ],
 ]);
 export const skipped = [];
 
@@ -40,7 +68,11 @@ function filteredEach(api) {
     if (!Array.isArray(rows)) return api.each(rows, ...rest);
     const kept = rows.filter((row) => !hasNodeOnly(row));
     return (name, body, options) => {
-      for (const row of rows.filter(hasNodeOnly)) skipped.push({ name: `${name} [${String(row[0])}]`, reason: 'the node:crypto path, which workerd does not have' });
+      for (const row of rows.filter(hasNodeOnly))
+        skipped.push({
+          name: `${name} [${String(row[0])}]`,
+          reason: 'the node:crypto path, which workerd does not have',
+        });
       return kept.length ? api.each(kept)(name, body, options) : undefined;
     };
   };

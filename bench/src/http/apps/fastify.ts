@@ -11,7 +11,9 @@ export const start: StartApp = async ({ path, endpoint }) => {
     // The idiomatic raw body in Fastify (Stripe's docs too): a buffer parser, scoped to the route's own context.
     await app.register(async (raw) => {
       raw.removeAllContentTypeParsers();
-      raw.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) => done(null, body));
+      raw.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT_BYTES }, (_request, body, done) =>
+        done(null, body),
+      );
       raw.post(path, async (request, reply) => {
         const status = endpoint.answer(header(request.headers[endpoint.header]), request.body as Buffer);
         return reply.code(status).send(answerBody(status));

@@ -15,8 +15,15 @@ import { print, printJson } from '../output.js';
  */
 export function registerJwks(program: Command): void {
   const jwks = program.command('jwks').description('the development JWKS (the public half of the attestation key)');
-  withCommonOptions(jwks.command('serve').description('serve the development JWKS on 127.0.0.1 until interrupted (Ctrl-C)'))
-    .addOption(new Option('--port <port>', 'port to listen on (default the one in the keys file, which KYB_JWKS_URL names)').argParser(parseIntegerInRange(1, 65535)))
+  withCommonOptions(
+    jwks.command('serve').description('serve the development JWKS on 127.0.0.1 until interrupted (Ctrl-C)'),
+  )
+    .addOption(
+      new Option(
+        '--port <port>',
+        'port to listen on (default the one in the keys file, which KYB_JWKS_URL names)',
+      ).argParser(parseIntegerInRange(1, 65535)),
+    )
     .action(async (options: CommonOptions & { port?: number }) => {
       // Serving keys made up now would publish a key no delivery was signed with: serve the existing ones only.
       const { keys, file } = loadDevKeys(options.keys);
@@ -35,7 +42,8 @@ export function registerJwks(program: Command): void {
       if (options.json) printJson({ url: host.url, kid: keys.kid, keysFile: file, pid: process.pid });
       else {
         print(`Serving the development JWKS (kid ${keys.kid}) at ${host.url}`);
-        if (port !== keys.jwksPort) print(`Give your dev server KYB_JWKS_URL=${host.url} (the keys file names port ${keys.jwksPort}).`);
+        if (port !== keys.jwksPort)
+          print(`Give your dev server KYB_JWKS_URL=${host.url} (the keys file names port ${keys.jwksPort}).`);
         print('Press Ctrl-C to stop.');
       }
       await new Promise<void>((resolve) => {

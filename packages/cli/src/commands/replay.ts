@@ -40,8 +40,14 @@ export function registerReplay(program: Command): void {
       .description('post captured deliveries again, byte for byte, and show what the app answered')
       .argument('<captures...>', 'capture files (send --save / scenario --save, or {"headers":{…},"body":"…"})'),
   )
-    .option('--resign', 'replace the HMAC header with a fresh one (same kv, current time) made with the development keys, so captures older than 5 minutes are not rejected as expired; an expired attestation the development key signed is re-issued too')
-    .option('--secret-version <kv>', 'with --resign: sign with this secret version of the development keys instead of the capture\u2019s kv')
+    .option(
+      '--resign',
+      'replace the HMAC header with a fresh one (same kv, current time) made with the development keys, so captures older than 5 minutes are not rejected as expired; an expired attestation the development key signed is re-issued too',
+    )
+    .option(
+      '--secret-version <kv>',
+      'with --resign: sign with this secret version of the development keys instead of the capture\u2019s kv',
+    )
     .action(async (files: string[], options: ReplayOptions) => {
       process.exitCode = await runReplay(files, options);
     });
@@ -57,7 +63,9 @@ export function registerReplay(program: Command): void {
  */
 export async function runReplay(files: string[], options: ReplayOptions): Promise<number> {
   if (options.secretVersion !== undefined && !options.resign) {
-    throw usageError('--secret-version re-signs the captures: give --resign with it (replay sends the captured header as it is otherwise).');
+    throw usageError(
+      '--secret-version re-signs the captures: give --resign with it (replay sends the captured header as it is otherwise).',
+    );
   }
   const captures = files.map(readCaptureFile);
   const attested = captures.some((capture) => typeof parse(capture.body)?.attestation === 'string');
@@ -74,7 +82,12 @@ export async function runReplay(files: string[], options: ReplayOptions): Promis
         progress.update(capture.source);
         rows.push({ capture, notes, sent: await session.post({ envelope: envelopeOf(capture), headers, body }) });
         // What was sent (re-signed or not), so a replay can itself be verified or replayed.
-        if (options.save) saveCapture(options.save, `replay-${index + 1}-${basename(capture.source).replace(/\.json$/, '')}`, { url: displayUrl(options.to), headers, body });
+        if (options.save)
+          saveCapture(options.save, `replay-${index + 1}-${basename(capture.source).replace(/\.json$/, '')}`, {
+            url: displayUrl(options.to),
+            headers,
+            body,
+          });
       }
     } finally {
       // Cleared whatever happens, so an error message does not land on the progress line.
@@ -108,16 +121,24 @@ export async function runReplay(files: string[], options: ReplayOptions): Promis
       { heading: 'capture', cell: (row) => row.capture.source },
       { heading: 'event', cell: (row) => row.sent.envelope.event.replace(/^kyb\./, '') },
       { heading: 'event_id', cell: (row) => row.sent.envelope.event_id },
-      { heading: 'status', cell: (row) => (row.sent.status === null ? (row.sent.error ?? 'no answer') : String(row.sent.status)) },
+      {
+        heading: 'status',
+        cell: (row) => (row.sent.status === null ? (row.sent.error ?? 'no answer') : String(row.sent.status)),
+      },
       { heading: 'code', cell: (row) => row.sent.code ?? '—' },
     ]),
   );
   for (const row of rows) {
     if (!accepted(row.sent)) print(`${row.capture.source}: ${explainFailure(row.sent, to)}`);
     for (const note of row.notes) print(`${row.capture.source}: note: ${note}`);
-    if (row.sent.code === 'unauthenticated') print(`${row.capture.source}: note: 200 unauthenticated: ${UNAUTHENTICATED_NOTE}`);
+    if (row.sent.code === 'unauthenticated')
+      print(`${row.capture.source}: note: 200 unauthenticated: ${UNAUTHENTICATED_NOTE}`);
   }
-  print(ok ? `\u2713 all ${rows.length} accepted.` : `\u2717 ${rows.filter((row) => !accepted(row.sent)).length} of ${rows.length} not accepted. Which check failed, and why: kyb-webhooks verify <capture>.`);
+  print(
+    ok
+      ? `\u2713 all ${rows.length} accepted.`
+      : `\u2717 ${rows.filter((row) => !accepted(row.sent)).length} of ${rows.length} not accepted. Which check failed, and why: kyb-webhooks verify <capture>.`,
+  );
   return ok ? EXIT.ok : EXIT.failed;
 }
 
@@ -136,19 +157,25 @@ async function prepare(capture: Capture, options: ReplayOptions, session: Sessio
   const notes: string[] = [];
   const carried = carriedAttestation(capture.body);
   const attestation = carried !== undefined && carried.exp * 1000 < Date.now() ? carried : undefined; // only an expired one matters here
-  const devKeySigned = attestation !== undefined && session.keysFile !== undefined && signedByDevKey(attestation, session.keys);
+  const devKeySigned =
+    attestation !== undefined && session.keysFile !== undefined && signedByDevKey(attestation, session.keys);
   if (options.resign) {
     const version = options.secretVersion ?? signatureVersionOf(headers) ?? session.keys.currentVersion;
     // A version the development keys lack could only be signed with another version's secret: refuse, say which exist.
     if (!Object.hasOwn(session.keys.secrets, version)) {
       const known = Object.keys(session.keys.secrets).sort().join(', ');
-      throw usageError(`${capture.source} is signed with kv=${version}, which the development keys do not have (they have ${known}): add --secret-version <one of them>.`);
+      throw usageError(
+        `${capture.source} is signed with kv=${version}, which the development keys do not have (they have ${known}): add --secret-version <one of them>.`,
+      );
     }
     // A fresh HMAC alone does not revive an expired attestation: the receiver would answer 401 attestation_invalid.
-    const renewed = attestation !== undefined && devKeySigned ? await reattest(attestation, session.signer, body) : undefined;
+    const renewed =
+      attestation !== undefined && devKeySigned ? await reattest(attestation, session.signer, body) : undefined;
     if (renewed !== undefined && attestation !== undefined) {
       body = renewed;
-      notes.push(`re-attested with the development key: its attestation had expired at ${new Date(attestation.exp * 1000).toISOString()} (same claims, new iat and exp)`);
+      notes.push(
+        `re-attested with the development key: its attestation had expired at ${new Date(attestation.exp * 1000).toISOString()} (same claims, new iat and exp)`,
+      );
     } else if (attestation !== undefined) {
       notes.push(expiredNote(attestation, 'other'));
     }
@@ -162,7 +189,9 @@ async function prepare(capture: Capture, options: ReplayOptions, session: Sessio
 function parse(body: Uint8Array): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(new TextDecoder().decode(body));
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -5,7 +5,17 @@ import { EXIT } from '../errors.js';
 import { displayUrl, withSendingOptions, type SendingOptions } from '../options.js';
 import { createProgress, formatTable, print, printJson } from '../output.js';
 import { NOT_SENT, type SentDelivery } from '../post.js';
-import { ORDERING_MODES, SCENARIOS, SCENARIO_NAMES, allowed, describeExpectation, matches, modesAfter, type OrderingMode, type ScenarioStep } from '../scenarios.js';
+import {
+  ORDERING_MODES,
+  SCENARIOS,
+  SCENARIO_NAMES,
+  allowed,
+  describeExpectation,
+  matches,
+  modesAfter,
+  type OrderingMode,
+  type ScenarioStep,
+} from '../scenarios.js';
 import { openSession } from '../session.js';
 
 /**
@@ -42,12 +52,23 @@ export function registerScenario(program: Command): void {
   withSendingOptions(
     program
       .command('scenario')
-      .description('play a scenario against your dev server and check each answer against what a correct receiver answers')
+      .description(
+        'play a scenario against your dev server and check each answer against what a correct receiver answers',
+      )
       .addArgument(new Argument('<name>', 'the scenario').choices(SCENARIO_NAMES))
       .addHelpText('after', `\nScenarios:\n${list}`),
   )
-    .addOption(new Option('--phase <phase>', 'secret-rotation: during the overlap, or after it ended').choices(['overlap', 'after']).default('overlap'))
-    .addOption(new Option('--ordering <mode>', 'the receiver\u2019s ordering mode, to expect exactly its answers (default: the mode its first mode-dependent answer shows, then that mode\u2019s answers)').choices(['off', 'detect', 'enforce']))
+    .addOption(
+      new Option('--phase <phase>', 'secret-rotation: during the overlap, or after it ended')
+        .choices(['overlap', 'after'])
+        .default('overlap'),
+    )
+    .addOption(
+      new Option(
+        '--ordering <mode>',
+        'the receiver\u2019s ordering mode, to expect exactly its answers (default: the mode its first mode-dependent answer shows, then that mode\u2019s answers)',
+      ).choices(['off', 'detect', 'enforce']),
+    )
     .action(async (name: string, options: ScenarioOptions) => {
       process.exitCode = await runScenario(name, options);
     });
@@ -76,7 +97,12 @@ export async function runScenario(name: string, options: ScenarioOptions): Promi
         progress.update(step.label);
         const outgoing = await step.make();
         const sent = await session.post(outgoing);
-        if (options.save) saveCapture(options.save, `${name}-${index + 1}-${step.label}`, { url: displayUrl(options.to), headers: outgoing.headers, body: outgoing.body });
+        if (options.save)
+          saveCapture(options.save, `${name}-${index + 1}-${step.label}`, {
+            url: displayUrl(options.to),
+            headers: outgoing.headers,
+            body: outgoing.body,
+          });
         results.push({ step, sent, ok: matches(sent, step.expect, modes), modes });
         modes = modesAfter(sent, step.expect, modes);
         // A receiver without HMAC secrets acknowledges every unattested delivery unread: nothing here can judge it.
@@ -94,7 +120,11 @@ export async function runScenario(name: string, options: ScenarioOptions): Promi
   } finally {
     await session.close();
   }
-  const ok = precondition === undefined && results.every((result) => result.ok) && results.length > 0 && results.at(-1)!.sent.status !== null;
+  const ok =
+    precondition === undefined &&
+    results.every((result) => result.ok) &&
+    results.length > 0 &&
+    results.at(-1)!.sent.status !== null;
   const expected = (result: StepResult) => allowed(result.step.expect, result.modes).map(describeExpectation);
   const resultOf = (result: StepResult) => (precondition !== undefined ? 'not judged' : result.ok ? 'ok' : 'DIFFERS');
   const to = displayUrl(options.to);
@@ -134,7 +164,11 @@ export async function runScenario(name: string, options: ScenarioOptions): Promi
       { heading: 'step', cell: (result) => result.step.label },
       { heading: 'event', cell: (result) => result.sent.envelope.event.replace(/^kyb\./, '') },
       { heading: 'seq', cell: (result) => String(result.sent.envelope.seq) },
-      { heading: 'status', cell: (result) => (result.sent.status === null ? (result.sent.error ?? 'no answer') : String(result.sent.status)) },
+      {
+        heading: 'status',
+        cell: (result) =>
+          result.sent.status === null ? (result.sent.error ?? 'no answer') : String(result.sent.status),
+      },
       { heading: 'code', cell: (result) => result.sent.code ?? '—' },
       { heading: 'a correct receiver answers', cell: (result) => expected(result).join(' or ') },
       { heading: 'result', cell: resultOf },
@@ -150,11 +184,17 @@ export async function runScenario(name: string, options: ScenarioOptions): Promi
   for (const result of failed) {
     if (result.sent.status === null) {
       if (result.sent.error?.startsWith(NOT_SENT)) print(`\u2717 ${result.step.label}: ${result.sent.error}`);
-      else print(`\u2717 ${result.step.label}: no answer from ${to} (${result.sent.error ?? 'network error'}): is your dev server running and listening there?`);
+      else
+        print(
+          `\u2717 ${result.step.label}: no answer from ${to} (${result.sent.error ?? 'network error'}): is your dev server running and listening there?`,
+        );
       continue;
     }
-    print(`\u2717 ${result.step.label}: got ${result.sent.status}${result.sent.code ? ` ${result.sent.code}` : ''}; ${result.step.why}.`);
-    if (result.sent.code !== undefined && fixFor(result.sent.code) !== '') print(`  ${result.sent.code}: ${fixFor(result.sent.code, result.sent.headers)}`);
+    print(
+      `\u2717 ${result.step.label}: got ${result.sent.status}${result.sent.code ? ` ${result.sent.code}` : ''}; ${result.step.why}.`,
+    );
+    if (result.sent.code !== undefined && fixFor(result.sent.code) !== '')
+      print(`  ${result.sent.code}: ${fixFor(result.sent.code, result.sent.headers)}`);
     const route = routeHint(result.sent, options.to);
     if (route !== undefined) print(`  ${route}`);
   }
@@ -164,7 +204,9 @@ export async function runScenario(name: string, options: ScenarioOptions): Promi
       : `\u2717 ${failed.length} of ${results.length} steps answered differently from a correct receiver.`,
   );
   if (name === 'secret-rotation' && options.phase === 'overlap' && ok) {
-    print(`  Next: end the overlap (remove KYB_SECRET_V${session.keys.previousVersion} or give it a notAfter in the past), restart, and run with --phase after.`);
+    print(
+      `  Next: end the overlap (remove KYB_SECRET_V${session.keys.previousVersion} or give it a notAfter in the past), restart, and run with --phase after.`,
+    );
   }
   return ok ? EXIT.ok : EXIT.failed;
 }

@@ -1,9 +1,21 @@
 import { Option, type Command } from 'commander';
-import { ATTESTED_TEST_EVENT_TYPES, createTestEvent, type TestEnvelope, type TestEventType } from '@kyb-webhooks/testing';
+import {
+  ATTESTED_TEST_EVENT_TYPES,
+  createTestEvent,
+  type TestEnvelope,
+  type TestEventType,
+} from '@kyb-webhooks/testing';
 import { saveCapture } from '../capture.js';
 import { UNAUTHENTICATED_NOTE, fixFor, routeHint } from '../codes.js';
 import { EXIT, usageError } from '../errors.js';
-import { displayUrl, parseEventType, parseIntegerAtLeast, parseJsonObject, withSendingOptions, type SendingOptions } from '../options.js';
+import {
+  displayUrl,
+  parseEventType,
+  parseIntegerAtLeast,
+  parseJsonObject,
+  withSendingOptions,
+  type SendingOptions,
+} from '../options.js';
 import { createProgress, formatTable, print, printJson, shorten } from '../output.js';
 import { NOT_SENT, type SentDelivery } from '../post.js';
 import { describeExpectation, matches, type Expectation } from '../scenarios.js';
@@ -46,23 +58,39 @@ export function registerSend(program: Command): void {
   withSendingOptions(
     program
       .command('send')
-      .description('send one realistic signed delivery of an event type (attested types carry an attestation signed by the dev key)')
-      .argument('<event-type>', 'data_request.pending_approval | data_request.released | data_request.refused | signature_request.pending_approval | signature_request.signed | signature_request.refused | business.wallet_address_changed', parseEventType),
+      .description(
+        'send one realistic signed delivery of an event type (attested types carry an attestation signed by the dev key)',
+      )
+      .argument(
+        '<event-type>',
+        'data_request.pending_approval | data_request.released | data_request.refused | signature_request.pending_approval | signature_request.signed | signature_request.refused | business.wallet_address_changed',
+        parseEventType,
+      ),
   )
     .option('--stream <id>', 'stream_id (the request id for data and signature requests)')
     .option('--request-id <id>', 'same as --stream')
     .addOption(new Option('--seq <n>', 'seq within the stream').argParser(parseIntegerAtLeast(0)))
     .option('--event-id <ulid>', 'event_id (default a fresh ULID)')
     .addOption(new Option('--attempt <n>', 'Service-Delivery-Attempt').argParser(parseIntegerAtLeast(1)))
-    .option('--duplicate', 'send it twice with the same event_id (the second as the next attempt): a correct receiver answers the second "200 duplicate"')
+    .option(
+      '--duplicate',
+      'send it twice with the same event_id (the second as the next attempt): a correct receiver answers the second "200 duplicate"',
+    )
     .option('--reason <reason>', 'refusal reason (refused types), e.g. threshold_not_met')
     .option('--previous-wallet-address <address>', 'previous_wallet_address (business.wallet_address_changed)')
     .option('--wallet-address <address>', 'the new wallet_address (business.wallet_address_changed)')
     .option('--digest <hex>', 'digest (signature request types)')
     .option('--offer-id <id>', 'offer_id (data_request.pending_approval claimed from a QR offer)')
-    .addOption(new Option('--data <json>', 'JSON object merged over data; a null value removes that field').argParser(parseJsonObject))
+    .addOption(
+      new Option('--data <json>', 'JSON object merged over data; a null value removes that field').argParser(
+        parseJsonObject,
+      ),
+    )
     .option('--secret-version <kv>', 'sign the HMAC with this secret version (default the current one)')
-    .option('--no-attestation', 'leave the attestation out (a correct receiver answers attested types "401 attestation_missing")')
+    .option(
+      '--no-attestation',
+      'leave the attestation out (a correct receiver answers attested types "401 attestation_missing")',
+    )
     .action(async (type: TestEventType, options: SendOptions) => {
       process.exitCode = await runSend(type, options);
     });
@@ -86,8 +114,12 @@ export async function runSend(type: TestEventType, options: SendOptions): Promis
   try {
     checkSecretVersion(options.secretVersion, session);
     // A release names the key of its attestation; make it the dev key unless --data set it.
-    if (type === 'kyb.data_request.released' && options.data?.attestation_kid === undefined) envelope.data.attestation_kid = session.keys.kid;
-    const signOptions = { ...(options.secretVersion === undefined ? {} : { version: options.secretVersion }), ...(options.attestation === false ? { attest: false } : {}) };
+    if (type === 'kyb.data_request.released' && options.data?.attestation_kid === undefined)
+      envelope.data.attestation_kid = session.keys.kid;
+    const signOptions = {
+      ...(options.secretVersion === undefined ? {} : { version: options.secretVersion }),
+      ...(options.attestation === false ? { attest: false } : {}),
+    };
     // Attest once: a redelivery carries the same token, as the service keeps it across retries.
     const carried = await session.signer.withAttestation(envelope, signOptions);
     const firstAttempt = options.attempt ?? 1;
@@ -99,7 +131,12 @@ export async function runSend(type: TestEventType, options: SendOptions): Promis
         progress.update(label);
         const signed = await session.signer.sign(carried, { ...signOptions, attempt });
         const sent = await session.post(signed);
-        if (options.save) saveCapture(options.save, `${carried.event_id}-attempt-${attempt}`, { url: displayUrl(options.to), headers: signed.headers, body: signed.body });
+        if (options.save)
+          saveCapture(options.save, `${carried.event_id}-attempt-${attempt}`, {
+            url: displayUrl(options.to),
+            headers: signed.headers,
+            body: signed.body,
+          });
         const { expected, why } = expectationFor(index, unattested, type, rows[0]);
         // A first delivery is fine with any 2xx (a "200 unauthenticated" is noted below the table).
         const ok = expected.status === '2xx' ? isAccepted(sent) : matches(sent, [expected]);
@@ -164,7 +201,12 @@ function isAccepted(sent: SentDelivery): boolean {
 }
 
 // What a correct receiver answers the delivery at `index` (0: the first, 1: the --duplicate redelivery).
-function expectationFor(index: number, unattested: boolean, type: TestEventType, first: SentDelivery | undefined): { expected: Expectation; why?: string } {
+function expectationFor(
+  index: number,
+  unattested: boolean,
+  type: TestEventType,
+  first: SentDelivery | undefined,
+): { expected: Expectation; why?: string } {
   if (unattested) {
     return {
       expected: { status: 401, code: 'attestation_missing' },
@@ -173,7 +215,8 @@ function expectationFor(index: number, unattested: boolean, type: TestEventType,
   }
   if (index === 0) return { expected: ACCEPTED };
   // A receiver without HMAC secrets never claims an unauthenticated event_id, so the redelivery is unauthenticated too.
-  if (first?.status === 200 && first.code === 'unauthenticated') return { expected: { status: 200, code: 'unauthenticated' } };
+  if (first?.status === 200 && first.code === 'unauthenticated')
+    return { expected: { status: 200, code: 'unauthenticated' } };
   return { expected: { status: 200, code: 'duplicate' } };
 }
 
@@ -182,7 +225,9 @@ function expectationFor(index: number, unattested: boolean, type: TestEventType,
 function checkSecretVersion(version: string | undefined, session: Session): void {
   if (version === undefined || Object.hasOwn(session.keys.secrets, version)) return;
   const known = Object.keys(session.keys.secrets).sort().join(', ');
-  throw usageError(`--secret-version ${version}: the development keys have no such secret version (they have ${known}); give one of them.`);
+  throw usageError(
+    `--secret-version ${version}: the development keys have no such secret version (they have ${known}); give one of them.`,
+  );
 }
 
 /**
@@ -194,7 +239,11 @@ function checkSecretVersion(version: string | undefined, session: Session): void
  * explainFailure({ status: null, error: 'network error (ECONNREFUSED)' }, to) // 'could not reach … is your dev server running …'
  * ```
  */
-export function explainFailure(sent: Pick<SentDelivery, 'status' | 'code' | 'error'> & Partial<Pick<SentDelivery, 'headers'>>, to: string, why?: string): string {
+export function explainFailure(
+  sent: Pick<SentDelivery, 'status' | 'code' | 'error'> & Partial<Pick<SentDelivery, 'headers'>>,
+  to: string,
+  why?: string,
+): string {
   if (sent.status === null) {
     if (sent.error?.startsWith(NOT_SENT)) return `\u2717 ${sent.error}`;
     return `\u2717 no answer from ${to} (${sent.error ?? 'network error'}): is your dev server running and listening there?`;
@@ -213,12 +262,19 @@ function buildEnvelope(type: TestEventType, options: SendOptions): TestEnvelope 
     throw usageError('--stream and --request-id name the same value (the stream is the request); give one of them.');
   }
   const only = (flag: string, value: unknown, types: readonly TestEventType[]) => {
-    if (value !== undefined && !types.includes(type)) throw usageError(`${flag} applies to ${types.map((t) => t.slice(4)).join(', ')}, not to ${type.slice(4)}; put other fields in --data.`);
+    if (value !== undefined && !types.includes(type))
+      throw usageError(
+        `${flag} applies to ${types.map((t) => t.slice(4)).join(', ')}, not to ${type.slice(4)}; put other fields in --data.`,
+      );
   };
   only('--reason', options.reason, ['kyb.data_request.refused', 'kyb.signature_request.refused']);
   only('--previous-wallet-address', options.previousWalletAddress, ['kyb.business.wallet_address_changed']);
   only('--wallet-address', options.walletAddress, ['kyb.business.wallet_address_changed']);
-  only('--digest', options.digest, ['kyb.signature_request.pending_approval', 'kyb.signature_request.signed', 'kyb.signature_request.refused']);
+  only('--digest', options.digest, [
+    'kyb.signature_request.pending_approval',
+    'kyb.signature_request.signed',
+    'kyb.signature_request.refused',
+  ]);
   only('--offer-id', options.offerId, ['kyb.data_request.pending_approval']);
   const fields: Record<string, unknown> = {};
   if (options.reason !== undefined) fields.reason = options.reason;
@@ -255,7 +311,11 @@ function checkDataKeys(type: TestEventType, options: SendOptions): void {
   // null removes a field, which contradicts nothing.
   for (const [name, value] of Object.entries(options.data ?? {})) {
     if (value === null) continue;
-    const reason = ENVELOPE_FIELDS[name] ?? (attested && CLAIM_NAMES.includes(name) ? 'the attestation signs a claim of that name, so the delivery would contradict it' : undefined);
+    const reason =
+      ENVELOPE_FIELDS[name] ??
+      (attested && CLAIM_NAMES.includes(name)
+        ? 'the attestation signs a claim of that name, so the delivery would contradict it'
+        : undefined);
     if (reason !== undefined) throw usageError(`--data cannot set ${name}: ${reason}.`);
   }
 }

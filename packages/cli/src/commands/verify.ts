@@ -1,4 +1,10 @@
-import { createReceiver, KybWebhookError, parseSignatureHeader, type LogEntry, type ReceiverOptions } from '@kyb-webhooks/core';
+import {
+  createReceiver,
+  KybWebhookError,
+  parseSignatureHeader,
+  type LogEntry,
+  type ReceiverOptions,
+} from '@kyb-webhooks/core';
 import type { Command } from 'commander';
 import { carriedAttestation, expiredNote, signedByDevKey } from '../attestation-age.js';
 import { readCaptureFile, readHeadersAndBody, type Capture } from '../capture.js';
@@ -61,12 +67,23 @@ export function registerVerify(program: Command): void {
   withCommonOptions(
     program
       .command('verify')
-      .description('check captured deliveries with the same core the receiver uses, and say which check failed and how to fix it')
-      .argument('[captures...]', 'capture files (written by send --save / scenario --save, or {"headers":{…},"body":"…"})'),
+      .description(
+        'check captured deliveries with the same core the receiver uses, and say which check failed and how to fix it',
+      )
+      .argument(
+        '[captures...]',
+        'capture files (written by send --save / scenario --save, or {"headers":{…},"body":"…"})',
+      ),
   )
-    .option('--headers <file>', 'the delivery\u2019s headers: a JSON object, or "Name: value" lines as curl -D writes them')
+    .option(
+      '--headers <file>',
+      'the delivery\u2019s headers: a JSON object, or "Name: value" lines as curl -D writes them',
+    )
     .option('--body <file>', 'the delivery\u2019s exact body bytes')
-    .option('--from-env', 'check with KYB_SECRET_V<n>, KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL from the environment instead of the development keys')
+    .option(
+      '--from-env',
+      'check with KYB_SECRET_V<n>, KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL from the environment instead of the development keys',
+    )
     .option('--at-signature-time', 'check as of the signature\u2019s t, so an old capture is not rejected as expired')
     .action(async (files: string[], options: VerifyOptions) => {
       process.exitCode = await runVerify(files, options);
@@ -84,13 +101,16 @@ export function registerVerify(program: Command): void {
 export async function runVerify(files: string[], options: VerifyOptions): Promise<number> {
   const captures: Capture[] = files.map(readCaptureFile);
   if (options.headers !== undefined || options.body !== undefined) {
-    if (options.headers === undefined || options.body === undefined) throw usageError('--headers and --body go together: give both files (or a capture file instead).');
+    if (options.headers === undefined || options.body === undefined)
+      throw usageError('--headers and --body go together: give both files (or a capture file instead).');
     captures.push(readHeadersAndBody(options.headers, options.body));
   }
-  if (captures.length === 0) throw usageError('Nothing to verify: give capture files, or --headers <file> --body <file>.');
+  if (captures.length === 0)
+    throw usageError('Nothing to verify: give capture files, or --headers <file> --body <file>.');
   const { receiverOptions, source, devKeys } = verificationConfig(options);
   const reports: VerifyReport[] = [];
-  for (const capture of captures) reports.push(await verifyCapture(capture, receiverOptions, options.atSignatureTime === true, devKeys));
+  for (const capture of captures)
+    reports.push(await verifyCapture(capture, receiverOptions, options.atSignatureTime === true, devKeys));
   const ok = reports.every((report) => report.ok);
   if (options.json) {
     printJson({ ok, checkedWith: source, reports });
@@ -98,11 +118,14 @@ export async function runVerify(files: string[], options: VerifyOptions): Promis
   }
   for (const report of reports) {
     print(`${report.source}${report.event ? `: ${report.event.type} ${report.event.event_id}` : ''}`);
-    print(formatTable(report.checks, [
-      { heading: 'check', cell: (row) => row.check },
-      { heading: 'result', cell: (row) => (row.result === 'failed' ? `FAILED: ${report.code}` : row.result) },
-    ]));
-    if (report.ok) print(`\u2713 verifies: the receiver would answer ${report.status}${report.code ? ` ${report.code}` : ''}.`);
+    print(
+      formatTable(report.checks, [
+        { heading: 'check', cell: (row) => row.check },
+        { heading: 'result', cell: (row) => (row.result === 'failed' ? `FAILED: ${report.code}` : row.result) },
+      ]),
+    );
+    if (report.ok)
+      print(`\u2713 verifies: the receiver would answer ${report.status}${report.code ? ` ${report.code}` : ''}.`);
     else {
       print(`\u2717 ${report.status} ${report.code}: ${report.message}`);
       if (report.detail) print(`  detail: ${report.detail}`);
@@ -115,7 +138,11 @@ export async function runVerify(files: string[], options: VerifyOptions): Promis
   return ok ? EXIT.ok : EXIT.failed;
 }
 
-function verificationConfig(options: VerifyOptions): { receiverOptions: Omit<ReceiverOptions, 'now' | 'logger'>; source: string; devKeys?: DevKeys } {
+function verificationConfig(options: VerifyOptions): {
+  receiverOptions: Omit<ReceiverOptions, 'now' | 'logger'>;
+  source: string;
+  devKeys?: DevKeys;
+} {
   if (options.fromEnv) {
     const secrets = Object.fromEntries(
       Object.entries(process.env)
@@ -124,7 +151,9 @@ function verificationConfig(options: VerifyOptions): { receiverOptions: Omit<Rec
     );
     const { KYB_ATTESTATION_ISSUER: issuer, KYB_AUDIENCE: audience, KYB_JWKS_URL: jwksUrl } = process.env;
     if (Object.keys(secrets).length === 0 && !(issuer && audience && jwksUrl)) {
-      throw usageError('--from-env found neither KYB_SECRET_V<n> nor KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL in the environment.');
+      throw usageError(
+        '--from-env found neither KYB_SECRET_V<n> nor KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL in the environment.',
+      );
     }
     return {
       receiverOptions: {
@@ -137,7 +166,10 @@ function verificationConfig(options: VerifyOptions): { receiverOptions: Omit<Rec
   // Keys made up now would fail every capture and blame it: checking needs the keys the deliveries were signed with.
   const { keys, file } = loadDevKeys(options.keys);
   return {
-    receiverOptions: { secrets: { ...keys.secrets }, attestation: { issuer: keys.issuer, audience: keys.audience, jwks: { keys: [keys.publicJwk] } } },
+    receiverOptions: {
+      secrets: { ...keys.secrets },
+      attestation: { issuer: keys.issuer, audience: keys.audience, jwks: { keys: [keys.publicJwk] } },
+    },
     source: `the development keys in ${file} (use --from-env for your environment's secrets)`,
     devKeys: keys,
   };
@@ -151,7 +183,12 @@ function verificationConfig(options: VerifyOptions): { receiverOptions: Omit<Rec
  * const report = await verifyCapture(readCaptureFile('c.json'), { secrets, attestation }, false)
  * ```
  */
-export async function verifyCapture(capture: Capture, receiverOptions: Omit<ReceiverOptions, 'now' | 'logger'>, atSignatureTime: boolean, devKeys?: DevKeys): Promise<VerifyReport> {
+export async function verifyCapture(
+  capture: Capture,
+  receiverOptions: Omit<ReceiverOptions, 'now' | 'logger'>,
+  atSignatureTime: boolean,
+  devKeys?: DevKeys,
+): Promise<VerifyReport> {
   const entries: LogEntry[] = [];
   let nowMs = Date.now();
   if (atSignatureTime) {
@@ -164,7 +201,8 @@ export async function verifyCapture(capture: Capture, receiverOptions: Omit<Rece
   try {
     receiver = createReceiver({ ...receiverOptions, now: () => nowMs, logger: (entry) => entries.push(entry) });
   } catch (error) {
-    if (error instanceof KybWebhookError) throw new CliError(`The verification settings are invalid: ${error.message}`, EXIT.usage);
+    if (error instanceof KybWebhookError)
+      throw new CliError(`The verification settings are invalid: ${error.message}`, EXIT.usage);
     throw error;
   }
   const result = await receiver.receive({ method: capture.method, headers: capture.headers, body: capture.body });
@@ -186,11 +224,19 @@ export async function verifyCapture(capture: Capture, receiverOptions: Omit<Rece
   // Whatever failed first, an expired attestation defeats any replay of this capture: say so, and what can be done.
   const attestation = carriedAttestation(capture.body);
   if (attestation !== undefined && attestation.exp * 1000 < nowMs) {
-    notes.push(expiredNote(attestation, devKeys === undefined ? 'unknown' : signedByDevKey(attestation, devKeys) ? 'dev' : 'other'));
+    notes.push(
+      expiredNote(
+        attestation,
+        devKeys === undefined ? 'unknown' : signedByDevKey(attestation, devKeys) ? 'dev' : 'other',
+      ),
+    );
   }
   if (code === 'unauthenticated') notes.push(`200 unauthenticated: ${UNAUTHENTICATED_NOTE}`);
-  const entry = entries.find((candidate) => candidate.code === code) ?? entries.find((candidate) => candidate.level !== 'debug');
-  const event = result.event ? { type: shownEventType(result.event.event), event_id: shownEventId(result.event.event_id) } : eventOf(capture.body);
+  const entry =
+    entries.find((candidate) => candidate.code === code) ?? entries.find((candidate) => candidate.level !== 'debug');
+  const event = result.event
+    ? { type: shownEventType(result.event.event), event_id: shownEventId(result.event.event_id) }
+    : eventOf(capture.body);
   return {
     source: capture.source,
     ok: accepted,

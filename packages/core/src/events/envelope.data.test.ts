@@ -23,7 +23,10 @@ function setup() {
 
 describe.each([
   ['a known event type', () => testEvents.dataRequestPendingApproval()],
-  ['an event type this version does not know', () => ({ ...testEvents.dataRequestPendingApproval(), event: 'kyb.future.thing' })],
+  [
+    'an event type this version does not know',
+    () => ({ ...testEvents.dataRequestPendingApproval(), event: 'kyb.future.thing' }),
+  ],
 ])('data that is not an object, for %s', (_kind, envelope) => {
   it.each<[string, unknown]>([
     ['null', null],
@@ -34,6 +37,10 @@ describe.each([
     const { receiver, handler } = setup();
     const signed = signer.signBytes(JSON.stringify({ ...envelope(), data }));
     const result = await receiver.receive({ method: 'POST', headers: signed.headers, body: signed.body });
-    expect({ status: result.status, code: result.code, handled: handler.mock.calls.length }).toEqual({ status: 400, code: 'envelope_invalid', handled: 0 });
+    expect({ status: result.status, code: result.code, handled: handler.mock.calls.length }).toEqual({
+      status: 400,
+      code: 'envelope_invalid',
+      handled: 0,
+    });
   });
 });

@@ -31,10 +31,12 @@ describe('event_id: a ULID in Crockford base32, without I, L, O or U', () => {
     expect(await answerFor(eventId)).toEqual({ status: 200, code: undefined, ran: [eventId] });
   });
 
-  it.each(LEFT_OUT.flatMap((letter) => [
-    [letter, 'last', `${ULID.slice(0, 25)}${letter}`],
-    [letter, 'in the middle', `${ULID.slice(0, 12)}${letter}${ULID.slice(13)}`],
-  ]))('refuses %s (%s) as envelope_invalid before any handler runs', async (_letter, _where, eventId) => {
+  it.each(
+    LEFT_OUT.flatMap((letter) => [
+      [letter, 'last', `${ULID.slice(0, 25)}${letter}`],
+      [letter, 'in the middle', `${ULID.slice(0, 12)}${letter}${ULID.slice(13)}`],
+    ]),
+  )('refuses %s (%s) as envelope_invalid before any handler runs', async (_letter, _where, eventId) => {
     expect(eventId).toHaveLength(26);
     expect(await answerFor(eventId)).toEqual({ status: 400, code: 'envelope_invalid', ran: [] });
   });

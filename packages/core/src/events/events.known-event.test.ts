@@ -31,7 +31,12 @@ describe('isKnownEvent in an onAny handler', () => {
     await deliver(testEvents.signatureRequestRefused({ data: { digest: '0xabc' } }));
     await deliver({ ...testEvents.dataRequestRefused(), event: 'kyb.future.thing' } as unknown as TestEnvelope);
     await deliver(testEvents.dataRequestPendingApproval());
-    expect(seen).toEqual(['refused:expired', 'signature refused:0x', 'unknown:kyb.future.thing', 'other:kyb.data_request.pending_approval']);
+    expect(seen).toEqual([
+      'refused:expired',
+      'signature refused:0x',
+      'unknown:kyb.future.thing',
+      'other:kyb.data_request.pending_approval',
+    ]);
   });
 
   it.each([

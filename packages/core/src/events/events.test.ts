@@ -15,12 +15,16 @@ import {
 } from './events.js';
 
 describe('timestamps inside data', () => {
-  it.each([1767225600, 1767225600123, '1767225600', '2026-12-01T00:00:00Z', '2026-12-01T00:00:00.123+02:00', '2026-12-01'])(
-    'accepts %s',
-    (value) => {
-      expect(timestampSchema.safeParse(value).success).toBe(true);
-    },
-  );
+  it.each([
+    1767225600,
+    1767225600123,
+    '1767225600',
+    '2026-12-01T00:00:00Z',
+    '2026-12-01T00:00:00.123+02:00',
+    '2026-12-01',
+  ])('accepts %s', (value) => {
+    expect(timestampSchema.safeParse(value).success).toBe(true);
+  });
   it.each(['x', '', 'tomorrow', -1, Number.POSITIVE_INFINITY, '2026-13-01', null])('rejects %s', (value) => {
     expect(timestampSchema.safeParse(value).success).toBe(false);
   });
@@ -62,7 +66,11 @@ describe('price and charge objects (spec 2.5)', () => {
   });
 
   it.each<[string, KnownEventType, Record<string, unknown>]>([
-    ['pending approval data without price', 'kyb.data_request.pending_approval', testEvents.dataRequestPendingApproval().data],
+    [
+      'pending approval data without price',
+      'kyb.data_request.pending_approval',
+      testEvents.dataRequestPendingApproval().data,
+    ],
     ['released data without charge', 'kyb.data_request.released', testEvents.dataRequestReleased().data],
   ])('accepts %s (requests created before pricing existed; spec 2.5, 9.3)', (_case, type, data) => {
     const { price: _price, charge: _charge, ...rest } = data;
@@ -86,7 +94,10 @@ describe('approval block (spec 2.7)', () => {
   const approval = { approved_at: '2026-11-22T12:00:00Z', action_id: 'act_1', threshold_met: true };
 
   it('accepts approved_at, action_id and threshold_met on released data', () => {
-    expect(eventDataSchemas['kyb.data_request.released'].safeParse({ ...testEvents.dataRequestReleased().data, approval }).success).toBe(true);
+    expect(
+      eventDataSchemas['kyb.data_request.released'].safeParse({ ...testEvents.dataRequestReleased().data, approval })
+        .success,
+    ).toBe(true);
   });
 
   it.each<[string, Record<string, unknown>]>([
@@ -112,7 +123,10 @@ describe('event types (spec 6)', () => {
   });
 
   it('marks exactly the release and the wallet change as attested', () => {
-    expect([...ATTESTED_EVENT_TYPES].sort()).toEqual(['kyb.business.wallet_address_changed', 'kyb.data_request.released']);
+    expect([...ATTESTED_EVENT_TYPES].sort()).toEqual([
+      'kyb.business.wallet_address_changed',
+      'kyb.data_request.released',
+    ]);
   });
 
   it('names the seven refusal reasons of spec 3', () => {
@@ -155,10 +169,18 @@ describe('event types (spec 6)', () => {
   });
 
   it('accepts an offer_id on pending approval data (a request claimed from a QR offer)', () => {
-    expect(eventDataSchemas['kyb.data_request.pending_approval'].safeParse({ ...testEvents.dataRequestPendingApproval().data, offer_id: 'offer_42' }).success).toBe(true);
+    expect(
+      eventDataSchemas['kyb.data_request.pending_approval'].safeParse({
+        ...testEvents.dataRequestPendingApproval().data,
+        offer_id: 'offer_42',
+      }).success,
+    ).toBe(true);
   });
 
   it('keeps a refusal reason this version does not know', () => {
-    expect(eventDataSchemas['kyb.data_request.refused'].safeParse({ reason: 'sanctions_hit' })).toMatchObject({ success: true, data: { reason: 'sanctions_hit' } });
+    expect(eventDataSchemas['kyb.data_request.refused'].safeParse({ reason: 'sanctions_hit' })).toMatchObject({
+      success: true,
+      data: { reason: 'sanctions_hit' },
+    });
   });
 });

@@ -44,7 +44,11 @@ describe('receiver.on with a list of types', () => {
 describe('receiver.on refuses a mistake at registration with config_invalid', () => {
   it.each([
     ['an empty list', [], /name at least one event type/],
-    ['a type with a space', 'kyb.data_request refused', /"kyb.data_request refused" is not an event type: did you mean 'kyb.data_request.refused'\?/],
+    [
+      'a type with a space',
+      'kyb.data_request refused',
+      /"kyb.data_request refused" is not an event type: did you mean 'kyb.data_request.refused'\?/,
+    ],
     ['an empty type', '', /"" is not an event type/],
     ['a number in the list', ['kyb.data_request.refused', 7], /a number is not an event type/],
     ['undefined (a missing constant)', undefined, /undefined is not an event type/],
@@ -108,7 +112,9 @@ describe('receiver.on refuses a misspelt known type with config_invalid and a di
   ])('%s: %s', (_what, type, meant) => {
     const error = registrationError(type);
     expect(error?.code).toBe('config_invalid');
-    expect(error?.message).toContain(`receiver.on: ${JSON.stringify(type)} is not an event type: did you mean '${meant}'?`);
+    expect(error?.message).toContain(
+      `receiver.on: ${JSON.stringify(type)} is not an event type: did you mean '${meant}'?`,
+    );
     // The way out for a genuinely new type that happens to look like a known one.
     expect(error?.message).toMatch(/new type this version does not know yet, handle it in receiver.onAny/);
   });
@@ -149,7 +155,10 @@ describe('receiver.on accepts a well-formed type this version does not know, and
     const ran: string[] = [];
     receiver.on('kyb.data_request.archived' as never, (event: { event: string }) => void ran.push(`on:${event.event}`));
     receiver.onUnknown((event) => void ran.push(`unknown:${event.event}`));
-    const archived = { ...testEvents.dataRequestRefused(), event: 'kyb.data_request.archived' } as unknown as TestEnvelope;
+    const archived = {
+      ...testEvents.dataRequestRefused(),
+      event: 'kyb.data_request.archived',
+    } as unknown as TestEnvelope;
     expect((await deliver(archived)).status).toBe(200);
     expect(ran).toEqual(['on:kyb.data_request.archived', 'unknown:kyb.data_request.archived']);
   });
@@ -169,7 +178,9 @@ describe('receiver.on refuses a name of another shape that is no near miss eithe
   ])('%s: %s', (_what, type) => {
     const error = registrationError(type);
     expect(error?.code).toBe('config_invalid');
-    expect(error?.message).toContain(`receiver.on: ${JSON.stringify(type)} is not an event type; pass a name such as 'kyb.data_request.released'`);
+    expect(error?.message).toContain(
+      `receiver.on: ${JSON.stringify(type)} is not an event type; pass a name such as 'kyb.data_request.released'`,
+    );
     expect(error?.message).toContain('kyb.<resource>.<action> in lower-case snake_case');
   });
 });

@@ -25,7 +25,10 @@ function skeleton(type: string): string {
   return letters.startsWith('kyb') ? letters.slice(3) : letters;
 }
 
-const KNOWN_SKELETONS: readonly (readonly [KnownEventType, string])[] = KNOWN_EVENT_TYPES.map((type) => [type, skeleton(type)]);
+const KNOWN_SKELETONS: readonly (readonly [KnownEventType, string])[] = KNOWN_EVENT_TYPES.map((type) => [
+  type,
+  skeleton(type),
+]);
 
 /**
  * The known event type a name not among them most likely meant (see the rule above), or undefined when the name is
@@ -74,11 +77,17 @@ export function nearestKnownEventType(type: string): KnownEventType | undefined 
  */
 export function handlerTypes(type: unknown, handler: unknown): readonly string[] {
   if (typeof handler !== 'function') {
-    throw new KybWebhookError('config_invalid', `receiver.on(type, handler): the handler must be a function; got ${describeValue(handler)}.`);
+    throw new KybWebhookError(
+      'config_invalid',
+      `receiver.on(type, handler): the handler must be a function; got ${describeValue(handler)}.`,
+    );
   }
   const types: readonly unknown[] = Array.isArray(type) ? type : [type];
   if (types.length === 0) {
-    throw new KybWebhookError('config_invalid', 'receiver.on([], handler): name at least one event type, or use receiver.onAny(handler).');
+    throw new KybWebhookError(
+      'config_invalid',
+      'receiver.on([], handler): name at least one event type, or use receiver.onAny(handler).',
+    );
   }
   for (const each of types) {
     if (typeof each === 'string' && isKnownEventType(each)) continue;

@@ -12,7 +12,10 @@ describe('released answers, keyed by subject and name (spec 2.6)', () => {
 
   it('keeps both answers of a field answered by two directors (keyed by subject and name)', () => {
     expect(answers.size).toBe(3);
-    expect(answers.byName('director_full_name').map((answer) => answer.value)).toEqual(['Ada Lovelace', 'Charles Babbage']);
+    expect(answers.byName('director_full_name').map((answer) => answer.value)).toEqual([
+      'Ada Lovelace',
+      'Charles Babbage',
+    ]);
   });
 
   it.each<[string, string, string | undefined]>([
@@ -33,7 +36,7 @@ describe('released answers, keyed by subject and name (spec 2.6)', () => {
     ['biz-1', [2]],
     ['subj-2', [1]],
     ['nobody', []],
-  ])('bySubject(%s) gives that subject\'s answers only', (subject, indexes) => {
+  ])("bySubject(%s) gives that subject's answers only", (subject, indexes) => {
     expect(answers.bySubject(subject)).toEqual(indexes.map((index) => directors[index]));
   });
 
@@ -74,7 +77,11 @@ describe('finding the answers among the claims (the claim name is not shown, spe
     ['the named claim, over an answers claim', { answers: directors.slice(0, 1), released_values: directors }, 3],
     ['nothing when the named claim is absent, whatever other claims hold', { answers: directors }, undefined],
     ['nothing when the named claim is not a list of answers', { released_values: [{ name: 'x' }] }, undefined],
-    ['nothing from an inherited property of that name', Object.create({ released_values: directors }) as Record<string, unknown>, undefined],
+    [
+      'nothing from an inherited property of that name',
+      Object.create({ released_values: directors }) as Record<string, unknown>,
+      undefined,
+    ],
   ])('with answersClaim, reads %s', (_case, claims, size) => {
     expect(findReleasedAnswerList(claims, 'released_values')?.length).toBe(size);
   });

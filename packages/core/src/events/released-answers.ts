@@ -77,7 +77,10 @@ const validateAnswerList = createValidator(releasedAnswerSchema.array());
  * findReleasedAnswerList(claims, 'released_values') // a service that names the claim otherwise
  * ```
  */
-export function findReleasedAnswerList(claims: Record<string, unknown>, answersClaim?: string): ReleasedAnswer[] | undefined {
+export function findReleasedAnswerList(
+  claims: Record<string, unknown>,
+  answersClaim?: string,
+): ReleasedAnswer[] | undefined {
   if (answersClaim !== undefined) {
     const named = Object.hasOwn(claims, answersClaim) ? validateAnswerList(claims[answersClaim]) : undefined;
     return named?.success ? named.data : undefined;

@@ -21,12 +21,24 @@ function withOwnProto<T extends object>(value: T): T {
 
 describe('schemas with a check the guard cannot run compile to undefined, and createValidator answers like zod', () => {
   const cases: [string, z.ZodType, unknown[]][] = [
-    ['a catchall of unknown values with a refinement', z.looseObject({}).catchall(z.unknown().refine(() => false)), [{}, { a: 1 }]],
+    [
+      'a catchall of unknown values with a refinement',
+      z.looseObject({}).catchall(z.unknown().refine(() => false)),
+      [{}, { a: 1 }],
+    ],
     ['includes at a position', z.string().includes('x', { position: 2 }), ['abx', 'xab']],
     ['a 32-bit integer', z.int32(), [1, 2 ** 40]],
     ['a number that must be a multiple', z.number().multipleOf(2), [4, 3]],
-    ['a custom check with a refinement', z.custom<string>((v) => typeof v === 'string').refine((v) => v.length > 3), ['abcd', 'ab']],
-    ['an optional field of a type the guard does not know', z.looseObject({ a: z.date().optional() }), [{}, { a: new Date(0) }, { a: 1 }]],
+    [
+      'a custom check with a refinement',
+      z.custom<string>((v) => typeof v === 'string').refine((v) => v.length > 3),
+      ['abcd', 'ab'],
+    ],
+    [
+      'an optional field of a type the guard does not know',
+      z.looseObject({ a: z.date().optional() }),
+      [{}, { a: new Date(0) }, { a: 1 }],
+    ],
     ['a union with an option the guard does not know', z.union([z.string(), z.date()]), ['a', new Date(0), 1]],
     ['a record of values the guard does not know', z.record(z.string(), z.date()), [{ a: new Date(0) }, { a: 1 }]],
   ];
@@ -49,11 +61,31 @@ describe('a compiled guard refuses what zod refuses or would copy', () => {
     ['lt: the bound itself', z.number().lt(5), [4, 5]],
     ['lte: past the bound', z.number().lte(5), [5, 6]],
     ['a record with a value of the wrong type', z.record(z.string(), z.number()), [{ a: 1 }, { a: 'x' }]],
-    ['a record of objects that zod copies', z.record(z.string(), z.looseObject({ a: z.number() })), [{ x: { a: 1 } }, { x: withOwnProto({ a: 1 }) }]],
-    ['an array of objects that zod copies', z.array(z.looseObject({ a: z.number() })), [[{ a: 1 }], [withOwnProto({ a: 1 })]]],
-    ['a required field: absent, or present and undefined', z.looseObject({ a: z.string() }), [{ a: 'x' }, {}, { a: undefined }]],
-    ['an optional field: absent, undefined, or of the wrong type', z.looseObject({ a: z.string().optional() }), [{}, { a: undefined }, { a: 1 }]],
-    ['a field of unknown values: absent or undefined', z.looseObject({ a: z.unknown() }), [{}, { a: undefined }, { a: null }]],
+    [
+      'a record of objects that zod copies',
+      z.record(z.string(), z.looseObject({ a: z.number() })),
+      [{ x: { a: 1 } }, { x: withOwnProto({ a: 1 }) }],
+    ],
+    [
+      'an array of objects that zod copies',
+      z.array(z.looseObject({ a: z.number() })),
+      [[{ a: 1 }], [withOwnProto({ a: 1 })]],
+    ],
+    [
+      'a required field: absent, or present and undefined',
+      z.looseObject({ a: z.string() }),
+      [{ a: 'x' }, {}, { a: undefined }],
+    ],
+    [
+      'an optional field: absent, undefined, or of the wrong type',
+      z.looseObject({ a: z.string().optional() }),
+      [{}, { a: undefined }, { a: 1 }],
+    ],
+    [
+      'a field of unknown values: absent or undefined',
+      z.looseObject({ a: z.unknown() }),
+      [{}, { a: undefined }, { a: null }],
+    ],
   ];
 
   it.each(cases)('%s', (_, schema, values) => {

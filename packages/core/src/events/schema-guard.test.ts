@@ -3,7 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createTestEvent, TEST_EVENT_TYPES, type TestEnvelope } from '../../test-kit.js';
 import { envelopeSchema } from './envelope.js';
-import { eventDataSchemas, KNOWN_EVENT_TYPES, priceLineSchema, timestampSchema, type KnownEventType } from './events.js';
+import {
+  eventDataSchemas,
+  KNOWN_EVENT_TYPES,
+  priceLineSchema,
+  timestampSchema,
+  type KnownEventType,
+} from './events.js';
 import { compileSchemaGuard, createValidator } from './schema-guard.js';
 
 /*
@@ -69,12 +75,50 @@ describe('the guard agrees with zod on edge values', () => {
     expect(answers).toEqual(new Set([true, false]));
   }
 
-  const numbers = [0, -0, 1, -1, 1.5, -1.5, 0.1, NaN, Infinity, -Infinity, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 1,
-    Number.MAX_SAFE_INTEGER + 2, -Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER - 1, Number.MAX_VALUE, Number.MIN_VALUE, 1e21, 2 ** 53];
-  const nonValues = [undefined, null, true, false, '', 'x', '1', 1n, Symbol('s'), [], [1], {}, () => 1, new Date(0), new Map()];
+  const numbers = [
+    0,
+    -0,
+    1,
+    -1,
+    1.5,
+    -1.5,
+    0.1,
+    NaN,
+    Infinity,
+    -Infinity,
+    Number.MAX_SAFE_INTEGER,
+    Number.MAX_SAFE_INTEGER + 1,
+    Number.MAX_SAFE_INTEGER + 2,
+    -Number.MAX_SAFE_INTEGER,
+    Number.MIN_SAFE_INTEGER - 1,
+    Number.MAX_VALUE,
+    Number.MIN_VALUE,
+    1e21,
+    2 ** 53,
+  ];
+  const nonValues = [
+    undefined,
+    null,
+    true,
+    false,
+    '',
+    'x',
+    '1',
+    1n,
+    Symbol('s'),
+    [],
+    [1],
+    {},
+    () => 1,
+    new Date(0),
+    new Map(),
+  ];
 
   it.each([
-    ['z.number().int().nonnegative().max(MAX_SAFE_INTEGER)', z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER)],
+    [
+      'z.number().int().nonnegative().max(MAX_SAFE_INTEGER)',
+      z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+    ],
     ['z.number().nonnegative().finite()', z.number().nonnegative().finite()],
     ['z.number().int()', z.number().int()],
     ['z.int()', z.int()],
@@ -85,8 +129,26 @@ describe('the guard agrees with zod on edge values', () => {
     expectAgreement(schema, values);
   });
 
-  const strings = ['', ' ', 'a', 'ab', 'abc', '😀', 'a😀', '😀😀', 'a'.repeat(200), 'a'.repeat(201), '😀'.repeat(100), '😀'.repeat(200),
-    '😀'.repeat(201), 'a'.repeat(199) + '😀', '\uD800', '\uDC00\uD800', '\uD800'.repeat(2), 'é'.normalize('NFD')];
+  const strings = [
+    '',
+    ' ',
+    'a',
+    'ab',
+    'abc',
+    '😀',
+    'a😀',
+    '😀😀',
+    'a'.repeat(200),
+    'a'.repeat(201),
+    '😀'.repeat(100),
+    '😀'.repeat(200),
+    '😀'.repeat(201),
+    'a'.repeat(199) + '😀',
+    '\uD800',
+    '\uDC00\uD800',
+    '\uD800'.repeat(2),
+    'é'.normalize('NFD'),
+  ];
 
   it.each([
     ['z.string().min(1).max(200)', z.string().min(1).max(200)],
@@ -101,8 +163,21 @@ describe('the guard agrees with zod on edge values', () => {
   });
 
   it('ULID event ids (regex with the i flag)', () => {
-    const values = [ULID, ULID.toLowerCase(), `8${ULID.slice(1)}`, `7${ULID.slice(1)}`, `${ULID.slice(0, 25)}U`,
-      `${ULID.slice(0, 25)}I`, ULID.slice(0, 25), `${ULID}0`, ` ${ULID}`, `${ULID}\n`, '', 0, null];
+    const values = [
+      ULID,
+      ULID.toLowerCase(),
+      `8${ULID.slice(1)}`,
+      `7${ULID.slice(1)}`,
+      `${ULID.slice(0, 25)}U`,
+      `${ULID.slice(0, 25)}I`,
+      ULID.slice(0, 25),
+      `${ULID}0`,
+      ` ${ULID}`,
+      `${ULID}\n`,
+      '',
+      0,
+      null,
+    ];
     expectBothAnswers(envelopeSchema.shape.event_id, values);
     expectAgreement(envelopeSchema.shape.event_id, values);
   });
@@ -125,22 +200,75 @@ describe('the guard agrees with zod on edge values', () => {
 
   it('loose objects: optional keys, extra keys, non-objects', () => {
     const schema = z.looseObject({ a: z.string().optional(), b: z.union([z.number(), z.string().optional()]) });
-    const values = [{}, { a: 'x' }, { a: undefined }, { a: 1 }, { b: undefined }, { b: 1 }, { b: true }, { c: 1 },
-      { a: 'x', b: 'y', c: [null] }, [], [1], ['x'], null, undefined, 'x', 1, Object.create(null), new Date(0), new Map()];
+    const values = [
+      {},
+      { a: 'x' },
+      { a: undefined },
+      { a: 1 },
+      { b: undefined },
+      { b: 1 },
+      { b: true },
+      { c: 1 },
+      { a: 'x', b: 'y', c: [null] },
+      [],
+      [1],
+      ['x'],
+      null,
+      undefined,
+      'x',
+      1,
+      Object.create(null),
+      new Date(0),
+      new Map(),
+    ];
     expectBothAnswers(schema, values);
     expectAgreement(schema, values);
   });
 
   it('timestamps inside data (union of number, digits, ISO date-time and date)', () => {
     const values = [
-      ...numbers, ...nonValues,
-      '1767225600', '1767225600123', '0', '0'.repeat(16), '1'.repeat(17), '-1', '1.5', ' 1', '١٢٣',
-      '2026-12-01', '2026-02-28', '2026-02-29', '2024-02-29', '2000-02-29', '2100-02-29', '2026-02-30', '2026-04-31',
-      '2026-13-01', '2026-00-10', '2026-1-01', '26-12-01',
-      '2026-12-01T00:00:00Z', '2026-12-01T23:59:59.123456Z', '2026-12-01T00:00:00.123+02:00', '2026-12-01T00:00:00-23:59',
-      '2026-12-01T00:00:00+24:00', '2026-12-01T00:00:00+0200', '2026-12-01T00:00:00', '2026-12-01T00:00', '2026-12-01T00:00Z',
-      '2026-12-01T00:00+02:00', '2026-12-01T24:00:00Z', '2026-12-01T00:60:00Z', '2026-12-01T00:00:60Z', '2026-12-01 00:00:00Z',
-      '2026-12-01T00:00:00.Z', '2026-12-01t00:00:00z', '2026-02-30T00:00:00Z', '2024-02-29T12:00:00Z', '2026-12-01T00:00:00Z ',
+      ...numbers,
+      ...nonValues,
+      '1767225600',
+      '1767225600123',
+      '0',
+      '0'.repeat(16),
+      '1'.repeat(17),
+      '-1',
+      '1.5',
+      ' 1',
+      '١٢٣',
+      '2026-12-01',
+      '2026-02-28',
+      '2026-02-29',
+      '2024-02-29',
+      '2000-02-29',
+      '2100-02-29',
+      '2026-02-30',
+      '2026-04-31',
+      '2026-13-01',
+      '2026-00-10',
+      '2026-1-01',
+      '26-12-01',
+      '2026-12-01T00:00:00Z',
+      '2026-12-01T23:59:59.123456Z',
+      '2026-12-01T00:00:00.123+02:00',
+      '2026-12-01T00:00:00-23:59',
+      '2026-12-01T00:00:00+24:00',
+      '2026-12-01T00:00:00+0200',
+      '2026-12-01T00:00:00',
+      '2026-12-01T00:00',
+      '2026-12-01T00:00Z',
+      '2026-12-01T00:00+02:00',
+      '2026-12-01T24:00:00Z',
+      '2026-12-01T00:60:00Z',
+      '2026-12-01T00:00:60Z',
+      '2026-12-01 00:00:00Z',
+      '2026-12-01T00:00:00.Z',
+      '2026-12-01t00:00:00z',
+      '2026-02-30T00:00:00Z',
+      '2024-02-29T12:00:00Z',
+      '2026-12-01T00:00:00Z ',
       new Date(0).toISOString(),
     ];
     expectBothAnswers(timestampSchema, values);
@@ -157,20 +285,46 @@ describe('the guard agrees with zod on edge values', () => {
     };
     const values: unknown[] = [
       base,
-      ...variants('event', ['', 'a', 'a'.repeat(200), 'a'.repeat(201), '😀'.repeat(200), '😀'.repeat(201), 5, null, undefined]),
+      ...variants('event', [
+        '',
+        'a',
+        'a'.repeat(200),
+        'a'.repeat(201),
+        '😀'.repeat(200),
+        '😀'.repeat(201),
+        5,
+        null,
+        undefined,
+      ]),
       ...variants('event_id', [ULID.toLowerCase(), `8${ULID.slice(1)}`, ULID.slice(1), 1]),
       ...variants('stream_id', ['', 'x'.repeat(500), 'x'.repeat(501), ['dr_1']]),
       ...variants('seq', numbers),
       ...variants('seq', ['1', null, undefined, true]),
       ...variants('timestamp', numbers),
       ...variants('api_version', ['2026-01-01', '2026-02-30', '2026-1-01', '2026-01-01T00:00:00Z', '٢٠٢٦-٠١-٠١', '']),
-      ...variants('data', [{}, { anything: [1] }, [], null, 'x', 1, undefined, new Date(0), new Map(), Object.create(null)]),
+      ...variants('data', [
+        {},
+        { anything: [1] },
+        [],
+        null,
+        'x',
+        1,
+        undefined,
+        new Date(0),
+        new Map(),
+        Object.create(null),
+      ]),
       ...variants('attestation', [undefined, '', 'x', 5, null]),
       ...variants('extra', [undefined, null, 1, { nested: true }]),
       ...variants('constructor', ['x', null]),
       ...['event', 'event_id', 'stream_id', 'seq', 'timestamp', 'api_version', 'data', 'attestation'].map(without),
       JSON.parse(JSON.stringify(base)),
-      null, undefined, [], [base], 'envelope', 42,
+      null,
+      undefined,
+      [],
+      [base],
+      'envelope',
+      42,
     ];
     expectBothAnswers(envelopeSchema, values);
     expectAgreement(envelopeSchema, values);
@@ -272,9 +426,19 @@ describe('the guard agrees with zod on edge values', () => {
   it.each(DATA_TYPES)('the data of %s, type by type', (type) => {
     const schema = eventDataSchemas[type];
     const base = envelope(type).data;
-    const values: unknown[] = [base, { ...base, extra: 1 }, {}, [], null, 'data', [base], JSON.parse(JSON.stringify(base))];
+    const values: unknown[] = [
+      base,
+      { ...base, extra: 1 },
+      {},
+      [],
+      null,
+      'data',
+      [base],
+      JSON.parse(JSON.stringify(base)),
+    ];
     for (const key of Object.keys(schema.shape)) {
-      for (const value of [undefined, null, '', 'x', 0, -1, 1.5, NaN, true, [], {}]) values.push({ ...base, [key]: value });
+      for (const value of [undefined, null, '', 'x', 0, -1, 1.5, NaN, true, [], {}])
+        values.push({ ...base, [key]: value });
       const copy: Record<string, unknown> = { ...base };
       delete copy[key];
       values.push(copy);
@@ -285,7 +449,10 @@ describe('the guard agrees with zod on edge values', () => {
 
   it('says false, and zod returns a copy, where zod would not hand the value back as is', () => {
     const base = envelope();
-    const fromJson = JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(base).slice(1)}`) as Record<string, unknown>;
+    const fromJson = JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(base).slice(1)}`) as Record<
+      string,
+      unknown
+    >;
     class Envelope {
       constructor(fields: object) {
         Object.assign(this, fields);
@@ -293,16 +460,30 @@ describe('the guard agrees with zod on edge values', () => {
     }
     const cases: [string, z.ZodType, unknown][] = [
       ['an own __proto__ key from JSON.parse', envelopeSchema, fromJson],
-      ['an own __proto__ key deep inside', eventDataSchemas['kyb.data_request.pending_approval'],
-        { ...base.data, price: withOwnProto({ quoted_cents: 1, currency: 'EUR', lines: [] }, { x: 1 }) }],
-      ['an own __proto__ key in a record', eventDataSchemas['kyb.signature_request.signed'],
-        { ...envelope('kyb.signature_request.signed').data, verification: withOwnProto({ a: 1 }, 1) }],
+      [
+        'an own __proto__ key deep inside',
+        eventDataSchemas['kyb.data_request.pending_approval'],
+        { ...base.data, price: withOwnProto({ quoted_cents: 1, currency: 'EUR', lines: [] }, { x: 1 }) },
+      ],
+      [
+        'an own __proto__ key in a record',
+        eventDataSchemas['kyb.signature_request.signed'],
+        { ...envelope('kyb.signature_request.signed').data, verification: withOwnProto({ a: 1 }, 1) },
+      ],
       ['a class instance', envelopeSchema, new Envelope(base)],
       ['a null-prototype object', envelopeSchema, Object.assign(Object.create(null) as object, base)],
       ['fields inherited from a prototype', envelopeSchema, Object.create(base) as object],
-      ['an array subclass', z.array(z.number()), Object.setPrototypeOf([1, 2], class extends Array {}.prototype) as unknown],
+      [
+        'an array subclass',
+        z.array(z.number()),
+        Object.setPrototypeOf([1, 2], class extends Array {}.prototype) as unknown,
+      ],
       // zod takes the first option that passes, and copies the value through it, though a later one keeps it whole
-      ['a union whose first match copies', z.union([z.looseObject({ a: z.string() }), z.unknown()]), withOwnProto({ a: 'x' }, 1)],
+      [
+        'a union whose first match copies',
+        z.union([z.looseObject({ a: z.string() }), z.unknown()]),
+        withOwnProto({ a: 'x' }, 1),
+      ],
     ];
     for (const [label, schema, value] of cases) {
       const parsed = schema.safeParse(value);
@@ -319,7 +500,7 @@ describe('the guard agrees with zod on edge values', () => {
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
   });
 
-  it('a __proto__ key inside an unknown value is zod\'s business too: it keeps it, and so does the guard', () => {
+  it("a __proto__ key inside an unknown value is zod's business too: it keeps it, and so does the guard", () => {
     const schema = eventDataSchemas['kyb.signature_request.signed'];
     const value = { ...envelope('kyb.signature_request.signed').data, verification: { proof: withOwnProto({}, 1) } };
     expect(guardOf(schema)(value)).toBe(zodKeepsValue(schema, value));
@@ -344,20 +525,76 @@ class Opaque {
 }
 
 const BOUNDARY_VALUES: readonly (() => unknown)[] = [
-  () => undefined, () => null, () => true, () => false, () => 0, () => -0, () => 1, () => -1, () => 1.5, () => NaN,
-  () => Infinity, () => -Infinity, () => Number.MAX_SAFE_INTEGER, () => Number.MAX_SAFE_INTEGER + 1,
-  () => Number.MAX_SAFE_INTEGER + 2, () => 1767225600, () => 1767225600123, () => 1e21, () => 2n,
-  () => '', () => 'x', () => 'a'.repeat(200), () => 'a'.repeat(201), () => '😀'.repeat(200), () => '😀'.repeat(201),
-  () => 'x'.repeat(501), () => '\uD800', () => ULID, () => ULID.toLowerCase(), () => `8${ULID.slice(1)}`,
-  () => '2026-01-01', () => '2026-02-30', () => '2024-02-29', () => '2026-12-01T00:00:00Z', () => '2026-12-01T00:00',
-  () => '2026-12-01T00:00:00+02:00', () => '2026-12-01T00:00Z', () => '2026-12-01T24:00:00Z', () => '1767225600',
-  () => '12345678901234567', () => 'declined', () => [], () => [1, 'x'], () => ({}), () => ({ a: 1 }),
-  () => ({ field: 'f', tier: 't', cents: 1 }), () => ({ field: 'f', tier: 't' }),
-  () => ({ quoted_cents: 1, currency: 'EUR', lines: [] }), () => ({ charged_cents: 1, currency: 'EUR', lines: [{ field: 'f', tier: 't', cents: 1.5 }] }),
-  () => ({ approved_at: 0, action_id: 'a', threshold_met: false }), () => withOwnProto({}, { polluted: true }),
-  () => Object.create(null) as object, () => new Date(0), () => new Opaque(), () => Symbol('s'), () => () => 1,
+  () => undefined,
+  () => null,
+  () => true,
+  () => false,
+  () => 0,
+  () => -0,
+  () => 1,
+  () => -1,
+  () => 1.5,
+  () => NaN,
+  () => Infinity,
+  () => -Infinity,
+  () => Number.MAX_SAFE_INTEGER,
+  () => Number.MAX_SAFE_INTEGER + 1,
+  () => Number.MAX_SAFE_INTEGER + 2,
+  () => 1767225600,
+  () => 1767225600123,
+  () => 1e21,
+  () => 2n,
+  () => '',
+  () => 'x',
+  () => 'a'.repeat(200),
+  () => 'a'.repeat(201),
+  () => '😀'.repeat(200),
+  () => '😀'.repeat(201),
+  () => 'x'.repeat(501),
+  () => '\uD800',
+  () => ULID,
+  () => ULID.toLowerCase(),
+  () => `8${ULID.slice(1)}`,
+  () => '2026-01-01',
+  () => '2026-02-30',
+  () => '2024-02-29',
+  () => '2026-12-01T00:00:00Z',
+  () => '2026-12-01T00:00',
+  () => '2026-12-01T00:00:00+02:00',
+  () => '2026-12-01T00:00Z',
+  () => '2026-12-01T24:00:00Z',
+  () => '1767225600',
+  () => '12345678901234567',
+  () => 'declined',
+  () => [],
+  () => [1, 'x'],
+  () => ({}),
+  () => ({ a: 1 }),
+  () => ({ field: 'f', tier: 't', cents: 1 }),
+  () => ({ field: 'f', tier: 't' }),
+  () => ({ quoted_cents: 1, currency: 'EUR', lines: [] }),
+  () => ({ charged_cents: 1, currency: 'EUR', lines: [{ field: 'f', tier: 't', cents: 1.5 }] }),
+  () => ({ approved_at: 0, action_id: 'a', threshold_met: false }),
+  () => withOwnProto({}, { polluted: true }),
+  () => Object.create(null) as object,
+  () => new Date(0),
+  () => new Opaque(),
+  () => Symbol('s'),
+  () => () => 1,
 ];
-const EXTRA_KEYS = ['extra', 'request_id', 'price', 'lines', 'cents', 'attestation', 'constructor', 'toString', 'hasOwnProperty', '0', ''];
+const EXTRA_KEYS = [
+  'extra',
+  'request_id',
+  'price',
+  'lines',
+  'cents',
+  'attestation',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  '0',
+  '',
+];
 
 type Container = Record<string, unknown> | unknown[];
 
@@ -385,12 +622,21 @@ function mutate(root: Container, random: () => number): void {
       break;
     case 1: // swap the type for a near one
       record[key] =
-        typeof current === 'number' ? String(current)
-        : typeof current === 'string' ? (current === '' ? 0 : /^\d+$/.test(current) ? Number(current) : current.length)
-        : Array.isArray(current) ? Object.assign({}, current)
-        : typeof current === 'object' && current !== null ? Object.values(current)
-        : typeof current === 'boolean' ? String(current)
-        : {};
+        typeof current === 'number'
+          ? String(current)
+          : typeof current === 'string'
+            ? current === ''
+              ? 0
+              : /^\d+$/.test(current)
+                ? Number(current)
+                : current.length
+            : Array.isArray(current)
+              ? Object.assign({}, current)
+              : typeof current === 'object' && current !== null
+                ? Object.values(current)
+                : typeof current === 'boolean'
+                  ? String(current)
+                  : {};
       break;
     case 2:
     case 3:
@@ -399,14 +645,29 @@ function mutate(root: Container, random: () => number): void {
     case 4: {
       const extra = pick(EXTRA_KEYS);
       if (Array.isArray(target)) target.push(pick(BOUNDARY_VALUES)());
-      else Object.defineProperty(target, extra, { value: pick(BOUNDARY_VALUES)(), enumerable: true, writable: true, configurable: true });
+      else
+        Object.defineProperty(target, extra, {
+          value: pick(BOUNDARY_VALUES)(),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       break;
     }
     default: // nudge a string or number at its edges
       record[key] =
-        typeof current === 'string' ? pick([current.toLowerCase(), current.toUpperCase(), `${current}x`, current.slice(1), current.slice(0, -1), ` ${current}`])
-        : typeof current === 'number' ? pick([current + 0.5, -current, current * 1e10, current - 1, Math.trunc(current)])
-        : undefined;
+        typeof current === 'string'
+          ? pick([
+              current.toLowerCase(),
+              current.toUpperCase(),
+              `${current}x`,
+              current.slice(1),
+              current.slice(0, -1),
+              ` ${current}`,
+            ])
+          : typeof current === 'number'
+            ? pick([current + 0.5, -current, current * 1e10, current - 1, Math.trunc(current)])
+            : undefined;
   }
 }
 
@@ -420,11 +681,18 @@ describe('the guard agrees with zod on mutated fixtures', () => {
     const dataGuard = guardOf(dataSchema);
     const tally = { envelope: [0, 0], data: [0, 0] };
     const disagreements: { iteration: number; schema: string; guard: boolean; zod: boolean; value: unknown }[] = [];
-    const compare = (schema: z.ZodType, guard: (value: unknown) => boolean, name: 'envelope' | 'data', value: unknown, iteration: number) => {
+    const compare = (
+      schema: z.ZodType,
+      guard: (value: unknown) => boolean,
+      name: 'envelope' | 'data',
+      value: unknown,
+      iteration: number,
+    ) => {
       const byGuard = guard(value);
       const byZod = zodKeepsValue(schema, value);
       tally[name][byZod ? 1 : 0]!++;
-      if (byGuard !== byZod && disagreements.length < 5) disagreements.push({ iteration, schema: name, guard: byGuard, zod: byZod, value });
+      if (byGuard !== byZod && disagreements.length < 5)
+        disagreements.push({ iteration, schema: name, guard: byGuard, zod: byZod, value });
     };
     for (let iteration = 0; iteration < PER_TYPE; iteration++) {
       const value = structuredClone(envelope(type)) as unknown as Record<string, unknown>;
@@ -460,17 +728,29 @@ describe('schemas the guard does not compile', () => {
     ['trim', z.string().trim(), [' a ', 'a']],
     ['coerce', z.coerce.number(), ['12', 12]],
     ['e-mail format', z.email(), ['a@example.com', 'a']],
-    ['custom string format named like a supported one', z.stringFormat('date', (s) => s === 'today'), ['today', '2026-01-01']],
+    [
+      'custom string format named like a supported one',
+      z.stringFormat('date', (s) => s === 'today'),
+      ['today', '2026-01-01'],
+    ],
     ['nullable', z.string().nullable(), [null, 'x', 1]],
     ['exact optional', z.looseObject({ a: z.exactOptional(z.string()) }), [{}, { a: undefined }]],
     ['xor', z.xor([z.string(), z.string().min(1)]), ['a', '']],
-    ['discriminated union', z.discriminatedUnion('k', [z.looseObject({ k: z.literal('a') })]), [{ k: 'a' }, { k: 'b' }]],
+    [
+      'discriminated union',
+      z.discriminatedUnion('k', [z.looseObject({ k: z.literal('a') })]),
+      [{ k: 'a' }, { k: 'b' }],
+    ],
     ['typed catchall', z.looseObject({}).catchall(z.string()), [{ a: 'x' }, { a: 1 }]],
     ['array length', z.array(z.string()).min(1), [['a'], []]],
     ['enum-keyed record', z.record(z.enum(['a', 'b']), z.string()), [{ a: 'x', b: 'y' }, { a: 'x' }]],
     ['a shape key on Object.prototype', z.looseObject({ constructor: z.unknown() }), [{}, { constructor: 1 }]],
     ['recursion', recursive, [{ children: [{ children: [] }] }, { children: [1] }]],
-    ['an unsupported field deep inside', envelopeSchema.extend({ seq: z.coerce.number() }), [{ ...envelope(), seq: '3' }, envelope()]],
+    [
+      'an unsupported field deep inside',
+      envelopeSchema.extend({ seq: z.coerce.number() }),
+      [{ ...envelope(), seq: '3' }, envelope()],
+    ],
   ];
 
   it.each(cases)('%s compiles to undefined, and createValidator answers like zod', (_, schema, values) => {
@@ -484,7 +764,7 @@ describe('schemas the guard does not compile', () => {
     }
   });
 
-  it('createValidator returns zod\'s output, not the input, for a schema that changes it', () => {
+  it("createValidator returns zod's output, not the input, for a schema that changes it", () => {
     const validate = createValidator(z.object({ a: z.string() }));
     const input = { a: 'x', b: 1 };
     expect(validate(input)).toStrictEqual({ success: true, data: { a: 'x' } });
@@ -500,7 +780,7 @@ describe('createValidator', () => {
     expect(result.success && result.data).toBe(value);
   });
 
-  it('returns zod\'s issues when the value is invalid', () => {
+  it("returns zod's issues when the value is invalid", () => {
     const validate = createValidator(envelopeSchema);
     const value = { ...envelope(), seq: 1.5, event_id: 'nope' };
     const result = validate(value);

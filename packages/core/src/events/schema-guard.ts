@@ -24,8 +24,7 @@ export type SchemaGuard = (value: unknown) => boolean;
 
 /** The outcome of {@link createValidator}: the value on success, zod's issues on failure. */
 export type ValidationResult<T> =
-  | { success: true; data: T }
-  | { success: false; issues: readonly { path: PropertyKey[]; code: string }[] };
+  { success: true; data: T } | { success: false; issues: readonly { path: PropertyKey[]; code: string }[] };
 
 /**
  * Compiles a predicate that answers, without allocating, whether `schema.safeParse(value)` would succeed and return
@@ -95,7 +94,8 @@ function compileFresh(schema: z.core.$ZodType, visiting: Set<z.core.$ZodType>): 
   if (schema instanceof z.core.$ZodNumber) return schema._zod.def.coerce ? undefined : numberNode(checks);
   if (schema instanceof z.core.$ZodCustom) return checks.length === 1 ? customNode(schema) : undefined;
   if (checks.length > 0) return undefined; // refine, superRefine, overwrite… on any other type
-  if (schema instanceof z.core.$ZodBoolean) return schema._zod.def.coerce ? undefined : (value) => (typeof value === 'boolean' ? ACCEPT : REJECT);
+  if (schema instanceof z.core.$ZodBoolean)
+    return schema._zod.def.coerce ? undefined : (value) => (typeof value === 'boolean' ? ACCEPT : REJECT);
   if (schema instanceof z.core.$ZodUnknown) return () => ACCEPT;
   if (schema instanceof z.core.$ZodOptional) return optionalNode(schema, visiting);
   if (schema instanceof z.core.$ZodObject) return looseObjectNode(schema, visiting);
@@ -114,7 +114,10 @@ function copiesUnchanged(value: object): boolean {
 }
 
 /** One test per zod check, or undefined as soon as one check has no plain equivalent (zod then stays in charge). */
-function compileTests<T>(checks: readonly z.core.$ZodCheck<never>[], testOf: (check: z.core.$ZodCheck<never>) => Test<T> | undefined): Test<T>[] | undefined {
+function compileTests<T>(
+  checks: readonly z.core.$ZodCheck<never>[],
+  testOf: (check: z.core.$ZodCheck<never>) => Test<T> | undefined,
+): Test<T>[] | undefined {
   const tests: Test<T>[] = [];
   for (const check of checks) {
     const test = testOf(check);
@@ -158,7 +161,8 @@ function stringTest(check: z.core.$ZodCheck<never>): Test<string> | undefined {
       (format === 'regex' && check instanceof z.core.$ZodCheckRegex) ||
       (format === 'datetime' && check instanceof z.core.$ZodISODateTime) ||
       (format === 'date' && check instanceof z.core.$ZodISODate);
-    if (!patternOnly || check instanceof z.core.$ZodCustomStringFormat || !(pattern instanceof RegExp) || when) return undefined;
+    if (!patternOnly || check instanceof z.core.$ZodCustomStringFormat || !(pattern instanceof RegExp) || when)
+      return undefined;
     return (s) => {
       pattern.lastIndex = 0; // as zod does, so a /g or /y pattern does not carry state between calls
       return pattern.test(s);

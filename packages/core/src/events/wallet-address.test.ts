@@ -36,7 +36,10 @@ function receiverWith(directory: WalletAddressDirectory) {
   });
   receiver.on('kyb.business.wallet_address_changed', walletAddressChangeHandler(directory));
   return async (data: Record<string, unknown>, eventId?: string) => {
-    const event = createTestEvent('kyb.business.wallet_address_changed', { data, ...(eventId ? { event_id: eventId } : {}) });
+    const event = createTestEvent('kyb.business.wallet_address_changed', {
+      data,
+      ...(eventId ? { event_id: eventId } : {}),
+    });
     const { headers, body } = await signer.sign(event);
     return receiver.receive({ method: 'POST', headers, body });
   };
@@ -79,7 +82,10 @@ describe('walletAddressChangeHandler on a receiver without secrets (only the cla
   it('changes nothing when the claims sign the previous address but the body names a new one they do not sign', async () => {
     const book = addressBook();
     const deliver = attestationOnlyReceiverWith(book.directory);
-    const answer = await deliver({ previous_wallet_address: OLD, wallet_address: NEW }, { previous_wallet_address: OLD });
+    const answer = await deliver(
+      { previous_wallet_address: OLD, wallet_address: NEW },
+      { previous_wallet_address: OLD },
+    );
     expect(answer.code).toBe('handler_failed');
     expect(book.calls).toEqual([]);
   });
@@ -87,7 +93,10 @@ describe('walletAddressChangeHandler on a receiver without secrets (only the cla
   it('takes the new address from the claims: data that drops it cannot turn a move into a deletion', async () => {
     const book = addressBook();
     const deliver = attestationOnlyReceiverWith(book.directory);
-    const answer = await deliver({ previous_wallet_address: OLD, wallet_address: undefined }, { previous_wallet_address: OLD, wallet_address: NEW });
+    const answer = await deliver(
+      { previous_wallet_address: OLD, wallet_address: undefined },
+      { previous_wallet_address: OLD, wallet_address: NEW },
+    );
     expect(answer.status).toBe(200);
     expect(book.calls).toEqual([[OLD, NEW]]);
   });
@@ -149,6 +158,8 @@ describe('walletAddressChangeHandler (spec 6 rule 1)', () => {
     ['an object without replace', { forget: () => undefined }],
   ])('refuses %s as the directory with config_invalid', (_what, directory) => {
     expect(() => walletAddressChangeHandler(directory as unknown as WalletAddressDirectory)).toThrow(KybWebhookError);
-    expect(() => walletAddressChangeHandler(directory as unknown as WalletAddressDirectory)).toThrow(/replace\(previousAddress, currentAddress\)/);
+    expect(() => walletAddressChangeHandler(directory as unknown as WalletAddressDirectory)).toThrow(
+      /replace\(previousAddress, currentAddress\)/,
+    );
   });
 });

@@ -62,7 +62,9 @@ export interface WalletAddressDirectory {
  * }))
  * ```
  */
-export function walletAddressChangeHandler(directory: WalletAddressDirectory): EventHandler<typeof WALLET_ADDRESS_CHANGED> {
+export function walletAddressChangeHandler(
+  directory: WalletAddressDirectory,
+): EventHandler<typeof WALLET_ADDRESS_CHANGED> {
   if (typeof directory?.replace !== 'function') {
     throw new KybWebhookError(
       'config_invalid',
@@ -73,7 +75,8 @@ export function walletAddressChangeHandler(directory: WalletAddressDirectory): E
     const { previous, named } = authenticatedAddresses(event, context);
     // A "change" to the same address (in any letter case) or to nothing named: the previous address must still stop
     // resolving, and nothing may take its place.
-    const current = named === undefined || named === '' || named.toLowerCase() === previous.toLowerCase() ? undefined : named;
+    const current =
+      named === undefined || named === '' || named.toLowerCase() === previous.toLowerCase() ? undefined : named;
     await directory.replace(previous, current, event, context);
   };
 }
@@ -94,7 +97,8 @@ function authenticatedAddresses(
   const previous = claims?.['previous_wallet_address'];
   const named = claims?.['wallet_address'];
   // A new address only in the body is as unsigned as a forged one: moving to it, or dropping it, would both be wrong.
-  const unsignedNewAddress = named === undefined && typeof event.data.wallet_address === 'string' && event.data.wallet_address !== '';
+  const unsignedNewAddress =
+    named === undefined && typeof event.data.wallet_address === 'string' && event.data.wallet_address !== '';
   if (typeof previous !== 'string' || (named !== undefined && typeof named !== 'string') || unsignedNewAddress) {
     const unsigned = typeof previous !== 'string' ? 'previous_wallet_address' : 'wallet_address';
     throw new Error(

@@ -80,12 +80,21 @@ export interface AdapterOptions<Req> {
  * createServer((req, res) => void deliver(req, res).catch(() => req.destroy()))
  * ```
  */
-export function createAdapter<Req, Res, Out>(receiver: Receiver, options: AdapterOptions<Req>, map: AdapterMap<Req, Res, Out>): (req: Req, res: Res) => Promise<Out> {
+export function createAdapter<Req, Res, Out>(
+  receiver: Receiver,
+  options: AdapterOptions<Req>,
+  map: AdapterMap<Req, Res, Out>,
+): (req: Req, res: Res) => Promise<Out> {
   const { onResult } = options;
   return async (req, res) => {
     let body = map.body(req);
     if (body instanceof Promise) body = await body;
-    const result = await receiveDelivery(receiver, { method: map.method(req), headers: map.headers(req), body, waitUntil: map.waitUntil?.(req, res) });
+    const result = await receiveDelivery(receiver, {
+      method: map.method(req),
+      headers: map.headers(req),
+      body,
+      waitUntil: map.waitUntil?.(req, res),
+    });
     if (onResult) notify(onResult, result, req);
     return map.respond(res, toAdapterResponse(result), req);
   };
@@ -115,7 +124,11 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
  * ```
  */
 export function toAdapterResponse(result: ReceiveResult): AdapterResponse {
-  return { status: result.status, headers: { ...result.headers, 'content-type': JSON_CONTENT_TYPE }, body: JSON.stringify(result.body) };
+  return {
+    status: result.status,
+    headers: { ...result.headers, 'content-type': JSON_CONTENT_TYPE },
+    body: JSON.stringify(result.body),
+  };
 }
 
 const ON_RESULT_RULE: OptionRule = optionRules.func('called with the result of every delivery');
@@ -130,7 +143,9 @@ const ON_RESULT_RULE: OptionRule = optionRules.func('called with the result of e
  * validateOptions(options, spec)
  * ```
  */
-export function adapterOptionsSpec(spec: Omit<OptionsSpec, 'options'> & { options?: OptionsSpec['options'] }): OptionsSpec {
+export function adapterOptionsSpec(
+  spec: Omit<OptionsSpec, 'options'> & { options?: OptionsSpec['options'] },
+): OptionsSpec {
   return {
     ...spec,
     options: { ...spec.options, onResult: ON_RESULT_RULE },

@@ -26,7 +26,11 @@ describe('receiveDelivery: the body-limit policy every entry point shares', () =
 
   it('drains what is left of a body the framework refused, then answers 413 body_too_large', async () => {
     const stream = new PassThrough();
-    const pending = receiveDelivery(receiver, { method: 'POST', headers, body: { kind: 'refused-too-large', stream, maxBytes: 16, declaredLength: 64 } });
+    const pending = receiveDelivery(receiver, {
+      method: 'POST',
+      headers,
+      body: { kind: 'refused-too-large', stream, maxBytes: 16, declaredLength: 64 },
+    });
     stream.end(new Uint8Array(64));
     const result = await pending;
     expect([result.status, result.code]).toEqual([413, 'body_too_large']);
@@ -38,7 +42,11 @@ describe('receiveDelivery: the body-limit policy every entry point shares', () =
     stream.resume();
     stream.end();
     await new Promise((resolve) => stream.once('end', resolve));
-    const result = await receiveDelivery(receiver, { method: 'POST', headers, body: { kind: 'refused-too-large', stream, maxBytes: 16 } });
+    const result = await receiveDelivery(receiver, {
+      method: 'POST',
+      headers,
+      body: { kind: 'refused-too-large', stream, maxBytes: 16 },
+    });
     expect(result.status).toBe(413);
   });
 
@@ -77,15 +85,22 @@ describe('createAdapter: the onResult hook', () => {
 
   it('calls onResult once with the result and the request, before the answer is written', async () => {
     const seen: unknown[] = [];
-    const deliver = createAdapter<string, undefined, number>(receiver, { onResult: (result, req) => void seen.push([result.code, req]) }, map);
+    const deliver = createAdapter<string, undefined, number>(
+      receiver,
+      { onResult: (result, req) => void seen.push([result.code, req]) },
+      map,
+    );
     expect(await deliver('the request', undefined)).toBe(500);
     expect(seen).toEqual([['body_already_parsed', 'the request']]);
   });
 
   it.each([
-    ['throws', () => {
-      throw new Error('metrics down');
-    }],
+    [
+      'throws',
+      () => {
+        throw new Error('metrics down');
+      },
+    ],
     ['rejects', () => Promise.reject(new Error('metrics down'))],
   ])('keeps the answer when onResult %s', async (_name, onResult) => {
     const deliver = createAdapter<string, undefined, number>(receiver, { onResult }, map);
@@ -93,7 +108,11 @@ describe('createAdapter: the onResult hook', () => {
   });
 
   it('awaits a body accessor that returns a promise', async () => {
-    const deliver = createAdapter<string, undefined, number>(receiver, {}, { ...map, body: async () => ({ kind: 'bytes' as const, bytes: new Uint8Array(17) }) });
+    const deliver = createAdapter<string, undefined, number>(
+      receiver,
+      {},
+      { ...map, body: async () => ({ kind: 'bytes' as const, bytes: new Uint8Array(17) }) },
+    );
     expect(await deliver('the request', undefined)).toBe(413);
   });
 });

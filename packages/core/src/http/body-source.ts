@@ -29,9 +29,18 @@ import type { Receiver, ReceiveResult } from '../receiver.js';
 export type BodySource =
   | { kind: 'bytes'; bytes: Uint8Array | ArrayBuffer | string }
   | { kind: 'stream'; stream: ByteStream; declaredLength?: string | number | null | undefined }
-  | { kind: 'web-stream'; stream: ReadableStream<Uint8Array> | null; declaredLength?: string | number | null | undefined }
+  | {
+      kind: 'web-stream';
+      stream: ReadableStream<Uint8Array> | null;
+      declaredLength?: string | number | null | undefined;
+    }
   | { kind: 'parsed' }
-  | { kind: 'refused-too-large'; stream?: ByteStream | undefined; maxBytes: number; declaredLength?: string | number | null | undefined };
+  | {
+      kind: 'refused-too-large';
+      stream?: ByteStream | undefined;
+      maxBytes: number;
+      declaredLength?: string | number | null | undefined;
+    };
 
 /**
  * A delivery as an adapter maps it: the method, the headers and where the body is.
@@ -71,18 +80,49 @@ export function receiveDelivery(receiver: Receiver, input: DeliveryInput): Promi
   const { body } = input;
   switch (body.kind) {
     case 'bytes':
-      return receiver.receive({ method: input.method, headers: input.headers, body: body.bytes, waitUntil: input.waitUntil });
+      return receiver.receive({
+        method: input.method,
+        headers: input.headers,
+        body: body.bytes,
+        waitUntil: input.waitUntil,
+      });
     case 'stream':
-      return readBodyStream(body.stream, { maxBytes: receiver.maxBodyBytes, declaredLength: body.declaredLength ?? undefined }).then((read) =>
-        read.ok ? receiver.receive({ method: input.method, headers: input.headers, body: read.body, waitUntil: input.waitUntil }) : receiver.reject(read.code),
+      return readBodyStream(body.stream, {
+        maxBytes: receiver.maxBodyBytes,
+        declaredLength: body.declaredLength ?? undefined,
+      }).then((read) =>
+        read.ok
+          ? receiver.receive({
+              method: input.method,
+              headers: input.headers,
+              body: read.body,
+              waitUntil: input.waitUntil,
+            })
+          : receiver.reject(read.code),
       );
     case 'web-stream': {
       const { stream } = body;
-      if (stream === null) return receiver.receive({ method: input.method, headers: input.headers, body: EMPTY, waitUntil: input.waitUntil });
+      if (stream === null)
+        return receiver.receive({
+          method: input.method,
+          headers: input.headers,
+          body: EMPTY,
+          waitUntil: input.waitUntil,
+        });
       // A locked stream is being read by someone else: whatever they keep, it is no longer ours to verify.
       if (stream.locked) return Promise.resolve(receiver.reject('body_already_parsed'));
-      return readWebBodyStream(stream, { maxBytes: receiver.maxBodyBytes, declaredLength: body.declaredLength ?? undefined }).then((read) =>
-        read.ok ? receiver.receive({ method: input.method, headers: input.headers, body: read.body, waitUntil: input.waitUntil }) : receiver.reject(read.code),
+      return readWebBodyStream(stream, {
+        maxBytes: receiver.maxBodyBytes,
+        declaredLength: body.declaredLength ?? undefined,
+      }).then((read) =>
+        read.ok
+          ? receiver.receive({
+              method: input.method,
+              headers: input.headers,
+              body: read.body,
+              waitUntil: input.waitUntil,
+            })
+          : receiver.reject(read.code),
       );
     }
     case 'parsed':
@@ -97,9 +137,15 @@ export function receiveDelivery(receiver: Receiver, input: DeliveryInput): Promi
  * can destroy the 413 before the sender reads it. Either the declared length broke the limit (nothing was read, so
  * the rest is the declared length) or what the framework read did (then the limit left is 0).
  */
-async function drainRefused(body: { stream?: ByteStream | undefined; maxBytes: number; declaredLength?: string | number | null | undefined }): Promise<void> {
+async function drainRefused(body: {
+  stream?: ByteStream | undefined;
+  maxBytes: number;
+  declaredLength?: string | number | null | undefined;
+}): Promise<void> {
   const { stream } = body;
   if (!stream || stream.readableEnded) return;
-  const drain = stream.readableDidRead ? { maxBytes: 0 } : { maxBytes: body.maxBytes, declaredLength: body.declaredLength ?? undefined };
+  const drain = stream.readableDidRead
+    ? { maxBytes: 0 }
+    : { maxBytes: body.maxBytes, declaredLength: body.declaredLength ?? undefined };
   await discardBodyStream(stream, drain);
 }

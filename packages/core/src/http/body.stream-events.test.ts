@@ -102,7 +102,10 @@ describe('readWebBodyStream hands the stream back after a 413', () => {
         controller.close();
       },
     });
-    expect(await readWebBodyStream(stream, { maxBytes: 10, declaredLength: 20 })).toEqual({ ok: false, code: 'body_too_large' });
+    expect(await readWebBodyStream(stream, { maxBytes: 10, declaredLength: 20 })).toEqual({
+      ok: false,
+      code: 'body_too_large',
+    });
     expect(stream.locked).toBe(false);
   });
 

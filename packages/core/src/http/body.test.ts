@@ -20,7 +20,11 @@ async function isSettled(promise: Promise<unknown>): Promise<boolean> {
 function manualWebStream() {
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   const stream = new ReadableStream<Uint8Array>({ start: (c) => void (controller = c) }, { highWaterMark: 0 });
-  return { stream, push: (bytes: number) => controller.enqueue(new Uint8Array(bytes)), close: () => controller.close() };
+  return {
+    stream,
+    push: (bytes: number) => controller.enqueue(new Uint8Array(bytes)),
+    close: () => controller.close(),
+  };
 }
 
 afterEach(() => {
@@ -57,7 +61,10 @@ describe('oversized bodies are drained before the 413, within bounds (Node strea
 
   it('discardBodyStream does not read a body declared over maxBytes + maxBytesPastLimit', async () => {
     const stream = new PassThrough();
-    await discardBodyStream(stream, { maxBytes: MiB, declaredLength: MiB + OVERSIZED_BODY_DRAIN.maxBytesPastLimit + 1 });
+    await discardBodyStream(stream, {
+      maxBytes: MiB,
+      declaredLength: MiB + OVERSIZED_BODY_DRAIN.maxBytesPastLimit + 1,
+    });
     expect(stream.readableFlowing).toBeNull(); // never switched to reading
   });
 
@@ -97,7 +104,12 @@ describe('oversized bodies are drained before the 413, within bounds (Web stream
 
   it('readWebBodyStream does not read a body declared over maxBytes + maxBytesPastLimit', async () => {
     const { stream } = manualWebStream();
-    expect(await readWebBodyStream(stream, { maxBytes: 100, declaredLength: 100 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit + 1 })).toEqual(TOO_LARGE);
+    expect(
+      await readWebBodyStream(stream, {
+        maxBytes: 100,
+        declaredLength: 100 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit + 1,
+      }),
+    ).toEqual(TOO_LARGE);
   });
 
   it('readWebBodyStream answers a body that passes maxBytes while streaming only once the rest of it was read', async () => {
@@ -125,29 +137,32 @@ describe('oversized bodies are drained before the 413, within bounds (Web stream
   it.each([
     ['passes maxBytes while streaming', {}],
     ['is declared over maxBytes', { declaredLength: 300 }],
-  ])('readWebBodyStream still answers 413 when the drain times out on a body that %s, with workerd’s releaseLock', async (_name, declared) => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    const { stream, push } = manualWebStream();
-    const getReader = stream.getReader.bind(stream);
-    let pending = 0;
-    stream.getReader = (() => {
-      const reader = getReader();
-      const read = reader.read.bind(reader);
-      reader.read = () => {
-        pending += 1;
-        return read().finally(() => (pending -= 1));
-      };
-      reader.releaseLock = () => {
-        if (pending > 0) throw new TypeError('Cannot call releaseLock() on a reader with outstanding read promises.');
-      };
-      return reader;
-    }) as typeof stream.getReader;
-    const read = readWebBodyStream(stream, { maxBytes: 100, ...declared });
-    push(150);
-    expect(await isSettled(read)).toBe(false);
-    vi.advanceTimersByTime(OVERSIZED_BODY_DRAIN.maxMs);
-    expect(await read).toEqual(TOO_LARGE);
-  });
+  ])(
+    'readWebBodyStream still answers 413 when the drain times out on a body that %s, with workerd’s releaseLock',
+    async (_name, declared) => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      const { stream, push } = manualWebStream();
+      const getReader = stream.getReader.bind(stream);
+      let pending = 0;
+      stream.getReader = (() => {
+        const reader = getReader();
+        const read = reader.read.bind(reader);
+        reader.read = () => {
+          pending += 1;
+          return read().finally(() => (pending -= 1));
+        };
+        reader.releaseLock = () => {
+          if (pending > 0) throw new TypeError('Cannot call releaseLock() on a reader with outstanding read promises.');
+        };
+        return reader;
+      }) as typeof stream.getReader;
+      const read = readWebBodyStream(stream, { maxBytes: 100, ...declared });
+      push(150);
+      expect(await isSettled(read)).toBe(false);
+      vi.advanceTimersByTime(OVERSIZED_BODY_DRAIN.maxMs);
+      expect(await read).toEqual(TOO_LARGE);
+    },
+  );
 });
 
 // The exact edges of the oversized-body drain (issue 11, mutation survivors): a body declared at exactly
@@ -156,7 +171,10 @@ describe('oversized bodies are drained before the 413, within bounds (Web stream
 describe('discardBodyStream at the edges of its budget (maxBytes + maxBytesPastLimit)', () => {
   it('drains a body declared at exactly the budget instead of skipping it', async () => {
     const stream = new PassThrough();
-    const drained = discardBodyStream(stream, { maxBytes: 100, declaredLength: 100 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit });
+    const drained = discardBodyStream(stream, {
+      maxBytes: 100,
+      declaredLength: 100 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit,
+    });
     expect(await isSettled(drained)).toBe(false);
     stream.end(new Uint8Array(10));
     expect(await isSettled(drained)).toBe(true);
@@ -175,7 +193,10 @@ describe('discardBodyStream at the edges of its budget (maxBytes + maxBytesPastL
 describe('readWebBodyStream at the edges of its drain', () => {
   it('drains a body declared at exactly maxBytes + maxBytesPastLimit before answering 413', async () => {
     const { stream, push } = manualWebStream();
-    const read = readWebBodyStream(stream, { maxBytes: 100, declaredLength: 100 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit });
+    const read = readWebBodyStream(stream, {
+      maxBytes: 100,
+      declaredLength: 100 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit,
+    });
     expect(await isSettled(read)).toBe(false);
     push(100 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit);
     expect(await read).toEqual(TOO_LARGE);

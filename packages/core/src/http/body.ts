@@ -152,7 +152,8 @@ export async function readWebBodyStream(
   // A client reading a response has no answer to get through: it stops at once (`drain: false`) and cancels.
   const drain = options.drain ?? true;
   if (declared > options.maxBytes) {
-    if (drain && declared <= options.maxBytes + OVERSIZED_BODY_DRAIN.maxBytesPastLimit) await discardWeb(reader, declared);
+    if (drain && declared <= options.maxBytes + OVERSIZED_BODY_DRAIN.maxBytesPastLimit)
+      await discardWeb(reader, declared);
     releaseQuietly(reader);
     return TOO_LARGE;
   }

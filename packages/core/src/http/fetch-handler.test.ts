@@ -1,22 +1,34 @@
 import { describe, expect, it } from 'vitest';
-import { createTestSigner, runAdapterConformance, runAdapterOptionCases, serveFetchOnLoopback, testEvents } from '../../test-kit.js';
+import {
+  createTestSigner,
+  runAdapterConformance,
+  runAdapterOptionCases,
+  serveFetchOnLoopback,
+  testEvents,
+} from '../../test-kit.js';
 import { createFetchHandler } from './fetch-handler.js';
 import { createReceiver } from '../receiver.js';
 
 // Served over real HTTP through a minimal node:http → Request bridge, as Bun.serve or Deno.serve would call it (those
 // runtimes run the same cases in the runtimes step: scripts/runtimes/run.mjs). Any method reaches the handler.
-runAdapterConformance('createFetchHandler on node:http', (receiver, options) => serveFetchOnLoopback(createFetchHandler(receiver, options)), {
-  startAppWithBodyParser: (receiver) => {
-    const handle = createFetchHandler(receiver);
-    // A framework middleware that read the body as JSON first: the bytes that were signed are gone.
-    return serveFetchOnLoopback(async (request) => {
-      await request.json();
-      return handle(request);
-    });
+runAdapterConformance(
+  'createFetchHandler on node:http',
+  (receiver, options) => serveFetchOnLoopback(createFetchHandler(receiver, options)),
+  {
+    startAppWithBodyParser: (receiver) => {
+      const handle = createFetchHandler(receiver);
+      // A framework middleware that read the body as JSON first: the bytes that were signed are gone.
+      return serveFetchOnLoopback(async (request) => {
+        await request.json();
+        return handle(request);
+      });
+    },
   },
-});
+);
 
-runAdapterOptionCases('createFetchHandler (@kyb-webhooks/core)', (receiver, options) => createFetchHandler(receiver, options));
+runAdapterOptionCases('createFetchHandler (@kyb-webhooks/core)', (receiver, options) =>
+  createFetchHandler(receiver, options),
+);
 
 describe('createFetchHandler without a server', () => {
   const url = 'http://localhost/webhooks/kyb';
@@ -68,7 +80,14 @@ describe('createFetchHandler without a server', () => {
   it('refuses a streamed body without Content-Length once it passes maxBodyBytes, draining at most 4 MiB more', async () => {
     const handle = createFetchHandler(createReceiver({ secrets: { '1': 'whsec_test' }, maxBodyBytes: 4096 }));
     const { stream, pulled } = endlessBody();
-    const response = await handle(new Request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit));
+    const response = await handle(
+      new Request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: stream,
+        duplex: 'half',
+      } as RequestInit),
+    );
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ error: { code: 'body_too_large' } });
     expect(pulled()).toBeLessThanOrEqual((4096 + 4 * 1024 * 1024) / 1024 + 2);

@@ -2,7 +2,13 @@
  * The Web-standard entry point: `(request: Request) => Promise<Response>`, for every server that speaks fetch
  * (Next.js route handlers, Bun.serve, Deno.serve, Cloudflare Workers, Hono, …). Web APIs only.
  */
-import { createAdapter, adapterOptionsSpec, validateAdapterArguments, type AdapterMap, type AdapterOptions } from './adapter-core.js';
+import {
+  createAdapter,
+  adapterOptionsSpec,
+  validateAdapterArguments,
+  type AdapterMap,
+  type AdapterOptions,
+} from './adapter-core.js';
 import type { BodySource } from './body-source.js';
 import { optionRules } from '../option-rules.js';
 import type { Receiver, ReceiveResult } from '../receiver.js';
@@ -54,7 +60,9 @@ export type FetchHandler = (request: Request, env?: unknown, ctx?: unknown) => P
 const SPEC = adapterOptionsSpec({
   owner: 'createFetchHandler (@kyb-webhooks/core)',
   example: 'createFetchHandler(receiver, { onResult: (result) => metrics.increment(result.status) })',
-  options: { waitUntil: optionRules.func("the platform's waitUntil, e.g. import { waitUntil } from '@vercel/functions'") },
+  options: {
+    waitUntil: optionRules.func("the platform's waitUntil, e.g. import { waitUntil } from '@vercel/functions'"),
+  },
 });
 
 /**

@@ -48,7 +48,10 @@ describe('waitUntil keeps a timed-out handler’s late outcome alive after the a
     const handle = createFetchHandler(receiver);
     const ctx = recordingWaitUntil();
     const first = await handle(request(), { SOME_BINDING: 'env' }, ctx);
-    expect([first.status, ((await first.json()) as { error: { code: string } }).error.code]).toEqual([503, 'handler_timeout']);
+    expect([first.status, ((await first.json()) as { error: { code: string } }).error.code]).toEqual([
+      503,
+      'handler_timeout',
+    ]);
     expect(ctx.handed).toHaveLength(1);
     // Until the late outcome settles, the event stays claimed; once it has, the retry is a duplicate.
     expect((await handle(request())).status).toBe(409);
@@ -77,7 +80,11 @@ describe('waitUntil keeps a timed-out handler’s late outcome alive after the a
     const handle = createFetchHandler(receiver);
     const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
     // Next.js passes a route context second, Bun its server, Deno its connection info.
-    const response = await handle(new Request(url, { method: 'POST', headers, body }), { params: Promise.resolve({}) }, ctx);
+    const response = await handle(
+      new Request(url, { method: 'POST', headers, body }),
+      { params: Promise.resolve({}) },
+      ctx,
+    );
     expect([response.status, ctx.handed]).toEqual([200, []]);
   });
 
@@ -99,7 +106,10 @@ describe('waitUntil keeps a timed-out handler’s late outcome alive after the a
     expect([answer.status, platform.handed.length]).toEqual([503, 1]);
     work.open();
     await platform.handed[0];
-    expect((await receiver.receive({ method: 'POST', ...delivery })).body).toEqual({ received: true, code: 'duplicate' });
+    expect((await receiver.receive({ method: 'POST', ...delivery })).body).toEqual({
+      received: true,
+      code: 'duplicate',
+    });
   });
 
   it('a waitUntil that throws changes nothing: still 503 handler_timeout, and the late success is still recorded', async () => {
@@ -110,9 +120,14 @@ describe('waitUntil keeps a timed-out handler’s late outcome alive after the a
       },
     });
     const first = await handle(request());
-    expect([first.status, ((await first.json()) as { error: { code: string } }).error.code]).toEqual([503, 'handler_timeout']);
+    expect([first.status, ((await first.json()) as { error: { code: string } }).error.code]).toEqual([
+      503,
+      'handler_timeout',
+    ]);
     finish();
-    await expect.poll(async () => (await (await handle(request())).json()) as object).toEqual({ received: true, code: 'duplicate' });
+    await expect
+      .poll(async () => (await (await handle(request())).json()) as object)
+      .toEqual({ received: true, code: 'duplicate' });
     expect(runs()).toBe(1);
   });
 

@@ -15,7 +15,10 @@ afterEach(() => {
 function capture(): { console: LogConsole; lines: [string, string][] } {
   const lines: [string, string][] = [];
   const record = (level: string) => (text: string) => void lines.push([level, text]);
-  return { console: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') }, lines };
+  return {
+    console: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') },
+    lines,
+  };
 }
 
 describe('the default logger', () => {
@@ -25,7 +28,9 @@ describe('the default logger', () => {
     const { headers, body } = await signer.sign(testEvents.dataRequestRefused(), { secret: 'whsec_forged' });
     await receiver.receive({ method: 'POST', headers, body });
     expect(warn).toHaveBeenCalledOnce();
-    expect(warn.mock.calls[0]![0]).toMatch(/^kyb-webhooks warn 401 signature_mismatch: delivery rejected: signature_mismatch/);
+    expect(warn.mock.calls[0]![0]).toMatch(
+      /^kyb-webhooks warn 401 signature_mismatch: delivery rejected: signature_mismatch/,
+    );
     expect(String(warn.mock.calls[0]![0])).not.toContain('whsec_');
   });
 
@@ -43,17 +48,24 @@ describe('the default logger', () => {
   });
 
   it('prints nothing for a delivery that succeeds', async () => {
-    const spies = (['debug', 'info', 'warn', 'error'] as const).map((level) => vi.spyOn(console, level).mockImplementation(() => {}));
+    const spies = (['debug', 'info', 'warn', 'error'] as const).map((level) =>
+      vi.spyOn(console, level).mockImplementation(() => {}),
+    );
     const receiver = createReceiver({ secrets: { '1': 'console-secret' } });
     receiver.on('kyb.data_request.refused', () => {});
-    expect((await receiver.receive({ method: 'POST', ...(await signer.sign(testEvents.dataRequestRefused())) })).status).toBe(200);
+    expect(
+      (await receiver.receive({ method: 'POST', ...(await signer.sign(testEvents.dataRequestRefused())) })).status,
+    ).toBe(200);
     for (const spy of spies) expect(spy).not.toHaveBeenCalled();
   });
 
   it('is silenced with logger: false', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const receiver = createReceiver({ secrets: { '1': 'console-secret' }, logger: false });
-    await receiver.receive({ method: 'POST', ...(await signer.sign(testEvents.dataRequestRefused(), { secret: 'whsec_forged' })) });
+    await receiver.receive({
+      method: 'POST',
+      ...(await signer.sign(testEvents.dataRequestRefused(), { secret: 'whsec_forged' })),
+    });
     expect(warn).not.toHaveBeenCalled();
   });
 
@@ -61,7 +73,10 @@ describe('the default logger', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const entries: unknown[] = [];
     const receiver = createReceiver({ secrets: { '1': 'console-secret' }, logger: (entry) => entries.push(entry) });
-    await receiver.receive({ method: 'POST', ...(await signer.sign(testEvents.dataRequestRefused(), { secret: 'whsec_forged' })) });
+    await receiver.receive({
+      method: 'POST',
+      ...(await signer.sign(testEvents.dataRequestRefused(), { secret: 'whsec_forged' })),
+    });
     expect(warn).not.toHaveBeenCalled();
     expect(entries).toHaveLength(1);
   });
@@ -91,7 +106,10 @@ describe('createConsoleLogger', () => {
 
   it("prints a receiver's debug and info lines once its level lets them through", async () => {
     const { console: out, lines } = capture();
-    const receiver = createReceiver({ secrets: { '1': 'console-secret' }, logger: createConsoleLogger({ level: 'debug', console: out }) });
+    const receiver = createReceiver({
+      secrets: { '1': 'console-secret' },
+      logger: createConsoleLogger({ level: 'debug', console: out }),
+    });
     receiver.on('kyb.data_request.refused', () => {});
     const delivery = await signer.sign(testEvents.dataRequestRefused());
     await receiver.receive({ method: 'POST', ...delivery });

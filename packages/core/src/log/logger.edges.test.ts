@@ -54,8 +54,17 @@ describe('serializeError', () => {
   });
 
   it('lists at most five aggregated errors', () => {
-    const many = new AggregateError(Array.from({ length: 8 }, (_, i) => new Error(`failure ${i}`)), 'many');
-    expect(serializeError(many).errors?.map((error) => error.message)).toEqual(['failure 0', 'failure 1', 'failure 2', 'failure 3', 'failure 4']);
+    const many = new AggregateError(
+      Array.from({ length: 8 }, (_, i) => new Error(`failure ${i}`)),
+      'many',
+    );
+    expect(serializeError(many).errors?.map((error) => error.message)).toEqual([
+      'failure 0',
+      'failure 1',
+      'failure 2',
+      'failure 3',
+      'failure 4',
+    ]);
   });
 
   it('stops at four levels in aggregated errors that contain themselves', () => {
@@ -79,7 +88,25 @@ describe('safeLog', () => {
   });
 
   it('carries every field it was given', () => {
-    const [entry] = logged({ level: 'warn', message: 'm', code: 'c', status: 503, eventId: 'evt', eventType: 'kyb.x', detail: 'd', error: new Error('e') });
-    expect({ ...entry, error: entry?.error?.message }).toStrictEqual({ level: 'warn', message: 'm', code: 'c', status: 503, eventId: 'evt', eventType: 'kyb.x', detail: 'd', error: 'e' });
+    const [entry] = logged({
+      level: 'warn',
+      message: 'm',
+      code: 'c',
+      status: 503,
+      eventId: 'evt',
+      eventType: 'kyb.x',
+      detail: 'd',
+      error: new Error('e'),
+    });
+    expect({ ...entry, error: entry?.error?.message }).toStrictEqual({
+      level: 'warn',
+      message: 'm',
+      code: 'c',
+      status: 503,
+      eventId: 'evt',
+      eventType: 'kyb.x',
+      detail: 'd',
+      error: 'e',
+    });
   });
 });

@@ -47,7 +47,11 @@ describe('serializeError', () => {
   it('keeps name, message, code and the cause chain as plain data', () => {
     const cause = Object.assign(new TypeError('fetch failed'), { code: 'ECONNREFUSED' });
     const serialized = JSON.parse(JSON.stringify(serializeError(new Error('JWKS unavailable', { cause }))));
-    expect(serialized).toMatchObject({ name: 'Error', message: 'JWKS unavailable', cause: { name: 'TypeError', message: 'fetch failed', code: 'ECONNREFUSED' } });
+    expect(serialized).toMatchObject({
+      name: 'Error',
+      message: 'JWKS unavailable',
+      cause: { name: 'TypeError', message: 'fetch failed', code: 'ECONNREFUSED' },
+    });
     expect(serialized.stack).toMatch(/JWKS unavailable/);
   });
 
@@ -76,7 +80,9 @@ describe('entries the receiver logs', () => {
       logger,
     });
     const envelope = testEvents.dataRequestReleased();
-    const { headers, body } = await signer.sign(envelope, { header: { typ: `x${'\n'.repeat(10)}${'y'.repeat(600 * 1024)}` } });
+    const { headers, body } = await signer.sign(envelope, {
+      header: { typ: `x${'\n'.repeat(10)}${'y'.repeat(600 * 1024)}` },
+    });
     const result = await receiver.receive({ method: 'POST', headers, body });
     expect(result.code).toBe('attestation_invalid_typ');
     const line = JSON.stringify(entries);
@@ -88,7 +94,12 @@ describe('entries the receiver logs', () => {
     const { entries, logger } = capture();
     const receiver = createReceiver({
       secrets: { '1': 'endpoint-secret' },
-      attestation: { issuer: signer.issuer, audience: signer.audience, jwksUrl: 'http://127.0.0.1:9/jwks.json', jwksTimeoutMs: 1_000 },
+      attestation: {
+        issuer: signer.issuer,
+        audience: signer.audience,
+        jwksUrl: 'http://127.0.0.1:9/jwks.json',
+        jwksTimeoutMs: 1_000,
+      },
       logger,
     });
     const { headers, body } = await signer.sign(testEvents.dataRequestReleased());
@@ -101,7 +112,13 @@ describe('entries the receiver logs', () => {
 
   it('hands the logger already sanitised fields', () => {
     const { entries, logger } = capture();
-    safeLog(logger, { level: 'warn', message: 'm', eventType: `kyb.${'x'.repeat(5_000)}`, detail: 'kid "a\u2028b"', error: new Error('e') });
+    safeLog(logger, {
+      level: 'warn',
+      message: 'm',
+      eventType: `kyb.${'x'.repeat(5_000)}`,
+      detail: 'kid "a\u2028b"',
+      error: new Error('e'),
+    });
     expect(entries[0]!.eventType!.length).toBeLessThan(400);
     expect(entries[0]!.detail).toBe('kid "a\\u2028b"');
     expect(entries[0]!.error).toMatchObject({ name: 'Error', message: 'e' });

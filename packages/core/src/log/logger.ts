@@ -59,8 +59,9 @@ const MAX_AGGREGATED = 5;
 // eslint-disable-next-line no-control-regex -- matching control characters is this pattern's job
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 // The same without newline and tab, for stacks, which are multi-line by nature and never come from the sender.
-// eslint-disable-next-line no-control-regex -- as above
-const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const CONTROL_BUT_LINES =
+  // eslint-disable-next-line no-control-regex -- as above
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 function escapeControl(character: string): string {
   return `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;

@@ -37,7 +37,13 @@ export type UnfillableReason = 'attestation_missing' | 'key_retired' | 'gone';
  * }
  * ```
  */
-export const GONE_CODES: readonly string[] = Object.freeze(['payload_expired', 'request_not_found', 'not_found', 'event_not_found', 'gone']);
+export const GONE_CODES: readonly string[] = Object.freeze([
+  'payload_expired',
+  'request_not_found',
+  'not_found',
+  'event_not_found',
+  'gone',
+]);
 
 /** Whether a fetcher's thrown error says what it fetched no longer exists (see {@link UnfillableReason}). */
 export function fetcherSaysGone(error: unknown): boolean {
@@ -57,8 +63,16 @@ export function unfillableReasonOf(refusal: KybWebhookError): UnfillableReason |
 }
 
 /** `seq` and `event_id` of a raw fetched event, when it has them in the right form; nothing else is read from it. */
-export function peekFetched(raw: unknown): { seq: number | undefined; eventId: string | undefined; streamId: string | undefined } {
-  const value = (typeof raw === 'object' && raw !== null ? raw : {}) as { seq?: unknown; event_id?: unknown; stream_id?: unknown };
+export function peekFetched(raw: unknown): {
+  seq: number | undefined;
+  eventId: string | undefined;
+  streamId: string | undefined;
+} {
+  const value = (typeof raw === 'object' && raw !== null ? raw : {}) as {
+    seq?: unknown;
+    event_id?: unknown;
+    stream_id?: unknown;
+  };
   return {
     seq: typeof value.seq === 'number' && Number.isSafeInteger(value.seq) && value.seq >= 0 ? value.seq : undefined,
     eventId: typeof value.event_id === 'string' && value.event_id.length <= 64 ? value.event_id : undefined,
@@ -91,7 +105,13 @@ export const MAX_STALE_BACKFILL_EVENTS = 1_000;
 const MAX_REMEMBERED = 10_000;
 
 /** The answers worth remembering: the API could not fill the gap, or this receiver could not check what it served. */
-const REMEMBERED: ReadonlySet<ErrorCode> = new Set<ErrorCode>(['out_of_order', 'backfill_unavailable', 'backfill_invalid', 'backfill_unfillable', 'jwks_unavailable']);
+const REMEMBERED: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  'out_of_order',
+  'backfill_unavailable',
+  'backfill_invalid',
+  'backfill_unfillable',
+  'jwks_unavailable',
+]);
 
 interface Remembered {
   until: number;

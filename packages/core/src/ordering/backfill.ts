@@ -8,7 +8,13 @@ import type { Envelope } from '../events/envelope.js';
 import { ERRORS, KybWebhookError, rejection, type ErrorCode } from '../errors.js';
 import { safeLog } from '../log/logger.js';
 import { isThenable, settleWithin, TIMED_OUT } from '../pipeline/deadline.js';
-import { fetcherSaysGone, MAX_STALE_BACKFILL_EVENTS, peekFetched, unfillableReasonOf, yieldToEventLoop } from './backfill-guard.js';
+import {
+  fetcherSaysGone,
+  MAX_STALE_BACKFILL_EVENTS,
+  peekFetched,
+  unfillableReasonOf,
+  yieldToEventLoop,
+} from './backfill-guard.js';
 import { learnedStart, type OrderingContext } from './context.js';
 import { describeGone, settleUnfillable, UNFILLABLE_WHY, unfillableReport } from './gaps.js';
 import { runInTurn } from './turn.js';
@@ -126,7 +132,9 @@ async function backfill<Item extends OrderedItem, Result>(
     }
   }
   if (run.next < envelope.seq) {
-    return { failure: rejection('out_of_order', `seq ${run.next} to ${envelope.seq - 1} are not available from the API yet`) };
+    return {
+      failure: rejection('out_of_order', `seq ${run.next} to ${envelope.seq - 1} are not available from the API yet`),
+    };
   }
   const { logger } = context.steps;
   if (logger && run.fromSeq !== undefined) {
@@ -142,12 +150,17 @@ async function backfill<Item extends OrderedItem, Result>(
 }
 
 /** One turn of the backfill loop: open the fetcher when needed, take its next event within the deadline. */
-async function backfillStep<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, run: BackfillRun<Item>): Promise<StepOutcome<Result>> {
+async function backfillStep<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  run: BackfillRun<Item>,
+): Promise<StepOutcome<Result>> {
   const { steps } = context;
   const { envelope } = run;
   if (run.events === undefined) {
     try {
-      run.events = asyncIteratorOf(steps.fetchEventsAfter!(envelope.stream_id, run.startKnown ? run.next - 1 : -1, run.stopReading.signal));
+      run.events = asyncIteratorOf(
+        steps.fetchEventsAfter!(envelope.stream_id, run.startKnown ? run.next - 1 : -1, run.stopReading.signal),
+      );
     } catch (error) {
       return (await afterThrow(context, run, error)) ?? 'continue';
     }
@@ -193,7 +206,11 @@ async function afterThrow<Item extends OrderedItem, Result>(
 }
 
 /** One fetched event: skipped when the backfill has it, verified, then run in turn when it is the next seq. */
-async function takeFetched<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, run: BackfillRun<Item>, raw: unknown): Promise<StepOutcome<Result>> {
+async function takeFetched<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  run: BackfillRun<Item>,
+  raw: unknown,
+): Promise<StepOutcome<Result>> {
   const { steps } = context;
   const { envelope } = run;
   const peeked = peekFetched(raw);
@@ -211,7 +228,9 @@ async function takeFetched<Item extends OrderedItem, Result>(context: OrderingCo
   const fetchedEnvelope = fetched.envelope;
   fetched.waitUntil = run.item.waitUntil; // a backfilled handler's late outcome settles after this delivery's answer
   if (fetchedEnvelope.stream_id !== envelope.stream_id) {
-    return { failure: rejection('backfill_invalid', `the API answered an event of another stream for seq ${run.next}`) };
+    return {
+      failure: rejection('backfill_invalid', `the API answered an event of another stream for seq ${run.next}`),
+    };
   }
   if (!run.startKnown) {
     run.startKnown = true;
@@ -266,12 +285,19 @@ async function refusedFetched<Item extends OrderedItem, Result>(
   if (ERRORS[fetched.code as ErrorCode]?.status >= 500) {
     return { failure: rejection(fetched.code as ErrorCode, `${about}: ${fetched.detail ?? fetched.message}`, fetched) };
   }
-  return { failure: rejection('backfill_invalid', `${about} was refused: ${fetched.code}${fetched.detail ? ` (${fetched.detail})` : ''}`, fetched) };
+  return {
+    failure: rejection(
+      'backfill_invalid',
+      `${about} was refused: ${fetched.code}${fetched.detail ? ` (${fetched.detail})` : ''}`,
+      fetched,
+    ),
+  };
 }
 
 /** The events of a fetcher as one async iterator: a sync iterable's values are awaited, as for await would. */
 function asyncIteratorOf(source: AsyncIterable<unknown> | Iterable<unknown>): AsyncIterator<unknown> {
-  if (typeof (source as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') return (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+  if (typeof (source as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function')
+    return (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
   return (async function* () {
     yield* source as Iterable<unknown>;
   })();

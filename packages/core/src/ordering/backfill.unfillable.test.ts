@@ -25,7 +25,12 @@ beforeAll(async () => {
 
 /** seq 0 pending, seq 1 an attested release, seq 2 and 3 pending: seq 1 is the event the API may lose. */
 async function attestedStream(): Promise<TestEnvelope[]> {
-  const events = testStream(['kyb.data_request.pending_approval', 'kyb.data_request.released', 'kyb.data_request.pending_approval', 'kyb.data_request.pending_approval']);
+  const events = testStream([
+    'kyb.data_request.pending_approval',
+    'kyb.data_request.released',
+    'kyb.data_request.pending_approval',
+    'kyb.data_request.pending_approval',
+  ]);
   return Promise.all(events.map((event) => signer.withAttestation(event)));
 }
 
@@ -70,8 +75,12 @@ function setup(options: Setup = {}) {
   return { receiver, deliver, api, fetches, store, logs, seen, gaps, clock };
 }
 
-const answerOf = (answer: { status: number; code?: string | undefined }) => ({ status: answer.status, code: answer.code });
-const stallLines = (logs: LogEntry[]) => logs.filter((entry) => entry.code === 'stream_unfillable' && entry.level === 'error');
+const answerOf = (answer: { status: number; code?: string | undefined }) => ({
+  status: answer.status,
+  code: answer.code,
+});
+const stallLines = (logs: LogEntry[]) =>
+  logs.filter((entry) => entry.code === 'stream_unfillable' && entry.level === 'error');
 
 describe('A. a gap that can never be filled verifiably', () => {
   it('a purged release served without its attestation: 502 backfill_unfillable, one error line that says it is permanent and the way out, reported to onGap', async () => {
@@ -88,20 +97,38 @@ describe('A. a gap that can never be filled verifiably', () => {
     expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
     const lines = stallLines(logs);
     expect(lines).toHaveLength(1);
-    expect(lines[0]!.message).toContain(`stream ${events[0]!.stream_id} is stalled for good at seq 1 (event ${events[1]!.event_id})`);
+    expect(lines[0]!.message).toContain(
+      `stream ${events[0]!.stream_id} is stalled for good at seq 1 (event ${events[1]!.event_id})`,
+    );
     expect(lines[0]!.message).toMatch(/without its attestation.*will not end by itself.*ordering\.onUnfillable/);
     const unfillable = gaps.filter((gap) => gap.kind === 'unfillable');
     expect(unfillable).toHaveLength(3);
-    expect(unfillable[0]).toMatchObject({ kind: 'unfillable', mode: 'enforce', reason: 'attestation_missing', missingSeq: 1, missingEventId: events[1]!.event_id, seq: 3, expectedSeq: 1 });
+    expect(unfillable[0]).toMatchObject({
+      kind: 'unfillable',
+      mode: 'enforce',
+      reason: 'attestation_missing',
+      missingSeq: 1,
+      missingEventId: events[1]!.event_id,
+      seq: 3,
+      expectedSeq: 1,
+    });
   });
 
   it('a release whose signing key was retired from the JWKS (fetched just now): 502 backfill_unfillable, reason key_retired', async () => {
     const events = await attestedStream();
     const retired = { ...events[1]!, attestation: await stranger.attest(events[1]!) };
-    const jwksFetch = (async () => new Response(JSON.stringify(signer.jwks), { headers: { 'content-type': 'application/json' } })) as typeof fetch;
+    const jwksFetch = (async () =>
+      new Response(JSON.stringify(signer.jwks), { headers: { 'content-type': 'application/json' } })) as typeof fetch;
     const { deliver, gaps, logs } = setup({
       api: [events[0]!, retired, events[2]!],
-      overrides: { attestation: { issuer: signer.issuer, audience: signer.audience, jwksUrl: 'https://kyb.example.com/.well-known/kyb-jwks.json', fetch: jwksFetch } },
+      overrides: {
+        attestation: {
+          issuer: signer.issuer,
+          audience: signer.audience,
+          jwksUrl: 'https://kyb.example.com/.well-known/kyb-jwks.json',
+          fetch: jwksFetch,
+        },
+      },
     });
     await deliver(events[0]!);
     expect(answerOf(await deliver(events[3]!))).toEqual({ status: 502, code: 'backfill_unfillable' });
@@ -114,7 +141,14 @@ describe('A. a gap that can never be filled verifiably', () => {
     const down = (async () => new Response('down', { status: 503 })) as typeof fetch;
     const { deliver, gaps, logs } = setup({
       api: events,
-      overrides: { attestation: { issuer: signer.issuer, audience: signer.audience, jwksUrl: 'https://kyb.example.com/.well-known/kyb-jwks.json', fetch: down } },
+      overrides: {
+        attestation: {
+          issuer: signer.issuer,
+          audience: signer.audience,
+          jwksUrl: 'https://kyb.example.com/.well-known/kyb-jwks.json',
+          fetch: down,
+        },
+      },
     });
     await deliver(events[0]!);
     expect(answerOf(await deliver(events[2]!))).toEqual({ status: 503, code: 'jwks_unavailable' });
@@ -123,8 +157,28 @@ describe('A. a gap that can never be filled verifiably', () => {
   });
 
   it.each([
-    ['the client’s 410 payload_expired', () => new KybApiError({ status: 410, code: 'payload_expired', message: 'gone', operation: 'GET /events', attempts: 1 })],
-    ['the client’s 404 request_not_found', () => new KybApiError({ status: 404, code: 'request_not_found', message: 'no such request', operation: 'GET /events', attempts: 1 })],
+    [
+      'the client’s 410 payload_expired',
+      () =>
+        new KybApiError({
+          status: 410,
+          code: 'payload_expired',
+          message: 'gone',
+          operation: 'GET /events',
+          attempts: 1,
+        }),
+    ],
+    [
+      'the client’s 404 request_not_found',
+      () =>
+        new KybApiError({
+          status: 404,
+          code: 'request_not_found',
+          message: 'no such request',
+          operation: 'GET /events',
+          attempts: 1,
+        }),
+    ],
     ['an error with code gone', () => Object.assign(new Error('gone'), { code: 'gone' })],
   ])('a fetcher that throws %s: 502 backfill_unfillable, reason gone', async (_name, error) => {
     const events = await attestedStream();
@@ -145,7 +199,13 @@ describe('A. a gap that can never be filled verifiably', () => {
     const { deliver, gaps } = setup({
       ordering: {
         fetchEventsAfter: () => {
-          throw new KybApiError({ status: 503, code: 'service_unavailable', message: 'busy', operation: 'GET /events', attempts: 3 });
+          throw new KybApiError({
+            status: 503,
+            code: 'service_unavailable',
+            message: 'busy',
+            operation: 'GET /events',
+            attempts: 3,
+          });
         },
       },
     });
@@ -172,10 +232,17 @@ describe('B. the recorded way out: ordering.onUnfillable', () => {
     await deliver(events[0]!);
     expect(answerOf(await deliver(events[3]!))).toEqual({ status: 200, code: undefined });
     expect(seen).toEqual([0, 2, 3]);
-    expect(decided.map(({ reason, missingSeq }) => ({ reason, missingSeq }))).toEqual([{ reason: 'attestation_missing', missingSeq: 1 }]);
+    expect(decided.map(({ reason, missingSeq }) => ({ reason, missingSeq }))).toEqual([
+      { reason: 'attestation_missing', missingSeq: 1 },
+    ]);
     expect(await store.getCursor(events[0]!.stream_id)).toBe(3);
     expect(await store.listSkips!(events[0]!.stream_id)).toEqual([
-      { seq: 1, reason: 'release purged, re-requested as dr_new (ops, ticket 42)', eventId: events[1]!.event_id, skippedAt: NOW },
+      {
+        seq: 1,
+        reason: 'release purged, re-requested as dr_new (ops, ticket 42)',
+        eventId: events[1]!.event_id,
+        skippedAt: NOW,
+      },
     ]);
     expect(logs.filter((entry) => entry.code === 'stream_skipped').map((entry) => entry.level)).toEqual(['warn']);
     expect(stallLines(logs)).toEqual([]);
@@ -188,7 +255,14 @@ describe('B. the recorded way out: ordering.onUnfillable', () => {
       ordering: {
         fetchEventsAfter: async function* (_streamId, afterSeq) {
           calls++;
-          if (afterSeq < 1) throw new KybApiError({ status: 410, code: 'payload_expired', message: 'gone', operation: 'GET /events', attempts: 1 });
+          if (afterSeq < 1)
+            throw new KybApiError({
+              status: 410,
+              code: 'payload_expired',
+              message: 'gone',
+              operation: 'GET /events',
+              attempts: 1,
+            });
           yield* events.filter((event) => event.seq > afterSeq);
         },
         onUnfillable: () => ({ skip: 'checked by hand' }),
@@ -198,7 +272,9 @@ describe('B. the recorded way out: ordering.onUnfillable', () => {
     expect(answerOf(await deliver(events[3]!))).toEqual({ status: 200, code: undefined });
     expect(seen).toEqual([0, 2, 3]);
     expect(calls).toBe(2);
-    expect((await store.listSkips!(events[0]!.stream_id)).map(({ seq, reason }) => ({ seq, reason }))).toEqual([{ seq: 1, reason: 'checked by hand' }]);
+    expect((await store.listSkips!(events[0]!.stream_id)).map(({ seq, reason }) => ({ seq, reason }))).toEqual([
+      { seq: 1, reason: 'checked by hand' },
+    ]);
   });
 
   it.each<[string, OrderingOptions['onUnfillable']]>([
@@ -207,24 +283,36 @@ describe('B. the recorded way out: ordering.onUnfillable', () => {
     ['nothing', () => undefined],
     ['a skip without a reason', () => ({ skip: '  ' })],
     ['a skip whose reason is not a string', () => ({ skip: 42 as unknown as string })],
-    ['a throw', () => {
-      throw new Error('policy service down');
-    }],
-  ])('never skips on %s: the stream waits, 502 backfill_unfillable, the cursor unmoved, nothing recorded', async (_name, onUnfillable) => {
-    const events = await attestedStream();
-    const purged = { ...events[1]!, attestation: undefined };
-    const { deliver, seen, store } = setup({ api: [events[0]!, purged, events[2]!], ordering: onUnfillable ? { onUnfillable } : {} });
-    await deliver(events[0]!);
-    expect(answerOf(await deliver(events[3]!))).toEqual({ status: 502, code: 'backfill_unfillable' });
-    expect(seen).toEqual([0]);
-    expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
-    expect(await store.listSkips!(events[0]!.stream_id)).toEqual([]);
-  });
+    [
+      'a throw',
+      () => {
+        throw new Error('policy service down');
+      },
+    ],
+  ])(
+    'never skips on %s: the stream waits, 502 backfill_unfillable, the cursor unmoved, nothing recorded',
+    async (_name, onUnfillable) => {
+      const events = await attestedStream();
+      const purged = { ...events[1]!, attestation: undefined };
+      const { deliver, seen, store } = setup({
+        api: [events[0]!, purged, events[2]!],
+        ordering: onUnfillable ? { onUnfillable } : {},
+      });
+      await deliver(events[0]!);
+      expect(answerOf(await deliver(events[3]!))).toEqual({ status: 502, code: 'backfill_unfillable' });
+      expect(seen).toEqual([0]);
+      expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
+      expect(await store.listSkips!(events[0]!.stream_id)).toEqual([]);
+    },
+  );
 
   it('is never reached by a delivery that fails authentication: 401, no API call, no decision', async () => {
     const events = await attestedStream();
     let asked = 0;
-    const { deliver, receiver, fetches } = setup({ api: [events[0]!, { ...events[1]!, attestation: undefined }], ordering: { onUnfillable: () => (asked++, { skip: 'x' }) } });
+    const { deliver, receiver, fetches } = setup({
+      api: [events[0]!, { ...events[1]!, attestation: undefined }],
+      ordering: { onUnfillable: () => (asked++, { skip: 'x' }) },
+    });
     await deliver(events[0]!);
     const { headers, body } = await signer.sign(events[3]!, { secret: 'not-the-secret' });
     expect((await receiver.receive({ method: 'POST', headers, body })).status).toBe(401);
@@ -244,12 +332,18 @@ describe('B. the recorded way out: ordering.onUnfillable', () => {
   it('refuses onUnfillable with a store that cannot record a skip, saying what to use', () => {
     const { skipSeq: _skipSeq, listSkips: _listSkips, ...rest } = createMemoryStore();
     const store = rest as DedupeStore;
-    expect(configError({ store, ordering: { mode: 'enforce', fetchEventsAfter: () => [], onUnfillable: () => 'wait' } })).toMatch(/`store` has no skipSeq.*onUnfillable/);
+    expect(
+      configError({ store, ordering: { mode: 'enforce', fetchEventsAfter: () => [], onUnfillable: () => 'wait' } }),
+    ).toMatch(/`store` has no skipSeq.*onUnfillable/);
   });
 
   it('refuses onUnfillable outside enforce, and one that is not a function', () => {
-    expect(configError({ ordering: { mode: 'detect', onUnfillable: () => 'wait' } })).toMatch(/ordering\.onUnfillable` is only called under mode 'enforce'/);
-    expect(configError({ ordering: { mode: 'enforce', fetchEventsAfter: () => [], onUnfillable: 'skip' as never } })).toMatch(/ordering\.onUnfillable/);
+    expect(configError({ ordering: { mode: 'detect', onUnfillable: () => 'wait' } })).toMatch(
+      /ordering\.onUnfillable` is only called under mode 'enforce'/,
+    );
+    expect(
+      configError({ ordering: { mode: 'enforce', fetchEventsAfter: () => [], onUnfillable: 'skip' as never } }),
+    ).toMatch(/ordering\.onUnfillable/);
   });
 });
 
@@ -313,17 +407,27 @@ describe('C. backfill cannot be turned against the merchant', () => {
 
   it('says why it gave up: more than 1,000 events that do not advance the backfill', async () => {
     const events = await attestedStream();
-    const { deliver, logs } = setup({ ordering: { fetchEventsAfter: () => Array.from({ length: 5_000 }, () => structuredClone(events[0]!)) } });
+    const { deliver, logs } = setup({
+      ordering: { fetchEventsAfter: () => Array.from({ length: 5_000 }, () => structuredClone(events[0]!)) },
+    });
     await deliver(events[0]!);
     await deliver(events[2]!);
-    expect(logs.find((entry) => entry.code === 'backfill_invalid')?.detail).toMatch(/more than 1000 events .* do not advance the backfill/);
-  });
-
-  it.each([-1, 1.5, '5s', 3_600_001])('refuses backfillRetryAfterMs %s with config_invalid, naming the option', (value) => {
-    expect(() => createReceiver({ secrets: { '1': SECRET }, ordering: { mode: 'enforce', fetchEventsAfter: () => [], backfillRetryAfterMs: value as number } })).toThrow(
-      /ordering\.backfillRetryAfterMs` must be a whole number of milliseconds/,
+    expect(logs.find((entry) => entry.code === 'backfill_invalid')?.detail).toMatch(
+      /more than 1000 events .* do not advance the backfill/,
     );
   });
+
+  it.each([-1, 1.5, '5s', 3_600_001])(
+    'refuses backfillRetryAfterMs %s with config_invalid, naming the option',
+    (value) => {
+      expect(() =>
+        createReceiver({
+          secrets: { '1': SECRET },
+          ordering: { mode: 'enforce', fetchEventsAfter: () => [], backfillRetryAfterMs: value as number },
+        }),
+      ).toThrow(/ordering\.backfillRetryAfterMs` must be a whole number of milliseconds/);
+    },
+  );
 
   it('remembers at most 10,000 failed gaps, oldest forgotten first', () => {
     const gate = new BackfillGate(5_000, () => NOW);
@@ -338,7 +442,13 @@ describe('D. detect learns where a stream starts', () => {
   function detect() {
     const seen: number[] = [];
     const reports: GapReport[] = [];
-    const receiver = createReceiver({ secrets: { '1': SECRET }, now: () => NOW, logger: false, store: createMemoryStore({ now: () => NOW }), ordering: { mode: 'detect' } });
+    const receiver = createReceiver({
+      secrets: { '1': SECRET },
+      now: () => NOW,
+      logger: false,
+      store: createMemoryStore({ now: () => NOW }),
+      ordering: { mode: 'detect' },
+    });
     receiver.onAny((event) => {
       seen.push(event.seq);
     });
@@ -351,7 +461,10 @@ describe('D. detect learns where a stream starts', () => {
     };
     return { deliver, seen, reports };
   }
-  const pending = (seq: number, streamId: string): TestEnvelope => ({ ...testStream(['kyb.data_request.pending_approval'], { stream_id: streamId })[0]!, seq });
+  const pending = (seq: number, streamId: string): TestEnvelope => ({
+    ...testStream(['kyb.data_request.pending_approval'], { stream_id: streamId })[0]!,
+    seq,
+  });
 
   it('with the default firstSeq 0, a new stream whose first event is seq 1 reports no gap', async () => {
     const { deliver, reports, seen } = detect();
@@ -364,6 +477,8 @@ describe('D. detect learns where a stream starts', () => {
     await deliver(pending(0, 'dr_starts_at_zero'));
     await deliver(pending(1, 'dr_starts_at_zero'));
     await deliver(pending(2, 'dr_starts_late'));
-    expect(reports.map(({ kind, streamId, seq, expectedSeq }) => ({ kind, streamId, seq, expectedSeq }))).toEqual([{ kind: 'gap', streamId: 'dr_starts_late', seq: 2, expectedSeq: 0 }]);
+    expect(reports.map(({ kind, streamId, seq, expectedSeq }) => ({ kind, streamId, seq, expectedSeq }))).toEqual([
+      { kind: 'gap', streamId: 'dr_starts_late', seq: 2, expectedSeq: 0 },
+    ]);
   });
 });

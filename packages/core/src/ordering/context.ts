@@ -32,18 +32,33 @@ export interface OrderingContext<Item extends OrderedItem, Result> {
  * const context = createOrderingContext(steps) // inside createOrderedReceive
  * ```
  */
-export function createOrderingContext<Item extends OrderedItem, Result>(steps: OrderingSteps<Item, Result>): OrderingContext<Item, Result> {
-  return { steps, gate: new BackfillGate(steps.backfillRetryAfterMs, steps.now), startGuess: steps.firstSeq, firstSeqWarned: false };
+export function createOrderingContext<Item extends OrderedItem, Result>(
+  steps: OrderingSteps<Item, Result>,
+): OrderingContext<Item, Result> {
+  return {
+    steps,
+    gate: new BackfillGate(steps.backfillRetryAfterMs, steps.now),
+    startGuess: steps.firstSeq,
+    firstSeqWarned: false,
+  };
 }
 
 /** 503 store_unavailable for the delivery, naming the store call that failed. */
-export function storeFailed<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, operation: string, error: unknown, item: Item): Result {
+export function storeFailed<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  operation: string,
+  error: unknown,
+  item: Item,
+): Result {
   const { steps } = context;
   return steps.reject(rejection('store_unavailable', steps.describeStoreFailure(operation, error), error), item);
 }
 
 /** The streams start at another seq than `firstSeq` says: learnt (see startGuess), and a warning once per receiver. */
-export function learnedStart<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, actual: 0 | 1): void {
+export function learnedStart<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  actual: 0 | 1,
+): void {
   const { logger, firstSeq } = context.steps;
   if (actual === 0) context.startGuess = 0;
   if (context.firstSeqWarned || !logger) return;
@@ -59,12 +74,23 @@ export function learnedStart<Item extends OrderedItem, Result>(context: Ordering
 }
 
 /** envelope_invalid for a stream id no cursor store can keep as itself; undefined when it is fine. */
-export function refuseUnstorableStream<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, item: Item): Result | undefined {
+export function refuseUnstorableStream<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  item: Item,
+): Result | undefined {
   const { steps } = context;
   const streamId = item.envelope.stream_id;
   if (streamId.length > MAX_STREAM_ID_LENGTH) {
-    return steps.reject(rejection('envelope_invalid', `stream_id is longer than the ${MAX_STREAM_ID_LENGTH} characters a cursor store keeps`), item);
+    return steps.reject(
+      rejection(
+        'envelope_invalid',
+        `stream_id is longer than the ${MAX_STREAM_ID_LENGTH} characters a cursor store keeps`,
+      ),
+      item,
+    );
   }
   const unstorable = unstorableStreamId(streamId);
-  return unstorable === undefined ? undefined : steps.reject(rejection('envelope_invalid', `stream_id ${unstorable}`), item);
+  return unstorable === undefined
+    ? undefined
+    : steps.reject(rejection('envelope_invalid', `stream_id ${unstorable}`), item);
 }

@@ -9,7 +9,14 @@ import { safeLog } from '../log/logger.js';
 import { MAX_SKIP_REASON_CHARS, type SkipSeqOptions } from '../store/stream-store.js';
 import type { UnfillableReason } from './backfill-guard.js';
 import type { OrderingContext } from './context.js';
-import type { GapHandler, GapReport, OrderedItem, OrderingSteps, UnfillableDecision, UnfillableReport } from './types.js';
+import type {
+  GapHandler,
+  GapReport,
+  OrderedItem,
+  OrderingSteps,
+  UnfillableDecision,
+  UnfillableReport,
+} from './types.js';
 
 /** A gap or late event as `onGap` is told, logged at warn on the way. */
 export function reportGap<Item extends OrderedItem, Result>(
@@ -19,11 +26,22 @@ export function reportGap<Item extends OrderedItem, Result>(
   expectedSeq: number,
 ): GapReport {
   const { mode, logger } = context.steps;
-  const gap: GapReport = { kind, mode, streamId: envelope.stream_id, seq: envelope.seq, expectedSeq, eventId: envelope.event_id, eventType: envelope.event };
+  const gap: GapReport = {
+    kind,
+    mode,
+    streamId: envelope.stream_id,
+    seq: envelope.seq,
+    expectedSeq,
+    eventId: envelope.event_id,
+    eventType: envelope.event,
+  };
   if (logger) {
     safeLog(logger, {
       level: 'warn',
-      message: kind === 'gap' ? `stream gap: expected seq ${expectedSeq}, got ${envelope.seq}` : `late event: seq ${envelope.seq} is behind the stream cursor (next expected ${expectedSeq})`,
+      message:
+        kind === 'gap'
+          ? `stream gap: expected seq ${expectedSeq}, got ${envelope.seq}`
+          : `late event: seq ${envelope.seq} is behind the stream cursor (next expected ${expectedSeq})`,
       code: kind === 'gap' ? 'stream_gap' : 'stream_late',
       eventId: envelope.event_id,
       eventType: envelope.event,
@@ -47,7 +65,8 @@ export function startsStreamUnderDetect(cursor: number | null, seq: number): boo
 
 /** Why each unfillable reason is permanent, in words, for the log line and the report. */
 export const UNFILLABLE_WHY: Record<UnfillableReason, string> = {
-  attestation_missing: 'the API serves it without its attestation, as it does once a release was purged (410 payload_expired)',
+  attestation_missing:
+    'the API serves it without its attestation, as it does once a release was purged (410 payload_expired)',
   key_retired: 'its attestation is signed by a key (kid) the KYB JWKS no longer publishes: the key was retired',
   gone: 'the API says it no longer exists',
 };
@@ -55,11 +74,21 @@ export const UNFILLABLE_WHY: Record<UnfillableReason, string> = {
 /** How a fetcher's "gone" error showed it, without its message (which may echo request data). */
 export function describeGone(error: unknown): string {
   const { status, code } = error as { status?: unknown; code?: unknown };
-  const parts = [typeof status === 'number' ? `HTTP ${status}` : undefined, typeof code === 'string' ? `code ${code.slice(0, 64)}` : undefined];
+  const parts = [
+    typeof status === 'number' ? `HTTP ${status}` : undefined,
+    typeof code === 'string' ? `code ${code.slice(0, 64)}` : undefined,
+  ];
   return parts.filter((part) => part !== undefined).join(', ');
 }
 
-export function unfillableReport(envelope: Envelope, expectedSeq: number, missingSeq: number, reason: UnfillableReason, detail: string, missingEventId: string | undefined): UnfillableReport {
+export function unfillableReport(
+  envelope: Envelope,
+  expectedSeq: number,
+  missingSeq: number,
+  reason: UnfillableReason,
+  detail: string,
+  missingEventId: string | undefined,
+): UnfillableReport {
   const report: UnfillableReport = {
     kind: 'unfillable',
     mode: 'enforce',
@@ -115,9 +144,19 @@ export async function settleUnfillable<Item extends OrderedItem, Result>(
     } catch (error) {
       return rejection('store_unavailable', steps.describeStoreFailure('skipSeq', error), error);
     }
-    if (!moved) return rejection('in_progress', `the stream cursor moved while onUnfillable decided to skip ${missing}; the retry reads it again`);
+    if (!moved)
+      return rejection(
+        'in_progress',
+        `the stream cursor moved while onUnfillable decided to skip ${missing}; the retry reads it again`,
+      );
     if (logger) {
-      safeLog(logger, { level: 'warn', message: `stream ${report.streamId}: skipped ${missing} as onUnfillable decided (${report.reason}); recorded in the store with its reason`, code: 'stream_skipped', detail: reason, ...where });
+      safeLog(logger, {
+        level: 'warn',
+        message: `stream ${report.streamId}: skipped ${missing} as onUnfillable decided (${report.reason}); recorded in the store with its reason`,
+        code: 'stream_skipped',
+        detail: reason,
+        ...where,
+      });
     }
     return undefined;
   }
@@ -134,23 +173,39 @@ export async function settleUnfillable<Item extends OrderedItem, Result>(
       ...where,
     });
   }
-  return rejection('backfill_unfillable', `${missing} can never be fetched verifiably: ${report.detail}; the stall lasts until ordering.onUnfillable skips it`);
+  return rejection(
+    'backfill_unfillable',
+    `${missing} can never be fetched verifiably: ${report.detail}; the stall lasts until ordering.onUnfillable skips it`,
+  );
 }
 
 /** The reason to skip with, when `onUnfillable` answered a valid skip in time; undefined means wait. */
-async function askOnUnfillable<Item extends OrderedItem, Result>(steps: OrderingSteps<Item, Result>, report: UnfillableReport, envelope: Envelope): Promise<string | undefined> {
+async function askOnUnfillable<Item extends OrderedItem, Result>(
+  steps: OrderingSteps<Item, Result>,
+  report: UnfillableReport,
+  envelope: Envelope,
+): Promise<string | undefined> {
   const { onUnfillable, logger } = steps;
   if (onUnfillable === undefined) return undefined;
   const where = { eventId: envelope.event_id, eventType: envelope.event, code: 'stream_unfillable' };
   let decision: UnfillableDecision | typeof TIMED_OUT;
   try {
-    decision = await settleWithin(Promise.resolve().then(() => onUnfillable({ ...report }, envelope)), steps.handlerTimeoutMs);
+    decision = await settleWithin(
+      Promise.resolve().then(() => onUnfillable({ ...report }, envelope)),
+      steps.handlerTimeoutMs,
+    );
   } catch (error) {
-    if (logger) safeLog(logger, { level: 'error', message: 'ordering.onUnfillable threw; the stream waits', ...where, error });
+    if (logger)
+      safeLog(logger, { level: 'error', message: 'ordering.onUnfillable threw; the stream waits', ...where, error });
     return undefined;
   }
   if (decision === TIMED_OUT) {
-    if (logger) safeLog(logger, { level: 'error', message: 'ordering.onUnfillable did not answer within handlerTimeoutMs; the stream waits', ...where });
+    if (logger)
+      safeLog(logger, {
+        level: 'error',
+        message: 'ordering.onUnfillable did not answer within handlerTimeoutMs; the stream waits',
+        ...where,
+      });
     return undefined;
   }
   if (decision === undefined || decision === 'wait') return undefined;

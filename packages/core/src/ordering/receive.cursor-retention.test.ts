@@ -60,7 +60,7 @@ function setup(mode: Exclude<OrderingMode, 'off'>, ordering: { cursorRetainMs?: 
 }
 
 describe('a stream idle for longer than retainMs', () => {
-  it("enforce: goes on where it stood, its earlier events neither fetched nor run again (the default cursorRetainMs)", async () => {
+  it('enforce: goes on where it stood, its earlier events neither fetched nor run again (the default cursorRetainMs)', async () => {
     const { events, ran, fetched, deliver, idle } = setup('enforce');
     expect([await deliver(events[0]!), await deliver(events[1]!)]).toEqual([200, 200]);
     idle(5_000); // five times retainMs: every record of the stream expired
@@ -128,8 +128,14 @@ describe('a redelivery of an event processed longer ago than retainMs (its recor
 
 describe('ordering.cursorRetainMs', () => {
   it.each([
-    [{ retainMs: 60_000, ordering: { mode: 'detect', cursorRetainMs: 59_999 } }, /`ordering.cursorRetainMs` \(59999 ms\) must be at least retainMs \(60000 ms\)/],
-    [{ ordering: { mode: 'detect', cursorRetainMs: 1e300 } }, /`ordering.cursorRetainMs` must be at most 3155760000000 ms \(100 years\)/],
+    [
+      { retainMs: 60_000, ordering: { mode: 'detect', cursorRetainMs: 59_999 } },
+      /`ordering.cursorRetainMs` \(59999 ms\) must be at least retainMs \(60000 ms\)/,
+    ],
+    [
+      { ordering: { mode: 'detect', cursorRetainMs: 1e300 } },
+      /`ordering.cursorRetainMs` must be at most 3155760000000 ms \(100 years\)/,
+    ],
     [{ ordering: { mode: 'detect', cursorTtlMs: 1 } }, /did you mean `ordering.cursorRetainMs`\?/],
   ])('refuses %j with config_invalid', (options, message) => {
     const create = () => createReceiver({ secrets: { '1': SECRET }, ...options } as never);

@@ -19,7 +19,10 @@ beforeAll(async () => {
 type Overrides = Partial<Record<keyof StreamCursorStore, (...args: never[]) => unknown>>;
 
 /** A memory store, some of whose methods a test replaces. */
-function storeWith(overrides: Overrides = {}, inner: StreamCursorStore = createMemoryStore({ now: () => NOW })): StreamCursorStore {
+function storeWith(
+  overrides: Overrides = {},
+  inner: StreamCursorStore = createMemoryStore({ now: () => NOW }),
+): StreamCursorStore {
   return new Proxy(inner, {
     get(target, name, receiver) {
       const replaced = (overrides as Record<PropertyKey, unknown>)[name];
@@ -30,7 +33,14 @@ function storeWith(overrides: Overrides = {}, inner: StreamCursorStore = createM
   });
 }
 
-function setup(options: { store?: StreamCursorStore; ordering?: Partial<OrderingOptions>; api?: TestEnvelope[]; apiIgnoresAfterSeq?: boolean } = {}) {
+function setup(
+  options: {
+    store?: StreamCursorStore;
+    ordering?: Partial<OrderingOptions>;
+    api?: TestEnvelope[];
+    apiIgnoresAfterSeq?: boolean;
+  } = {},
+) {
   const logs: LogEntry[] = [];
   const seen: number[] = [];
   const gaps: GapReport[] = [];
@@ -45,7 +55,8 @@ function setup(options: { store?: StreamCursorStore; ordering?: Partial<Ordering
       mode: 'enforce',
       fetchEventsAfter: async function* (streamId, afterSeq) {
         for (const event of api) {
-          if (event.stream_id === streamId && (options.apiIgnoresAfterSeq || event.seq > afterSeq)) yield structuredClone(event);
+          if (event.stream_id === streamId && (options.apiIgnoresAfterSeq || event.seq > afterSeq))
+            yield structuredClone(event);
         }
       },
       ...options.ordering,
@@ -112,7 +123,9 @@ describe('store calls that fail or hold the event', () => {
     it('a complete that fails after onGap took it is still answered 200 late, and logged', async () => {
       const { deliver, event, logs } = await behind({ complete: failing });
       expect((await deliver(event)).code).toBe('late');
-      expect(logs).toContainEqual(expect.objectContaining({ level: 'error', code: 'store_unavailable', ...where(event) }));
+      expect(logs).toContainEqual(
+        expect.objectContaining({ level: 'error', code: 'store_unavailable', ...where(event) }),
+      );
     });
   });
 });
@@ -122,14 +135,22 @@ describe('recording an event after its handlers succeeded', () => {
     const [event] = testStream(1);
     const { deliver, logs } = setup({ store: storeWith({ completeInOrder: async () => 'lease_lost' }) });
     expect((await deliver(event!)).status).toBe(200);
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringContaining('raise leaseMs') as unknown, ...where(event!) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringContaining('raise leaseMs') as unknown,
+        ...where(event!),
+      }),
+    );
   });
 
   it('a failure is answered 200 and logged as store_unavailable', async () => {
     const [event] = testStream(1);
     const { deliver, logs } = setup({ store: storeWith({ completeInOrder: failing }) });
     expect((await deliver(event!)).status).toBe(200);
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', code: 'store_unavailable', ...where(event!) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'error', code: 'store_unavailable', ...where(event!) }),
+    );
   });
 
   it('enforce: a cursor moved meanwhile still records the event as done, and says so', async () => {
@@ -214,7 +235,9 @@ describe('backfill', () => {
     const { deliver, logs } = setup({ api: events });
     await deliver(events[0]!);
     await deliver(events[2]!);
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'info', code: 'stream_backfilled', ...where(events[2]!) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'info', code: 'stream_backfilled', ...where(events[2]!) }),
+    );
   });
 
   it('says which seqs the API does not have yet', async () => {
@@ -222,44 +245,57 @@ describe('backfill', () => {
     const { deliver, logs } = setup({ api: [events[0]!] });
     await deliver(events[0]!);
     expect((await deliver(events[3]!)).code).toBe('out_of_order');
-    expect(logs.find((entry) => entry.code === 'out_of_order')?.detail).toBe('seq 1 to 2 are not available from the API yet');
+    expect(logs.find((entry) => entry.code === 'out_of_order')?.detail).toBe(
+      'seq 1 to 2 are not available from the API yet',
+    );
   });
 });
 
 describe('stream ids a cursor store can keep', () => {
-  it.each<['enforce' | 'detect']>([['enforce'], ['detect']])('%s: refuses a stream_id longer than MAX_STREAM_ID_LENGTH', async (mode) => {
-    const [event] = testStream(1, { stream_id: 's'.repeat(MAX_STREAM_ID_LENGTH + 1) });
-    const { deliver } = setup({ ordering: { mode } });
-    const answer = await deliver(event!);
-    expect({ status: answer.status, code: answer.code }).toEqual({ status: 400, code: 'envelope_invalid' });
-  });
+  it.each<['enforce' | 'detect']>([['enforce'], ['detect']])(
+    '%s: refuses a stream_id longer than MAX_STREAM_ID_LENGTH',
+    async (mode) => {
+      const [event] = testStream(1, { stream_id: 's'.repeat(MAX_STREAM_ID_LENGTH + 1) });
+      const { deliver } = setup({ ordering: { mode } });
+      const answer = await deliver(event!);
+      expect({ status: answer.status, code: answer.code }).toEqual({ status: 400, code: 'envelope_invalid' });
+    },
+  );
 
   it.each<['enforce' | 'detect', string, RegExp]>([
     ['enforce', 'req_\u0000x', /NUL/],
     ['detect', 'req_\u0000x', /NUL/],
     ['enforce', 'req_\ud800', /lone surrogate/],
     ['detect', 'req_\udc00x', /lone surrogate/],
-  ])('%s: refuses the stream_id %j, which not every store keeps as itself, before any store call', async (mode, streamId, reason) => {
-    const [event] = testStream(1, { stream_id: streamId });
-    let storeCalls = 0;
-    const counting = new Proxy(createMemoryStore({ now: () => NOW }), {
-      get(target, name, receiver) {
-        const value = Reflect.get(target, name, receiver) as unknown;
-        return typeof value === 'function' ? (...args: unknown[]) => (storeCalls++, (value as (...a: unknown[]) => unknown).apply(target, args)) : value;
-      },
-    });
-    const { deliver, logs } = setup({ ordering: { mode }, store: counting });
-    const answer = await deliver(event!);
-    expect({ status: answer.status, code: answer.code }).toEqual({ status: 400, code: 'envelope_invalid' });
-    expect(logs.map((entry) => entry.detail).join('\n')).toMatch(reason);
-    expect(storeCalls).toBe(0);
-  });
+  ])(
+    '%s: refuses the stream_id %j, which not every store keeps as itself, before any store call',
+    async (mode, streamId, reason) => {
+      const [event] = testStream(1, { stream_id: streamId });
+      let storeCalls = 0;
+      const counting = new Proxy(createMemoryStore({ now: () => NOW }), {
+        get(target, name, receiver) {
+          const value = Reflect.get(target, name, receiver) as unknown;
+          return typeof value === 'function'
+            ? (...args: unknown[]) => (storeCalls++, (value as (...a: unknown[]) => unknown).apply(target, args))
+            : value;
+        },
+      });
+      const { deliver, logs } = setup({ ordering: { mode }, store: counting });
+      const answer = await deliver(event!);
+      expect({ status: answer.status, code: answer.code }).toEqual({ status: 400, code: 'envelope_invalid' });
+      expect(logs.map((entry) => entry.detail).join('\n')).toMatch(reason);
+      expect(storeCalls).toBe(0);
+    },
+  );
 
-  it.each<['enforce' | 'detect']>([['enforce'], ['detect']])('%s: accepts a stream_id of exactly MAX_STREAM_ID_LENGTH', async (mode) => {
-    const [event] = testStream(1, { stream_id: 's'.repeat(MAX_STREAM_ID_LENGTH) });
-    const { deliver } = setup({ ordering: { mode } });
-    expect((await deliver(event!)).status).toBe(200);
-  });
+  it.each<['enforce' | 'detect']>([['enforce'], ['detect']])(
+    '%s: accepts a stream_id of exactly MAX_STREAM_ID_LENGTH',
+    async (mode) => {
+      const [event] = testStream(1, { stream_id: 's'.repeat(MAX_STREAM_ID_LENGTH) });
+      const { deliver } = setup({ ordering: { mode } });
+      expect((await deliver(event!)).status).toBe(200);
+    },
+  );
 });
 
 describe('a late event whose onGap handler outlives handlerTimeoutMs and then fails', () => {

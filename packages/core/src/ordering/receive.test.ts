@@ -43,7 +43,9 @@ function countingStore(inner: StreamCursorStore = createMemoryStore({ now: () =>
   return { store, calls, inner };
 }
 
-function setup(options: { ordering?: Partial<OrderingOptions>; api?: TestEnvelope[]; overrides?: Partial<ReceiverOptions> } = {}) {
+function setup(
+  options: { ordering?: Partial<OrderingOptions>; api?: TestEnvelope[]; overrides?: Partial<ReceiverOptions> } = {},
+) {
   const api = options.api ?? [];
   const fetches: [string, number][] = [];
   const { store, calls, inner } = countingStore();
@@ -60,7 +62,8 @@ function setup(options: { ordering?: Partial<OrderingOptions>; api?: TestEnvelop
           fetchEventsAfter: async function* (streamId, afterSeq) {
             fetches.push([streamId, afterSeq]);
             // A copy, as parsed from the API's JSON: nothing the receiver holds is shared with the test's list.
-            for (const event of api) if (event.stream_id === streamId && event.seq > afterSeq) yield structuredClone(event);
+            for (const event of api)
+              if (event.stream_id === streamId && event.seq > afterSeq) yield structuredClone(event);
           },
           ...options.ordering,
         };
@@ -139,7 +142,9 @@ describe('ordering enforce', () => {
     });
     await deliver(events[0]!);
     await deliver(events[2]!);
-    expect(authentications.map(([seq, authentication]) => [seq, (authentication as { fetched?: true }).fetched])).toEqual([
+    expect(
+      authentications.map(([seq, authentication]) => [seq, (authentication as { fetched?: true }).fetched]),
+    ).toEqual([
       [0, undefined],
       [1, true],
       [2, undefined],
@@ -167,32 +172,44 @@ describe('ordering enforce', () => {
   });
 
   it.each<[string, (event: TestEnvelope) => Promise<TestEnvelope> | TestEnvelope]>([
-    ['an attestation signed by an unknown key (a retired key)', async (event) => ({ ...event, attestation: await stranger.attest(event) })],
+    [
+      'an attestation signed by an unknown key (a retired key)',
+      async (event) => ({ ...event, attestation: await stranger.attest(event) }),
+    ],
     ['no attestation on an attested type (a purged release)', (event) => ({ ...event, attestation: undefined })],
-  ])('stops at a backfilled event with %s: 502 backfill_unfillable, nothing after it runs, cursor unchanged', async (_name, forge) => {
-    const events = await attestedStream();
-    const api = [events[0]!, await forge(events[1]!), events[2]!];
-    const { deliver, seen, store } = setup({ ordering: {}, api });
-    await deliver(events[0]!);
-    const answer = await deliver(events[3]!);
-    expect({ status: answer.status, code: answer.code }).toEqual({ status: 502, code: 'backfill_unfillable' });
-    expect(seen).toEqual([0]);
-    expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
-  });
+  ])(
+    'stops at a backfilled event with %s: 502 backfill_unfillable, nothing after it runs, cursor unchanged',
+    async (_name, forge) => {
+      const events = await attestedStream();
+      const api = [events[0]!, await forge(events[1]!), events[2]!];
+      const { deliver, seen, store } = setup({ ordering: {}, api });
+      await deliver(events[0]!);
+      const answer = await deliver(events[3]!);
+      expect({ status: answer.status, code: answer.code }).toEqual({ status: 502, code: 'backfill_unfillable' });
+      expect(seen).toEqual([0]);
+      expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
+    },
+  );
 
   it.each<[string, (event: TestEnvelope) => Promise<TestEnvelope> | TestEnvelope]>([
-    ['an attestation of another seq (binding)', async (event) => ({ ...event, attestation: await signer.attest({ ...event, seq: event.seq + 7 }) })],
+    [
+      'an attestation of another seq (binding)',
+      async (event) => ({ ...event, attestation: await signer.attest({ ...event, seq: event.seq + 7 }) }),
+    ],
     ['an envelope that is not one', (event) => ({ ...event, event_id: 'not-a-ulid' })],
-  ])('stops at a backfilled event with %s: 502 backfill_invalid, nothing after it runs, cursor unchanged', async (_name, forge) => {
-    const events = await attestedStream();
-    const api = [events[0]!, await forge(events[1]!), events[2]!];
-    const { deliver, seen, store } = setup({ ordering: {}, api });
-    await deliver(events[0]!);
-    const answer = await deliver(events[3]!);
-    expect({ status: answer.status, code: answer.code }).toEqual({ status: 502, code: 'backfill_invalid' });
-    expect(seen).toEqual([0]);
-    expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
-  });
+  ])(
+    'stops at a backfilled event with %s: 502 backfill_invalid, nothing after it runs, cursor unchanged',
+    async (_name, forge) => {
+      const events = await attestedStream();
+      const api = [events[0]!, await forge(events[1]!), events[2]!];
+      const { deliver, seen, store } = setup({ ordering: {}, api });
+      await deliver(events[0]!);
+      const answer = await deliver(events[3]!);
+      expect({ status: answer.status, code: answer.code }).toEqual({ status: 502, code: 'backfill_invalid' });
+      expect(seen).toEqual([0]);
+      expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
+    },
+  );
 
   it('refuses a backfilled event of another stream: 502 backfill_invalid', async () => {
     const events = await attestedStream();
@@ -211,11 +228,22 @@ describe('ordering enforce', () => {
     const { deliver, seen, logs } = setup({
       ordering: {},
       api: events,
-      overrides: { attestation: { issuer: signer.issuer, audience: signer.audience, jwksUrl: 'http://127.0.0.1:9/jwks.json', jwksTimeoutMs: 500 } },
+      overrides: {
+        attestation: {
+          issuer: signer.issuer,
+          audience: signer.audience,
+          jwksUrl: 'http://127.0.0.1:9/jwks.json',
+          jwksTimeoutMs: 500,
+        },
+      },
     });
     await deliver(events[0]!);
     const answer = await deliver(events[2]!);
-    expect({ status: answer.status, code: answer.code, seen }).toEqual({ status: 503, code: 'jwks_unavailable', seen: [0] });
+    expect({ status: answer.status, code: answer.code, seen }).toEqual({
+      status: 503,
+      code: 'jwks_unavailable',
+      seen: [0],
+    });
     expect(logs.find((entry) => entry.code === 'jwks_unavailable')?.detail).toMatch(/^the fetched event for seq 1: /);
   });
 
@@ -339,7 +367,10 @@ describe('ordering enforce', () => {
   it('backfills from a fetcher that returns a plain array (a sync iterable)', async () => {
     const events = await attestedStream();
     const { deliver, seen } = setup({
-      ordering: { fetchEventsAfter: (_streamId, afterSeq) => events.filter((event) => event.seq > afterSeq).map((event) => structuredClone(event)) },
+      ordering: {
+        fetchEventsAfter: (_streamId, afterSeq) =>
+          events.filter((event) => event.seq > afterSeq).map((event) => structuredClone(event)),
+      },
     });
     await deliver(events[0]!);
     expect((await deliver(events[3]!)).status).toBe(200);
@@ -358,8 +389,13 @@ describe('ordering enforce', () => {
     expect({ status: answer.status, code: answer.code }).toEqual({ status: 500, code: 'handler_failed' });
     // The answer is about the delivered event (seq 2), as onResult hooks and metrics read it; the detail names seq 1.
     expect(answer.event?.event_id).toBe(events[2]!.event_id);
-    const rejected = logs.find((entry) => entry.message.startsWith('delivery rejected') && entry.code === 'handler_failed');
-    expect({ eventId: rejected?.eventId, backfilled: rejected?.detail?.startsWith(`backfilled seq 1 (event ${events[1]!.event_id})`) }).toEqual({ eventId: events[2]!.event_id, backfilled: true });
+    const rejected = logs.find(
+      (entry) => entry.message.startsWith('delivery rejected') && entry.code === 'handler_failed',
+    );
+    expect({
+      eventId: rejected?.eventId,
+      backfilled: rejected?.detail?.startsWith(`backfilled seq 1 (event ${events[1]!.event_id})`),
+    }).toEqual({ eventId: events[2]!.event_id, backfilled: true });
     expect(await store.getCursor(events[0]!.stream_id)).toBe(0);
     fail = false;
     expect((await deliver(events[2]!)).status).toBe(200);
@@ -391,9 +427,21 @@ describe('ordering enforce', () => {
         reports.push(report);
       });
       const answer = await deliver(events[1]!);
-      expect({ status: answer.status, code: answer.code, body: answer.body }).toEqual({ status: 200, code: 'late', body: { received: true, code: 'late' } });
+      expect({ status: answer.status, code: answer.code, body: answer.body }).toEqual({
+        status: 200,
+        code: 'late',
+        body: { received: true, code: 'late' },
+      });
       expect(reports).toEqual([
-        { kind: 'late', mode: 'enforce', streamId: events[1]!.stream_id, seq: 1, expectedSeq: 3, eventId: events[1]!.event_id, eventType: 'kyb.data_request.released' },
+        {
+          kind: 'late',
+          mode: 'enforce',
+          streamId: events[1]!.stream_id,
+          seq: 1,
+          expectedSeq: 3,
+          eventId: events[1]!.event_id,
+          eventType: 'kyb.data_request.released',
+        },
       ]);
       expect(seen).toEqual([0]);
     });
@@ -446,7 +494,12 @@ describe('ordering enforce', () => {
     async function rewrapSetup(overrides: Partial<ReceiverOptions>) {
       const stream = testStream(['kyb.business.wallet_address_changed', 'kyb.business.wallet_address_changed']);
       const [first, second] = await Promise.all(stream.map((event) => signer.withAttestation(event)));
-      return { first: first!, second: second!, rewrapped: { ...first!, event: 'kyb.business.risk_flagged', data: {} }, ...setup({ ordering: {}, overrides }) };
+      return {
+        first: first!,
+        second: second!,
+        rewrapped: { ...first!, event: 'kyb.business.risk_flagged', data: {} },
+        ...setup({ ordering: {}, overrides }),
+      };
     }
 
     it('with secrets the HMAC vouches for the type, so the genuine event behind the cursor is late like any other', async () => {
@@ -469,7 +522,11 @@ describe('ordering enforce', () => {
       expect((await deliver(first)).code).toBe('duplicate');
       expect((await deliver(second)).code).toBeUndefined();
       expect(seen).toEqual([0, 0, 1]);
-      expect(types).toEqual(['kyb.business.risk_flagged', 'kyb.business.wallet_address_changed', 'kyb.business.wallet_address_changed']);
+      expect(types).toEqual([
+        'kyb.business.risk_flagged',
+        'kyb.business.wallet_address_changed',
+        'kyb.business.wallet_address_changed',
+      ]);
     });
   });
 
@@ -497,7 +554,10 @@ describe('ordering enforce', () => {
       expect(logs.filter((entry) => entry.message.includes('ordering.firstSeq'))).toEqual([]);
     });
 
-    const firstSeqWarnings = (logs: LogEntry[]) => logs.filter((entry) => entry.message.includes('not at ordering.firstSeq')).map((entry) => `${entry.level}: ${entry.message.split('. ')[0]}`);
+    const firstSeqWarnings = (logs: LogEntry[]) =>
+      logs
+        .filter((entry) => entry.message.includes('not at ordering.firstSeq'))
+        .map((entry) => `${entry.level}: ${entry.message.split('. ')[0]}`);
 
     it('a wrong guess of 0 (streams start at 1): the first event runs once the API shows where the stream starts', async () => {
       const events = await attestedStream(1);
@@ -506,7 +566,9 @@ describe('ordering enforce', () => {
       // One events call, for the new stream's first event; its next events follow the cursor.
       expect({ seen, fetches }).toEqual({ seen: [1, 2, 3, 4], fetches: [[events[0]!.stream_id, -1]] });
       expect(await store.getCursor(events[0]!.stream_id)).toBe(4);
-      expect(firstSeqWarnings(logs)).toEqual(['warn: streams start at seq 1, not at ordering.firstSeq (0): set firstSeq: 1']);
+      expect(firstSeqWarnings(logs)).toEqual([
+        'warn: streams start at seq 1, not at ordering.firstSeq (0): set firstSeq: 1',
+      ]);
     });
 
     it('a wrong guess of 1 (streams start at 0): seq 0 runs in its turn, never as a late event', async () => {
@@ -514,7 +576,9 @@ describe('ordering enforce', () => {
       const { deliver, seen, fetches, logs, gaps } = setup({ ordering: { firstSeq: 1 }, api: events });
       for (const event of events) expect((await deliver(event)).code).toBeUndefined();
       expect({ seen, fetches, gaps }).toEqual({ seen: [0, 1, 2, 3], fetches: [], gaps: [] });
-      expect(firstSeqWarnings(logs)).toEqual(['warn: streams start at seq 0, not at ordering.firstSeq (1): set firstSeq: 0']);
+      expect(firstSeqWarnings(logs)).toEqual([
+        'warn: streams start at seq 0, not at ordering.firstSeq (1): set firstSeq: 0',
+      ]);
     });
 
     it('a wrong guess of 1, once a stream was seen to start at 0: a new stream’s seq 1 asks the API first, so its seq 0 is not skipped', async () => {
@@ -547,7 +611,9 @@ describe('ordering detect', () => {
     await deliver(events[0]!);
     expect((await deliver(events[2]!)).status).toBe(200);
     expect(seen).toEqual([0, 2]);
-    expect(reports.map(({ kind, seq, expectedSeq, mode }) => ({ kind, seq, expectedSeq, mode }))).toEqual([{ kind: 'gap', seq: 2, expectedSeq: 1, mode: 'detect' }]);
+    expect(reports.map(({ kind, seq, expectedSeq, mode }) => ({ kind, seq, expectedSeq, mode }))).toEqual([
+      { kind: 'gap', seq: 2, expectedSeq: 1, mode: 'detect' },
+    ]);
     expect(logs.filter((entry) => entry.code === 'stream_gap').map((entry) => entry.level)).toEqual(['warn']);
   });
 
@@ -602,20 +668,34 @@ describe('ordering options', () => {
   }
 
   it("refuses 'enforce' without fetchEventsAfter, naming the client one-liner", () => {
-    expect(configError({ ordering: { mode: 'enforce' } })).toMatch(/ordering\.fetchEventsAfter.*client\.events\(s, \{ afterSeq: a, signal \}\)/);
+    expect(configError({ ordering: { mode: 'enforce' } })).toMatch(
+      /ordering\.fetchEventsAfter.*client\.events\(s, \{ afterSeq: a, signal \}\)/,
+    );
   });
 
   it.each([0, -1, Number.NaN, '30s', 2 ** 31])('refuses backfillTimeoutMs %s, naming the option', (value) => {
-    expect(configError({ ordering: { mode: 'enforce', fetchEventsAfter: () => [], backfillTimeoutMs: value as number } })).toMatch(/ordering\.backfillTimeoutMs/);
+    expect(
+      configError({ ordering: { mode: 'enforce', fetchEventsAfter: () => [], backfillTimeoutMs: value as number } }),
+    ).toMatch(/ordering\.backfillTimeoutMs/);
   });
 
   it('refuses ordering with a store that keeps no stream cursors, saying what to use', () => {
-    const store: DedupeStore = { claim: async () => ({ status: 'completed' }), complete: async () => true, release: async () => true };
-    expect(configError({ store, ordering: { mode: 'detect' } })).toMatch(/`store` keeps no stream cursors.*createRedisStore/);
+    const store: DedupeStore = {
+      claim: async () => ({ status: 'completed' }),
+      complete: async () => true,
+      release: async () => true,
+    };
+    expect(configError({ store, ordering: { mode: 'detect' } })).toMatch(
+      /`store` keeps no stream cursors.*createRedisStore/,
+    );
   });
 
   it('accepts a store without cursors when ordering is off', () => {
-    const store: DedupeStore = { claim: async () => ({ status: 'completed' }), complete: async () => true, release: async () => true };
+    const store: DedupeStore = {
+      claim: async () => ({ status: 'completed' }),
+      complete: async () => true,
+      release: async () => true,
+    };
     expect(() => createReceiver({ secrets: { '1': 'x' }, store, ordering: { mode: 'off' } })).not.toThrow();
   });
 

@@ -7,7 +7,13 @@ import { rejection } from '../errors.js';
 import { safeLog } from '../log/logger.js';
 import { handOff, settleWithin, TIMED_OUT } from '../pipeline/deadline.js';
 import { backfillOnce } from './backfill.js';
-import { createOrderingContext, learnedStart, refuseUnstorableStream, storeFailed, type OrderingContext } from './context.js';
+import {
+  createOrderingContext,
+  learnedStart,
+  refuseUnstorableStream,
+  storeFailed,
+  type OrderingContext,
+} from './context.js';
 import { reportGap } from './gaps.js';
 import { claimOrAnswer, runInTurn } from './turn.js';
 import type { OrderedItem, OrderingSteps } from './types.js';
@@ -23,18 +29,31 @@ import type { OrderedItem, OrderingSteps } from './types.js';
  * return await ordered(item)
  * ```
  */
-export function createOrderedReceive<Item extends OrderedItem, Result>(steps: OrderingSteps<Item, Result>): (item: Item) => Promise<Result> {
+export function createOrderedReceive<Item extends OrderedItem, Result>(
+  steps: OrderingSteps<Item, Result>,
+): (item: Item) => Promise<Result> {
   const context = createOrderingContext(steps);
   return steps.mode === 'enforce' ? (item) => receiveEnforced(context, item) : (item) => receiveDetected(context, item);
 }
 
 /** Detect: every event runs as it comes; a moved cursor is reported when it is recorded (record.ts). */
-async function receiveDetected<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, item: Item): Promise<Result> {
-  return refuseUnstorableStream(context, item) ?? (await runInTurn(context, item, item)) ?? context.steps.accept(item, undefined);
+async function receiveDetected<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  item: Item,
+): Promise<Result> {
+  return (
+    refuseUnstorableStream(context, item) ??
+    (await runInTurn(context, item, item)) ??
+    context.steps.accept(item, undefined)
+  );
 }
 
 /** Enforce; `waited` once it waited for another delivery's backfill of the stream, so it waits at most once. */
-async function receiveEnforced<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, item: Item, waited = false): Promise<Result> {
+async function receiveEnforced<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  item: Item,
+  waited = false,
+): Promise<Result> {
   const { steps } = context;
   const { envelope } = item;
   const unstorable = refuseUnstorableStream(context, item);
@@ -42,7 +61,9 @@ async function receiveEnforced<Item extends OrderedItem, Result>(context: Orderi
   let cursor: number | null;
   try {
     // The hint lets a store that needs a cursor row before completing in order (MySQL) create it in this round trip.
-    cursor = await steps.callStore('getCursor', () => steps.store.getCursor(envelope.stream_id, { firstEvent: envelope.seq <= context.startGuess }));
+    cursor = await steps.callStore('getCursor', () =>
+      steps.store.getCursor(envelope.stream_id, { firstEvent: envelope.seq <= context.startGuess }),
+    );
   } catch (error) {
     return storeFailed(context, 'getCursor', error, item);
   }
@@ -53,7 +74,8 @@ async function receiveEnforced<Item extends OrderedItem, Result>(context: Orderi
     return (await runInTurn(context, item, item, 0)) ?? steps.accept(item, undefined);
   }
   const expected = cursor === null ? context.startGuess : cursor + 1;
-  if (!steps.hmacChecked && envelope.seq === cursor && item.dedupeKey !== envelope.event_id) return receiveBesideCursor(context, item);
+  if (!steps.hmacChecked && envelope.seq === cursor && item.dedupeKey !== envelope.event_id)
+    return receiveBesideCursor(context, item);
   if (envelope.seq < expected) return receiveLate(context, item, expected);
   let start = context.startGuess;
   if (envelope.seq > expected) {
@@ -61,7 +83,8 @@ async function receiveEnforced<Item extends OrderedItem, Result>(context: Orderi
     if ('wait' in filled) {
       // Another delivery of this stream is backfilling it: wait for it, then read the cursor again (it may have
       // closed the gap, or failed and left its answer for us). A second wait means deliveries keep overtaking.
-      if (waited) return steps.reject(rejection('in_progress', 'another delivery of this stream is backfilling it'), item);
+      if (waited)
+        return steps.reject(rejection('in_progress', 'another delivery of this stream is backfilling it'), item);
       await filled.wait.then(undefined, () => {});
       return receiveEnforced(context, item, true);
     }
@@ -79,7 +102,10 @@ async function receiveEnforced<Item extends OrderedItem, Result>(context: Orderi
  * complete(), the cursor left where it is. With `secrets` the HMAC authenticates the type, so no re-wrap can have
  * taken the seq, and such an event is late like any other.
  */
-async function receiveBesideCursor<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, item: Item): Promise<Result> {
+async function receiveBesideCursor<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  item: Item,
+): Promise<Result> {
   const { steps } = context;
   const claimed = await claimOrAnswer(context, item);
   if ('answer' in claimed) return claimed.answer;
@@ -92,7 +118,11 @@ async function receiveBesideCursor<Item extends OrderedItem, Result>(context: Or
 }
 
 /** Enforce, an event at or behind the cursor: only `onGap` handlers may take it (see GapReport in types.ts). */
-async function receiveLate<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, item: Item, expected: number): Promise<Result> {
+async function receiveLate<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  item: Item,
+  expected: number,
+): Promise<Result> {
   const { steps } = context;
   const { envelope } = item;
   const claimed = await claimOrAnswer(context, item);
@@ -125,7 +155,10 @@ async function receiveLate<Item extends OrderedItem, Result>(context: OrderingCo
   }
   if (outcome === TIMED_OUT) {
     // As for event handlers: the claim stays held while the hook may still run; its late outcome settles it.
-    handOff(item.waitUntil, running.then(recordLate, () => steps.release(item, token)));
+    handOff(
+      item.waitUntil,
+      running.then(recordLate, () => steps.release(item, token)),
+    );
     return steps.reject(rejection('handler_timeout', 'an onGap handler did not finish within handlerTimeoutMs'), item);
   }
   await recordLate();
@@ -133,7 +166,11 @@ async function receiveLate<Item extends OrderedItem, Result>(context: OrderingCo
 }
 
 /** A late event older than retainMs with no `onGap` handler: answered duplicate, nothing run, and logged. */
-async function answerExpiredLate<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, item: Item, token: string): Promise<Result> {
+async function answerExpiredLate<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  item: Item,
+  token: string,
+): Promise<Result> {
   const { steps } = context;
   const { envelope } = item;
   await steps.release(item, token);

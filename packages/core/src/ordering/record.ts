@@ -38,7 +38,14 @@ export async function completeInOrder<Item extends OrderedItem, Result>(
   try {
     await recordInOrder(context, item, token, start, progress);
   } catch (error) {
-    if (logger) safeLog(logger, { level: 'error', message: `${failed(error)}; trying again in the background`, code: 'store_unavailable', ...where, error });
+    if (logger)
+      safeLog(logger, {
+        level: 'error',
+        message: `${failed(error)}; trying again in the background`,
+        code: 'store_unavailable',
+        ...where,
+        error,
+      });
     retryRecording(
       async (attempt) => {
         if ((await recordInOrder(context, item, token, start, progress, attempt)) && logger) {
@@ -122,7 +129,8 @@ async function reportMovedCursor<Item extends OrderedItem, Result>(
     if (logger) {
       safeLog(logger, {
         level: 'warn',
-        message: 'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed',
+        message:
+          'the stream cursor moved while the handlers ran (advanceCursor or another process); the event was recorded as processed',
         eventId: envelope.event_id,
         eventType: envelope.event,
       });
@@ -131,10 +139,15 @@ async function reportMovedCursor<Item extends OrderedItem, Result>(
 }
 
 /** Under detect, pulls the cursor to a recorded cursor_moved event, so the next event is compared with it. */
-async function advanceDetected<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, envelope: Envelope): Promise<true> {
+async function advanceDetected<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  envelope: Envelope,
+): Promise<true> {
   const { steps } = context;
   if (steps.mode === 'detect') {
-    await steps.callStore('advanceCursor', () => steps.store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
+    await steps.callStore('advanceCursor', () =>
+      steps.store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }),
+    );
   }
   return true;
 }

@@ -9,7 +9,12 @@ import { completeInOrder } from './record.js';
 import type { OrderedItem } from './types.js';
 
 /** The answer for `arrived` when `item` (itself, or an event backfilled for it) stops it with `failure`. */
-function stopAt<Item extends OrderedItem, Result>(context: OrderingContext<Item, Result>, item: Item, arrived: Item, failure: KybWebhookError): Result {
+function stopAt<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  item: Item,
+  arrived: Item,
+  failure: KybWebhookError,
+): Result {
   const { steps } = context;
   if (arrived === item) return steps.reject(failure, item);
   const { envelope } = item;
@@ -35,15 +40,27 @@ export async function runInTurn<Item extends OrderedItem, Result>(
   try {
     claim = await steps.claim(item.dedupeKey, item.waitUntil);
   } catch (error) {
-    return stopAt(context, item, arrived, rejection('store_unavailable', steps.describeStoreFailure('claim', error), error));
+    return stopAt(
+      context,
+      item,
+      arrived,
+      rejection('store_unavailable', steps.describeStoreFailure('claim', error), error),
+    );
   }
   if (claim.status === 'completed') {
     // Done before (e.g. while ordering was off) yet the cursor is behind it: move the cursor on, it is its turn.
     if (steps.mode === 'enforce') {
       try {
-        await steps.callStore('advanceCursor', () => steps.store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }));
+        await steps.callStore('advanceCursor', () =>
+          steps.store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }),
+        );
       } catch (error) {
-        return stopAt(context, item, arrived, rejection('store_unavailable', steps.describeStoreFailure('advanceCursor', error), error));
+        return stopAt(
+          context,
+          item,
+          arrived,
+          rejection('store_unavailable', steps.describeStoreFailure('advanceCursor', error), error),
+        );
       }
     }
     return arrived === item ? steps.accept(item, 'duplicate') : undefined;

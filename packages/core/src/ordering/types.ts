@@ -42,7 +42,11 @@ export type OrderingMode = 'off' | 'detect' | 'enforce';
  * const fetchEventsAfter: FetchEventsAfter = (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal })
  * ```
  */
-export type FetchEventsAfter = (streamId: string, afterSeq: number, signal: AbortSignal) => AsyncIterable<unknown> | Iterable<unknown>;
+export type FetchEventsAfter = (
+  streamId: string,
+  afterSeq: number,
+  signal: AbortSignal,
+) => AsyncIterable<unknown> | Iterable<unknown>;
 
 /**
  * The `ordering` option of `createReceiver`.
@@ -155,7 +159,10 @@ export type UnfillableDecision = 'wait' | { skip: string } | undefined | void;
  * const onUnfillable: UnfillableHandler = (report) => (report.reason === 'key_retired' ? { skip: 'key retired, checked by ops' } : 'wait')
  * ```
  */
-export type UnfillableHandler = (report: UnfillableReport, event: Envelope) => UnfillableDecision | Promise<UnfillableDecision>;
+export type UnfillableHandler = (
+  report: UnfillableReport,
+  event: Envelope,
+) => UnfillableDecision | Promise<UnfillableDecision>;
 
 /**
  * Default of `ordering.backfillTimeoutMs`: how long a delivery that revealed a gap may spend backfilling it.

@@ -58,7 +58,10 @@ describe.each<[string, PlatformCrypto]>([
   it('refuses a body whose MAC was computed over its re-serialization, not over the bytes sent', async () => {
     const { receiver, reasons } = setup();
     const { raw, reserialized, eventId } = unusualBody();
-    const headers = { ...signer.signBytes(raw, { eventId }).headers, 'service-kyb-signature': signer.hmacHeader(reserialized) };
+    const headers = {
+      ...signer.signBytes(raw, { eventId }).headers,
+      'service-kyb-signature': signer.hmacHeader(reserialized),
+    };
     const result = await receiver.receive({ method: 'POST', headers, body: new TextEncoder().encode(raw) });
     expect(result).toMatchObject({ status: 401, code: 'signature_mismatch' });
     expect(reasons).toEqual([]);

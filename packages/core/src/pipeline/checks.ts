@@ -72,7 +72,11 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
   }
 
   /** Steps 3 to 5 and the data schema, once the signature (if configured) held. */
-  function checkVerifiedBytes(input: ReceiveInput, body: Uint8Array, hmac: { version: string } | null): Checked | Promise<Checked> {
+  function checkVerifiedBytes(
+    input: ReceiveInput,
+    body: Uint8Array,
+    hmac: { version: string } | null,
+  ): Checked | Promise<Checked> {
     // 3. parse the verified bytes, never a re-serialization
     let json: unknown;
     try {
@@ -107,7 +111,12 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
   }
 
   /** The event data schema, then the verified item; authenticated by now, by the HMAC, the attestation or both. */
-  function checkData(input: ReceiveInput, envelope: Envelope, hmac: { version: string } | null, claims: AttestationClaims | undefined): Checked {
+  function checkData(
+    input: ReceiveInput,
+    envelope: Envelope,
+    hmac: { version: string } | null,
+    claims: AttestationClaims | undefined,
+  ): Checked {
     const validateData = dataValidators.get(envelope.event);
     let event: KybEvent | UnknownKybEvent = envelope;
     if (validateData) {
@@ -121,10 +130,18 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
       claims,
       parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
     );
-    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims, answersClaim);
+    if (claims && envelope.event === 'kyb.data_request.released')
+      context.answers = answersFromClaims(claims, answersClaim);
 
     // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
-    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined, waitUntil: input.waitUntil };
+    return {
+      envelope,
+      event,
+      context,
+      dedupeKey: dedupeKeyOf(envelope, claims),
+      typed: validateData !== undefined,
+      waitUntil: input.waitUntil,
+    };
   }
 
   /**
@@ -154,8 +171,13 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
       if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
       if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
     }
-    const context = new DeliveryContext({ hmac: null, attestation: claims !== undefined, fetched: true }, claims, undefined);
-    if (claims && envelope.event === 'kyb.data_request.released') context.answers = answersFromClaims(claims, answersClaim);
+    const context = new DeliveryContext(
+      { hmac: null, attestation: claims !== undefined, fetched: true },
+      claims,
+      undefined,
+    );
+    if (claims && envelope.event === 'kyb.data_request.released')
+      context.answers = answersFromClaims(claims, answersClaim);
     return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
   }
 

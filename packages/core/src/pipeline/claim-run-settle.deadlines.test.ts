@@ -38,7 +38,8 @@ function storeWith(replacement: Partial<Record<keyof DedupeStore, (...args: neve
   const inner = createMemoryStore();
   return {
     claim: (replacement.claim as DedupeStore['claim']) ?? ((id, options) => inner.claim(id, options)),
-    complete: (replacement.complete as DedupeStore['complete']) ?? ((id, token, options) => inner.complete(id, token, options)),
+    complete:
+      (replacement.complete as DedupeStore['complete']) ?? ((id, token, options) => inner.complete(id, token, options)),
     release: (replacement.release as DedupeStore['release']) ?? ((id, token) => inner.release(id, token)),
   };
 }
@@ -88,7 +89,9 @@ describe('store calls have a deadline', () => {
     const result = await deliver(testEvents.dataRequestRefused());
     expect(result.code).toBe('store_unavailable');
     expect(Date.now() - started).toBeLessThan(1_000);
-    expect(logs.find((entry) => entry.code === 'store_unavailable')?.detail).toMatch(/did not settle within storeTimeoutMs/);
+    expect(logs.find((entry) => entry.code === 'store_unavailable')?.detail).toMatch(
+      /did not settle within storeTimeoutMs/,
+    );
   });
 
   it('gives back a claim that lands after the deadline, so the retry is not held for a whole lease', async () => {

@@ -35,7 +35,13 @@ async function deliverWithLateClaim(late: unknown) {
     complete: async () => true,
     release,
   };
-  const receiver = createReceiver({ secrets: { '1': 'endpoint-secret' }, store, storeTimeoutMs: STORE_TIMEOUT_MS, handlerTimeoutMs: 100, leaseMs: 1_000 });
+  const receiver = createReceiver({
+    secrets: { '1': 'endpoint-secret' },
+    store,
+    storeTimeoutMs: STORE_TIMEOUT_MS,
+    handlerTimeoutMs: 100,
+    leaseMs: 1_000,
+  });
   const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
   const result = await receiver.receive({ method: 'POST', headers, body });
   // Past the late answer, and a turn more for the give-back it may start.
@@ -46,7 +52,10 @@ async function deliverWithLateClaim(late: unknown) {
 describe('a claim answered after storeTimeoutMs', () => {
   it('is released with its token when it acquired the event', async () => {
     const { code, releases } = await deliverWithLateClaim({ status: 'acquired', token: 'late-token' });
-    expect({ code, tokens: releases.map((call) => call[1]) }).toEqual({ code: 'store_unavailable', tokens: ['late-token'] });
+    expect({ code, tokens: releases.map((call) => call[1]) }).toEqual({
+      code: 'store_unavailable',
+      tokens: ['late-token'],
+    });
   });
 
   it.each<[string, unknown]>([
@@ -64,13 +73,23 @@ describe('a claim answered after storeTimeoutMs', () => {
     ['undefined', undefined],
   ])('is ignored without an unhandled rejection when it answered %s', async (_case, late) => {
     const { code, releases } = await deliverWithLateClaim(late);
-    expect({ code, releases: releases.length, unhandled: unhandled.length }).toEqual({ code: 'store_unavailable', releases: 0, unhandled: 0 });
+    expect({ code, releases: releases.length, unhandled: unhandled.length }).toEqual({
+      code: 'store_unavailable',
+      releases: 0,
+      unhandled: 0,
+    });
   });
 });
 
 function setup() {
   const logs: LogEntry[] = [];
-  const receiver = createReceiver({ secrets: { '1': 'endpoint-secret' }, logger: (entry) => logs.push(entry), handlerTimeoutMs: 30, storeTimeoutMs: 50, leaseMs: 1_000 });
+  const receiver = createReceiver({
+    secrets: { '1': 'endpoint-secret' },
+    logger: (entry) => logs.push(entry),
+    handlerTimeoutMs: 30,
+    storeTimeoutMs: 50,
+    leaseMs: 1_000,
+  });
   const deliver = async () => {
     const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
     return receiver.receive({ method: 'POST', headers, body });
@@ -88,7 +107,9 @@ describe('a handler that finishes after handlerTimeoutMs', () => {
     expect((await deliver()).code).toBe('handler_timeout');
     finish();
     await sleep(20);
-    expect(logs.filter((entry) => entry.level === 'warn' && /finished later; its success was recorded/.test(entry.message))).toHaveLength(1);
+    expect(
+      logs.filter((entry) => entry.level === 'warn' && /finished later; its success was recorded/.test(entry.message)),
+    ).toHaveLength(1);
   });
 
   it('leaves no such warning for a handler that finished in time', async () => {

@@ -69,7 +69,13 @@ describe('store options', () => {
 
   it('passes leaseMs and retainMs as configured', async () => {
     const { store, calls } = spyStore();
-    const { deliver } = setup({ store, leaseMs: 5_000, retainMs: 86_400_000, handlerTimeoutMs: 1_000, storeTimeoutMs: 500 } as Partial<ReceiverOptions>);
+    const { deliver } = setup({
+      store,
+      leaseMs: 5_000,
+      retainMs: 86_400_000,
+      handlerTimeoutMs: 1_000,
+      storeTimeoutMs: 500,
+    } as Partial<ReceiverOptions>);
     await deliver(testEvents.dataRequestPendingApproval());
     expect(calls.map((call) => call.options)).toEqual([{ leaseMs: 5_000 }, { retainMs: 86_400_000 }]);
   });
@@ -97,7 +103,13 @@ describe('settling', () => {
       throw new Error('handler down');
     });
     expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(500);
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', message: expect.stringMatching(/^release failed/), code: 'store_unavailable' }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: expect.stringMatching(/^release failed/),
+        code: 'store_unavailable',
+      }),
+    );
   });
 
   it('logs no release error when release() answers a boolean', async () => {
@@ -123,7 +135,9 @@ describe('a store that answers synchronously', () => {
       now += 60_001; // past the default lease of 60 s
     });
     expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringMatching(/raise leaseMs/) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'warn', message: expect.stringMatching(/raise leaseMs/) }),
+    );
   });
 
   it('logs a clock that throws while completing as store_unavailable, and still acknowledges the handled event', async () => {
@@ -140,7 +154,13 @@ describe('a store that answers synchronously', () => {
       throwAt = calls + 1;
     });
     expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', code: 'store_unavailable', message: expect.stringMatching(/^complete failed after the handlers succeeded/) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        code: 'store_unavailable',
+        message: expect.stringMatching(/^complete failed after the handlers succeeded/),
+      }),
+    );
   });
 
   it('calls a claim() replaced after the receiver was created', async () => {
@@ -162,29 +182,41 @@ describe('a store that answers synchronously', () => {
     store.complete = complete;
     expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
     expect(complete).toHaveBeenCalledOnce();
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringMatching(/raise leaseMs/) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'warn', message: expect.stringMatching(/raise leaseMs/) }),
+    );
   });
 
   it.for([
     { method: 'claim', ordering: undefined },
     { method: 'getCursor', ordering: { mode: 'enforce' as const, fetchEventsAfter: async function* () {} } },
-  ] as const)('answers 503 store_unavailable within storeTimeoutMs when a $method() replaced on it never settles', async ({ method, ordering }) => {
-    const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
-    const { receiver, deliver } = setup({ store, storeTimeoutMs: 50, handlerTimeoutMs: 100, leaseMs: 1_000, ...(ordering ? { ordering } : {}) });
-    const handler = vi.fn();
-    receiver.onAny(handler);
-    store[method] = () => new Promise<never>(() => {});
-    const result = await deliver(testEvents.dataRequestPendingApproval());
-    expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
-    expect(handler).not.toHaveBeenCalled();
-  });
+  ] as const)(
+    'answers 503 store_unavailable within storeTimeoutMs when a $method() replaced on it never settles',
+    async ({ method, ordering }) => {
+      const store: StreamCursorStore = createMemoryStore({ now: () => NOW });
+      const { receiver, deliver } = setup({
+        store,
+        storeTimeoutMs: 50,
+        handlerTimeoutMs: 100,
+        leaseMs: 1_000,
+        ...(ordering ? { ordering } : {}),
+      });
+      const handler = vi.fn();
+      receiver.onAny(handler);
+      store[method] = () => new Promise<never>(() => {});
+      const result = await deliver(testEvents.dataRequestPendingApproval());
+      expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
+      expect(handler).not.toHaveBeenCalled();
+    },
+  );
 
   /** A custom in-process store: the memory store's answers, given as values, or the answers a test sets. */
   function synchronousStore(answers: { claim?: unknown; complete?: unknown } = {}) {
     const memory = createMemoryStore({ now: () => NOW });
     const store: DedupeStore = {
       claim: (id, options) => ('claim' in answers ? answers.claim : memory.claim(id, options)) as ClaimResult,
-      complete: (id, token, options) => ('complete' in answers ? answers.complete : memory.complete(id, token, options)) as boolean,
+      complete: (id, token, options) =>
+        ('complete' in answers ? answers.complete : memory.complete(id, token, options)) as boolean,
       release: (id, token) => memory.release(id, token),
     };
     return store;
@@ -242,20 +274,29 @@ describe('a store that answers synchronously', () => {
     ],
     ['answers outside the contract', () => synchronousStore({ claim: { status: 'duplicate' } })],
   ];
-  it.each(failingSynchronousClaims)('answers 503 store_unavailable, running no handler, when a synchronous claim %s', async (_, store) => {
-    const { receiver, deliver } = setup({ store: store() });
-    const handler = vi.fn();
-    receiver.onAny(handler);
-    const result = await deliver(testEvents.dataRequestPendingApproval());
-    expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
-    expect(handler).not.toHaveBeenCalled();
-  });
+  it.each(failingSynchronousClaims)(
+    'answers 503 store_unavailable, running no handler, when a synchronous claim %s',
+    async (_, store) => {
+      const { receiver, deliver } = setup({ store: store() });
+      const handler = vi.fn();
+      receiver.onAny(handler);
+      const result = await deliver(testEvents.dataRequestPendingApproval());
+      expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
+      expect(handler).not.toHaveBeenCalled();
+    },
+  );
 
   it('acknowledges a handled event and logs store_unavailable when a synchronous complete answers outside the contract', async () => {
     const { receiver, deliver, logs } = setup({ store: synchronousStore({ complete: 'yes' }) });
     receiver.onAny(() => {});
     expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'error', code: 'store_unavailable', message: expect.stringMatching(/complete\(\) with something other than a boolean/) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        code: 'store_unavailable',
+        message: expect.stringMatching(/complete\(\) with something other than a boolean/),
+      }),
+    );
   });
 
   it('calls a complete() replaced while the handler ran', async () => {
@@ -292,7 +333,9 @@ describe('log levels', () => {
     const envelope = testEvents.dataRequestPendingApproval();
     await deliver(envelope);
     await deliver(envelope);
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'info', code: 'duplicate', status: 200, eventId: envelope.event_id }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'info', code: 'duplicate', status: 200, eventId: envelope.event_id }),
+    );
   });
 
   it('logs a processed delivery at debug with its event id and type', async () => {
@@ -300,7 +343,12 @@ describe('log levels', () => {
     const envelope = testEvents.dataRequestPendingApproval();
     await deliver(envelope);
     expect(logs).toContainEqual(
-      expect.objectContaining({ level: 'debug', status: 200, eventId: envelope.event_id, eventType: 'kyb.data_request.pending_approval' }),
+      expect.objectContaining({
+        level: 'debug',
+        status: 200,
+        eventId: envelope.event_id,
+        eventType: 'kyb.data_request.pending_approval',
+      }),
     );
   });
 });
@@ -320,7 +368,11 @@ describe('onError', () => {
     await deliver(envelope);
     await vi.waitFor(() => expect(seen).toHaveLength(1));
     expect(seen[0]).toBeInstanceOf(HandlerError);
-    expect(seen[0]).toMatchObject({ eventType: 'kyb.data_request.pending_approval', eventId: envelope.event_id, errors: [thrown] });
+    expect(seen[0]).toMatchObject({
+      eventType: 'kyb.data_request.pending_approval',
+      eventId: envelope.event_id,
+      errors: [thrown],
+    });
   });
 
   it('reports a handler that fails after its deadline once, as the timeout, not again as a failure', async () => {
@@ -342,30 +394,46 @@ describe('onError', () => {
   // A handler's result is read as a thenable inside the handler runner's try: a `then` getter that throws, or a
   // `then` that throws when called, is the handler's failure.
   const throwingThenables: [string, (thrown: Error) => object][] = [
-    ['whose then getter throws', (thrown) => ({ get then(): never { throw thrown; } })],
-    ['whose then() throws when called', (thrown) => ({ then(): never { throw thrown; } })],
+    [
+      'whose then getter throws',
+      (thrown) => ({
+        get then(): never {
+          throw thrown;
+        },
+      }),
+    ],
+    [
+      'whose then() throws when called',
+      (thrown) => ({
+        then(): never {
+          throw thrown;
+        },
+      }),
+    ],
   ];
-  it.each(throwingThenables)('receives, as a handler failure, a result %s; the retry runs the handler again', async (_, result) => {
-    const { receiver, deliver } = setup();
-    const thrown = new Error('then down');
-    const seen: HandlerError[] = [];
-    let runs = 0;
-    receiver.onAny(() => {
-      runs += 1;
-      if (runs === 1) return result(thrown);
-    });
-    receiver.onError((error) => {
-      seen.push(error);
-    });
-    const envelope = testEvents.dataRequestPendingApproval();
-    const first = await deliver(envelope);
-    expect([first.status, first.code]).toEqual([500, 'handler_failed']);
-    expect(seen).toHaveLength(1);
-    expect(seen[0]).toMatchObject({ errors: [thrown] });
-    const retry = await deliver(envelope);
-    expect([retry.status, retry.code, runs]).toEqual([200, undefined, 2]);
-  });
-
+  it.each(throwingThenables)(
+    'receives, as a handler failure, a result %s; the retry runs the handler again',
+    async (_, result) => {
+      const { receiver, deliver } = setup();
+      const thrown = new Error('then down');
+      const seen: HandlerError[] = [];
+      let runs = 0;
+      receiver.onAny(() => {
+        runs += 1;
+        if (runs === 1) return result(thrown);
+      });
+      receiver.onError((error) => {
+        seen.push(error);
+      });
+      const envelope = testEvents.dataRequestPendingApproval();
+      const first = await deliver(envelope);
+      expect([first.status, first.code]).toEqual([500, 'handler_failed']);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ errors: [thrown] });
+      const retry = await deliver(envelope);
+      expect([retry.status, retry.code, runs]).toEqual([200, undefined, 2]);
+    },
+  );
 });
 
 describe('handler context', () => {

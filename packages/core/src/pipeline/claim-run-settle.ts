@@ -42,7 +42,11 @@ export interface ClaimRunSettle {
   /** Claims the key within storeTimeoutMs; an answer outside the contract throws. */
   claim(dedupeKey: string, waitUntil?: VerifiedItem['waitUntil']): Promise<ClaimResult>;
   /** Runs the handlers of a claimed event for the ordered path; a failure has released the claim. */
-  runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;
+  runClaimed(
+    item: VerifiedItem,
+    token: string,
+    settleLateSuccess: () => Promise<void>,
+  ): Promise<KybWebhookError | undefined>;
   /**
    * Records a success with complete() (`ran` names what succeeded, for the log). Never throws: a failure is logged and
    * tried again in the background. Settles synchronously when the store answers so.
@@ -59,7 +63,13 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   const claimOptions = Object.freeze({ leaseMs: options.leaseMs });
   const { callStoreSoon, callStore } = createStoreCaller(storeTimeoutMs);
   // 8. settle: complete() after a success, release() after a failure
-  const { settleSuccess, settleFailure } = createSettle({ store, logger, retainMs: options.retainMs, callStoreSoon, callStore });
+  const { settleSuccess, settleFailure } = createSettle({
+    store,
+    logger,
+    retainMs: options.retainMs,
+    callStoreSoon,
+    callStore,
+  });
 
   /** Claims the key within storeTimeoutMs, synchronously when the store answers so; throws as {@link claim}. */
   function claimSoon(dedupeKey: string, waitUntil: VerifiedItem['waitUntil']): ClaimResult | Promise<ClaimResult> {
@@ -102,7 +112,11 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
 
     // 7. dispatch, within handlerTimeoutMs
     const token = claimed.token;
-    let outcome = runHandlers(() => handlers.run(event as Envelope, context as unknown as HandlerContext, typed), context, envelope);
+    let outcome = runHandlers(
+      () => handlers.run(event as Envelope, context as unknown as HandlerContext, typed),
+      context,
+      envelope,
+    );
     if (outcome instanceof Promise) outcome = await outcome;
     if (outcome instanceof HandlerError) {
       // 8. settle a failure: free the claim so the service's retry runs the handlers again
@@ -127,16 +141,27 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     return answerProcessed(logger, envelope, event);
   }
 
-  async function runClaimed(item: VerifiedItem, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined> {
+  async function runClaimed(
+    item: VerifiedItem,
+    token: string,
+    settleLateSuccess: () => Promise<void>,
+  ): Promise<KybWebhookError | undefined> {
     const { envelope, context } = item;
-    const outcome = await runHandlers(() => handlers.run(item.event as Envelope, context as unknown as HandlerContext, item.typed), context, envelope);
+    const outcome = await runHandlers(
+      () => handlers.run(item.event as Envelope, context as unknown as HandlerContext, item.typed),
+      context,
+      envelope,
+    );
     if (outcome instanceof HandlerError) {
       await settleFailure(item.dedupeKey, token, envelope);
       return rejection('handler_failed', undefined, outcome);
     }
     if (outcome !== HANDLED) {
       // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
-      handOff(item.waitUntil, outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope)));
+      handOff(
+        item.waitUntil,
+        outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope)),
+      );
       return rejection('handler_timeout');
     }
     return undefined;
@@ -213,11 +238,24 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
     if (completed === true && !late) return;
     const where = { eventId: envelope.event_id, eventType: envelope.event };
     if (completed === false) {
-      safeLog(logger, { level: 'warn', message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler', ...where });
+      safeLog(logger, {
+        level: 'warn',
+        message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler',
+        ...where,
+      });
     } else if (completed !== true) {
-      safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
+      safeLog(logger, {
+        level: 'error',
+        message: 'the store answered complete() with something other than a boolean',
+        code: 'store_unavailable',
+        ...where,
+      });
     } else {
-      safeLog(logger, { level: 'warn', message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded', ...where });
+      safeLog(logger, {
+        level: 'warn',
+        message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded',
+        ...where,
+      });
     }
   }
 
@@ -225,21 +263,46 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
   function completeFailed(error: unknown, item: SettledItem, token: string, ran: string): void {
     const { envelope } = item;
     const where = { eventId: envelope.event_id, eventType: envelope.event };
-    safeLog(logger, { level: 'error', message: `complete failed after ${ran} succeeded: ${storeFailure('complete', error)}; trying again in the background`, code: 'store_unavailable', ...where, error });
+    safeLog(logger, {
+      level: 'error',
+      message: `complete failed after ${ran} succeeded: ${storeFailure('complete', error)}; trying again in the background`,
+      code: 'store_unavailable',
+      ...where,
+      error,
+    });
     retryRecording(
       async (attempt) => {
         const completed = await callStore('complete', () => store.complete(item.dedupeKey, token, completeOptions));
         if (completed === true) {
-          safeLog(logger, { level: 'info', message: `complete succeeded at attempt ${attempt}: the event is recorded as processed`, ...where });
+          safeLog(logger, {
+            level: 'info',
+            message: `complete succeeded at attempt ${attempt}: the event is recorded as processed`,
+            ...where,
+          });
         } else if (completed === false) {
           // An attempt that timed out may have landed meanwhile; or the lease ended, and a redelivery may run again.
-          safeLog(logger, { level: 'warn', message: `complete at attempt ${attempt} found the event no longer claimed by this delivery: an earlier attempt landed late, or the lease ended`, ...where });
+          safeLog(logger, {
+            level: 'warn',
+            message: `complete at attempt ${attempt} found the event no longer claimed by this delivery: an earlier attempt landed late, or the lease ended`,
+            ...where,
+          });
         } else {
-          safeLog(logger, { level: 'error', message: 'the store answered complete() with something other than a boolean', code: 'store_unavailable', ...where });
+          safeLog(logger, {
+            level: 'error',
+            message: 'the store answered complete() with something other than a boolean',
+            code: 'store_unavailable',
+            ...where,
+          });
         }
       },
       (attempts, lastError) => {
-        safeLog(logger, { level: 'error', message: `complete failed ${attempts} times after ${ran} succeeded: ${storeFailure('complete', lastError)}; the event stays claimed until its lease ends (leaseMs), and a redelivery after that runs the handlers again`, code: 'store_unavailable', ...where, error: lastError });
+        safeLog(logger, {
+          level: 'error',
+          message: `complete failed ${attempts} times after ${ran} succeeded: ${storeFailure('complete', lastError)}; the event stays claimed until its lease ends (leaseMs), and a redelivery after that runs the handlers again`,
+          code: 'store_unavailable',
+          ...where,
+          error: lastError,
+        });
       },
       item.waitUntil,
     );
@@ -248,9 +311,17 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
   async function settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void> {
     try {
       const released = await callStore('release', () => store.release(dedupeKey, token));
-      if (typeof released !== 'boolean') throw new TypeError('the store answered release() with something other than a boolean');
+      if (typeof released !== 'boolean')
+        throw new TypeError('the store answered release() with something other than a boolean');
     } catch (error) {
-      safeLog(logger, { level: 'error', message: 'release failed; the event stays claimed until its lease expires', code: 'store_unavailable', eventId: envelope.event_id, eventType: envelope.event, error });
+      safeLog(logger, {
+        level: 'error',
+        message: 'release failed; the event stays claimed until its lease expires',
+        code: 'store_unavailable',
+        eventId: envelope.event_id,
+        eventType: envelope.event,
+        error,
+      });
     }
   }
 

@@ -38,7 +38,10 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
  * cancel it. A `waitUntil` that throws (called outside its request, say) changes nothing: the work goes on as it
  * would without one, and the answer stays what it was.
  */
-export function handOff(waitUntil: ((promise: Promise<unknown>) => void) | undefined, work: PromiseLike<unknown>): void {
+export function handOff(
+  waitUntil: ((promise: Promise<unknown>) => void) | undefined,
+  work: PromiseLike<unknown>,
+): void {
   if (waitUntil === undefined) return;
   try {
     waitUntil(Promise.resolve(work));

@@ -22,7 +22,8 @@ function setup() {
   return { receiver, ran, deliver };
 }
 
-const unknownType = () => ({ ...testEvents.dataRequestRefused(), event: 'kyb.future.thing' }) as unknown as TestEnvelope;
+const unknownType = () =>
+  ({ ...testEvents.dataRequestRefused(), event: 'kyb.future.thing' }) as unknown as TestEnvelope;
 
 describe('handler registration', () => {
   it('runs a second on() handler for a type beside the first', async () => {
@@ -92,12 +93,18 @@ describe('the HandlerError onError handlers receive', () => {
     const seen: HandlerError[] = [];
     receiver.onError((error) => void seen.push(error));
     await deliver(testEvents.dataRequestRefused());
-    expect(seen.map((error) => ({ cause: error.cause, failures: error.errors.length }))).toEqual([{ cause: first, failures: 2 }]);
+    expect(seen.map((error) => ({ cause: error.cause, failures: error.errors.length }))).toEqual([
+      { cause: first, failures: 2 },
+    ]);
   });
 });
 
 describe('on() for a type nothing can authenticate on this receiver', () => {
-  const attestation = { issuer: 'https://kyb.example.com', audience: 'b2f7c3e0-0000-4000-8000-000000000000', jwks: { keys: [] } };
+  const attestation = {
+    issuer: 'https://kyb.example.com',
+    audience: 'b2f7c3e0-0000-4000-8000-000000000000',
+    jwks: { keys: [] },
+  };
 
   it('warns once per type, at registration, when the receiver has no secrets and the type carries no attestation', () => {
     const logs: LogEntry[] = [];
@@ -109,14 +116,20 @@ describe('on() for a type nothing can authenticate on this receiver', () => {
       expect.objectContaining({
         level: 'warn',
         eventType: 'kyb.data_request.pending_approval',
-        message: expect.stringMatching(/no secrets .* answered 200 unauthenticated .*fetched from the KYB API.* `secrets`/),
+        message: expect.stringMatching(
+          /no secrets .* answered 200 unauthenticated .*fetched from the KYB API.* `secrets`/,
+        ),
       }),
     ]);
   });
 
   it('says nothing when the receiver has secrets', () => {
     const logs: LogEntry[] = [];
-    const receiver = createReceiver({ secrets: { '1': 'endpoint-secret' }, attestation, logger: (entry) => logs.push(entry) });
+    const receiver = createReceiver({
+      secrets: { '1': 'endpoint-secret' },
+      attestation,
+      logger: (entry) => logs.push(entry),
+    });
     receiver.on('kyb.data_request.pending_approval', () => {});
     expect(logs).toEqual([]);
   });

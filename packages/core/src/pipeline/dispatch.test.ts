@@ -23,7 +23,11 @@ function setup() {
   return { receiver, deliver };
 }
 
-const unknownType = (): TestEnvelope => ({ ...testEvents.dataRequestRefused(), event: 'kyb.business.sanctions_flagged', data: { level: 'high' } });
+const unknownType = (): TestEnvelope => ({
+  ...testEvents.dataRequestRefused(),
+  event: 'kyb.business.sanctions_flagged',
+  data: { level: 'high' },
+});
 
 describe('handler dispatch', () => {
   it('runs every handler registered for the same type', async () => {

@@ -40,7 +40,9 @@ export interface BaseHandlerContext {
 
 /** Context of event type `T`: attested types always have `claims`; releases have `answers`. */
 export type HandlerContext<T extends string = string> = BaseHandlerContext &
-  (T extends 'kyb.data_request.released' | 'kyb.business.wallet_address_changed' ? { claims: AttestationClaims } : unknown) &
+  (T extends 'kyb.data_request.released' | 'kyb.business.wallet_address_changed'
+    ? { claims: AttestationClaims }
+    : unknown) &
   (T extends 'kyb.data_request.released' ? { answers: ReleasedAnswers } : unknown);
 
 /** A handler for event type `T`. Throwing (or rejecting) makes the delivery fail with 500 so the service retries. */
@@ -80,7 +82,11 @@ export class DeliveryContext {
   answers?: ReleasedAnswers;
   #controller: AbortController | undefined;
 
-  constructor(authentication: DeliveryAuthentication, claims: AttestationClaims | undefined, deliveryAttempt: number | undefined) {
+  constructor(
+    authentication: DeliveryAuthentication,
+    claims: AttestationClaims | undefined,
+    deliveryAttempt: number | undefined,
+  ) {
     this.authentication = authentication;
     this.claims = claims;
     this.deliveryAttempt = deliveryAttempt;
@@ -181,7 +187,11 @@ export class HandlerRegistry {
 
   /** Runs the `onUnauthenticated` handlers, like {@link run}. */
   runUnauthenticated(event: Envelope, context: UnauthenticatedContext): unknown {
-    return this.runList(this.unauthenticated as unknown as AnyEventHandler[], event, context as unknown as HandlerContext);
+    return this.runList(
+      this.unauthenticated as unknown as AnyEventHandler[],
+      event,
+      context as unknown as HandlerContext,
+    );
   }
 
   private runList(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): unknown {
@@ -191,7 +201,9 @@ export class HandlerRegistry {
   }
 
   private async runAll(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): Promise<void> {
-    const outcomes = await Promise.allSettled(handlers.map(async (handler) => handler(event as UnknownKybEvent, context)));
+    const outcomes = await Promise.allSettled(
+      handlers.map(async (handler) => handler(event as UnknownKybEvent, context)),
+    );
     const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
     if (failures.length > 0) throw new HandlerError(event.event, event.event_id, failures);
   }

@@ -23,7 +23,9 @@ describe('method', () => {
     ['GET', 'GET', 405],
   ])('answers %s with %i', async (_case, method, status) => {
     const { headers, body } = await signer.sign(testEvents.dataRequestPendingApproval());
-    expect((await receiver().receive({ ...(method === undefined ? {} : { method }), headers, body })).status).toBe(status);
+    expect((await receiver().receive({ ...(method === undefined ? {} : { method }), headers, body })).status).toBe(
+      status,
+    );
   });
 });
 
@@ -31,9 +33,14 @@ describe('body forms', () => {
   it.each<[string, (bytes: Uint8Array, text: string) => Uint8Array | ArrayBuffer | string]>([
     ['a Uint8Array', (bytes) => bytes],
     ['a string (its UTF-8 bytes)', (_bytes, text) => text],
-    ['an ArrayBuffer', (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer],
+    [
+      'an ArrayBuffer',
+      (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer,
+    ],
   ])('accepts the exact signed bytes as %s', async (_case, form) => {
-    const { headers, body, text } = await signer.sign(testEvents.dataRequestPendingApproval({ data: { note: 'Zürich ✓' } }));
+    const { headers, body, text } = await signer.sign(
+      testEvents.dataRequestPendingApproval({ data: { note: 'Zürich ✓' } }),
+    );
     expect((await receiver().receive({ method: 'POST', headers, body: form(body, text) })).status).toBe(200);
   });
 });

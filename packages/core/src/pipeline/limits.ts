@@ -19,7 +19,8 @@ const encoder = new TextEncoder();
  */
 export function checkLimits(input: ReceiveInput, maxBodyBytes: number): Uint8Array | KybWebhookError {
   const method = input.method;
-  if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST') return rejection('method_not_allowed');
+  if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST')
+    return rejection('method_not_allowed');
   const body = toBytes(input.body);
   if (!body) return rejection('body_already_parsed');
   if (body.byteLength > maxBodyBytes) return rejection('body_too_large');

@@ -45,7 +45,9 @@ describe('an attestation-only receiver acknowledging a delivery it cannot authen
     const { headers, body } = await signer.sign(event, { attest: false });
     delete headers['service-kyb-signature'];
     expect((await receiver.receive({ method: 'POST', headers, body })).code).toBe('unauthenticated');
-    expect(logs).toEqual([expect.objectContaining({ level: 'info', code: 'unauthenticated', status: 200, ...where(event) })]);
+    expect(logs).toEqual([
+      expect.objectContaining({ level: 'info', code: 'unauthenticated', status: 200, ...where(event) }),
+    ]);
   });
 });
 
@@ -63,7 +65,9 @@ describe('with ordering on', () => {
     await deliver(event!);
     logs.length = 0;
     expect((await deliver(event!)).code).toBe('duplicate');
-    expect(logs).toEqual([expect.objectContaining({ level: 'info', code: 'duplicate', status: 200, ...where(event!) })]);
+    expect(logs).toEqual([
+      expect.objectContaining({ level: 'info', code: 'duplicate', status: 200, ...where(event!) }),
+    ]);
   });
 
   it('logs a late event that onGap took at info with code late', async () => {
@@ -75,16 +79,24 @@ describe('with ordering on', () => {
     await store.advanceCursor(events[0]!.stream_id, 2);
     logs.length = 0;
     expect((await deliver(events[1]!)).code).toBe('late');
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'info', code: 'late', status: 200, ...where(events[1]!) }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'info', code: 'late', status: 200, ...where(events[1]!) }),
+    );
   });
 });
 
 /** A memory store with one method replaced. */
-function storeWith(replace: Partial<Record<'claim' | 'complete' | 'release', (...args: never[]) => unknown>>): DedupeStore {
+function storeWith(
+  replace: Partial<Record<'claim' | 'complete' | 'release', (...args: never[]) => unknown>>,
+): DedupeStore {
   const memory = createMemoryStore({ now: () => NOW });
   return {
-    claim: (replace.claim ?? ((id, options) => memory.claim(id, options))) as (id: string, options: never) => Promise<ClaimResult>,
-    complete: (replace.complete ?? ((id, token, options) => memory.complete(id, token, options))) as DedupeStore['complete'],
+    claim: (replace.claim ?? ((id, options) => memory.claim(id, options))) as (
+      id: string,
+      options: never,
+    ) => Promise<ClaimResult>,
+    complete: (replace.complete ??
+      ((id, token, options) => memory.complete(id, token, options))) as DedupeStore['complete'],
     release: (replace.release ?? ((id, token) => memory.release(id, token))) as DedupeStore['release'],
   };
 }
@@ -93,14 +105,28 @@ const never = () => new Promise<never>(() => {});
 describe('a store failure names the store call and why it failed', () => {
   it.each<[string, DedupeStore, string]>([
     ['claim throws', storeWith({ claim: () => Promise.reject(new Error('connection reset')) }), 'claim failed'],
-    ['claim throws a TypeError of its own', storeWith({ claim: () => Promise.reject(new TypeError('x is not a function')) }), 'claim failed'],
-    ['claim answers something unexpected', storeWith({ claim: async () => ({ status: 'duplicate' }) }), 'the store answered claim()'],
-    ['claim never settles', storeWith({ claim: never }), "the store's claim() did not settle within storeTimeoutMs (50 ms)"],
+    [
+      'claim throws a TypeError of its own',
+      storeWith({ claim: () => Promise.reject(new TypeError('x is not a function')) }),
+      'claim failed',
+    ],
+    [
+      'claim answers something unexpected',
+      storeWith({ claim: async () => ({ status: 'duplicate' }) }),
+      'the store answered claim()',
+    ],
+    [
+      'claim never settles',
+      storeWith({ claim: never }),
+      "the store's claim() did not settle within storeTimeoutMs (50 ms)",
+    ],
   ])('%s: 503 store_unavailable, and the detail says so', async (_name, store, detail) => {
     const event = testEvents.dataRequestPendingApproval();
     const { deliver, logs } = setup({ store, storeTimeoutMs: 50 });
     expect((await deliver(event)).code).toBe('store_unavailable');
-    expect(logs).toEqual([expect.objectContaining({ level: 'error', code: 'store_unavailable', status: 503, ...where(event) })]);
+    expect(logs).toEqual([
+      expect.objectContaining({ level: 'error', code: 'store_unavailable', status: 503, ...where(event) }),
+    ]);
     expect(logs[0]!.detail).toContain(detail);
   });
 
@@ -111,9 +137,24 @@ describe('a store failure names the store call and why it failed', () => {
   });
 
   it.each<[string, DedupeStore, Partial<LogEntry>, string]>([
-    ['complete answers something other than a boolean', storeWith({ complete: async () => 'yes' }), { level: 'error', code: 'store_unavailable' }, 'the store answered complete() with something other than a boolean'],
-    ['complete throws', storeWith({ complete: () => Promise.reject(new Error('disk full')) }), { level: 'error', code: 'store_unavailable' }, 'complete failed after the handlers succeeded: complete failed; trying again in the background'],
-    ['complete never settles', storeWith({ complete: never }), { level: 'error', code: 'store_unavailable' }, "complete failed after the handlers succeeded: the store's complete() did not settle within storeTimeoutMs (50 ms); trying again in the background"],
+    [
+      'complete answers something other than a boolean',
+      storeWith({ complete: async () => 'yes' }),
+      { level: 'error', code: 'store_unavailable' },
+      'the store answered complete() with something other than a boolean',
+    ],
+    [
+      'complete throws',
+      storeWith({ complete: () => Promise.reject(new Error('disk full')) }),
+      { level: 'error', code: 'store_unavailable' },
+      'complete failed after the handlers succeeded: complete failed; trying again in the background',
+    ],
+    [
+      'complete never settles',
+      storeWith({ complete: never }),
+      { level: 'error', code: 'store_unavailable' },
+      "complete failed after the handlers succeeded: the store's complete() did not settle within storeTimeoutMs (50 ms); trying again in the background",
+    ],
   ])('after a handler succeeded, %s: 200, and an entry for the event', async (_name, store, fields, message) => {
     const event = testEvents.dataRequestPendingApproval();
     const { deliver, logs } = setup({ store, storeTimeoutMs: 50 });
@@ -123,8 +164,16 @@ describe('a store failure names the store call and why it failed', () => {
   });
 
   it.each<[string, DedupeStore, string]>([
-    ['release answers something other than a boolean', storeWith({ release: async () => 'done' }), 'the store answered release() with something other than a boolean'],
-    ['release never settles', storeWith({ release: never }), "the store's release() did not settle within storeTimeoutMs (50 ms)"],
+    [
+      'release answers something other than a boolean',
+      storeWith({ release: async () => 'done' }),
+      'the store answered release() with something other than a boolean',
+    ],
+    [
+      'release never settles',
+      storeWith({ release: never }),
+      "the store's release() did not settle within storeTimeoutMs (50 ms)",
+    ],
   ])('after a handler failed, %s: 500, and the entry carries why', async (_name, store, why) => {
     const event = testEvents.dataRequestPendingApproval();
     const { receiver, deliver, logs } = setup({ store, storeTimeoutMs: 50 });

@@ -20,7 +20,11 @@ const RESPONSE_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
 };
 
 /** A refused or failed delivery: its code's status and generic message, logged at warn (4xx) or error (5xx). */
-export function reject(logger: Logger | undefined, error: KybWebhookError | ErrorCode, envelope?: Envelope): ReceiveResult {
+export function reject(
+  logger: Logger | undefined,
+  error: KybWebhookError | ErrorCode,
+  envelope?: Envelope,
+): ReceiveResult {
   const failure = typeof error === 'string' ? rejection(error) : error;
   const code = failure.code as ErrorCode;
   const { status, message } = ERRORS[code];
@@ -45,20 +49,55 @@ export function reject(logger: Logger | undefined, error: KybWebhookError | Erro
 }
 
 /** 200: the handlers succeeded (or there were none). */
-export function answerProcessed(logger: Logger | undefined, envelope: Envelope, event: KybEvent | UnknownKybEvent): ReceiveResult {
-  if (logger) safeLog(logger, { level: 'debug', message: 'delivery processed', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+export function answerProcessed(
+  logger: Logger | undefined,
+  envelope: Envelope,
+  event: KybEvent | UnknownKybEvent,
+): ReceiveResult {
+  if (logger)
+    safeLog(logger, {
+      level: 'debug',
+      message: 'delivery processed',
+      status: 200,
+      eventId: envelope.event_id,
+      eventType: envelope.event,
+    });
   return { status: 200, headers: NO_HEADERS, body: RECEIVED_BODY, event };
 }
 
 /** 200 `duplicate`: the event was processed before. */
-export function answerDuplicate(logger: Logger | undefined, envelope: Envelope, event: KybEvent | UnknownKybEvent): ReceiveResult {
-  if (logger) safeLog(logger, { level: 'info', message: 'duplicate delivery acknowledged', code: 'duplicate', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+export function answerDuplicate(
+  logger: Logger | undefined,
+  envelope: Envelope,
+  event: KybEvent | UnknownKybEvent,
+): ReceiveResult {
+  if (logger)
+    safeLog(logger, {
+      level: 'info',
+      message: 'duplicate delivery acknowledged',
+      code: 'duplicate',
+      status: 200,
+      eventId: envelope.event_id,
+      eventType: envelope.event,
+    });
   return { status: 200, code: 'duplicate', headers: NO_HEADERS, body: DUPLICATE_BODY, event };
 }
 
 /** 200 `late` (ordering enforce): an event behind its stream's cursor that the `onGap` handlers took. */
-export function answerLate(logger: Logger | undefined, envelope: Envelope, event: KybEvent | UnknownKybEvent): ReceiveResult {
-  if (logger) safeLog(logger, { level: 'info', message: 'late event taken by the onGap handlers', code: 'late', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+export function answerLate(
+  logger: Logger | undefined,
+  envelope: Envelope,
+  event: KybEvent | UnknownKybEvent,
+): ReceiveResult {
+  if (logger)
+    safeLog(logger, {
+      level: 'info',
+      message: 'late event taken by the onGap handlers',
+      code: 'late',
+      status: 200,
+      eventId: envelope.event_id,
+      eventType: envelope.event,
+    });
   return { status: 200, code: 'late', headers: NO_HEADERS, body: LATE_BODY, event };
 }
 
@@ -67,6 +106,15 @@ export function answerLate(logger: Logger | undefined, envelope: Envelope, event
  * service neither retries it nor holds its stream; it carries no event, since nothing verified one.
  */
 export function answerUnauthenticated(logger: Logger | undefined, envelope: Envelope): ReceiveResult {
-  if (logger) safeLog(logger, { level: 'info', message: 'delivery without attestation acknowledged unauthenticated (no secrets configured); only onUnauthenticated handlers ran', code: 'unauthenticated', status: 200, eventId: envelope.event_id, eventType: envelope.event });
+  if (logger)
+    safeLog(logger, {
+      level: 'info',
+      message:
+        'delivery without attestation acknowledged unauthenticated (no secrets configured); only onUnauthenticated handlers ran',
+      code: 'unauthenticated',
+      status: 200,
+      eventId: envelope.event_id,
+      eventType: envelope.event,
+    });
   return { status: 200, code: 'unauthenticated', headers: NO_HEADERS, body: UNAUTHENTICATED_BODY };
 }

@@ -21,7 +21,12 @@ afterEach(() => vi.useRealTimers());
 
 function setup(overrides: Partial<ReceiverOptions> = {}) {
   const logs: LogEntry[] = [];
-  const receiver = createReceiver({ secrets: { '1': SECRET }, now: () => NOW, logger: (entry) => logs.push(entry), ...overrides });
+  const receiver = createReceiver({
+    secrets: { '1': SECRET },
+    now: () => NOW,
+    logger: (entry) => logs.push(entry),
+    ...overrides,
+  });
   const ran: string[] = [];
   receiver.onAny((event) => {
     ran.push(`${event.event_id}:${event.seq}`);
@@ -34,7 +39,11 @@ function setup(overrides: Partial<ReceiverOptions> = {}) {
 }
 
 /** A memory store whose `method` fails its first `times` calls, by throwing at once or by rejecting. */
-function failingFirst<M extends 'complete' | 'completeInOrder' | 'advanceCursor'>(method: M, times: number, how: 'throw' | 'reject'): MemoryStore {
+function failingFirst<M extends 'complete' | 'completeInOrder' | 'advanceCursor'>(
+  method: M,
+  times: number,
+  how: 'throw' | 'reject',
+): MemoryStore {
   const store = createMemoryStore({ now: () => NOW });
   const real = store[method].bind(store) as (...args: unknown[]) => unknown;
   let failures = times;
@@ -50,23 +59,28 @@ function failingFirst<M extends 'complete' | 'completeInOrder' | 'advanceCursor'
 const messages = (logs: LogEntry[]) => logs.map((entry) => `${entry.level} ${entry.message}`);
 
 describe('after the handlers succeeded, a complete() that failed', () => {
-  it.each(['throw', 'reject'] as const)('(%s) is tried again in the background: the redelivery is a duplicate, not 409 for the whole lease', async (how) => {
-    const { deliver, logs, ran } = setup({ store: failingFirst('complete', 1, how) });
-    const event = testEvents.dataRequestPendingApproval();
-    expect((await deliver(event)).status).toBe(200);
-    // Before the retry the event is still claimed by the first delivery.
-    expect((await deliver(event)).code).toBe('in_progress');
-    await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS[0]!);
-    const again = await deliver(event);
-    expect([again.status, again.code]).toEqual([200, 'duplicate']);
-    expect(ran).toEqual([`${event.event_id}:0`]);
-    expect(messages(logs)).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(/^error complete failed after the handlers succeeded: .*; trying again in the background$/),
-        'info complete succeeded at attempt 2: the event is recorded as processed',
-      ]),
-    );
-  });
+  it.each(['throw', 'reject'] as const)(
+    '(%s) is tried again in the background: the redelivery is a duplicate, not 409 for the whole lease',
+    async (how) => {
+      const { deliver, logs, ran } = setup({ store: failingFirst('complete', 1, how) });
+      const event = testEvents.dataRequestPendingApproval();
+      expect((await deliver(event)).status).toBe(200);
+      // Before the retry the event is still claimed by the first delivery.
+      expect((await deliver(event)).code).toBe('in_progress');
+      await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS[0]!);
+      const again = await deliver(event);
+      expect([again.status, again.code]).toEqual([200, 'duplicate']);
+      expect(ran).toEqual([`${event.event_id}:0`]);
+      expect(messages(logs)).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /^error complete failed after the handlers succeeded: .*; trying again in the background$/,
+          ),
+          'info complete succeeded at attempt 2: the event is recorded as processed',
+        ]),
+      );
+    },
+  );
 
   it('goes on after each delay while the store still fails, then says it gave up and what that means', async () => {
     const attempts = RECORD_RETRY_DELAYS_MS.length + 1;
@@ -76,8 +90,12 @@ describe('after the handlers succeeded, a complete() that failed', () => {
     for (const delay of RECORD_RETRY_DELAYS_MS.slice(0, -1)) await vi.advanceTimersByTimeAsync(delay);
     expect(logs.filter((entry) => entry.message.startsWith(`complete failed ${attempts} times`))).toEqual([]);
     await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS.at(-1)!);
-    const gaveUp = logs.filter((entry) => entry.message.startsWith(`complete failed ${attempts} times after the handlers succeeded`));
-    expect(gaveUp).toEqual([expect.objectContaining({ level: 'error', code: 'store_unavailable', eventId: event.event_id })]);
+    const gaveUp = logs.filter((entry) =>
+      entry.message.startsWith(`complete failed ${attempts} times after the handlers succeeded`),
+    );
+    expect(gaveUp).toEqual([
+      expect.objectContaining({ level: 'error', code: 'store_unavailable', eventId: event.event_id }),
+    ]);
     expect(gaveUp[0]!.message).toMatch(/stays claimed until its lease ends \(leaseMs\)/);
     // No more attempts after that.
     const entries = logs.length;
@@ -97,7 +115,9 @@ describe('after the handlers succeeded, a complete() that failed', () => {
   it('is handed to waitUntil, so a Worker keeps running the retries after the answer', async () => {
     const handed: Promise<unknown>[] = [];
     const { deliver, logs } = setup({ store: failingFirst('complete', 1, 'reject') });
-    expect((await deliver(testEvents.dataRequestPendingApproval(), { waitUntil: (promise) => handed.push(promise) })).status).toBe(200);
+    expect(
+      (await deliver(testEvents.dataRequestPendingApproval(), { waitUntil: (promise) => handed.push(promise) })).status,
+    ).toBe(200);
     expect(handed).toHaveLength(1);
     let settled = false;
     void handed[0]!.then(() => (settled = true));
@@ -137,7 +157,10 @@ describe('after the handlers succeeded, a complete() that failed', () => {
 describe('with ordering enforce, a completeInOrder() that failed', () => {
   it('is tried again, so the stream moves on without a backfill once the store is back', async () => {
     const fetchEventsAfter = vi.fn(async function* () {});
-    const { deliver, logs, ran } = setup({ store: failingFirst('completeInOrder', 1, 'reject'), ordering: { mode: 'enforce', fetchEventsAfter } });
+    const { deliver, logs, ran } = setup({
+      store: failingFirst('completeInOrder', 1, 'reject'),
+      ordering: { mode: 'enforce', fetchEventsAfter },
+    });
     const [first, second] = testStream(2);
     expect((await deliver(first!)).status).toBe(200);
     await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS[0]!);
@@ -151,12 +174,17 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
   it('that keeps failing is logged once as given up, naming the stream that waits', async () => {
     const attempts = RECORD_RETRY_DELAYS_MS.length + 1;
     const fetchEventsAfter = async function* () {};
-    const { deliver, logs } = setup({ store: failingFirst('completeInOrder', attempts, 'throw'), ordering: { mode: 'enforce', fetchEventsAfter } });
+    const { deliver, logs } = setup({
+      store: failingFirst('completeInOrder', attempts, 'throw'),
+      ordering: { mode: 'enforce', fetchEventsAfter },
+    });
     const [first] = testStream(1);
     expect((await deliver(first!)).status).toBe(200);
     await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0));
     const gaveUp = logs.filter((entry) => entry.message.startsWith(`recording the event failed ${attempts} times`));
-    expect(gaveUp).toEqual([expect.objectContaining({ level: 'error', code: 'store_unavailable', eventId: first!.event_id })]);
+    expect(gaveUp).toEqual([
+      expect.objectContaining({ level: 'error', code: 'store_unavailable', eventId: first!.event_id }),
+    ]);
     expect(gaveUp[0]!.message).toMatch(/its stream waits for it$/);
   });
 
@@ -184,7 +212,11 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
       first = false;
       return new Promise((resolve) => setTimeout(() => resolve(inOrder(...args)), 100)); // after storeTimeoutMs
     };
-    const { receiver, logs } = setup({ store, storeTimeoutMs: 50, ordering: { mode: 'enforce', fetchEventsAfter: async function* () {} } });
+    const { receiver, logs } = setup({
+      store,
+      storeTimeoutMs: 50,
+      ordering: { mode: 'enforce', fetchEventsAfter: async function* () {} },
+    });
     const [event] = testStream(1);
     const { headers, body } = await signer.sign(event!);
     const answer = receiver.receive({ method: 'POST', headers, body });

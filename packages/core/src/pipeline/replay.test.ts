@@ -60,7 +60,11 @@ describe('receiver.replay (ordering off)', () => {
     const { receiver, seen, deliver } = setup();
     const [first, second] = await stream();
     expect((await deliver(first!)).status).toBe(200);
-    expect(await receiver.replay(fetched(first!))).toMatchObject({ status: 200, code: 'duplicate', body: { received: true, code: 'duplicate' } });
+    expect(await receiver.replay(fetched(first!))).toMatchObject({
+      status: 200,
+      code: 'duplicate',
+      body: { received: true, code: 'duplicate' },
+    });
     expect((await receiver.replay(fetched(second!))).status).toBe(200);
     expect(await receiver.replay(fetched(second!))).toMatchObject({ status: 200, code: 'duplicate' });
     expect(seen.map((entry) => entry.seq)).toEqual([0, 1]);
@@ -79,8 +83,14 @@ describe('receiver.replay (ordering off)', () => {
   it('refuses an attested type without its attestation and an envelope that is not one', async () => {
     const { receiver, seen } = setup();
     const { attestation: _dropped, ...bare } = (await stream())[1]!;
-    expect(await receiver.replay(fetched(bare as TestEnvelope))).toMatchObject({ status: 401, code: 'attestation_missing' });
-    expect(await receiver.replay({ event: 'kyb.data_request.refused' })).toMatchObject({ status: 400, code: 'envelope_invalid' });
+    expect(await receiver.replay(fetched(bare as TestEnvelope))).toMatchObject({
+      status: 401,
+      code: 'attestation_missing',
+    });
+    expect(await receiver.replay({ event: 'kyb.data_request.refused' })).toMatchObject({
+      status: 400,
+      code: 'envelope_invalid',
+    });
     expect(await receiver.replay('not an event')).toMatchObject({ status: 400, code: 'envelope_invalid' });
     expect(seen).toEqual([]);
   });

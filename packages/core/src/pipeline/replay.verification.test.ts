@@ -15,7 +15,9 @@ beforeAll(async () => {
 function setup(withAttestation = true) {
   return createReceiver({
     secrets: { '1': SECRET },
-    ...(withAttestation ? { attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks } } : {}),
+    ...(withAttestation
+      ? { attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks } }
+      : {}),
     now: () => NOW,
     logger: false,
   });
@@ -54,7 +56,10 @@ describe('the context of a replayed event', () => {
     });
     const event = await signer.withAttestation(testEvents.dataRequestReleased());
     expect((await receiver.replay(fetched(event))).status).toBe(200);
-    expect({ attestation: contexts[0]?.authentication.attestation, answers: (contexts[0]?.answers?.size ?? 0) > 0 }).toEqual({ attestation: true, answers: true });
+    expect({
+      attestation: contexts[0]?.authentication.attestation,
+      answers: (contexts[0]?.answers?.size ?? 0) > 0,
+    }).toEqual({ attestation: true, answers: true });
   });
 
   it('of an unattested event: not authenticated by an attestation, no answers', async () => {
@@ -64,7 +69,10 @@ describe('the context of a replayed event', () => {
       contexts.push(context as never);
     });
     expect((await receiver.replay(fetched(testEvents.dataRequestRefused()))).status).toBe(200);
-    expect({ attestation: contexts[0]?.authentication.attestation, answers: contexts[0]?.answers }).toEqual({ attestation: false, answers: undefined });
+    expect({ attestation: contexts[0]?.authentication.attestation, answers: contexts[0]?.answers }).toEqual({
+      attestation: false,
+      answers: undefined,
+    });
   });
 });
 
@@ -82,7 +90,9 @@ describe('handlers of a replayed event', () => {
     const receiver = setup();
     const unknown = vi.fn();
     receiver.onUnknown(unknown);
-    await receiver.replay(fetched({ ...testEvents.dataRequestRefused(), event: 'kyb.brand_new.thing' } as TestEnvelope));
+    await receiver.replay(
+      fetched({ ...testEvents.dataRequestRefused(), event: 'kyb.brand_new.thing' } as TestEnvelope),
+    );
     expect(unknown).toHaveBeenCalledTimes(1);
   });
 });

@@ -90,9 +90,11 @@ describe('onError learns why a handler timed out', () => {
   it('gets a HandlerError carrying the TimeoutError, which names handlerTimeoutMs', async () => {
     const { receiver, deliver } = setup();
     const errors: HandlerError[] = [];
-    receiver.onAny(() => new Promise(() => {})).onError((error) => {
-      errors.push(error);
-    });
+    receiver
+      .onAny(() => new Promise(() => {}))
+      .onError((error) => {
+        errors.push(error);
+      });
     await deliver(testEvents.dataRequestPendingApproval());
     const cause = errors[0]?.errors[0] as DOMException | undefined;
     expect({ name: cause?.name, message: cause?.message }).toEqual({

@@ -11,7 +11,11 @@ export const HANDLED = 'handled';
 /** How a handler run ended: finished, failed, or still running past its deadline. */
 export type HandlerOutcome = typeof HANDLED | HandlerError | { stillRunning: PromiseLike<unknown> };
 /** Runs `run` (the handlers of one event) within the receiver's deadline; see {@link createHandlerRunner}. */
-export type RunHandlers = (run: () => unknown, context: DeliveryContext, envelope: Envelope) => HandlerOutcome | Promise<HandlerOutcome>;
+export type RunHandlers = (
+  run: () => unknown,
+  context: DeliveryContext,
+  envelope: Envelope,
+) => HandlerOutcome | Promise<HandlerOutcome>;
 
 /**
  * Creates the receiver's handler runner. A synchronous handler costs no timer and no promise: its outcome comes back
@@ -32,24 +36,36 @@ export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs:
   }
 
   function failed(error: unknown, envelope: Envelope): HandlerError {
-    const failure = error instanceof HandlerError ? error : new HandlerError(envelope.event, envelope.event_id, [error]);
+    const failure =
+      error instanceof HandlerError ? error : new HandlerError(envelope.event, envelope.event_id, [error]);
     notifyError(failure);
     return failure;
   }
 
-  async function awaitHandlers(pending: PromiseLike<unknown>, context: DeliveryContext, envelope: Envelope): Promise<HandlerOutcome> {
+  async function awaitHandlers(
+    pending: PromiseLike<unknown>,
+    context: DeliveryContext,
+    envelope: Envelope,
+  ): Promise<HandlerOutcome> {
     try {
       if ((await settleWithin(pending, handlerTimeoutMs)) !== TIMED_OUT) return HANDLED;
     } catch (error) {
       return failed(error, envelope);
     }
-    const reason = new DOMException(`the handler did not finish within handlerTimeoutMs (${handlerTimeoutMs} ms)`, 'TimeoutError');
+    const reason = new DOMException(
+      `the handler did not finish within handlerTimeoutMs (${handlerTimeoutMs} ms)`,
+      'TimeoutError',
+    );
     DeliveryContext.abort(context, reason);
     notifyError(new HandlerError(envelope.event, envelope.event_id, [reason]));
     return { stillRunning: pending };
   }
 
-  return function runHandlers(run: () => unknown, context: DeliveryContext, envelope: Envelope): HandlerOutcome | Promise<HandlerOutcome> {
+  return function runHandlers(
+    run: () => unknown,
+    context: DeliveryContext,
+    envelope: Envelope,
+  ): HandlerOutcome | Promise<HandlerOutcome> {
     let pending: unknown;
     try {
       pending = run();

@@ -25,9 +25,18 @@ export function createUnauthenticatedReceive(
 ): (envelope: Envelope, input: ReceiveInput) => Promise<ReceiveResult> {
   return async function receiveUnauthenticated(envelope: Envelope, input: ReceiveInput): Promise<ReceiveResult> {
     if (handlers.unauthenticated.length > 0) {
-      const context = new DeliveryContext(UNAUTHENTICATED, undefined, parseAttempt(readHeader(input.headers, 'service-delivery-attempt')));
-      const outcome = await runHandlers(() => handlers.runUnauthenticated(envelope, context as unknown as UnauthenticatedContext), context, envelope);
-      if (outcome instanceof HandlerError) return reject(logger, rejection('handler_failed', undefined, outcome), envelope);
+      const context = new DeliveryContext(
+        UNAUTHENTICATED,
+        undefined,
+        parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+      );
+      const outcome = await runHandlers(
+        () => handlers.runUnauthenticated(envelope, context as unknown as UnauthenticatedContext),
+        context,
+        envelope,
+      );
+      if (outcome instanceof HandlerError)
+        return reject(logger, rejection('handler_failed', undefined, outcome), envelope);
       if (outcome !== HANDLED) {
         outcome.stillRunning.then(undefined, () => {});
         return reject(logger, 'handler_timeout', envelope);

@@ -42,10 +42,7 @@ export interface CompleteOptions {
 }
 
 /** What {@link DedupeStore.claim} found. */
-export type ClaimResult =
-  | { status: 'acquired'; token: string }
-  | { status: 'in_progress' }
-  | { status: 'completed' };
+export type ClaimResult = { status: 'acquired'; token: string } | { status: 'in_progress' } | { status: 'completed' };
 
 /**
  * The answer of a store's `claim`, checked: anything but one of the three documented shapes (an `acquired` needs a
@@ -63,7 +60,9 @@ export function checkClaimResult(answer: unknown): ClaimResult {
   if (status === 'acquired') {
     const token = (answer as { token?: unknown }).token;
     if (typeof token === 'string' && token.length > 0) return answer as ClaimResult;
-    throw new TypeError('the store answered claim() with status "acquired" but no token; it must return a non-empty string token');
+    throw new TypeError(
+      'the store answered claim() with status "acquired" but no token; it must return a non-empty string token',
+    );
   }
   throw new TypeError(
     'the store answered claim() with something other than { status: "acquired", token } | { status: "in_progress" } | { status: "completed" }',
@@ -112,7 +111,9 @@ export const MAX_STORE_DURATION_MS = 100 * 365.25 * 24 * 60 * 60 * 1000;
  */
 export function storeDurationMs(name: string, value: number): number {
   if (typeof value !== 'number' || !(value > 0) || !(value <= MAX_STORE_DURATION_MS)) {
-    throw new RangeError(`${name} must be a positive number of milliseconds, at most ${MAX_STORE_DURATION_MS} (100 years).`);
+    throw new RangeError(
+      `${name} must be a positive number of milliseconds, at most ${MAX_STORE_DURATION_MS} (100 years).`,
+    );
   }
   return Math.ceil(value);
 }

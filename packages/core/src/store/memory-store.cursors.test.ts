@@ -23,39 +23,60 @@ async function tokenFor(memory: ReturnType<typeof createMemoryStore>, eventId: s
 describe('completeInOrder', () => {
   it('completes the first seq of a new stream and moves its cursor', async () => {
     const { memory } = store();
-    const outcome = await memory.completeInOrder('E0', await tokenFor(memory, 'E0'), { retainMs: RETAIN, streamId: 's', seq: 0, firstSeq: 0 });
+    const outcome = await memory.completeInOrder('E0', await tokenFor(memory, 'E0'), {
+      retainMs: RETAIN,
+      streamId: 's',
+      seq: 0,
+      firstSeq: 0,
+    });
     expect({ outcome, cursor: await memory.getCursor('s') }).toEqual({ outcome: 'completed', cursor: 0 });
   });
 
   it('answers cursor_moved for a seq that is not next, and moves nothing', async () => {
     const { memory } = store();
-    const outcome = await memory.completeInOrder('E2', await tokenFor(memory, 'E2'), { retainMs: RETAIN, streamId: 's', seq: 2, firstSeq: 0 });
+    const outcome = await memory.completeInOrder('E2', await tokenFor(memory, 'E2'), {
+      retainMs: RETAIN,
+      streamId: 's',
+      seq: 2,
+      firstSeq: 0,
+    });
     expect({ outcome, cursor: await memory.getCursor('s') }).toEqual({ outcome: 'cursor_moved', cursor: null });
   });
 
   it('answers lease_lost for a token that holds no lease', async () => {
     const { memory } = store();
     await tokenFor(memory, 'E0');
-    expect(await memory.completeInOrder('E0', 'not-the-token', { retainMs: RETAIN, streamId: 's', seq: 0, firstSeq: 0 })).toBe('lease_lost');
+    expect(
+      await memory.completeInOrder('E0', 'not-the-token', { retainMs: RETAIN, streamId: 's', seq: 0, firstSeq: 0 }),
+    ).toBe('lease_lost');
   });
 
   it('refuses a seq that is not a whole number', async () => {
     const { memory } = store();
     const token = await tokenFor(memory, 'E0');
-    await expect(memory.completeInOrder('E0', token, { retainMs: RETAIN, streamId: 's', seq: 1.5, firstSeq: 0 })).rejects.toBeInstanceOf(RangeError);
+    await expect(
+      memory.completeInOrder('E0', token, { retainMs: RETAIN, streamId: 's', seq: 1.5, firstSeq: 0 }),
+    ).rejects.toBeInstanceOf(RangeError);
   });
 });
 
 describe('advanceCursor', () => {
   it('moves the cursor forward', async () => {
     const { memory } = store();
-    expect({ moved: await memory.advanceCursor('s', 3, { retainMs: RETAIN }), cursor: await memory.getCursor('s') }).toEqual({ moved: true, cursor: 3 });
+    expect({
+      moved: await memory.advanceCursor('s', 3, { retainMs: RETAIN }),
+      cursor: await memory.getCursor('s'),
+    }).toEqual({ moved: true, cursor: 3 });
   });
 
   it('never moves it back or to where it is', async () => {
     const { memory } = store();
     await memory.advanceCursor('s', 3, { retainMs: RETAIN });
-    expect([await memory.advanceCursor('s', 3, { retainMs: RETAIN }), await memory.advanceCursor('s', 2, { retainMs: RETAIN }), await memory.getCursor('s')]).toEqual([false, false, 3]);
+    expect([
+      await memory.advanceCursor('s', 3, { retainMs: RETAIN }),
+      await memory.advanceCursor('s', 2, { retainMs: RETAIN }),
+      await memory.getCursor('s'),
+    ]).toEqual([false, false, 3]);
   });
 
   it('refuses a negative seq', async () => {
@@ -73,7 +94,12 @@ describe('bounds', () => {
   it('keeps at most maxEntries cursors, dropping the oldest (and a batch of 1% more)', async () => {
     const { memory } = store(100);
     for (let i = 0; i < 101; i++) await memory.advanceCursor(`s${i}`, 1, { retainMs: RETAIN });
-    expect([await memory.getCursor('s0'), await memory.getCursor('s1'), await memory.getCursor('s2'), await memory.getCursor('s100')]).toEqual([null, null, 1, 1]);
+    expect([
+      await memory.getCursor('s0'),
+      await memory.getCursor('s1'),
+      await memory.getCursor('s2'),
+      await memory.getCursor('s100'),
+    ]).toEqual([null, null, 1, 1]);
   });
 
   it('keeps exactly maxEntries cursors without dropping any', async () => {
@@ -91,7 +117,8 @@ describe('bounds', () => {
 
   it('sweeps expired records, so they do not push out a live one at maxEntries', async () => {
     const { memory, clock } = store(100);
-    for (let i = 0; i < 100; i++) await memory.complete(`old${i}`, await tokenFor(memory, `old${i}`), { retainMs: 1_000 });
+    for (let i = 0; i < 100; i++)
+      await memory.complete(`old${i}`, await tokenFor(memory, `old${i}`), { retainMs: 1_000 });
     clock.now += 3_600_000;
     await memory.complete('live', await tokenFor(memory, 'live'), { retainMs: RETAIN });
     for (let i = 0; i < 99; i++) await tokenFor(memory, `new${i}`);
@@ -107,7 +134,11 @@ describe('listStreams', () => {
     await memory.advanceCursor('a', 1, { retainMs: RETAIN });
     await memory.advanceCursor('b', 2, { retainMs: RETAIN });
     const first = await memory.listStreams!({ activeSince: START + 5_000, limit: 1 });
-    const second = await memory.listStreams!({ activeSince: START + 5_000, limit: 1, ...(first.next ? { after: first.next } : {}) });
+    const second = await memory.listStreams!({
+      activeSince: START + 5_000,
+      limit: 1,
+      ...(first.next ? { after: first.next } : {}),
+    });
     const ids = [...first.streams, ...second.streams].map((stream) => stream.streamId).sort();
     expect({ ids, last: second.next }).toEqual({ ids: ['a', 'b'], last: undefined });
   });

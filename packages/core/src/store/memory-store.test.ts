@@ -72,7 +72,8 @@ describe('memory store', () => {
     const store = createMemoryStore({ maxEntries: 100, now: () => time });
     for (let i = 0; i < 150; i++) expect((await store.claim(`L${i}`, { leaseMs: 1_000 })).status).toBe('acquired');
     // Every lease is held: none was dropped, so each is still in progress.
-    for (const id of ['L0', 'L75', 'L149']) expect((await store.claim(id, { leaseMs: 1_000 })).status).toBe('in_progress');
+    for (const id of ['L0', 'L75', 'L149'])
+      expect((await store.claim(id, { leaseMs: 1_000 })).status).toBe('in_progress');
     time += 2_000; // the leases end (their handlers crashed)
     for (let i = 0; i < 300; i++) {
       const claim = await store.claim(`E${i}`, { leaseMs: 1_000 });
@@ -92,7 +93,8 @@ describe('memory store', () => {
     for (let i = 0; i < 1001; i++) await settle(`E${i}`);
     // 1001 > 1000: the overflow plus a batch of 10 went, E0 … E10; E11 onwards are still known.
     for (const id of ['E0', 'E10']) expect((await store.claim(id, { leaseMs: 10_000 })).status).toBe('acquired');
-    for (const id of ['E11', 'E500', 'E1000']) expect((await store.claim(id, { leaseMs: 10_000 })).status).toBe('completed');
+    for (const id of ['E11', 'E500', 'E1000'])
+      expect((await store.claim(id, { leaseMs: 10_000 })).status).toBe('completed');
   });
 
   it('settles a lease only for its own event, once, and never after the record left', async () => {
@@ -149,7 +151,9 @@ describe('memory store', () => {
     // Advanced again, so it is the newest, not the oldest.
     await store.advanceCursor('req_0', 2);
     for (let i = 150; i < 200; i++) await store.advanceCursor(`req_${i}`, 1);
-    const kept = (await Promise.all(Array.from({ length: 200 }, (_, i) => store.getCursor(`req_${i}`)))).filter((c) => c !== null);
+    const kept = (await Promise.all(Array.from({ length: 200 }, (_, i) => store.getCursor(`req_${i}`)))).filter(
+      (c) => c !== null,
+    );
     expect(kept.length).toBeLessThanOrEqual(100);
     expect(await store.getCursor('req_0')).toBe(2);
     expect(await store.getCursor('req_1')).toBeNull();

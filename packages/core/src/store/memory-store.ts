@@ -1,5 +1,11 @@
 import { optionRules, validateOptions, type OptionsSpec } from '../option-rules.js';
-import { createLeaseToken, storeDurationMs, type ClaimOptions, type ClaimResult, type CompleteOptions } from './dedupe.js';
+import {
+  createLeaseToken,
+  storeDurationMs,
+  type ClaimOptions,
+  type ClaimResult,
+  type CompleteOptions,
+} from './dedupe.js';
 import {
   checkListStreamsOptions,
   checkSkipArguments,
@@ -43,8 +49,18 @@ const SWEEP_INTERVAL_MS = 60_000;
 const MEMORY_STORE_SPEC: OptionsSpec = {
   owner: 'createMemoryStore',
   example: 'createMemoryStore({ maxEntries: 100_000 })',
-  options: { now: optionRules.func('a clock in milliseconds, like Date.now'), maxEntries: optionRules.positiveInteger() },
-  aliases: { max: 'maxEntries', maxSize: 'maxEntries', capacity: 'maxEntries', limit: 'maxEntries', maxKeys: 'maxEntries', clock: 'now' },
+  options: {
+    now: optionRules.func('a clock in milliseconds, like Date.now'),
+    maxEntries: optionRules.positiveInteger(),
+  },
+  aliases: {
+    max: 'maxEntries',
+    maxSize: 'maxEntries',
+    capacity: 'maxEntries',
+    limit: 'maxEntries',
+    maxKeys: 'maxEntries',
+    clock: 'now',
+  },
 };
 
 /** Options of {@link createMemoryStore}. */
@@ -154,7 +170,12 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const time = now();
       const cursor = cursorOf(streamId, time);
       if (cursor === null ? seq !== firstSeq : cursor !== seq - 1) return false;
-      const skip: SkippedSeq & { expiresAt: number } = { seq, reason: options.reason, skippedAt: time, expiresAt: time + retainMs };
+      const skip: SkippedSeq & { expiresAt: number } = {
+        seq,
+        reason: options.reason,
+        skippedAt: time,
+        expiresAt: time + retainMs,
+      };
       if (options.eventId !== undefined) skip.eventId = options.eventId;
       const list = (skips.get(streamId) ?? []).filter((earlier) => earlier.expiresAt > time && earlier.seq !== seq);
       list.push(skip);
@@ -178,13 +199,22 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const active: StreamActivity[] = [];
       for (const [streamId, cursor] of cursors) {
         if (cursor.expiresAt <= time || cursor.activeAt < activeSince) continue;
-        if (from && (cursor.activeAt < from.activeAt || (cursor.activeAt === from.activeAt && streamId <= from.streamId))) continue;
+        if (
+          from &&
+          (cursor.activeAt < from.activeAt || (cursor.activeAt === from.activeAt && streamId <= from.streamId))
+        )
+          continue;
         active.push({ streamId, seq: cursor.seq, activeAt: cursor.activeAt });
       }
-      active.sort((a, b) => a.activeAt - b.activeAt || (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+      active.sort(
+        (a, b) => a.activeAt - b.activeAt || (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0),
+      );
       const streams = active.slice(0, limit);
       const last = streams[streams.length - 1];
-      return { streams, next: active.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
+      return {
+        streams,
+        next: active.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined,
+      };
     },
   };
   return store;

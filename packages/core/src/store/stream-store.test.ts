@@ -18,7 +18,12 @@ describe('isStreamCursorStore', () => {
   });
 
   it.each(['getCursor', 'completeInOrder', 'advanceCursor'])('answers false when %s is missing', (missing) => {
-    const store: Record<string, unknown> = { ...dedupeOnly, getCursor: async () => null, completeInOrder: async () => 'completed', advanceCursor: async () => true };
+    const store: Record<string, unknown> = {
+      ...dedupeOnly,
+      getCursor: async () => null,
+      completeInOrder: async () => 'completed',
+      advanceCursor: async () => true,
+    };
     delete store[missing];
     expect(isStreamCursorStore(store as never)).toBe(false);
   });
@@ -47,7 +52,11 @@ describe('checkStreamArguments', () => {
     ['req_1', '3', undefined, /non-negative safe integer/],
     ['req_1', 3, 2, /firstSeq must be 0 or 1/],
   ])('refuses case %# with a RangeError saying what is expected', (streamId, seq, firstSeq, message) => {
-    expect(() => checkStreamArguments(streamId as string, seq as number, firstSeq as number | undefined)).toThrow(RangeError);
-    expect(() => checkStreamArguments(streamId as string, seq as number, firstSeq as number | undefined)).toThrow(message as RegExp);
+    expect(() => checkStreamArguments(streamId as string, seq as number, firstSeq as number | undefined)).toThrow(
+      RangeError,
+    );
+    expect(() => checkStreamArguments(streamId as string, seq as number, firstSeq as number | undefined)).toThrow(
+      message as RegExp,
+    );
   });
 });

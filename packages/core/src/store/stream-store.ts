@@ -140,12 +140,18 @@ export function checkSkipArguments(streamId: string, seq: number, options: SkipS
   checkStreamArguments(streamId, seq, firstSeq);
   const { reason, eventId, retainMs } = options;
   if (typeof reason !== 'string' || reason.trim() === '' || reason.length > MAX_SKIP_REASON_CHARS) {
-    throw new RangeError(`reason must be a non-blank string of at most ${MAX_SKIP_REASON_CHARS} characters: why the seq is skipped, and who decided.`);
+    throw new RangeError(
+      `reason must be a non-blank string of at most ${MAX_SKIP_REASON_CHARS} characters: why the seq is skipped, and who decided.`,
+    );
   }
-  if (eventId !== undefined && (typeof eventId !== 'string' || eventId.length === 0 || eventId.length > MAX_STREAM_ID_LENGTH)) {
+  if (
+    eventId !== undefined &&
+    (typeof eventId !== 'string' || eventId.length === 0 || eventId.length > MAX_STREAM_ID_LENGTH)
+  ) {
     throw new RangeError(`eventId must be a string of 1 to ${MAX_STREAM_ID_LENGTH} characters when given.`);
   }
-  if (typeof retainMs !== 'number' || !(retainMs > 0)) throw new RangeError('retainMs must be a positive number of milliseconds.');
+  if (typeof retainMs !== 'number' || !(retainMs > 0))
+    throw new RangeError('retainMs must be a positive number of milliseconds.');
   return { firstSeq };
 }
 
@@ -236,7 +242,11 @@ export const MAX_LIST_STREAMS_LIMIT = 1000;
  * const { activeSince, limit, after } = checkListStreamsOptions(options) // limit defaults to 100
  * ```
  */
-export function checkListStreamsOptions(options: ListStreamsOptions): { activeSince: number; limit: number; after: string | undefined } {
+export function checkListStreamsOptions(options: ListStreamsOptions): {
+  activeSince: number;
+  limit: number;
+  after: string | undefined;
+} {
   const { activeSince, limit = 100, after } = options ?? ({} as ListStreamsOptions);
   if (typeof activeSince !== 'number' || !Number.isFinite(activeSince)) {
     throw new RangeError('activeSince must be a finite number of Unix milliseconds, e.g. Date.now() - 86_400_000.');
@@ -365,7 +375,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export function unstorableStreamId(streamId: string): string | undefined {
   if (streamId.includes('\u0000')) return 'contains a NUL character, which not every store can keep';
-  if (LONE_SURROGATE.test(streamId)) return 'is not well-formed Unicode (a lone surrogate), which not every store keeps as itself';
+  if (LONE_SURROGATE.test(streamId))
+    return 'is not well-formed Unicode (a lone surrogate), which not every store keeps as itself';
   return undefined;
 }
 

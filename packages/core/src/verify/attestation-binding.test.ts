@@ -38,7 +38,10 @@ describe.each(MODES)('%s', (_mode, modeOptions) => {
     receiver.onAny(handled);
     // Exactly the envelope given: its own attestation, or none (never a fresh one from the signer).
     const deliver = async (envelope: TestEnvelope) => {
-      const { headers, body } = await signer.sign(envelope, envelope.attestation ? { attestation: envelope.attestation } : { attest: false });
+      const { headers, body } = await signer.sign(
+        envelope,
+        envelope.attestation ? { attestation: envelope.attestation } : { attest: false },
+      );
       return receiver.receive({ method: 'POST', headers, body });
     };
     return { deliver, handled, claimed };
@@ -46,22 +49,38 @@ describe.each(MODES)('%s', (_mode, modeOptions) => {
 
   /** The genuine event's token in an envelope of another type and data, with the same ids (and a valid HMAC). */
   function rewrap(genuine: TestEnvelope, as: TestEnvelope): TestEnvelope {
-    return { ...as, event_id: genuine.event_id, stream_id: genuine.stream_id, seq: genuine.seq, attestation: genuine.attestation };
+    return {
+      ...as,
+      event_id: genuine.event_id,
+      stream_id: genuine.stream_id,
+      seq: genuine.seq,
+      attestation: genuine.attestation,
+    };
   }
 
   const released = () => testEvents.dataRequestReleased();
   const walletChanged = () => testEvents.businessWalletAddressChanged();
   it.each<[string, () => TestEnvelope, () => TestEnvelope]>([
-    ['a release as a pending approval (a type the spec marks unattested)', released, () => testEvents.dataRequestPendingApproval()],
+    [
+      'a release as a pending approval (a type the spec marks unattested)',
+      released,
+      () => testEvents.dataRequestPendingApproval(),
+    ],
     ['a release as a refusal', released, () => testEvents.dataRequestRefused()],
     ['a release as a wallet address change', released, walletChanged],
-    ['a release as an unknown type', released, () => ({ ...testEvents.dataRequestRefused(), event: 'kyb.business.risk_flagged' })],
+    [
+      'a release as an unknown type',
+      released,
+      () => ({ ...testEvents.dataRequestRefused(), event: 'kyb.business.risk_flagged' }),
+    ],
     ['a wallet address change as a release', walletChanged, released],
     ['a wallet address change as a signed signature request', walletChanged, () => testEvents.signatureRequestSigned()],
   ])('rejects %s, and still processes the genuine event afterwards', async (_name, genuineOf, otherOf) => {
     const { deliver, handled } = setup();
     const genuine = await signer.withAttestation(genuineOf());
-    const relabelled = await deliver(rewrap(genuine, { ...otherOf(), data: { ...otherOf().data, request_id: genuine.stream_id } }));
+    const relabelled = await deliver(
+      rewrap(genuine, { ...otherOf(), data: { ...otherOf().data, request_id: genuine.stream_id } }),
+    );
     expect(relabelled.status).toBe(401);
     expect(relabelled.code).toBe('attestation_relabelled');
     expect(handled).not.toHaveBeenCalled();
@@ -74,7 +93,9 @@ describe.each(MODES)('%s', (_mode, modeOptions) => {
   it('keeps the type in the dedupe key when no claim fixes it, so a re-wrap as an unknown type cannot hide the genuine event', async () => {
     const { deliver, handled, claimed } = setup();
     const genuine = await signer.withAttestation(walletChanged());
-    const rewrapped = await deliver(rewrap(genuine, { ...walletChanged(), event: 'kyb.business.risk_flagged', data: {} }));
+    const rewrapped = await deliver(
+      rewrap(genuine, { ...walletChanged(), event: 'kyb.business.risk_flagged', data: {} }),
+    );
     expect(rewrapped.status).toBe(200);
     const result = await deliver(genuine);
     expect(result.status).toBe(200);
@@ -88,7 +109,8 @@ describe.each(MODES)('%s', (_mode, modeOptions) => {
     const { deliver, handled, claimed } = setup();
     const genuine = await signer.withAttestation(walletChanged());
     const answers = [];
-    for (let i = 0; i < 20; i++) answers.push(await deliver(rewrap(genuine, { ...walletChanged(), event: `kyb.invented.type_${i}`, data: {} })));
+    for (let i = 0; i < 20; i++)
+      answers.push(await deliver(rewrap(genuine, { ...walletChanged(), event: `kyb.invented.type_${i}`, data: {} })));
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
     expect(handled).toHaveBeenCalledTimes(1);
     expect(new Set(claimed)).toEqual(new Set([`${genuine.event_id}:unknown`]));
@@ -116,15 +138,23 @@ describe.each(MODES)('%s', (_mode, modeOptions) => {
   it('rejects data that differs from the same field in the claims', async () => {
     const { deliver } = setup();
     const envelope = walletChanged();
-    const token = await signer.attest(envelope, { claims: { previous_wallet_address: envelope.data.previous_wallet_address } });
-    const result = await deliver({ ...envelope, data: { ...envelope.data, previous_wallet_address: '0xattacker' }, attestation: token });
+    const token = await signer.attest(envelope, {
+      claims: { previous_wallet_address: envelope.data.previous_wallet_address },
+    });
+    const result = await deliver({
+      ...envelope,
+      data: { ...envelope.data, previous_wallet_address: '0xattacker' },
+      attestation: token,
+    });
     expect(result.code).toBe('attestation_relabelled');
   });
 
   it('accepts data equal to the same field in the claims, objects compared by value', async () => {
     const { deliver } = setup();
     const envelope = { ...walletChanged(), data: { previous_wallet_address: '0xabc', routing: { a: 1, b: [1, 2] } } };
-    const token = await signer.attest(envelope, { claims: { previous_wallet_address: '0xabc', routing: { b: [1, 2], a: 1 } } });
+    const token = await signer.attest(envelope, {
+      claims: { previous_wallet_address: '0xabc', routing: { b: [1, 2], a: 1 } },
+    });
     expect((await deliver({ ...envelope, attestation: token })).status).toBe(200);
   });
 
@@ -172,7 +202,12 @@ describe('the claim that holds a release', () => {
   function receiverWith(answersClaim?: string) {
     const logged: string[] = [];
     const receiver = createReceiver({
-      attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks, ...(answersClaim ? { answersClaim } : {}) },
+      attestation: {
+        issuer: signer.issuer,
+        audience: signer.audience,
+        jwks: signer.jwks,
+        ...(answersClaim ? { answersClaim } : {}),
+      },
       now: () => NOW,
       store: createMemoryStore({ now: () => NOW }),
       logger: (entry) => logged.push(`${entry.code ?? ''} ${entry.message} ${entry.detail ?? ''}`),
@@ -194,7 +229,10 @@ describe('the claim that holds a release', () => {
 
   it('reads the answers from the claim the option names', async () => {
     const { receiver, values } = receiverWith('released_values');
-    const { headers, body } = await releaseWithClaims({ released_values: answers, answers: [{ ...answers[0], value: 'decoy' }] });
+    const { headers, body } = await releaseWithClaims({
+      released_values: answers,
+      answers: [{ ...answers[0], value: 'decoy' }],
+    });
     await expect(receiver.receive({ method: 'POST', headers, body })).resolves.toMatchObject({ status: 200 });
     expect(values).toEqual(['Acme Ltd']);
   });
@@ -202,17 +240,25 @@ describe('the claim that holds a release', () => {
   it.each([
     ['the default search', undefined, /set attestation\.answersClaim/],
     ['a named claim that is absent', 'released_values', /"released_values", as attestation\.answersClaim says/],
-  ])('refuses a release without its answers under %s, and the log line names the option', async (_what, answersClaim, message) => {
-    const { receiver, values, logged } = receiverWith(answersClaim);
-    const { headers, body } = await releaseWithClaims(answersClaim ? { answers } : {});
-    await expect(receiver.receive({ method: 'POST', headers, body })).resolves.toMatchObject({ status: 401, body: { error: { code: 'attestation_relabelled' } } });
-    expect(values).toEqual([]);
-    expect(logged.join('\n')).toMatch(message);
-  });
+  ])(
+    'refuses a release without its answers under %s, and the log line names the option',
+    async (_what, answersClaim, message) => {
+      const { receiver, values, logged } = receiverWith(answersClaim);
+      const { headers, body } = await releaseWithClaims(answersClaim ? { answers } : {});
+      await expect(receiver.receive({ method: 'POST', headers, body })).resolves.toMatchObject({
+        status: 401,
+        body: { error: { code: 'attestation_relabelled' } },
+      });
+      expect(values).toEqual([]);
+      expect(logged.join('\n')).toMatch(message);
+    },
+  );
 
   it('refuses an answersClaim that is not a claim name: config_invalid', () => {
-    expect(() => createReceiver({ attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks, answersClaim: '' } })).toThrow(
-      expect.objectContaining({ code: 'config_invalid' }),
-    );
+    expect(() =>
+      createReceiver({
+        attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks, answersClaim: '' },
+      }),
+    ).toThrow(expect.objectContaining({ code: 'config_invalid' }));
   });
 });

@@ -59,7 +59,11 @@ export type TypeBinding = 'bound' | 'unbound';
  * checkAttestationBinding(claims, envelope, 'released_values') // the released answers are in that claim
  * ```
  */
-export function checkAttestationBinding(claims: AttestationClaims, envelope: AttestedEnvelope, answersClaim?: string): void {
+export function checkAttestationBinding(
+  claims: AttestationClaims,
+  envelope: AttestedEnvelope,
+  answersClaim?: string,
+): void {
   const mismatched: string[] = [];
   if (claims.event_id !== envelope.event_id) mismatched.push('event_id');
   if (claims.stream_id !== envelope.stream_id) mismatched.push('stream_id');
@@ -67,17 +71,23 @@ export function checkAttestationBinding(claims: AttestationClaims, envelope: Att
   if (claims.seq !== envelope.seq) mismatched.push('seq');
 
   const type = envelope.event;
-  if (isKnownEventType(type) && !ATTESTED_EVENT_TYPES.has(type)) mismatched.push('event (a type the spec marks unattested)');
+  if (isKnownEventType(type) && !ATTESTED_EVENT_TYPES.has(type))
+    mismatched.push('event (a type the spec marks unattested)');
   for (const name of TYPE_CLAIMS) {
     if (Object.hasOwn(claims, name) && claims[name] !== type) mismatched.push(`event (signed ${name})`);
   }
   const carriesRelease = findReleasedAnswerList(claims, answersClaim) !== undefined;
-  if (carriesRelease && type !== RELEASED) mismatched.push('event (the released payload travels only under kyb.data_request.released)');
-  if (!carriesRelease && type === RELEASED) mismatched.push(`event (a release whose attestation carries no released answers: ${describeAnswersSearch(answersClaim)})`);
+  if (carriesRelease && type !== RELEASED)
+    mismatched.push('event (the released payload travels only under kyb.data_request.released)');
+  if (!carriesRelease && type === RELEASED)
+    mismatched.push(
+      `event (a release whose attestation carries no released answers: ${describeAnswersSearch(answersClaim)})`,
+    );
 
   // Data fields the claims also carry must be the signed values; this includes data.request_id.
   for (const field of Object.keys(envelope.data)) {
-    if (Object.hasOwn(claims, field) && !sameJsonValue(envelope.data[field], claims[field])) mismatched.push(`data.${field}`);
+    if (Object.hasOwn(claims, field) && !sameJsonValue(envelope.data[field], claims[field]))
+      mismatched.push(`data.${field}`);
   }
   if (mismatched.length > 0) throw rejection('attestation_relabelled', `mismatch in ${mismatched.join(', ')}`);
 }
@@ -107,5 +117,8 @@ function sameJsonValue(a: unknown, b: unknown): boolean {
   }
   const aKeys = Object.keys(a);
   if (aKeys.length !== Object.keys(b).length) return false;
-  return aKeys.every((key) => Object.hasOwn(b, key) && sameJsonValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+  return aKeys.every(
+    (key) =>
+      Object.hasOwn(b, key) && sameJsonValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]),
+  );
 }

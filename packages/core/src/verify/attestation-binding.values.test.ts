@@ -5,8 +5,21 @@ import type { AttestationClaims } from './attestation.js';
 import { checkAttestationBinding } from './attestation-binding.js';
 
 const ids = { event_id: '01KAPZ3C9QW8E7R6T5Y4X3X2X1', stream_id: 'biz_1', seq: 4 };
-const envelopeWith = (value: unknown) => ({ ...ids, event: 'kyb.business.wallet_address_changed', data: { previous_wallet_address: '0xold', detail: value } });
-const claimsWith = (value: unknown) => ({ ...ids, request_id: ids.stream_id, iss: 'i', aud: 'a', exp: 2, iat: 1, detail: value }) as unknown as AttestationClaims;
+const envelopeWith = (value: unknown) => ({
+  ...ids,
+  event: 'kyb.business.wallet_address_changed',
+  data: { previous_wallet_address: '0xold', detail: value },
+});
+const claimsWith = (value: unknown) =>
+  ({
+    ...ids,
+    request_id: ids.stream_id,
+    iss: 'i',
+    aud: 'a',
+    exp: 2,
+    iat: 1,
+    detail: value,
+  }) as unknown as AttestationClaims;
 
 function outcome(signed: unknown, sent: unknown): string {
   try {

@@ -90,16 +90,28 @@ describe('attestations fetched from the KYB API after their exp', () => {
   it('refuses a fetched attestation issued in the future', async () => {
     const [, released] = testStream(['kyb.data_request.pending_approval', 'kyb.data_request.released']);
     const future = await signer.withAttestation(released!, { claims: { iat: NOW_S + 3600, exp: NOW_S + 7200 } });
-    const verify = createAttestationVerifier({ issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks }, () => NOW);
-    await expect(verify(future.attestation!, future, { fetched: true })).rejects.toMatchObject({ code: 'attestation_invalid' });
+    const verify = createAttestationVerifier(
+      { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+      () => NOW,
+    );
+    await expect(verify(future.attestation!, future, { fetched: true })).rejects.toMatchObject({
+      code: 'attestation_invalid',
+    });
   });
 
   it('verifies an expired token only when the caller says it was fetched', async () => {
     const [, released] = testStream(['kyb.data_request.pending_approval', 'kyb.data_request.released']);
     const expired = await signer.withAttestation(released!, { claims: EXPIRED });
-    const verify = createAttestationVerifier({ issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks }, () => NOW);
+    const verify = createAttestationVerifier(
+      { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+      () => NOW,
+    );
     await expect(verify(expired.attestation!, expired)).rejects.toMatchObject({ code: 'attestation_invalid' });
-    await expect(verify(expired.attestation!, expired, { fetched: false })).rejects.toMatchObject({ code: 'attestation_invalid' });
-    await expect(verify(expired.attestation!, expired, { fetched: true })).resolves.toMatchObject({ event_id: expired.event_id });
+    await expect(verify(expired.attestation!, expired, { fetched: false })).rejects.toMatchObject({
+      code: 'attestation_invalid',
+    });
+    await expect(verify(expired.attestation!, expired, { fetched: true })).resolves.toMatchObject({
+      event_id: expired.event_id,
+    });
   });
 });

@@ -77,7 +77,8 @@ interface Parts {
 async function partsFor(envelope: TestEnvelope): Promise<Parts> {
   const token = await signer.attest(envelope);
   const [header, payload, signature] = token.split('.') as [string, string, string];
-  const decode = (segment: string) => JSON.parse(Buffer.from(segment, 'base64url').toString('utf8')) as Record<string, unknown>;
+  const decode = (segment: string) =>
+    JSON.parse(Buffer.from(segment, 'base64url').toString('utf8')) as Record<string, unknown>;
   return { envelope, token, header, payload, signature, headerJson: decode(header), claims: decode(payload) };
 }
 
@@ -131,10 +132,29 @@ const HOSTILE: HostileCase[] = [
     token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, kid: SMALL_KID })), p.payload, smallKey),
   },
   // (3.2) dates JSON.parse turns into infinities
-  { name: '(3.2) exp: 1e400 (Infinity)', expected: 'attestation_invalid', detail: /"exp" claim must be a finite number/, token: (p) => signRaw(p.header, b64(claimsWithLiteral(p, 'exp', '1e400'))) },
-  { name: '(3.2) nbf: -1e400 (-Infinity)', expected: 'attestation_invalid', detail: /"nbf" claim must be a finite number/, token: (p) => signRaw(p.header, b64(claimsWithLiteral(p, 'nbf', '-1e400'))) },
-  { name: 'iat: -1e400 (-Infinity)', expected: 'attestation_invalid', detail: /"iat" claim must be a finite number/, token: (p) => signRaw(p.header, b64(claimsWithLiteral(p, 'iat', '-1e400'))) },
-  { name: 'exp: 1e308 (far future but finite)', expected: 'ok', token: (p) => signRaw(p.header, b64(claimsWithLiteral(p, 'exp', '1e308'))) },
+  {
+    name: '(3.2) exp: 1e400 (Infinity)',
+    expected: 'attestation_invalid',
+    detail: /"exp" claim must be a finite number/,
+    token: (p) => signRaw(p.header, b64(claimsWithLiteral(p, 'exp', '1e400'))),
+  },
+  {
+    name: '(3.2) nbf: -1e400 (-Infinity)',
+    expected: 'attestation_invalid',
+    detail: /"nbf" claim must be a finite number/,
+    token: (p) => signRaw(p.header, b64(claimsWithLiteral(p, 'nbf', '-1e400'))),
+  },
+  {
+    name: 'iat: -1e400 (-Infinity)',
+    expected: 'attestation_invalid',
+    detail: /"iat" claim must be a finite number/,
+    token: (p) => signRaw(p.header, b64(claimsWithLiteral(p, 'iat', '-1e400'))),
+  },
+  {
+    name: 'exp: 1e308 (far future but finite)',
+    expected: 'ok',
+    token: (p) => signRaw(p.header, b64(claimsWithLiteral(p, 'exp', '1e308'))),
+  },
   // (3.3) base64url strictness, signature segment
   {
     name: '(3.3) signature in standard base64 (+ and /)',
@@ -146,134 +166,470 @@ const HOSTILE: HostileCase[] = [
       return `${p.header}.${p.payload}.${standard}`;
     },
   },
-  { name: '(3.3) signature with = padding', expected: 'attestation_invalid', detail: SIGNATURE_ENCODING, token: (p) => `${p.token}==` },
-  { name: '(3.3) signature with a stray !', expected: 'attestation_invalid', detail: SIGNATURE_ENCODING, token: (p) => `${p.header}.${p.payload}.${p.signature.slice(0, 100)}!${p.signature.slice(100)}` },
-  { name: '(3.3) signature with a line break', expected: 'attestation_invalid', detail: SIGNATURE_ENCODING, token: (p) => `${p.header}.${p.payload}.${p.signature.slice(0, 100)}\n${p.signature.slice(100)}` },
-  { name: '(3.3) signature with a space', expected: 'attestation_invalid', detail: SIGNATURE_ENCODING, token: (p) => `${p.header}.${p.payload}.${p.signature.slice(0, 100)} ${p.signature.slice(100)}` },
-  { name: '(3.3) signature with non-zero trailing bits', expected: 'attestation_invalid', detail: SIGNATURE_ENCODING, token: (p) => `${p.header}.${p.payload}.${withDirtyTrailingBits(p.signature)}` },
-  { name: 'signature of length 1 mod 4 (three characters more)', expected: 'attestation_invalid', detail: SIGNATURE_ENCODING, token: (p) => `${p.token}AAA` },
-  { name: 'signature one byte short', expected: 'attestation_invalid', detail: SIGNATURE_LENGTH, token: (p) => `${p.header}.${p.payload}.${b64(Buffer.from(p.signature, 'base64url').subarray(1))}` },
-  { name: 'signature with a leading zero byte added', expected: 'attestation_invalid', detail: SIGNATURE_LENGTH, token: (p) => `${p.header}.${p.payload}.${b64(Buffer.concat([Buffer.of(0), Buffer.from(p.signature, 'base64url')]))}` },
-  { name: 'empty signature', expected: 'attestation_invalid', detail: SIGNATURE_LENGTH, token: (p) => `${p.header}.${p.payload}.` },
+  {
+    name: '(3.3) signature with = padding',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_ENCODING,
+    token: (p) => `${p.token}==`,
+  },
+  {
+    name: '(3.3) signature with a stray !',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_ENCODING,
+    token: (p) => `${p.header}.${p.payload}.${p.signature.slice(0, 100)}!${p.signature.slice(100)}`,
+  },
+  {
+    name: '(3.3) signature with a line break',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_ENCODING,
+    token: (p) => `${p.header}.${p.payload}.${p.signature.slice(0, 100)}\n${p.signature.slice(100)}`,
+  },
+  {
+    name: '(3.3) signature with a space',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_ENCODING,
+    token: (p) => `${p.header}.${p.payload}.${p.signature.slice(0, 100)} ${p.signature.slice(100)}`,
+  },
+  {
+    name: '(3.3) signature with non-zero trailing bits',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_ENCODING,
+    token: (p) => `${p.header}.${p.payload}.${withDirtyTrailingBits(p.signature)}`,
+  },
+  {
+    name: 'signature of length 1 mod 4 (three characters more)',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_ENCODING,
+    token: (p) => `${p.token}AAA`,
+  },
+  {
+    name: 'signature one byte short',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_LENGTH,
+    token: (p) => `${p.header}.${p.payload}.${b64(Buffer.from(p.signature, 'base64url').subarray(1))}`,
+  },
+  {
+    name: 'signature with a leading zero byte added',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_LENGTH,
+    token: (p) =>
+      `${p.header}.${p.payload}.${b64(Buffer.concat([Buffer.of(0), Buffer.from(p.signature, 'base64url')]))}`,
+  },
+  {
+    name: 'empty signature',
+    expected: 'attestation_invalid',
+    detail: SIGNATURE_LENGTH,
+    token: (p) => `${p.header}.${p.payload}.`,
+  },
   // base64url strictness of the signed segments: the signature covers the odd encoding, only the decoder can refuse it
-  { name: 'claims with = padding, signed as such', expected: 'attestation_invalid', detail: CLAIMS_ENCODING, token: (p) => signRaw(p.header, `${p.payload}${'='.repeat((4 - (p.payload.length % 4)) % 4 || 4)}`) },
+  {
+    name: 'claims with = padding, signed as such',
+    expected: 'attestation_invalid',
+    detail: CLAIMS_ENCODING,
+    token: (p) => signRaw(p.header, `${p.payload}${'='.repeat((4 - (p.payload.length % 4)) % 4 || 4)}`),
+  },
   {
     name: 'claims in standard base64, signed as such',
     expected: 'attestation_invalid',
     detail: CLAIMS_ENCODING,
-    token: (p) => signRaw(p.header, Buffer.from(JSON.stringify({ ...p.claims, note: '?????????>>>>>>>>>' })).toString('base64').replace(/=+$/, '')),
+    token: (p) =>
+      signRaw(
+        p.header,
+        Buffer.from(JSON.stringify({ ...p.claims, note: '?????????>>>>>>>>>' }))
+          .toString('base64')
+          .replace(/=+$/, ''),
+      ),
   },
   // A lone last character carries no whole byte: Buffer drops it and decodes the rest.
-  { name: '(3.3) claims of length 1 mod 4, signed as such', expected: 'attestation_invalid', detail: CLAIMS_ENCODING, token: (p) => signRaw(p.header, `${b64(jsonOfLength(p.claims, 0))}A`) },
-  { name: '(3.3) header of length 1 mod 4, signed as such', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(`${b64(jsonOfLength(p.headerJson, 0))}A`, p.payload) },
-  { name: '(3.3) claims with non-zero trailing bits, signed as such', expected: 'attestation_invalid', detail: CLAIMS_ENCODING, token: (p) => signRaw(p.header, withDirtyTrailingBits(b64(jsonOfLength(p.claims, 1)))) },
-  { name: 'claims padded to each length modulo 3 (control)', expected: 'ok', token: (p) => signRaw(p.header, b64(jsonOfLength(p.claims, 2))) },
-  { name: 'header with a stray !, signed as such', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(`${p.header}!`, p.payload) },
+  {
+    name: '(3.3) claims of length 1 mod 4, signed as such',
+    expected: 'attestation_invalid',
+    detail: CLAIMS_ENCODING,
+    token: (p) => signRaw(p.header, `${b64(jsonOfLength(p.claims, 0))}A`),
+  },
+  {
+    name: '(3.3) header of length 1 mod 4, signed as such',
+    expected: 'attestation_invalid',
+    detail: HEADER_ENCODING,
+    token: (p) => signRaw(`${b64(jsonOfLength(p.headerJson, 0))}A`, p.payload),
+  },
+  {
+    name: '(3.3) claims with non-zero trailing bits, signed as such',
+    expected: 'attestation_invalid',
+    detail: CLAIMS_ENCODING,
+    token: (p) => signRaw(p.header, withDirtyTrailingBits(b64(jsonOfLength(p.claims, 1)))),
+  },
+  {
+    name: 'claims padded to each length modulo 3 (control)',
+    expected: 'ok',
+    token: (p) => signRaw(p.header, b64(jsonOfLength(p.claims, 2))),
+  },
+  {
+    name: 'header with a stray !, signed as such',
+    expected: 'attestation_invalid',
+    detail: HEADER_ENCODING,
+    token: (p) => signRaw(`${p.header}!`, p.payload),
+  },
   // (3.4) byte order marks and invalid UTF-8 inside the decoded JSON
-  { name: '(3.4) header with a UTF-8 BOM', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(b64(concatBytes(BOM, utf8(JSON.stringify(p.headerJson)))), p.payload) },
-  { name: '(3.4) claims with a UTF-8 BOM', expected: 'attestation_invalid', detail: CLAIMS_JSON, token: (p) => signRaw(p.header, b64(concatBytes(BOM, utf8(JSON.stringify(p.claims))))) },
+  {
+    name: '(3.4) header with a UTF-8 BOM',
+    expected: 'attestation_invalid',
+    detail: HEADER_ENCODING,
+    token: (p) => signRaw(b64(concatBytes(BOM, utf8(JSON.stringify(p.headerJson)))), p.payload),
+  },
+  {
+    name: '(3.4) claims with a UTF-8 BOM',
+    expected: 'attestation_invalid',
+    detail: CLAIMS_JSON,
+    token: (p) => signRaw(p.header, b64(concatBytes(BOM, utf8(JSON.stringify(p.claims))))),
+  },
   {
     name: '(3.4) header with an invalid UTF-8 byte in a string',
     expected: 'attestation_invalid',
     detail: HEADER_ENCODING,
-    token: (p) => signRaw(b64(concatBytes(utf8(JSON.stringify({ ...p.headerJson, x: 'a' }).slice(0, -3)), Uint8Array.of(0xff), utf8('"}'))), p.payload),
+    token: (p) =>
+      signRaw(
+        b64(
+          concatBytes(utf8(JSON.stringify({ ...p.headerJson, x: 'a' }).slice(0, -3)), Uint8Array.of(0xff), utf8('"}')),
+        ),
+        p.payload,
+      ),
   },
   {
     name: '(3.4) claims with an invalid UTF-8 byte in a string',
     expected: 'attestation_invalid',
     detail: CLAIMS_JSON,
-    token: (p) => signRaw(p.header, b64(concatBytes(utf8(JSON.stringify({ ...p.claims, x: 'a' }).slice(0, -3)), Uint8Array.of(0xff), utf8('"}')))),
+    token: (p) =>
+      signRaw(
+        p.header,
+        b64(concatBytes(utf8(JSON.stringify({ ...p.claims, x: 'a' }).slice(0, -3)), Uint8Array.of(0xff), utf8('"}'))),
+      ),
   },
-  { name: 'claims with a lone surrogate encoded as CESU bytes', expected: 'attestation_invalid', detail: CLAIMS_JSON, token: (p) => signRaw(p.header, b64(concatBytes(utf8(JSON.stringify({ ...p.claims, x: 'a' }).slice(0, -3)), Uint8Array.of(0xed, 0xa0, 0x80), utf8('"}')))) },
+  {
+    name: 'claims with a lone surrogate encoded as CESU bytes',
+    expected: 'attestation_invalid',
+    detail: CLAIMS_JSON,
+    token: (p) =>
+      signRaw(
+        p.header,
+        b64(
+          concatBytes(
+            utf8(JSON.stringify({ ...p.claims, x: 'a' }).slice(0, -3)),
+            Uint8Array.of(0xed, 0xa0, 0x80),
+            utf8('"}'),
+          ),
+        ),
+      ),
+  },
   // (3.5) typ compared ASCII case-insensitively, application/ optional
-  { name: '(3.5) typ with a KELVIN SIGN (U+212A) for k', expected: 'attestation_invalid_typ', detail: /^typ "\u212Ayb-attestation\+jwt"$/, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: '\u212Ayb-attestation+jwt' })), p.payload) },
-  { name: 'typ with a dotless capital I (U+0130) for i', expected: 'attestation_invalid_typ', detail: /^typ /, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: 'kyb-attestat\u0130on+jwt' })), p.payload) },
-  { name: 'typ in upper-case ASCII', expected: 'ok', token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: 'KYB-ATTESTATION+JWT' })), p.payload) },
-  { name: 'typ application/KYB-Attestation+JWT', expected: 'ok', token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: 'application/KYB-Attestation+JWT' })), p.payload) },
-  { name: 'typ with a trailing space', expected: 'attestation_invalid_typ', detail: /^typ "kyb-attestation\+jwt "/, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: 'kyb-attestation+jwt ' })), p.payload) },
-  { name: 'typ JWT', expected: 'attestation_invalid_typ', detail: /^typ "JWT"/, token: (p) => signer.attest(p.envelope, { header: { typ: 'JWT' } }) },
-  { name: 'no typ', expected: 'attestation_invalid_typ', detail: /^typ null/, token: (p) => signer.attest(p.envelope, { header: { typ: undefined } }) },
-  { name: 'a login ID token', expected: 'attestation_invalid_typ', detail: /^typ "JWT"/, token: () => signer.loginToken() },
+  {
+    name: '(3.5) typ with a KELVIN SIGN (U+212A) for k',
+    expected: 'attestation_invalid_typ',
+    detail: /^typ "\u212Ayb-attestation\+jwt"$/,
+    token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: '\u212Ayb-attestation+jwt' })), p.payload),
+  },
+  {
+    name: 'typ with a dotless capital I (U+0130) for i',
+    expected: 'attestation_invalid_typ',
+    detail: /^typ /,
+    token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: 'kyb-attestat\u0130on+jwt' })), p.payload),
+  },
+  {
+    name: 'typ in upper-case ASCII',
+    expected: 'ok',
+    token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: 'KYB-ATTESTATION+JWT' })), p.payload),
+  },
+  {
+    name: 'typ application/KYB-Attestation+JWT',
+    expected: 'ok',
+    token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: 'application/KYB-Attestation+JWT' })), p.payload),
+  },
+  {
+    name: 'typ with a trailing space',
+    expected: 'attestation_invalid_typ',
+    detail: /^typ "kyb-attestation\+jwt "/,
+    token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, typ: 'kyb-attestation+jwt ' })), p.payload),
+  },
+  {
+    name: 'typ JWT',
+    expected: 'attestation_invalid_typ',
+    detail: /^typ "JWT"/,
+    token: (p) => signer.attest(p.envelope, { header: { typ: 'JWT' } }),
+  },
+  {
+    name: 'no typ',
+    expected: 'attestation_invalid_typ',
+    detail: /^typ null/,
+    token: (p) => signer.attest(p.envelope, { header: { typ: undefined } }),
+  },
+  {
+    name: 'a login ID token',
+    expected: 'attestation_invalid_typ',
+    detail: /^typ "JWT"/,
+    token: () => signer.loginToken(),
+  },
   // header structure
-  { name: 'no kid', expected: 'attestation_invalid', detail: /names no kid/, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, kid: undefined })), p.payload) },
-  { name: 'a numeric kid', expected: 'attestation_invalid', detail: /names no kid/, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, kid: 1 })), p.payload) },
-  { name: 'a crit header', expected: 'attestation_invalid', detail: /crit/, token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, crit: ['x-unknown'], 'x-unknown': 1 })), p.payload) },
-  { name: 'a header that is a JSON string', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(b64('"kyb-attestation+jwt"'), p.payload) },
-  { name: 'a header that is JSON null', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(b64('null'), p.payload) },
-  { name: 'a header that is a JSON array', expected: 'attestation_invalid', detail: HEADER_ENCODING, token: (p) => signRaw(b64('["kyb-attestation+jwt"]'), p.payload) },
+  {
+    name: 'no kid',
+    expected: 'attestation_invalid',
+    detail: /names no kid/,
+    token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, kid: undefined })), p.payload),
+  },
+  {
+    name: 'a numeric kid',
+    expected: 'attestation_invalid',
+    detail: /names no kid/,
+    token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, kid: 1 })), p.payload),
+  },
+  {
+    name: 'a crit header',
+    expected: 'attestation_invalid',
+    detail: /crit/,
+    token: (p) => signRaw(b64(JSON.stringify({ ...p.headerJson, crit: ['x-unknown'], 'x-unknown': 1 })), p.payload),
+  },
+  {
+    name: 'a header that is a JSON string',
+    expected: 'attestation_invalid',
+    detail: HEADER_ENCODING,
+    token: (p) => signRaw(b64('"kyb-attestation+jwt"'), p.payload),
+  },
+  {
+    name: 'a header that is JSON null',
+    expected: 'attestation_invalid',
+    detail: HEADER_ENCODING,
+    token: (p) => signRaw(b64('null'), p.payload),
+  },
+  {
+    name: 'a header that is a JSON array',
+    expected: 'attestation_invalid',
+    detail: HEADER_ENCODING,
+    token: (p) => signRaw(b64('["kyb-attestation+jwt"]'), p.payload),
+  },
   // 5.5.2 alg pinned
-  { name: 'alg none', expected: 'attestation_invalid', detail: /^alg "none"/, token: (p) => signer.unsignedToken(p.envelope) },
-  { name: 'HS256 keyed with the public key PEM', expected: 'attestation_invalid', detail: /^alg "HS256"/, token: (p) => signer.hs256WithPublicKey(p.envelope) },
-  { name: 'HS256 keyed with the public key JWK', expected: 'attestation_invalid', detail: /^alg "HS256"/, token: (p) => signer.hs256WithPublicKey(p.envelope, { keyFormat: 'jwk' }) },
-  { name: 'a lying alg RS512', expected: 'attestation_invalid', detail: /^alg "RS512"/, token: (p) => signer.attest(p.envelope, { header: { alg: 'RS512' } }) },
-  { name: 'a lying alg PS256', expected: 'attestation_invalid', detail: /^alg "PS256"/, token: (p) => signer.attest(p.envelope, { header: { alg: 'PS256' } }) },
+  {
+    name: 'alg none',
+    expected: 'attestation_invalid',
+    detail: /^alg "none"/,
+    token: (p) => signer.unsignedToken(p.envelope),
+  },
+  {
+    name: 'HS256 keyed with the public key PEM',
+    expected: 'attestation_invalid',
+    detail: /^alg "HS256"/,
+    token: (p) => signer.hs256WithPublicKey(p.envelope),
+  },
+  {
+    name: 'HS256 keyed with the public key JWK',
+    expected: 'attestation_invalid',
+    detail: /^alg "HS256"/,
+    token: (p) => signer.hs256WithPublicKey(p.envelope, { keyFormat: 'jwk' }),
+  },
+  {
+    name: 'a lying alg RS512',
+    expected: 'attestation_invalid',
+    detail: /^alg "RS512"/,
+    token: (p) => signer.attest(p.envelope, { header: { alg: 'RS512' } }),
+  },
+  {
+    name: 'a lying alg PS256',
+    expected: 'attestation_invalid',
+    detail: /^alg "PS256"/,
+    token: (p) => signer.attest(p.envelope, { header: { alg: 'PS256' } }),
+  },
   // 5.5.3 signature and key
-  { name: 'another key', expected: 'attestation_invalid', detail: /no key for this kid/, token: (p) => stranger.attest(p.envelope) },
-  { name: 'another key under our kid', expected: 'attestation_invalid', detail: BAD_SIGNATURE, token: (p) => stranger.attest(p.envelope, { header: { kid: signer.kid } }) },
-  { name: 'a tampered payload', expected: 'attestation_invalid', detail: BAD_SIGNATURE, token: (p) => `${p.header}.${b64(JSON.stringify({ ...p.claims, answers: [] }))}.${p.signature}` },
-  { name: 'a tampered signature', expected: 'attestation_invalid', detail: BAD_SIGNATURE, token: (p) => `${p.token.slice(0, -4)}AAAA` },
+  {
+    name: 'another key',
+    expected: 'attestation_invalid',
+    detail: /no key for this kid/,
+    token: (p) => stranger.attest(p.envelope),
+  },
+  {
+    name: 'another key under our kid',
+    expected: 'attestation_invalid',
+    detail: BAD_SIGNATURE,
+    token: (p) => stranger.attest(p.envelope, { header: { kid: signer.kid } }),
+  },
+  {
+    name: 'a tampered payload',
+    expected: 'attestation_invalid',
+    detail: BAD_SIGNATURE,
+    token: (p) => `${p.header}.${b64(JSON.stringify({ ...p.claims, answers: [] }))}.${p.signature}`,
+  },
+  {
+    name: 'a tampered signature',
+    expected: 'attestation_invalid',
+    detail: BAD_SIGNATURE,
+    token: (p) => `${p.token.slice(0, -4)}AAAA`,
+  },
   { name: 'not a JWS', expected: 'attestation_invalid', detail: NOT_COMPACT, token: () => 'not-a-jwt' },
   { name: 'five segments', expected: 'attestation_invalid', detail: NOT_COMPACT, token: () => 'a.b.c.d.e' },
-  { name: 'four segments of a genuine token', expected: 'attestation_invalid', detail: NOT_COMPACT, token: (p) => `${p.token}.` },
+  {
+    name: 'four segments of a genuine token',
+    expected: 'attestation_invalid',
+    detail: NOT_COMPACT,
+    token: (p) => `${p.token}.`,
+  },
   { name: 'an empty token', expected: 'attestation_invalid', detail: NOT_COMPACT, token: () => '' },
-  { name: 'claims that are a JSON array', expected: 'attestation_invalid', detail: CLAIMS_JSON, token: (p) => signRaw(p.header, b64('[]')) },
-  { name: 'claims that are null', expected: 'attestation_invalid', detail: CLAIMS_JSON, token: (p) => signRaw(p.header, b64('null')) },
+  {
+    name: 'claims that are a JSON array',
+    expected: 'attestation_invalid',
+    detail: CLAIMS_JSON,
+    token: (p) => signRaw(p.header, b64('[]')),
+  },
+  {
+    name: 'claims that are null',
+    expected: 'attestation_invalid',
+    detail: CLAIMS_JSON,
+    token: (p) => signRaw(p.header, b64('null')),
+  },
   // 5.5.4 registered claims
-  { name: 'another iss', expected: 'attestation_invalid', detail: /unexpected "iss"/, token: (p) => signer.attest(p.envelope, { claims: { iss: 'https://evil.example' } }) },
+  {
+    name: 'another iss',
+    expected: 'attestation_invalid',
+    detail: /unexpected "iss"/,
+    token: (p) => signer.attest(p.envelope, { claims: { iss: 'https://evil.example' } }),
+  },
   // iss and aud are compared whole (spec 5.5.4 "equals"): a prefix or substring match let look-alikes through, and
   // only the 116k-case fuzz run caught it (issue 26). Issuer https://kyb.example.test, audience a UUID.
-  ...([
-    ['iss ours with a look-alike host after it', () => `${signer.issuer}.evil`],
-    ['iss ours with a path after it', () => `${signer.issuer}/x`],
-    ['iss ours with a trailing slash', () => `${signer.issuer}/`],
-    ['iss a prefix of ours', () => signer.issuer.slice(0, -1)],
-    ['iss ours in upper case', () => signer.issuer.toUpperCase()],
-    ['iss an array holding ours', () => [signer.issuer]],
-  ] as const).map(([name, iss]): HostileCase => ({
+  ...(
+    [
+      ['iss ours with a look-alike host after it', () => `${signer.issuer}.evil`],
+      ['iss ours with a path after it', () => `${signer.issuer}/x`],
+      ['iss ours with a trailing slash', () => `${signer.issuer}/`],
+      ['iss a prefix of ours', () => signer.issuer.slice(0, -1)],
+      ['iss ours in upper case', () => signer.issuer.toUpperCase()],
+      ['iss an array holding ours', () => [signer.issuer]],
+    ] as const
+  ).map(([name, iss]): HostileCase => ({
     name,
     expected: 'attestation_invalid',
     detail: /unexpected "iss"/,
     token: (p) => signer.attest(p.envelope, { claims: { iss: iss() } }),
   })),
-  ...([
-    ['aud ours with more after it', () => `${signer.audience}0`],
-    ['aud ours with more before it', () => `0${signer.audience}`],
-    ['aud a prefix of ours', () => signer.audience.slice(0, -1)],
-    ['aud ours and another in one string', () => `${signer.audience} another-merchant`],
-    ['aud ours in upper case', () => signer.audience.toUpperCase()],
-    ['aud an array with ours lengthened', () => ['x', `${signer.audience}-0`]],
-    ['aud an array with a prefix of ours', () => ['x', signer.audience.slice(0, -1)]],
-    ['aud an array holding an array of ours', () => [[signer.audience]]],
-    ['aud an empty array', () => []],
-  ] as const).map(([name, aud]): HostileCase => ({
+  ...(
+    [
+      ['aud ours with more after it', () => `${signer.audience}0`],
+      ['aud ours with more before it', () => `0${signer.audience}`],
+      ['aud a prefix of ours', () => signer.audience.slice(0, -1)],
+      ['aud ours and another in one string', () => `${signer.audience} another-merchant`],
+      ['aud ours in upper case', () => signer.audience.toUpperCase()],
+      ['aud an array with ours lengthened', () => ['x', `${signer.audience}-0`]],
+      ['aud an array with a prefix of ours', () => ['x', signer.audience.slice(0, -1)]],
+      ['aud an array holding an array of ours', () => [[signer.audience]]],
+      ['aud an empty array', () => []],
+    ] as const
+  ).map(([name, aud]): HostileCase => ({
     name,
     expected: 'attestation_invalid',
     detail: /unexpected "aud"/,
     token: (p) => signer.attest(p.envelope, { claims: { aud: aud() } }),
   })),
-  { name: 'no iss', expected: 'attestation_invalid', detail: /missing required "iss"/, token: (p) => signer.attest(p.envelope, { claims: { iss: undefined } }) },
-  { name: 'another aud', expected: 'attestation_invalid', detail: /unexpected "aud"/, token: (p) => signer.attest(p.envelope, { claims: { aud: 'another-merchant' } }) },
-  { name: 'no aud', expected: 'attestation_invalid', detail: /missing required "aud"/, token: (p) => signer.attest(p.envelope, { claims: { aud: undefined } }) },
-  { name: 'aud an array with ours', expected: 'ok', token: (p) => signer.attest(p.envelope, { claims: { aud: ['x', signer.audience] } }) },
-  { name: 'aud an array holding only ours', expected: 'ok', token: (p) => signer.attest(p.envelope, { claims: { aud: [signer.audience] } }) },
-  { name: 'exp 31 s ago (leeway 30)', expected: 'attestation_invalid', detail: /"exp" claim timestamp check failed/, token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 31 } }) },
-  { name: 'exp 30 s ago (leeway 30)', expected: 'attestation_invalid', detail: /"exp" claim timestamp check failed/, token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 30 } }) },
-  { name: 'exp 29 s ago (leeway 30)', expected: 'ok', token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 29 } }) },
-  { name: 'no exp', expected: 'attestation_invalid', detail: /missing required "exp"/, token: (p) => signer.attest(p.envelope, { claims: { exp: undefined } }) },
-  { name: 'exp a string', expected: 'attestation_invalid', detail: /"exp" claim must be a finite number/, token: (p) => signer.attest(p.envelope, { claims: { exp: 'tomorrow' } }) },
-  { name: 'exp null', expected: 'attestation_invalid', detail: /"exp" claim must be a finite number/, token: (p) => signer.attest(p.envelope, { claims: { exp: null } }) },
-  { name: 'iat 31 s ahead', expected: 'attestation_invalid', detail: /"iat" claim is in the future/, token: (p) => signer.attest(p.envelope, { claims: { iat: NOW_S + 31 } }) },
+  {
+    name: 'no iss',
+    expected: 'attestation_invalid',
+    detail: /missing required "iss"/,
+    token: (p) => signer.attest(p.envelope, { claims: { iss: undefined } }),
+  },
+  {
+    name: 'another aud',
+    expected: 'attestation_invalid',
+    detail: /unexpected "aud"/,
+    token: (p) => signer.attest(p.envelope, { claims: { aud: 'another-merchant' } }),
+  },
+  {
+    name: 'no aud',
+    expected: 'attestation_invalid',
+    detail: /missing required "aud"/,
+    token: (p) => signer.attest(p.envelope, { claims: { aud: undefined } }),
+  },
+  {
+    name: 'aud an array with ours',
+    expected: 'ok',
+    token: (p) => signer.attest(p.envelope, { claims: { aud: ['x', signer.audience] } }),
+  },
+  {
+    name: 'aud an array holding only ours',
+    expected: 'ok',
+    token: (p) => signer.attest(p.envelope, { claims: { aud: [signer.audience] } }),
+  },
+  {
+    name: 'exp 31 s ago (leeway 30)',
+    expected: 'attestation_invalid',
+    detail: /"exp" claim timestamp check failed/,
+    token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 31 } }),
+  },
+  {
+    name: 'exp 30 s ago (leeway 30)',
+    expected: 'attestation_invalid',
+    detail: /"exp" claim timestamp check failed/,
+    token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 30 } }),
+  },
+  {
+    name: 'exp 29 s ago (leeway 30)',
+    expected: 'ok',
+    token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 29 } }),
+  },
+  {
+    name: 'no exp',
+    expected: 'attestation_invalid',
+    detail: /missing required "exp"/,
+    token: (p) => signer.attest(p.envelope, { claims: { exp: undefined } }),
+  },
+  {
+    name: 'exp a string',
+    expected: 'attestation_invalid',
+    detail: /"exp" claim must be a finite number/,
+    token: (p) => signer.attest(p.envelope, { claims: { exp: 'tomorrow' } }),
+  },
+  {
+    name: 'exp null',
+    expected: 'attestation_invalid',
+    detail: /"exp" claim must be a finite number/,
+    token: (p) => signer.attest(p.envelope, { claims: { exp: null } }),
+  },
+  {
+    name: 'iat 31 s ahead',
+    expected: 'attestation_invalid',
+    detail: /"iat" claim is in the future/,
+    token: (p) => signer.attest(p.envelope, { claims: { iat: NOW_S + 31 } }),
+  },
   { name: 'iat 30 s ahead', expected: 'ok', token: (p) => signer.attest(p.envelope, { claims: { iat: NOW_S + 30 } }) },
-  { name: 'no iat', expected: 'attestation_invalid', detail: /missing required "iat"/, token: (p) => signer.attest(p.envelope, { claims: { iat: undefined } }) },
-  { name: 'iat a string', expected: 'attestation_invalid', detail: /"iat" claim must be a finite number/, token: (p) => signer.attest(p.envelope, { claims: { iat: String(NOW_S) } }) },
-  { name: 'nbf 31 s ahead', expected: 'attestation_invalid', detail: /"nbf" claim timestamp check failed/, token: (p) => signer.attest(p.envelope, { claims: { nbf: NOW_S + 31 } }) },
+  {
+    name: 'no iat',
+    expected: 'attestation_invalid',
+    detail: /missing required "iat"/,
+    token: (p) => signer.attest(p.envelope, { claims: { iat: undefined } }),
+  },
+  {
+    name: 'iat a string',
+    expected: 'attestation_invalid',
+    detail: /"iat" claim must be a finite number/,
+    token: (p) => signer.attest(p.envelope, { claims: { iat: String(NOW_S) } }),
+  },
+  {
+    name: 'nbf 31 s ahead',
+    expected: 'attestation_invalid',
+    detail: /"nbf" claim timestamp check failed/,
+    token: (p) => signer.attest(p.envelope, { claims: { nbf: NOW_S + 31 } }),
+  },
   { name: 'nbf 30 s ahead', expected: 'ok', token: (p) => signer.attest(p.envelope, { claims: { nbf: NOW_S + 30 } }) },
-  { name: 'nbf a string', expected: 'attestation_invalid', detail: /"nbf" claim must be a finite number/, token: (p) => signer.attest(p.envelope, { claims: { nbf: 'now' } }) },
+  {
+    name: 'nbf a string',
+    expected: 'attestation_invalid',
+    detail: /"nbf" claim must be a finite number/,
+    token: (p) => signer.attest(p.envelope, { claims: { nbf: 'now' } }),
+  },
 ];
 
 const verifierFor = (crypto: PlatformCrypto, overrides: Partial<AttestationOptions> = {}) =>
   createAttestationVerifier(
-    { issuer: signer.issuer, audience: signer.audience, jwks: { keys: [...signer.jwks.keys, smallJwk as never] }, leewaySeconds: 30, ...overrides },
+    {
+      issuer: signer.issuer,
+      audience: signer.audience,
+      jwks: { keys: [...signer.jwks.keys, smallJwk as never] },
+      leewaySeconds: 30,
+      ...overrides,
+    },
     () => NOW,
     crypto,
   );
@@ -288,18 +644,28 @@ describe.each<[string, PlatformCrypto]>([
     const envelope = (hostile.envelope ?? testEvents.dataRequestReleased)();
     const token = await hostile.token(await partsFor(envelope));
     const answer = await answerOf(verifierFor(platform)(token, envelope as unknown as EnvelopeIdentity));
-    expect(answer).toEqual(hostile.detail ? { code: hostile.expected, detail: expect.stringMatching(hostile.detail) } : { code: hostile.expected });
+    expect(answer).toEqual(
+      hostile.detail
+        ? { code: hostile.expected, detail: expect.stringMatching(hostile.detail) }
+        : { code: hostile.expected },
+    );
   });
 
   it('answers a repeated hostile header the same from its memo as on first sight', async () => {
     // The decoded header is remembered by its text: a second delivery must not skip a check the first one ran.
     const envelope = testEvents.dataRequestReleased();
     const parts = await partsFor(envelope);
-    const kelvin = await signRaw(b64(JSON.stringify({ ...parts.headerJson, typ: '\u212Ayb-attestation+jwt' })), parts.payload);
+    const kelvin = await signRaw(
+      b64(JSON.stringify({ ...parts.headerJson, typ: '\u212Ayb-attestation+jwt' })),
+      parts.payload,
+    );
     const verify = verifierFor(platform);
     const identity = envelope as unknown as EnvelopeIdentity;
-    expect([await codeOf(verify(kelvin, identity)), await codeOf(verify(kelvin, identity)), await codeOf(verify(parts.token, identity))])
-      .toEqual(['attestation_invalid_typ', 'attestation_invalid_typ', 'ok']);
+    expect([
+      await codeOf(verify(kelvin, identity)),
+      await codeOf(verify(kelvin, identity)),
+      await codeOf(verify(parts.token, identity)),
+    ]).toEqual(['attestation_invalid_typ', 'attestation_invalid_typ', 'ok']);
   });
 });
 
@@ -317,7 +683,14 @@ describe.each<[string, PlatformCrypto]>([
   it('accepts a genuine attestation and returns its claims, answers included', async () => {
     const envelope = testEvents.dataRequestReleased();
     const claims = await verifier()(await signer.attest(envelope), envelope as unknown as EnvelopeIdentity);
-    expect(claims).toMatchObject({ event_id: envelope.event_id, stream_id: envelope.stream_id, request_id: envelope.stream_id, seq: envelope.seq, iss: signer.issuer, aud: signer.audience });
+    expect(claims).toMatchObject({
+      event_id: envelope.event_id,
+      stream_id: envelope.stream_id,
+      request_id: envelope.stream_id,
+      seq: envelope.seq,
+      iss: signer.issuer,
+      aud: signer.audience,
+    });
     expect(Array.isArray(claims['answers'])).toBe(true);
   });
 
@@ -328,9 +701,14 @@ describe.each<[string, PlatformCrypto]>([
       const verify = verifier({ jwks: undefined, jwksUrl: jwks.url });
       const codes = [
         await codeOf(verify(await signer.loginToken(), envelope as unknown as EnvelopeIdentity)),
-        await codeOf(verify(await signer.attest(envelope, { header: { typ: 'JWT' } }), envelope as unknown as EnvelopeIdentity)),
+        await codeOf(
+          verify(await signer.attest(envelope, { header: { typ: 'JWT' } }), envelope as unknown as EnvelopeIdentity),
+        ),
       ];
-      expect({ codes, fetches: jwks.requests }).toEqual({ codes: ['attestation_invalid_typ', 'attestation_invalid_typ'], fetches: 0 });
+      expect({ codes, fetches: jwks.requests }).toEqual({
+        codes: ['attestation_invalid_typ', 'attestation_invalid_typ'],
+        fetches: 0,
+      });
     } finally {
       await jwks.close();
     }
@@ -345,10 +723,18 @@ describe.each<[string, PlatformCrypto]>([
     expect(await codeOf(verify(token, { ...identity, event_id: other.event_id }))).toBe('attestation_relabelled');
     expect(await codeOf(verify(token, { ...identity, stream_id: 'dr_other' }))).toBe('attestation_relabelled');
     expect(await codeOf(verify(token, { ...identity, seq: envelope.seq + 1 }))).toBe('attestation_relabelled');
-    expect(await codeOf(verify(await signer.attest(envelope, { claims: { request_id: 'dr_other' } }), identity))).toBe('attestation_relabelled');
-    expect(await codeOf(verify(await signer.attest(envelope, { claims: { seq: String(envelope.seq) } }), identity))).toBe('attestation_relabelled');
-    expect(await codeOf(verify(await signer.attest(envelope, { claims: { event_id: undefined } }), identity))).toBe('attestation_invalid');
-    expect(await codeOf(verify(token, { ...identity, data: { ...identity.data, request_id: 'dr_other' } }))).toBe('attestation_relabelled');
+    expect(await codeOf(verify(await signer.attest(envelope, { claims: { request_id: 'dr_other' } }), identity))).toBe(
+      'attestation_relabelled',
+    );
+    expect(
+      await codeOf(verify(await signer.attest(envelope, { claims: { seq: String(envelope.seq) } }), identity)),
+    ).toBe('attestation_relabelled');
+    expect(await codeOf(verify(await signer.attest(envelope, { claims: { event_id: undefined } }), identity))).toBe(
+      'attestation_invalid',
+    );
+    expect(await codeOf(verify(token, { ...identity, data: { ...identity.data, request_id: 'dr_other' } }))).toBe(
+      'attestation_relabelled',
+    );
   });
 });
 
@@ -361,7 +747,10 @@ describe('attestation keys from jwksUrl', () => {
 
   it('fetches the JWKS once and caches it', async () => {
     const before = server.requests;
-    const verify = createAttestationVerifier({ issuer: signer.issuer, audience: signer.audience, jwksUrl: server.url }, () => NOW);
+    const verify = createAttestationVerifier(
+      { issuer: signer.issuer, audience: signer.audience, jwksUrl: server.url },
+      () => NOW,
+    );
     for (let i = 0; i < 5; i++) {
       const envelope = testEvents.dataRequestReleased();
       await verify(await signer.attest(envelope), envelope as unknown as EnvelopeIdentity);
@@ -390,7 +779,11 @@ describe('attestation keys from jwksUrl', () => {
       clock += 301;
       jwksServer.setJwks({ keys: [...signer.jwks.keys, ...rotated.jwks.keys] });
       const results = await Promise.all(
-        Array.from({ length: 20 }, async () => codeOf(verify(await rotated.attest(envelope, { claims: { iss: signer.issuer, aud: signer.audience } }), identity))),
+        Array.from({ length: 20 }, async () =>
+          codeOf(
+            verify(await rotated.attest(envelope, { claims: { iss: signer.issuer, aud: signer.audience } }), identity),
+          ),
+        ),
       );
       expect(results.every((code) => code === 'ok')).toBe(true);
       expect(jwksServer.requests).toBe(2);
@@ -405,9 +798,14 @@ describe('attestation keys from jwksUrl', () => {
     const down = await startJwksServer(signer.jwks);
     const url = down.url;
     await down.close();
-    const verify = createAttestationVerifier({ issuer: signer.issuer, audience: signer.audience, jwksUrl: url, jwksTimeoutMs: 500 }, () => NOW);
+    const verify = createAttestationVerifier(
+      { issuer: signer.issuer, audience: signer.audience, jwksUrl: url, jwksTimeoutMs: 500 },
+      () => NOW,
+    );
     const envelope = testEvents.dataRequestReleased();
-    expect(await codeOf(verify(await signer.attest(envelope), envelope as unknown as EnvelopeIdentity))).toBe('jwks_unavailable');
+    expect(await codeOf(verify(await signer.attest(envelope), envelope as unknown as EnvelopeIdentity))).toBe(
+      'jwks_unavailable',
+    );
   });
 
   it.each([
@@ -415,7 +813,11 @@ describe('attestation keys from jwksUrl', () => {
     ['neither jwksUrl nor jwks', {}, /jwksUrl/],
     ['a leeway over 60 s', { jwks: { keys: [] }, leewaySeconds: 120 }, /leeway/],
     ['an empty issuer', { issuer: '', jwks: { keys: [] } }, /issuer/],
-    ['jwksMaxStaleMs under jwksCacheMaxAgeMs', { jwksUrl: 'https://kyb.example.com/jwks', jwksMaxStaleMs: 1000 }, /jwksMaxStaleMs/],
+    [
+      'jwksMaxStaleMs under jwksCacheMaxAgeMs',
+      { jwksUrl: 'https://kyb.example.com/jwks', jwksMaxStaleMs: 1000 },
+      /jwksMaxStaleMs/,
+    ],
     ['a negative jwksCooldownMs', { jwksUrl: 'https://kyb.example.com/jwks', jwksCooldownMs: -1 }, /jwksCooldownMs/],
     ['a zero jwksMaxBytes', { jwksUrl: 'https://kyb.example.com/jwks', jwksMaxBytes: 0 }, /jwksMaxBytes/],
     ['a NaN jwksTimeoutMs', { jwksUrl: 'https://kyb.example.com/jwks', jwksTimeoutMs: Number.NaN }, /jwksTimeoutMs/],
@@ -427,7 +829,11 @@ describe('attestation keys from jwksUrl', () => {
     ['a loopback URL of another scheme', { jwksUrl: 'ftp://127.0.0.1/jwks' }, /https/],
     ['a zero jwksTimeoutMs', { jwksUrl: 'https://kyb.example.com/jwks', jwksTimeoutMs: 0 }, /jwksTimeoutMs/],
     ['a fractional jwksMaxBytes', { jwksUrl: 'https://kyb.example.com/jwks', jwksMaxBytes: 1.5 }, /jwksMaxBytes/],
-    ['a string jwksCooldownMs', { jwksUrl: 'https://kyb.example.com/jwks', jwksCooldownMs: '30000' as never }, /jwksCooldownMs/],
+    [
+      'a string jwksCooldownMs',
+      { jwksUrl: 'https://kyb.example.com/jwks', jwksCooldownMs: '30000' as never },
+      /jwksCooldownMs/,
+    ],
   ] as const)('refuses %s at start-up', (_name, overrides, message) => {
     const base = { issuer: 'i', audience: 'a' };
     let thrown: unknown;
@@ -437,7 +843,10 @@ describe('attestation keys from jwksUrl', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(KybWebhookError);
-    expect({ code: (thrown as KybWebhookError).code, message: (thrown as KybWebhookError).message }).toEqual({ code: 'config_invalid', message: expect.stringMatching(message) });
+    expect({ code: (thrown as KybWebhookError).code, message: (thrown as KybWebhookError).message }).toEqual({
+      code: 'config_invalid',
+      message: expect.stringMatching(message),
+    });
   });
 
   it.each([
@@ -446,10 +855,21 @@ describe('attestation keys from jwksUrl', () => {
     ['plain http on 127.0.0.1', { jwksUrl: 'http://127.0.0.1:8080/jwks' }],
     ['plain http on localhost', { jwksUrl: 'http://localhost:8080/jwks' }],
     ['plain http on [::1]', { jwksUrl: 'http://[::1]:8080/jwks' }],
-    ['jwksMaxStaleMs equal to jwksCacheMaxAgeMs', { jwksUrl: 'https://kyb.example.com/jwks', jwksCacheMaxAgeMs: 60_000, jwksMaxStaleMs: 60_000 }],
-    ['a zero jwksCooldownMs and jwksCacheMaxAgeMs', { jwksUrl: 'https://kyb.example.com/jwks', jwksCooldownMs: 0, jwksCacheMaxAgeMs: 0 }],
-    ['a jwksMaxBytes and jwksTimeoutMs of 1', { jwksUrl: 'https://kyb.example.com/jwks', jwksMaxBytes: 1, jwksTimeoutMs: 1 }],
+    [
+      'jwksMaxStaleMs equal to jwksCacheMaxAgeMs',
+      { jwksUrl: 'https://kyb.example.com/jwks', jwksCacheMaxAgeMs: 60_000, jwksMaxStaleMs: 60_000 },
+    ],
+    [
+      'a zero jwksCooldownMs and jwksCacheMaxAgeMs',
+      { jwksUrl: 'https://kyb.example.com/jwks', jwksCooldownMs: 0, jwksCacheMaxAgeMs: 0 },
+    ],
+    [
+      'a jwksMaxBytes and jwksTimeoutMs of 1',
+      { jwksUrl: 'https://kyb.example.com/jwks', jwksMaxBytes: 1, jwksTimeoutMs: 1 },
+    ],
   ] as const)('accepts %s', (_name, overrides) => {
-    expect(typeof createAttestationVerifier({ issuer: 'i', audience: 'a', ...overrides } as AttestationOptions, Date.now)).toBe('function');
+    expect(
+      typeof createAttestationVerifier({ issuer: 'i', audience: 'a', ...overrides } as AttestationOptions, Date.now),
+    ).toBe('function');
   });
 });

@@ -139,9 +139,13 @@ export function createAttestationVerifier(
   if (!(leeway >= 0 && leeway <= 60)) {
     throw new KybWebhookError('config_invalid', 'attestation.leewaySeconds must be between 0 and 60.');
   }
-  if (!options.issuer) throw new KybWebhookError('config_invalid', 'attestation.issuer is required ({attestation_issuer}).');
+  if (!options.issuer)
+    throw new KybWebhookError('config_invalid', 'attestation.issuer is required ({attestation_issuer}).');
   if (!options.audience) {
-    throw new KybWebhookError('config_invalid', "attestation.audience is required (the merchant's client domain UUID).");
+    throw new KybWebhookError(
+      'config_invalid',
+      "attestation.audience is required (the merchant's client domain UUID).",
+    );
   }
   const keys = createKeySource(options, now);
   // The service signs every attestation with the same few headers (one per kid), so decoded headers are
@@ -152,7 +156,8 @@ export function createAttestationVerifier(
     // indexOf rather than split: a body of dots must not become a million-element array.
     const firstDot = token.indexOf('.');
     const secondDot = firstDot < 0 ? -1 : token.indexOf('.', firstDot + 1);
-    if (secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0) throw rejection('attestation_invalid', 'not a compact JWS');
+    if (secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0)
+      throw rejection('attestation_invalid', 'not a compact JWS');
     const encodedHeader = token.slice(0, firstDot);
 
     let header = headers.get(encodedHeader);
@@ -164,7 +169,8 @@ export function createAttestationVerifier(
       }
     }
     // 1. typ first: a token of another kind (a login ID token) is rejected before any key is fetched.
-    if (!isAttestationTyp(header.typ)) throw rejection('attestation_invalid_typ', `typ ${JSON.stringify(header.typ ?? null)}`);
+    if (!isAttestationTyp(header.typ))
+      throw rejection('attestation_invalid_typ', `typ ${JSON.stringify(header.typ ?? null)}`);
     // 2. alg fixed by the verifier: "none", HS256 (key confusion) and everything else fail here.
     if (header.alg !== ALG) throw rejection('attestation_invalid', `alg ${JSON.stringify(header.alg ?? null)}`);
     if (header.crit !== undefined) throw rejection('attestation_invalid', 'crit header parameters are not supported');
@@ -180,10 +186,12 @@ export function createAttestationVerifier(
     // 3. the key named by kid, then the signature.
     const key: VerificationKey = keys.peek(kid) ?? (await keys.get(kid));
     const signature = crypto.decodeBase64url(encodedSignature);
-    if (signature.length !== key.signatureBytes) throw rejection('attestation_invalid', 'signature length is not the key size');
+    if (signature.length !== key.signatureBytes)
+      throw rejection('attestation_invalid', 'signature length is not the key size');
     // Header and payload passed isBase64url, so the signing input is ASCII and every encoder gives the same bytes.
     const verified = crypto.verifyRs256(key.key, token.slice(0, secondDot), signature);
-    if (!(verified === true || (verified !== false && (await verified)))) throw rejection('attestation_invalid', 'bad signature');
+    if (!(verified === true || (verified !== false && (await verified))))
+      throw rejection('attestation_invalid', 'bad signature');
 
     // 4. the registered claims.
     let claims: JWTPayload;
@@ -232,11 +240,17 @@ function createKeySource(options: AttestationOptions, now: () => number): KeySou
   }
   if (options.jwks) return createInlineKeySource(options.jwks);
   if (!options.jwksUrl) {
-    throw new KybWebhookError('config_invalid', 'attestation needs jwksUrl ({base_url}/.well-known/kyb-jwks.json) or jwks.');
+    throw new KybWebhookError(
+      'config_invalid',
+      'attestation needs jwksUrl ({base_url}/.well-known/kyb-jwks.json) or jwks.',
+    );
   }
   const url = new URL(options.jwksUrl);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
-    throw new KybWebhookError('config_invalid', 'attestation.jwksUrl must be an https:// URL ({base_url}/.well-known/kyb-jwks.json).');
+    throw new KybWebhookError(
+      'config_invalid',
+      'attestation.jwksUrl must be an https:// URL ({base_url}/.well-known/kyb-jwks.json).',
+    );
   }
   const cacheMaxAgeMs = duration(options, 'jwksCacheMaxAgeMs', 600_000);
   const maxStaleMs = duration(options, 'jwksMaxStaleMs', 12 * 3_600_000);
@@ -267,7 +281,10 @@ function duration(options: AttestationOptions, name: NumericOption, fallback: nu
   const value = options[name];
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || (value as number) < min) {
-    throw new KybWebhookError('config_invalid', `attestation.${name} must be a whole number of at least ${min}; leave it out for ${fallback}.`);
+    throw new KybWebhookError(
+      'config_invalid',
+      `attestation.${name} must be a whole number of at least ${min}; leave it out for ${fallback}.`,
+    );
   }
   return value;
 }
@@ -278,7 +295,13 @@ function isNumericDate(value: unknown): value is number {
 }
 
 /** The registered-claim rules (RFC 7519 §4.1) with the leeway, applied alike on every path. */
-function checkRegisteredClaims(claims: JWTPayload, options: AttestationOptions, now: number, leeway: number, fetched: boolean): void {
+function checkRegisteredClaims(
+  claims: JWTPayload,
+  options: AttestationOptions,
+  now: number,
+  leeway: number,
+  fetched: boolean,
+): void {
   for (const claim of REQUIRED_CLAIMS) {
     if (!Object.hasOwn(claims, claim)) throw rejection('attestation_invalid', `missing required "${claim}" claim`);
   }
@@ -291,8 +314,10 @@ function checkRegisteredClaims(claims: JWTPayload, options: AttestationOptions, 
     }
   }
   // An absent nbf compares false.
-  if ((claims.nbf as number) > now + leeway) throw rejection('attestation_invalid', '"nbf" claim timestamp check failed');
-  if (!fetched && (claims.exp as number) <= now - leeway) throw rejection('attestation_invalid', '"exp" claim timestamp check failed');
+  if ((claims.nbf as number) > now + leeway)
+    throw rejection('attestation_invalid', '"nbf" claim timestamp check failed');
+  if (!fetched && (claims.exp as number) <= now - leeway)
+    throw rejection('attestation_invalid', '"exp" claim timestamp check failed');
   // A token issued in the future is refused too (jose checks iat only against maxTokenAge).
   if ((claims.iat as number) > now + leeway) throw rejection('attestation_invalid', '"iat" claim is in the future');
 }

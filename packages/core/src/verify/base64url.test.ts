@@ -26,11 +26,16 @@ describe('strict base64url', () => {
   });
 
   it('accepts exactly the canonical encodings: those that survive a decode and re-encode unchanged', () => {
-    const characters = fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= .\n\u00e9\u212a'.split(''));
+    const characters = fc.constantFrom(
+      ...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= .\n\u00e9\u212a'.split(''),
+    );
     fc.assert(
-      fc.property(fc.array(characters, { maxLength: 24 }).map((chars) => chars.join('')), (text) => {
-        expect(isBase64url(text)).toBe(Buffer.from(text, 'base64url').toString('base64url') === text);
-      }),
+      fc.property(
+        fc.array(characters, { maxLength: 24 }).map((chars) => chars.join('')),
+        (text) => {
+          expect(isBase64url(text)).toBe(Buffer.from(text, 'base64url').toString('base64url') === text);
+        },
+      ),
       { numRuns: 20_000 },
     );
   });

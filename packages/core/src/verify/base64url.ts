@@ -59,7 +59,8 @@ export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> {
     bytes[out++] = word & 0xff;
   }
   if (index < length) {
-    let word = ((VALUES[text.charCodeAt(index)] as number) << 18) | ((VALUES[text.charCodeAt(index + 1)] as number) << 12);
+    let word =
+      ((VALUES[text.charCodeAt(index)] as number) << 18) | ((VALUES[text.charCodeAt(index + 1)] as number) << 12);
     bytes[out++] = word >> 16;
     if (length - index === 3) {
       word |= (VALUES[text.charCodeAt(index + 2)] as number) << 6;

@@ -21,7 +21,15 @@ function source(): { keys: KeySource; fetches: () => number; clock: { now: numbe
     return new Response(JSON.stringify(signer.jwks), { status: 200, headers: { 'content-type': 'application/json' } });
   }) as typeof fetch;
   const keys = createRemoteKeySource(
-    { url: new URL('https://kyb.example/.well-known/kyb-jwks.json'), fetch: fetchJwks, cooldownMs: 0, cacheMaxAgeMs: MAX_AGE, maxStaleMs: 12 * MAX_AGE, timeoutMs: 5_000, maxBytes: 262_144 },
+    {
+      url: new URL('https://kyb.example/.well-known/kyb-jwks.json'),
+      fetch: fetchJwks,
+      cooldownMs: 0,
+      cacheMaxAgeMs: MAX_AGE,
+      maxStaleMs: 12 * MAX_AGE,
+      timeoutMs: 5_000,
+      maxBytes: 262_144,
+    },
     () => clock.now,
   );
   return { keys, fetches: () => calls, clock };

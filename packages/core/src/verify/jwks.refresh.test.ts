@@ -34,11 +34,17 @@ function countingFetch(respond: () => Promise<Response>) {
 /** Verifies one attestation by `by` and gives the error (or undefined when it verified). */
 function verifierFor(options: Partial<AttestationOptions>) {
   clock = START;
-  const verify = createAttestationVerifier({ issuer: signer.issuer, audience: signer.audience, jwksUrl: JWKS_URL, ...options }, () => clock);
+  const verify = createAttestationVerifier(
+    { issuer: signer.issuer, audience: signer.audience, jwksUrl: JWKS_URL, ...options },
+    () => clock,
+  );
   return async (by: TestSigner = signer): Promise<KybWebhookError | undefined> => {
     const envelope = testEvents.dataRequestReleased();
     try {
-      await verify(await by.attest(envelope, { claims: { iss: signer.issuer, aud: signer.audience } }), envelope as unknown as EnvelopeIdentity);
+      await verify(
+        await by.attest(envelope, { claims: { iss: signer.issuer, aud: signer.audience } }),
+        envelope as unknown as EnvelopeIdentity,
+      );
       return undefined;
     } catch (error) {
       if (!(error instanceof KybWebhookError)) throw error;
@@ -57,7 +63,10 @@ describe('refetching the JWKS for a kid it does not have', () => {
     });
     const check = verifierFor({ fetch: fetcher.fetch });
     const answers = await Promise.all([check(stranger), check(stranger)]);
-    expect({ codes: answers.map(codeOf), fetches: fetcher.calls }).toEqual({ codes: ['attestation_invalid', 'attestation_invalid'], fetches: 1 });
+    expect({ codes: answers.map(codeOf), fetches: fetcher.calls }).toEqual({
+      codes: ['attestation_invalid', 'attestation_invalid'],
+      fetches: 1,
+    });
   });
 
   it('refetches once, after the cooldown, and answers attestation_invalid when the new set lacks the kid too', async () => {
@@ -78,13 +87,20 @@ describe('refetching the JWKS for a kid it does not have', () => {
     const check = verifierFor({ fetch: fetcher.fetch, jwksCooldownMs: 0, jwksCacheMaxAgeMs: 1_000 });
     expect(codeOf(await check())).toBe('ok');
     clock += 2_000;
-    expect({ code: codeOf(await check(stranger)), fetches: fetcher.calls }).toEqual({ code: 'attestation_invalid', fetches: 2 });
+    expect({ code: codeOf(await check(stranger)), fetches: fetcher.calls }).toEqual({
+      code: 'attestation_invalid',
+      fetches: 2,
+    });
   });
 });
 
 describe('a failed JWKS fetch says why in the detail for the logger', () => {
   it.each<[string, () => Promise<Response>, string]>([
-    ['an error status without a body', async () => new Response(null, { status: 503 }), 'JWKS answered HTTP 503, expected 200'],
+    [
+      'an error status without a body',
+      async () => new Response(null, { status: 503 }),
+      'JWKS answered HTTP 503, expected 200',
+    ],
     [
       'a declared size over the cap without a body',
       async () => new Response(null, { status: 200, headers: { 'content-length': String(10 * 1024 * 1024) } }),
@@ -97,20 +113,31 @@ describe('a failed JWKS fetch says why in the detail for the logger', () => {
   ])('%s', async (_name, respond, reason) => {
     const check = verifierFor({ fetch: countingFetch(respond).fetch, jwksTimeoutMs: 10_000 });
     const error = await Promise.race([check(), sleep(3_000).then(() => undefined)]);
-    expect({ code: error?.code, detail: error?.detail }).toEqual({ code: 'jwks_unavailable', detail: `no JWKS fetched yet; last fetch: ${reason}` });
+    expect({ code: error?.code, detail: error?.detail }).toEqual({
+      code: 'jwks_unavailable',
+      detail: `no JWKS fetched yet; last fetch: ${reason}`,
+    });
   });
 });
 
 describe('a failed JWKS fetch keeps its cause chain', () => {
   it('a body that is not UTF-8 JSON, with the decoding error below it', async () => {
-    const check = verifierFor({ fetch: countingFetch(async () => new Response(new Uint8Array([0xff, 0xfe]), { status: 200 })).fetch });
+    const check = verifierFor({
+      fetch: countingFetch(async () => new Response(new Uint8Array([0xff, 0xfe]), { status: 200 })).fetch,
+    });
     const error = await check();
     const fetchFailure = error?.cause as Error | undefined;
-    expect({ message: fetchFailure?.message, cause: fetchFailure?.cause instanceof Error }).toEqual({ message: 'JWKS response is not UTF-8 JSON', cause: true });
+    expect({ message: fetchFailure?.message, cause: fetchFailure?.cause instanceof Error }).toEqual({
+      message: 'JWKS response is not UTF-8 JSON',
+      cause: true,
+    });
   });
 
   it('a timeout, with the signal reason below it', async () => {
-    const check = verifierFor({ fetch: countingFetch(() => new Promise<Response>(() => {})).fetch, jwksTimeoutMs: 100 });
+    const check = verifierFor({
+      fetch: countingFetch(() => new Promise<Response>(() => {})).fetch,
+      jwksTimeoutMs: 100,
+    });
     const error = await check();
     const fetchFailure = error?.cause as Error | undefined;
     expect({ message: fetchFailure?.message, cause: (fetchFailure?.cause as Error | undefined)?.name }).toEqual({
@@ -127,7 +154,10 @@ describe('a failed JWKS fetch keeps its cause chain', () => {
       thrown = error;
     }
     expect(thrown).toBeInstanceOf(KybWebhookError);
-    expect({ code: (thrown as KybWebhookError).code, cause: (thrown as KybWebhookError).cause instanceof Error }).toEqual({ code: 'config_invalid', cause: true });
+    expect({
+      code: (thrown as KybWebhookError).code,
+      cause: (thrown as KybWebhookError).cause instanceof Error,
+    }).toEqual({ code: 'config_invalid', cause: true });
   });
 });
 
@@ -135,7 +165,10 @@ describe('jwksMaxStaleMs shorter than jwksCacheMaxAgeMs', () => {
   it('is refused at creation, saying what the stale period is', () => {
     let thrown: unknown;
     try {
-      createAttestationVerifier({ issuer: 'i', audience: 'a', jwksUrl: JWKS_URL, jwksCacheMaxAgeMs: 60_000, jwksMaxStaleMs: 1_000 }, () => START);
+      createAttestationVerifier(
+        { issuer: 'i', audience: 'a', jwksUrl: JWKS_URL, jwksCacheMaxAgeMs: 60_000, jwksMaxStaleMs: 1_000 },
+        () => START,
+      );
     } catch (error) {
       thrown = error;
     }
@@ -166,14 +199,20 @@ describe('a JWKS body that is given up on is cancelled, so its connection is fre
   it('the body of an answer that arrives after jwksTimeoutMs', async () => {
     const body = trackedBody(false);
     // A fetch that ignores its AbortSignal and answers 300 ms later.
-    const check = verifierFor({ fetch: countingFetch(() => sleep(300).then(() => new Response(body.stream, { status: 200 }))).fetch, jwksTimeoutMs: 100 });
+    const check = verifierFor({
+      fetch: countingFetch(() => sleep(300).then(() => new Response(body.stream, { status: 200 }))).fetch,
+      jwksTimeoutMs: 100,
+    });
     expect(codeOf(await check())).toBe('jwks_unavailable');
     await sleep(400);
     expect(body.cancelled).toBe(true);
   });
 
   it('an answer without a body that arrives after jwksTimeoutMs is dropped quietly', async () => {
-    const check = verifierFor({ fetch: countingFetch(() => sleep(300).then(() => new Response(null, { status: 200 }))).fetch, jwksTimeoutMs: 100 });
+    const check = verifierFor({
+      fetch: countingFetch(() => sleep(300).then(() => new Response(null, { status: 200 }))).fetch,
+      jwksTimeoutMs: 100,
+    });
     expect(codeOf(await check())).toBe('jwks_unavailable');
     // An exception here would surface as an unhandled rejection and fail the run.
     await sleep(400);
@@ -181,7 +220,10 @@ describe('a JWKS body that is given up on is cancelled, so its connection is fre
 
   it('a body that stops arriving', async () => {
     const body = trackedBody(true);
-    const check = verifierFor({ fetch: countingFetch(async () => new Response(body.stream, { status: 200 })).fetch, jwksTimeoutMs: 100 });
+    const check = verifierFor({
+      fetch: countingFetch(async () => new Response(body.stream, { status: 200 })).fetch,
+      jwksTimeoutMs: 100,
+    });
     expect(codeOf(await check())).toBe('jwks_unavailable');
     await sleep(50);
     expect(body.cancelled).toBe(true);

@@ -33,13 +33,19 @@ let delivery = 0;
 /** The logger detail of the last refusal `check` saw: which step failed, for operators. */
 let lastDetail: string | undefined;
 function verifierFor(options: Partial<AttestationOptions>) {
-  const verify = createAttestationVerifier({ issuer: signer.issuer, audience: signer.audience, ...options }, () => clock);
+  const verify = createAttestationVerifier(
+    { issuer: signer.issuer, audience: signer.audience, ...options },
+    () => clock,
+  );
   return async (by: TestSigner = signer): Promise<string> => {
     const envelope = testEvents.dataRequestReleased();
     // A header of its own per delivery, so that no memo of decoded headers can answer for the key source.
     const header = { 'x-delivery': (delivery += 1) };
     try {
-      await verify(await by.attest(envelope, { header, claims: { iss: signer.issuer, aud: signer.audience } }), envelope as unknown as EnvelopeIdentity);
+      await verify(
+        await by.attest(envelope, { header, claims: { iss: signer.issuer, aud: signer.audience } }),
+        envelope as unknown as EnvelopeIdentity,
+      );
       return 'ok';
     } catch (error) {
       if (!(error instanceof KybWebhookError)) throw error;
@@ -53,10 +59,13 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A fetch that counts its calls and then behaves as `respond` says. */
 function countingFetch(respond: (url: string, init?: RequestInit) => Promise<Response>) {
-  const counted = { calls: 0, fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
-    counted.calls += 1;
-    return respond(String(input), init);
-  }) as typeof fetch };
+  const counted = {
+    calls: 0,
+    fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+      counted.calls += 1;
+      return respond(String(input), init);
+    }) as typeof fetch,
+  };
   return counted;
 }
 
@@ -82,7 +91,9 @@ describe('JWKS fetch failures are cooled down too', () => {
     const codes = new Set<string>();
     for (let i = 0; i < 25; i++) codes.add(await check(stranger));
     expect({ codes: [...codes], fetches: server.requests }).toEqual({ codes: ['jwks_unavailable'], fetches: 2 });
-    expect(lastDetail).toBe('no key for this kid in the last good JWKS and no refresh succeeded; last fetch: JWKS answered HTTP 503, expected 200');
+    expect(lastDetail).toBe(
+      'no key for this kid in the last good JWKS and no refresh succeeded; last fetch: JWKS answered HTTP 503, expected 200',
+    );
   });
 
   it('tries again after the cooldown and recovers when the host does', async () => {
@@ -142,7 +153,9 @@ describe('the last good keys while refreshes fail', () => {
     expect(await check()).toBe('ok');
     clock += 1;
     expect(await check()).toBe('jwks_unavailable');
-    expect(lastDetail).toMatch(/^the last JWKS fetched is older than attestation\.jwksMaxStaleMs; last fetch: JWKS answered HTTP 500/);
+    expect(lastDetail).toMatch(
+      /^the last JWKS fetched is older than attestation\.jwksMaxStaleMs; last fetch: JWKS answered HTTP 500/,
+    );
   });
 
   it('default to 12 hours of staleness', async () => {
@@ -184,35 +197,61 @@ describe('key selection in a fetched JWKS', () => {
       true,
       ['sign', 'verify'],
     );
-    const jwk = { ...(await crypto.subtle.exportKey('jwk', small.publicKey)), kid: signer.kid, alg: 'RS256', use: 'sig' };
+    const jwk = {
+      ...(await crypto.subtle.exportKey('jwk', small.publicKey)),
+      kid: signer.kid,
+      alg: 'RS256',
+      use: 'sig',
+    };
     const fetcher = countingFetch(async () => Response.json({ keys: [jwk] }));
     const verify = createAttestationVerifier(
-      { issuer: signer.issuer, audience: signer.audience, jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch },
+      {
+        issuer: signer.issuer,
+        audience: signer.audience,
+        jwksUrl: 'https://kyb.example.test/jwks',
+        fetch: fetcher.fetch,
+      },
       () => clock,
     );
     // The genuine header and claims, signed by the small key that the JWKS publishes under the genuine kid.
     const envelope = testEvents.dataRequestReleased();
     const signingInput = (await signer.attest(envelope)).split('.').slice(0, 2).join('.');
-    const signature = await crypto.subtle.sign('RSASSA-PKCS1-v1_5', small.privateKey, new TextEncoder().encode(signingInput));
+    const signature = await crypto.subtle.sign(
+      'RSASSA-PKCS1-v1_5',
+      small.privateKey,
+      new TextEncoder().encode(signingInput),
+    );
     const token = `${signingInput}.${Buffer.from(signature).toString('base64url')}`;
     const answer = await verify(token, envelope as unknown as EnvelopeIdentity).then(
       () => ({ code: 'ok' }),
-      (error: unknown) => (error instanceof KybWebhookError ? { code: error.code, detail: error.detail } : { code: String(error) }),
+      (error: unknown) =>
+        error instanceof KybWebhookError ? { code: error.code, detail: error.detail } : { code: String(error) },
     );
-    expect(answer).toEqual({ code: 'attestation_invalid', detail: 'the KYB JWKS key for this kid has 1024 bits; RS256 needs at least 2048' });
+    expect(answer).toEqual({
+      code: 'attestation_invalid',
+      detail: 'the KYB JWKS key for this kid has 1024 bits; RS256 needs at least 2048',
+    });
   });
 
   it('refuses a kid that names several keys', async () => {
-    const fetcher = countingFetch(async () => Response.json({ keys: [...signer.jwks.keys, { ...stranger.jwks.keys[0], kid: signer.kid }] }));
+    const fetcher = countingFetch(async () =>
+      Response.json({ keys: [...signer.jwks.keys, { ...stranger.jwks.keys[0], kid: signer.kid }] }),
+    );
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
-    expect({ code: await check(), detail: lastDetail }).toEqual({ code: 'attestation_invalid', detail: 'several keys of the KYB JWKS match this kid' });
+    expect({ code: await check(), detail: lastDetail }).toEqual({
+      code: 'attestation_invalid',
+      detail: 'several keys of the KYB JWKS match this kid',
+    });
   });
 
   it('answers jwks_unavailable (retry later) for a published key under the kid that cannot be imported', async () => {
     const { e: _dropped, ...withoutExponent } = signer.jwks.keys[0] as Record<string, unknown>;
     const fetcher = countingFetch(async () => Response.json({ keys: [withoutExponent] }));
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
-    expect({ code: await check(), detail: lastDetail }).toEqual({ code: 'jwks_unavailable', detail: 'the KYB JWKS key for this kid cannot be imported' });
+    expect({ code: await check(), detail: lastDetail }).toEqual({
+      code: 'jwks_unavailable',
+      detail: 'the KYB JWKS key for this kid cannot be imported',
+    });
   });
 
   it.each([
@@ -245,16 +284,32 @@ describe('one JWKS fetch is bounded', () => {
     const body = JSON.stringify(signer.jwks);
     // No declared length: the cap is enforced on the bytes read.
     const respond = () => new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
-    const atCap = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: body.length, fetch: countingFetch(async () => respond()).fetch });
-    const underCap = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: body.length - 1, fetch: countingFetch(async () => respond()).fetch });
+    const atCap = verifierFor({
+      jwksUrl: 'https://kyb.example.test/jwks',
+      jwksMaxBytes: body.length,
+      fetch: countingFetch(async () => respond()).fetch,
+    });
+    const underCap = verifierFor({
+      jwksUrl: 'https://kyb.example.test/jwks',
+      jwksMaxBytes: body.length - 1,
+      fetch: countingFetch(async () => respond()).fetch,
+    });
     expect({ atCap: await atCap(), underCap: await underCap() }).toEqual({ atCap: 'ok', underCap: 'jwks_unavailable' });
-    expect(lastDetail).toBe(`no JWKS fetched yet; last fetch: JWKS response is over attestation.jwksMaxBytes (${body.length - 1} bytes)`);
+    expect(lastDetail).toBe(
+      `no JWKS fetched yet; last fetch: JWKS response is over attestation.jwksMaxBytes (${body.length - 1} bytes)`,
+    );
   });
 
   it('accepts a declared Content-Length equal to jwksMaxBytes', async () => {
     const body = JSON.stringify(signer.jwks);
-    const fetcher = countingFetch(async () => new Response(body, { status: 200, headers: { 'content-length': String(body.length) } }));
-    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: body.length, fetch: fetcher.fetch });
+    const fetcher = countingFetch(
+      async () => new Response(body, { status: 200, headers: { 'content-length': String(body.length) } }),
+    );
+    const check = verifierFor({
+      jwksUrl: 'https://kyb.example.test/jwks',
+      jwksMaxBytes: body.length,
+      fetch: fetcher.fetch,
+    });
     expect(await check()).toBe('ok');
   });
 
@@ -286,7 +341,10 @@ describe('one JWKS fetch is bounded', () => {
     json.set([0xc3, 0x28], json.length - 4); // the two X: an invalid UTF-8 sequence inside a string
     const fetcher = countingFetch(async () => new Response(json, { status: 200 }));
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
-    expect({ code: await check(), detail: lastDetail }).toEqual({ code: 'jwks_unavailable', detail: 'no JWKS fetched yet; last fetch: JWKS response is not UTF-8 JSON' });
+    expect({ code: await check(), detail: lastDetail }).toEqual({
+      code: 'jwks_unavailable',
+      detail: 'no JWKS fetched yet; last fetch: JWKS response is not UTF-8 JSON',
+    });
   });
 
   it('stops reading an oversized body at the cap instead of buffering it whole', async () => {
@@ -306,7 +364,11 @@ describe('one JWKS fetch is bounded', () => {
       );
       return new Response(stream, { status: 200, headers: { 'content-type': 'application/json' } });
     });
-    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', jwksMaxBytes: 64 * 1024, fetch: fetcher.fetch });
+    const check = verifierFor({
+      jwksUrl: 'https://kyb.example.test/jwks',
+      jwksMaxBytes: 64 * 1024,
+      fetch: fetcher.fetch,
+    });
     expect(await check()).toBe('jwks_unavailable');
     expect(pulled).toBeLessThanOrEqual(64 * 1024 + 2 * chunk.byteLength);
   });
@@ -314,18 +376,23 @@ describe('one JWKS fetch is bounded', () => {
   it('refuses a declared Content-Length over the cap without reading the body', async () => {
     let pulled = 0;
     const fetcher = countingFetch(async () => {
-      const stream = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          pulled += 1;
-          controller.enqueue(new TextEncoder().encode(JSON.stringify(signer.jwks)));
-          controller.close();
+      const stream = new ReadableStream<Uint8Array>(
+        {
+          pull(controller) {
+            pulled += 1;
+            controller.enqueue(new TextEncoder().encode(JSON.stringify(signer.jwks)));
+            controller.close();
+          },
         },
-      }, { highWaterMark: 0 });
+        { highWaterMark: 0 },
+      );
       return new Response(stream, { status: 200, headers: { 'content-length': String(10 * 1024 * 1024) } });
     });
     const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
     expect({ code: await check(), pulled }).toEqual({ code: 'jwks_unavailable', pulled: 0 });
-    expect(lastDetail).toBe(`no JWKS fetched yet; last fetch: JWKS response declares ${10 * 1024 * 1024} bytes, over attestation.jwksMaxBytes (${256 * 1024})`);
+    expect(lastDetail).toBe(
+      `no JWKS fetched yet; last fetch: JWKS response declares ${10 * 1024 * 1024} bytes, over attestation.jwksMaxBytes (${256 * 1024})`,
+    );
   });
 
   it('times out a fetch that never answers after jwksTimeoutMs, even one that ignores its AbortSignal', async () => {

@@ -85,7 +85,9 @@ export function createInlineKeySource(jwks: JSONWebKeySet): KeySource {
   try {
     set = newKeySet(jwks, 0);
   } catch (cause) {
-    throw new KybWebhookError('config_invalid', 'attestation.jwks is not a JSON Web Key Set ({ keys: [ ... ] }).', { cause });
+    throw new KybWebhookError('config_invalid', 'attestation.jwks is not a JSON Web Key Set ({ keys: [ ... ] }).', {
+      cause,
+    });
   }
   return {
     peek: (kid) => set.imported.get(kid),
@@ -219,7 +221,10 @@ async function findKey(set: KeySet, kid: string): Promise<VerificationKey | type
   }
   const { modulusLength } = key.algorithm as RsaHashedKeyAlgorithm;
   if (!(modulusLength >= MIN_RSA_MODULUS_BITS)) {
-    throw rejection('attestation_invalid', `the KYB JWKS key for this kid has ${modulusLength} bits; RS256 needs at least ${MIN_RSA_MODULUS_BITS}`);
+    throw rejection(
+      'attestation_invalid',
+      `the KYB JWKS key for this kid has ${modulusLength} bits; RS256 needs at least ${MIN_RSA_MODULUS_BITS}`,
+    );
   }
   const found: VerificationKey = Object.freeze({ key, signatureBytes: Math.ceil(modulusLength / 8) });
   set.imported.set(kid, found);

@@ -37,12 +37,16 @@ async function rejectionOf(promise: Promise<unknown>): Promise<KybWebhookError |
   return undefined;
 }
 
-const verifier = (secrets: SecretKeyring = { '3': SECRET }) => createSignatureVerifier({ secrets, toleranceSeconds: 300, now: () => NOW });
+const verifier = (secrets: SecretKeyring = { '3': SECRET }) =>
+  createSignatureVerifier({ secrets, toleranceSeconds: 300, now: () => NOW });
 
 describe('createSignatureVerifier refuses a keyring it cannot use, at creation', () => {
   it('an empty secret', () => {
     const error = refusal(() => verifier({ '3': '' }));
-    expect({ code: error?.code, message: error?.message }).toEqual({ code: 'config_invalid', message: 'The secret of version "3" is empty; set it from the dashboard.' });
+    expect({ code: error?.code, message: error?.message }).toEqual({
+      code: 'config_invalid',
+      message: 'The secret of version "3" is empty; set it from the dashboard.',
+    });
   });
 
   it('a version that cannot appear as the kv of a header', () => {
@@ -70,11 +74,17 @@ describe('t is at most 15 digits', () => {
 describe('the detail of a stale or early signature says by how much the clocks differ', () => {
   it('t 301 s old', async () => {
     const error = await rejectionOf(verifier()(header(T - 301), body));
-    expect({ code: error?.code, detail: error?.detail }).toEqual({ code: 'signature_expired', detail: 't is 301 s old' });
+    expect({ code: error?.code, detail: error?.detail }).toEqual({
+      code: 'signature_expired',
+      detail: 't is 301 s old',
+    });
   });
 
   it('t 301 s ahead', async () => {
     const error = await rejectionOf(verifier()(header(T + 301), body));
-    expect({ code: error?.code, detail: error?.detail }).toEqual({ code: 'signature_future', detail: 't is 301 s ahead' });
+    expect({ code: error?.code, detail: error?.detail }).toEqual({
+      code: 'signature_future',
+      detail: 't is 301 s ahead',
+    });
   });
 });

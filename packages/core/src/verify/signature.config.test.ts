@@ -9,7 +9,16 @@ describe('createSignatureVerifier configuration', () => {
     ['an Invalid Date', new Date('not a date')],
   ])('refuses a notAfter of %s instead of keeping the secret valid forever', (_name, notAfter) => {
     expect(() =>
-      createSignatureVerifier({ secrets: { '2': { secret: 'old', notAfter: notAfter as number } }, toleranceSeconds: 300, now: Date.now }),
-    ).toThrow(expect.objectContaining({ code: 'config_invalid', message: expect.stringMatching(/notAfter of secret version "2"/) }));
+      createSignatureVerifier({
+        secrets: { '2': { secret: 'old', notAfter: notAfter as number } },
+        toleranceSeconds: 300,
+        now: Date.now,
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'config_invalid',
+        message: expect.stringMatching(/notAfter of secret version "2"/),
+      }),
+    );
   });
 });

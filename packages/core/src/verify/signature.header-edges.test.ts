@@ -54,7 +54,9 @@ describe('v1 digits', () => {
     ["an 'é' where the high nibble is 1", 0, 'é'],
     ["an 'é' where the low nibble is 1", 1, 'é'],
   ])('refuses %s as signature_malformed', async (_case, parity, replacement) => {
-    expect(await deliverRewritten((header) => replaceDigitOne(header, parity, replacement))).toBe('signature_malformed');
+    expect(await deliverRewritten((header) => replaceDigitOne(header, parity, replacement))).toBe(
+      'signature_malformed',
+    );
   });
 
   it('parses upper-case hex digits to the same bytes as lower-case', () => {

@@ -33,14 +33,20 @@ describe.each([
     createSignatureVerifier({ secrets, toleranceSeconds: 300, now: () => now, crypto });
 
   it('accepts the HMAC of "<t>." + the exact bytes and names the version', async () => {
-    await expect(verifier({ '3': 's3cret' })(header('s3cret', T, '3'), body)).resolves.toEqual({ version: '3', timestamp: T });
+    await expect(verifier({ '3': 's3cret' })(header('s3cret', T, '3'), body)).resolves.toEqual({
+      version: '3',
+      timestamp: T,
+    });
   });
 
   it.each<[string, () => [string, Uint8Array]]>([
     ['a tampered body', () => [header('s3cret', T, '3'), new TextEncoder().encode('{"event":"kyb.test","emoji":"x"}')]],
     [
       'a re-serialization of the signed JSON',
-      () => [header('s3cret', T, '3'), new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder().decode(body)), null, 1))],
+      () => [
+        header('s3cret', T, '3'),
+        new TextEncoder().encode(JSON.stringify(JSON.parse(new TextDecoder().decode(body)), null, 1)),
+      ],
     ],
     ['a MAC made with another secret', () => [header('other', T, '3'), body]],
   ])('rejects %s as signature_mismatch', async (_case, delivery) => {
@@ -59,7 +65,9 @@ describe.each([
 
   it('rejects, for those bytes, a MAC computed over their re-serialization', async () => {
     expect(new TextDecoder().decode(reserialized)).toBe('{"event":"kyb.test","seq":1,"name":"café"}');
-    expect(await codeOf(verifier({ '3': 's3cret' })(header('s3cret', T, '3', reserialized), unusual))).toBe('signature_mismatch');
+    expect(await codeOf(verifier({ '3': 's3cret' })(header('s3cret', T, '3', reserialized), unusual))).toBe(
+      'signature_mismatch',
+    );
   });
 
   it('rejects a MAC computed with another timestamp than the one sent', async () => {

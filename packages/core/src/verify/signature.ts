@@ -50,7 +50,8 @@ export function parseSignatureHeader(header: string): ParsedSignatureHeader {
     const key = header.slice(start, equals);
     const value = header.slice(equals + 1, end);
     if (key === 't' || key === 'v1' || key === 'kv') {
-      if ((key === 't' ? t : key === 'v1' ? v1 : kv) !== undefined) throw rejection('signature_malformed', `field ${key} appears twice`);
+      if ((key === 't' ? t : key === 'v1' ? v1 : kv) !== undefined)
+        throw rejection('signature_malformed', `field ${key} appears twice`);
       if (key === 't') t = value;
       else if (key === 'v1') v1 = value;
       else kv = value;
@@ -150,15 +151,29 @@ export function createSignatureCheck(
   for (const [version, entry] of Object.entries(options.secrets)) {
     const { secret, notAfter } = typeof entry === 'string' ? { secret: entry, notAfter: undefined } : entry;
     if (!VERSION.test(version)) {
-      throw new KybWebhookError('config_invalid', `Secret version "${version}" must match ${VERSION} (it is the kv of the header).`);
+      throw new KybWebhookError(
+        'config_invalid',
+        `Secret version "${version}" must match ${VERSION} (it is the kv of the header).`,
+      );
     }
     if (typeof secret !== 'string' || secret.length === 0) {
-      throw new KybWebhookError('config_invalid', `The secret of version "${version}" is empty; set it from the dashboard.`);
+      throw new KybWebhookError(
+        'config_invalid',
+        `The secret of version "${version}" is empty; set it from the dashboard.`,
+      );
     }
     // An end that does not parse ('24h', NaN, an Invalid Date) would otherwise keep the old secret valid forever.
-    const notAfterMs = notAfter === undefined ? Number.POSITIVE_INFINITY : notAfter instanceof Date || typeof notAfter === 'number' ? new Date(notAfter).getTime() : Number.NaN;
+    const notAfterMs =
+      notAfter === undefined
+        ? Number.POSITIVE_INFINITY
+        : notAfter instanceof Date || typeof notAfter === 'number'
+          ? new Date(notAfter).getTime()
+          : Number.NaN;
     if (Number.isNaN(notAfterMs)) {
-      throw new KybWebhookError('config_invalid', `The notAfter of secret version "${version}" must be a valid Date or Unix milliseconds.`);
+      throw new KybWebhookError(
+        'config_invalid',
+        `The notAfter of secret version "${version}" must be a valid Date or Unix milliseconds.`,
+      );
     }
     const prepared: PreparedVersion = {
       secret: platform.importHmacSecret(secret),
@@ -166,12 +181,19 @@ export function createSignatureCheck(
       notAfterMs,
     };
     // A failed import is surfaced on first use; the catch only avoids an unhandled rejection at start-up.
-    prepared.secret.then((imported) => (prepared.ready = imported), () => {});
+    prepared.secret.then(
+      (imported) => (prepared.ready = imported),
+      () => {},
+    );
     versions.set(version, prepared);
   }
   const toleranceMs = options.toleranceSeconds * 1000;
 
-  const verifyMac = (secret: HmacSecret, parsed: ParsedSignatureHeader, body: Uint8Array): VerifiedSignature | Promise<VerifiedSignature> => {
+  const verifyMac = (
+    secret: HmacSecret,
+    parsed: ParsedSignatureHeader,
+    body: Uint8Array,
+  ): VerifiedSignature | Promise<VerifiedSignature> => {
     const matched = platform.verifyHmac(secret, `${parsed.timestampText}.`, body, parsed.mac);
     if (typeof matched !== 'boolean') return matched.then((ok) => verdict(ok, parsed));
     return verdict(matched, parsed);

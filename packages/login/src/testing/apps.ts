@@ -28,9 +28,21 @@ export const mountExpress: MountApp = (server, login, hooks) => {
   app.get('/auth/login', auth.start);
   app.get('/auth/callback', auth.callback);
   app.post('/auth/logout', auth.logout);
-  app.get('/api/me', expressLogin.requireUser(login), (req, res) => void res.json({ userId: req.kybUser!.userId, via: req.kybUser!.via }));
-  app.get('/me', expressLogin.requireUser(login, { session: true }), (req, res) => void res.json({ userId: req.kybUser!.userId, via: req.kybUser!.via }));
-  app.get('/page', expressLogin.requireUser(login, PAGE), (req, res) => void res.json({ userId: req.kybUser!.userId, via: req.kybUser!.via }));
+  app.get(
+    '/api/me',
+    expressLogin.requireUser(login),
+    (req, res) => void res.json({ userId: req.kybUser!.userId, via: req.kybUser!.via }),
+  );
+  app.get(
+    '/me',
+    expressLogin.requireUser(login, { session: true }),
+    (req, res) => void res.json({ userId: req.kybUser!.userId, via: req.kybUser!.via }),
+  );
+  app.get(
+    '/page',
+    expressLogin.requireUser(login, PAGE),
+    (req, res) => void res.json({ userId: req.kybUser!.userId, via: req.kybUser!.via }),
+  );
   server.on('request', app);
 };
 
@@ -46,9 +58,18 @@ export const mountFastify: MountApp = async (server, login, hooks) => {
   app.get('/auth/login', auth.start);
   app.get('/auth/callback', auth.callback);
   app.post('/auth/logout', auth.logout);
-  app.get('/api/me', { preHandler: fastifyLogin.requireUser(login) }, async (request) => ({ userId: request.kybUser!.userId, via: request.kybUser!.via }));
-  app.get('/me', { preHandler: fastifyLogin.requireUser(login, { session: true }) }, async (request) => ({ userId: request.kybUser!.userId, via: request.kybUser!.via }));
-  app.get('/page', { preHandler: fastifyLogin.requireUser(login, PAGE) }, async (request) => ({ userId: request.kybUser!.userId, via: request.kybUser!.via }));
+  app.get('/api/me', { preHandler: fastifyLogin.requireUser(login) }, async (request) => ({
+    userId: request.kybUser!.userId,
+    via: request.kybUser!.via,
+  }));
+  app.get('/me', { preHandler: fastifyLogin.requireUser(login, { session: true }) }, async (request) => ({
+    userId: request.kybUser!.userId,
+    via: request.kybUser!.via,
+  }));
+  app.get('/page', { preHandler: fastifyLogin.requireUser(login, PAGE) }, async (request) => ({
+    userId: request.kybUser!.userId,
+    via: request.kybUser!.via,
+  }));
   await app.ready();
 };
 
@@ -78,8 +99,14 @@ export const mountHono: MountApp = (server, login, hooks) => {
   app.get('/auth/login', auth.start);
   app.get('/auth/callback', auth.callback);
   app.post('/auth/logout', auth.logout);
-  app.get('/api/me', honoLogin.requireUser(login), (c) => c.json({ userId: c.get('kybUser').userId, via: c.get('kybUser').via }));
-  app.get('/me', honoLogin.requireUser(login, { session: true }), (c) => c.json({ userId: c.get('kybUser').userId, via: c.get('kybUser').via }));
-  app.get('/page', honoLogin.requireUser(login, PAGE), (c) => c.json({ userId: c.get('kybUser').userId, via: c.get('kybUser').via }));
+  app.get('/api/me', honoLogin.requireUser(login), (c) =>
+    c.json({ userId: c.get('kybUser').userId, via: c.get('kybUser').via }),
+  );
+  app.get('/me', honoLogin.requireUser(login, { session: true }), (c) =>
+    c.json({ userId: c.get('kybUser').userId, via: c.get('kybUser').via }),
+  );
+  app.get('/page', honoLogin.requireUser(login, PAGE), (c) =>
+    c.json({ userId: c.get('kybUser').userId, via: c.get('kybUser').via }),
+  );
   server.on('request', getRequestListener(app.fetch));
 };

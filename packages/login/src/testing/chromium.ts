@@ -35,7 +35,12 @@ export async function launchChromium(): Promise<LaunchedChromium | ChromiumUnava
   // A fresh --user-data-dir per launch: no cookie or cache of an earlier run can make a test pass.
   const userDataDir = await mkdtemp(join(tmpdir(), 'kyb-login-chromium-'));
   try {
-    const context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM_PATH, headless: true, args: FLAGS, timeout: 60_000 });
+    const context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: FLAGS,
+      timeout: 60_000,
+    });
     return {
       context,
       async close() {

@@ -26,7 +26,11 @@ export function loginOptions(provider: TestProvider, overrides: Partial<LoginOpt
 }
 
 /** A request as an adapter would describe it; `setCookies` are Set-Cookie values the browser got before. */
-export function loginRequest(url: string | URL, setCookies: string[] = [], headers: Record<string, string> = {}): LoginRequest {
+export function loginRequest(
+  url: string | URL,
+  setCookies: string[] = [],
+  headers: Record<string, string> = {},
+): LoginRequest {
   const u = new URL(url, 'http://127.0.0.1:9');
   const cookie = setCookies.map((c) => c.split(';')[0]).join('; ');
   const all: Record<string, string> = { host: u.host, ...(cookie ? { cookie } : {}), ...headers };
@@ -37,10 +41,21 @@ export function loginRequest(url: string | URL, setCookies: string[] = [], heade
  * Starts a login, approves it at the provider as `address`, and returns the callback the browser would send, with the
  * start's Set-Cookie values (the transaction cookie first, then the binding cookie).
  */
-export async function approvedCallback(login: Login, options: { returnTo?: string; address?: string; agent?: UserAgent } = {}): Promise<{ callback: LoginRequest; callbackUrl: URL; setCookie: string[]; authorizationUrl: URL }> {
-  const start = await login.start(loginRequest('/auth/login'), options.returnTo === undefined ? {} : { returnTo: options.returnTo });
+export async function approvedCallback(
+  login: Login,
+  options: { returnTo?: string; address?: string; agent?: UserAgent } = {},
+): Promise<{ callback: LoginRequest; callbackUrl: URL; setCookie: string[]; authorizationUrl: URL }> {
+  const start = await login.start(
+    loginRequest('/auth/login'),
+    options.returnTo === undefined ? {} : { returnTo: options.returnTo },
+  );
   const callbackUrl = await approveAtProvider(options.agent ?? new UserAgent(), start.url, options.address);
-  return { callback: loginRequest(callbackUrl, start.setCookie), callbackUrl, setCookie: start.setCookie, authorizationUrl: start.url };
+  return {
+    callback: loginRequest(callbackUrl, start.setCookie),
+    callbackUrl,
+    setCookie: start.setCookie,
+    authorizationUrl: start.url,
+  };
 }
 
 /** Runs `promise` and returns the KybLoginError it rejects with (fails the test when it resolves). */
@@ -58,7 +73,13 @@ export async function refusal(promise: Promise<unknown>): Promise<{ code: string
  * URL with the service's parameters, the provider's pages approved. The backend then calls `exchangeCode` with both.
  */
 export async function browserCode(provider: TestProvider): Promise<{ code: string; codeVerifier: string }> {
-  const browser = await oidc.discovery(new URL(provider.issuer), provider.confidentialClient.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+  const browser = await oidc.discovery(
+    new URL(provider.issuer),
+    provider.confidentialClient.clientId,
+    undefined,
+    oidc.None(),
+    { execute: [oidc.allowInsecureRequests] },
+  );
   const codeVerifier = oidc.randomPKCECodeVerifier();
   const url = oidc.buildAuthorizationUrl(browser, {
     redirect_uri: REDIRECT_URI,

@@ -81,7 +81,12 @@ export const TEST_ADDRESS = '0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c';
  */
 export async function startTestProvider(options: TestProviderOptions): Promise<TestProvider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
-  const signingKey: JWK = { ...(await exportJWK(privateKey)), kid: `login-${randomBytes(4).toString('hex')}`, alg: 'RS256', use: 'sig' };
+  const signingKey: JWK = {
+    ...(await exportJWK(privateKey)),
+    kid: `login-${randomBytes(4).toString('hex')}`,
+    alg: 'RS256',
+    use: 'sig',
+  };
   const audiences = options.audiences ?? ['https://api.merchant.test'];
   const confidentialClient = { clientId: 'merchant-backend', clientSecret: randomBytes(24).toString('base64url') };
   const publicClient = { clientId: 'merchant-spa' };
@@ -103,7 +108,12 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
   } as Omit<ClientMetadata, 'client_id'>;
   const configuration: Configuration = {
     clients: [
-      { ...clientBase, client_id: confidentialClient.clientId, client_secret: confidentialClient.clientSecret, token_endpoint_auth_method: 'client_secret_basic' },
+      {
+        ...clientBase,
+        client_id: confidentialClient.clientId,
+        client_secret: confidentialClient.clientSecret,
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
       { ...clientBase, client_id: publicClient.clientId, token_endpoint_auth_method: 'none' },
     ],
     jwks: { keys: [signingKey] },
@@ -115,7 +125,8 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
       // The service requires one of the client's registered audiences (spec 4.1).
       audience(ctx, value, client) {
         const registered = (client as unknown as { audiences?: string[] }).audiences ?? [];
-        if (!value || !registered.includes(value)) throw new errors.InvalidRequest('audience must be one of the client\u2019s audiences');
+        if (!value || !registered.includes(value))
+          throw new errors.InvalidRequest('audience must be one of the client\u2019s audiences');
       },
       access_type(_ctx, value) {
         if (value !== undefined && value !== 'offline') throw new errors.InvalidRequest('access_type must be offline');
@@ -125,7 +136,15 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
     findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub }) }),
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     cookies: { keys: [randomBytes(32).toString('hex')] },
-    ttl: { AccessToken: options.accessTokenTtl ?? 600, AuthorizationCode: 60, IdToken: options.idTokenTtl ?? 600, RefreshToken: 86_400, Interaction: 600, Session: 3600, Grant: 86_400 },
+    ttl: {
+      AccessToken: options.accessTokenTtl ?? 600,
+      AuthorizationCode: 60,
+      IdToken: options.idTokenTtl ?? 600,
+      RefreshToken: 86_400,
+      Interaction: 600,
+      Session: 3600,
+      Grant: 86_400,
+    },
     features: {
       devInteractions: { enabled: false },
       resourceIndicators: {
@@ -135,11 +154,17 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource) => {
           if (!audiences.includes(resource)) throw new errors.InvalidTarget();
-          return { scope: 'openid offline offline_access business', audience: resource, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+          return {
+            scope: 'openid offline offline_access business',
+            audience: resource,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'RS256' } },
+          };
         },
       },
     },
-    issueRefreshToken: (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+    issueRefreshToken: (_ctx, client, code) =>
+      client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     renderError: (ctx, out) => {
       ctx.type = 'html';
       ctx.body = `<!doctype html><title>error</title><p id="error">${escapeHtml(String(out.error))}: ${escapeHtml(String(out.error_description ?? ''))}</p>`;
@@ -170,11 +195,21 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
     }
     if (path === '/oauth2/token' && req.method === 'POST') {
       // Record what the client sent (tests check HTTP Basic and the form), then hand the same bytes on.
-      readBody(req).then((body) => {
-        fixture.lastTokenRequest = { authorization: req.headers.authorization, form: new URLSearchParams(body.toString('utf8')) };
-        const replay = Object.assign(Readable.from([body]), { headers: req.headers, method: req.method, url: req.url });
-        callback(replay as unknown as IncomingMessage, res);
-      }, () => res.destroy());
+      readBody(req).then(
+        (body) => {
+          fixture.lastTokenRequest = {
+            authorization: req.headers.authorization,
+            form: new URLSearchParams(body.toString('utf8')),
+          };
+          const replay = Object.assign(Readable.from([body]), {
+            headers: req.headers,
+            method: req.method,
+            url: req.url,
+          });
+          callback(replay as unknown as IncomingMessage, res);
+        },
+        () => res.destroy(),
+      );
       return;
     }
     callback(req, res);
@@ -190,26 +225,49 @@ async function interaction(provider: Provider, req: IncomingMessage, res: Server
   if (req.method === 'GET') {
     const page =
       details.prompt.name === 'login'
-        ? form(`/interaction/${uid}/login`, 'Approve in wallet', `<input name="address" id="address" value="${TEST_ADDRESS}">`)
-        : form(`/interaction/${uid}/consent`, 'Allow', `<p id="scopes">${escapeHtml(String(details.params.scope))}</p>`);
+        ? form(
+            `/interaction/${uid}/login`,
+            'Approve in wallet',
+            `<input name="address" id="address" value="${TEST_ADDRESS}">`,
+          )
+        : form(
+            `/interaction/${uid}/consent`,
+            'Allow',
+            `<p id="scopes">${escapeHtml(String(details.params.scope))}</p>`,
+          );
     res.setHeader('content-type', 'text/html; charset=utf-8');
     res.end(page);
     return;
   }
   const body = new URLSearchParams((await readBody(req)).toString('utf8'));
   if (action === 'login') {
-    await provider.interactionFinished(req, res, { login: { accountId: `svcid:${body.get('address') ?? TEST_ADDRESS}` } }, { mergeWithLastSubmission: false });
+    await provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: `svcid:${body.get('address') ?? TEST_ADDRESS}` } },
+      { mergeWithLastSubmission: false },
+    );
     return;
   }
   const { prompt, params, session, grantId } = details;
   const grant = grantId
     ? await provider.Grant.find(grantId)
     : new provider.Grant({ accountId: session!.accountId, clientId: params.client_id as string });
-  const missing = prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[]; missingResourceScopes?: Record<string, string[]> };
+  const missing = prompt.details as {
+    missingOIDCScope?: string[];
+    missingOIDCClaims?: string[];
+    missingResourceScopes?: Record<string, string[]>;
+  };
   if (missing.missingOIDCScope) grant!.addOIDCScope(missing.missingOIDCScope.join(' '));
   if (missing.missingOIDCClaims) grant!.addOIDCClaims(missing.missingOIDCClaims);
-  for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) grant!.addResourceScope(indicator, scopes.join(' '));
-  await provider.interactionFinished(req, res, { consent: { grantId: await grant!.save() } }, { mergeWithLastSubmission: true });
+  for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {}))
+    grant!.addResourceScope(indicator, scopes.join(' '));
+  await provider.interactionFinished(
+    req,
+    res,
+    { consent: { grantId: await grant!.save() } },
+    { mergeWithLastSubmission: true },
+  );
 }
 
 function form(action: string, button: string, fields: string): string {

@@ -21,7 +21,12 @@ async function serve(status: number, location?: string): Promise<string> {
 it.each([
   ['answers a page', 200, undefined],
   ['redirects within the app', 302, '/elsewhere'],
-])('signInThroughApp fails when the start route %s instead of redirecting to the login server', async (_case, status, location) => {
-  const origin = await serve(status, location);
-  await expect(signInThroughApp(`${origin}/auth/login`)).rejects.toThrow(`the start route answered ${status} instead of a redirect to the login server`);
-});
+])(
+  'signInThroughApp fails when the start route %s instead of redirecting to the login server',
+  async (_case, status, location) => {
+    const origin = await serve(status, location);
+    await expect(signInThroughApp(`${origin}/auth/login`)).rejects.toThrow(
+      `the start route answered ${status} instead of a redirect to the login server`,
+    );
+  },
+);

@@ -53,7 +53,10 @@ export interface SignInResult {
  * const { landed } = await signInThroughApp(`${origin}/auth/login?returnTo=/account`)
  * ```
  */
-export async function signInThroughApp(startUrl: string | URL, options: { address?: string; agent?: UserAgent } = {}): Promise<SignInResult> {
+export async function signInThroughApp(
+  startUrl: string | URL,
+  options: { address?: string; agent?: UserAgent } = {},
+): Promise<SignInResult> {
   const agent = options.agent ?? new UserAgent();
   const appOrigin = new URL(startUrl).origin;
   const steps: SignInStep[] = [];
@@ -61,12 +64,14 @@ export async function signInThroughApp(startUrl: string | URL, options: { addres
   const start = await agent.request(url);
   const toProvider = redirectOf(start, url);
   await start.body?.cancel();
-  if (!toProvider || toProvider.origin === appOrigin) throw new Error(`the start route answered ${start.status} instead of a redirect to the login server`);
+  if (!toProvider || toProvider.origin === appOrigin)
+    throw new Error(`the start route answered ${start.status} instead of a redirect to the login server`);
   steps.push({ at: 'app', method: 'GET', url, status: start.status, location: toProvider });
 
   url = await approveAtProvider(agent, toProvider, options.address);
   steps.push({ at: 'provider', method: 'GET', url: toProvider, location: url });
-  if (url.origin !== appOrigin) throw new Error(`the login server sent the browser to ${url.origin}, not back to the app on ${appOrigin}`);
+  if (url.origin !== appOrigin)
+    throw new Error(`the login server sent the browser to ${url.origin}, not back to the app on ${appOrigin}`);
 
   for (let hops = 0; hops < 10; hops++) {
     const response = await agent.request(url);

@@ -18,7 +18,10 @@ export class UserAgent {
   readonly cookies = new Map<string, string>();
 
   /** One request with the cookies held so far (`form` is sent urlencoded); remembers the Set-Cookie it gets back. */
-  async request(url: string | URL, init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {}): Promise<Response> {
+  async request(
+    url: string | URL,
+    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ): Promise<Response> {
     const headers = new Headers(init.headers);
     const cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
     if (cookie) headers.set('cookie', cookie);
@@ -58,7 +61,11 @@ export class UserAgent {
  * await agent.request(callbackUrl) // the app's callback: 303 to returnTo with the session cookie
  * ```
  */
-export async function approveAtProvider(agent: UserAgent, authorizationUrl: string | URL, address = TEST_ADDRESS): Promise<URL> {
+export async function approveAtProvider(
+  agent: UserAgent,
+  authorizationUrl: string | URL,
+  address = TEST_ADDRESS,
+): Promise<URL> {
   let url = new URL(authorizationUrl);
   for (let hops = 0; hops < 20; hops++) {
     const response = await agent.request(url);
@@ -74,7 +81,10 @@ export async function approveAtProvider(agent: UserAgent, authorizationUrl: stri
     if (response.status !== 200) throw new Error(`provider answered ${response.status}: ${html.slice(0, 300)}`);
     const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1];
     if (!action) throw new Error(`provider page without a form: ${html.slice(0, 300)}`);
-    const posted = await agent.request(new URL(action, url), { method: 'POST', form: action.endsWith('/login') ? { address } : {} });
+    const posted = await agent.request(new URL(action, url), {
+      method: 'POST',
+      form: action.endsWith('/login') ? { address } : {},
+    });
     const after = posted.headers.get('location');
     await posted.body?.cancel();
     if (!after) throw new Error(`provider form answered ${posted.status} without a redirect`);

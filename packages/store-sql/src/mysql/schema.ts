@@ -1,4 +1,11 @@
-import { activityIndexName, DEFAULT_TABLE, parseTableName, skipsTableName, streamsTableName, type TableName } from '../table-name.js';
+import {
+  activityIndexName,
+  DEFAULT_TABLE,
+  parseTableName,
+  skipsTableName,
+  streamsTableName,
+  type TableName,
+} from '../table-name.js';
 
 /** `db`.`table` with MySQL's backquotes. */
 export function backquoted({ schema, table }: TableName): string {

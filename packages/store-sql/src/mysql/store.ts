@@ -188,7 +188,8 @@ ORDER BY active_at, stream_id LIMIT ?`;
     rowReady: boolean,
   ): Promise<CompleteInOrderResult> {
     const values = [streamId, retainUs, seq, cursorRetainUs, id, token, seq, seq, firstSeq];
-    const update = async () => ((await pool.query(completeInOrderSql, values)) as [OkPacket, unknown])[0].affectedRows > 0;
+    const update = async () =>
+      ((await pool.query(completeInOrderSql, values)) as [OkPacket, unknown])[0].affectedRows > 0;
     // A stream's first event needs the cursor row before the UPDATE. When a hinted getCursor just made sure of it
     // (`rowReady`), the UPDATE goes alone: one statement. Otherwise the placeholder goes first (a no-op when the row is
     // there): two statements, instead of a refused UPDATE and two more.
@@ -302,7 +303,8 @@ ORDER BY active_at, stream_id LIMIT ?`;
       checkStreamArguments(streamId, seq);
       const retainUs = milliseconds('retainMs', cursorRetention(advance)) * 1000;
       const stream = Buffer.from(streamId, 'utf8');
-      const move = async () => ((await pool.query(moveCursorSql, [seq, retainUs, stream, seq])) as [OkPacket, unknown])[0].affectedRows > 0;
+      const move = async () =>
+        ((await pool.query(moveCursorSql, [seq, retainUs, stream, seq])) as [OkPacket, unknown])[0].affectedRows > 0;
       if (await move()) return true;
       const [inserted] = (await pool.query(startCursorSql, [stream, seq, retainUs])) as [OkPacket, unknown];
       if (inserted.affectedRows === 1) return true;
@@ -332,7 +334,12 @@ ORDER BY active_at, stream_id LIMIT ?`;
     async listSkips(streamId): Promise<SkippedSeq[]> {
       checkStreamId(streamId);
       const [rows] = (await pool.query(listSkipsSql, [Buffer.from(streamId, 'utf8')])) as [
-        { seq: number | string; reason: Buffer | string; event_id: Buffer | string | null; skipped_at: number | string }[],
+        {
+          seq: number | string;
+          reason: Buffer | string;
+          event_id: Buffer | string | null;
+          skipped_at: number | string;
+        }[],
         unknown,
       ];
       const text = (value: Buffer | string) => (Buffer.isBuffer(value) ? value.toString('utf8') : String(value));
@@ -346,7 +353,10 @@ ORDER BY active_at, stream_id LIMIT ?`;
       const { activeSince, limit, after } = checkListStreamsOptions(listOptions);
       const from = after === undefined ? { activeAt: -1, streamId: '' } : readStreamPageToken(after);
       const values = [activeSince, from.activeAt, Buffer.from(from.streamId, 'utf8'), limit + 1];
-      const [rows] = (await pool.query(listStreamsSql, values)) as [{ stream_id: Buffer | string; seq: number | string; active_at: number | string }[], unknown];
+      const [rows] = (await pool.query(listStreamsSql, values)) as [
+        { stream_id: Buffer | string; seq: number | string; active_at: number | string }[],
+        unknown,
+      ];
       const streams = rows.slice(0, limit).map((row) => ({
         streamId: Buffer.isBuffer(row.stream_id) ? row.stream_id.toString('utf8') : String(row.stream_id),
         seq: Number(row.seq),

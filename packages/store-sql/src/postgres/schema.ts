@@ -1,4 +1,12 @@
-import { activityIndexName, DEFAULT_TABLE, doubleQuoted, indexName, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
+import {
+  activityIndexName,
+  DEFAULT_TABLE,
+  doubleQuoted,
+  indexName,
+  parseTableName,
+  skipsTableName,
+  streamsTableName,
+} from '../table-name.js';
 
 /**
  * The Postgres schema: timestamptz so that the lease arithmetic never depends on a session time zone, and an index on

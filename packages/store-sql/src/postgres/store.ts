@@ -59,7 +59,10 @@ const OPTIONS_SPEC: OptionsSpec = {
   owner: 'createPostgresStore',
   example: 'createPostgresStore({ pool: new pg.Pool({ connectionString: process.env.DATABASE_URL }) })',
   options: {
-    pool: optionRules.methods(['query'], 'pass a pg.Pool, e.g. new pg.Pool({ connectionString: process.env.DATABASE_URL })'),
+    pool: optionRules.methods(
+      ['query'],
+      'pass a pg.Pool, e.g. new pg.Pool({ connectionString: process.env.DATABASE_URL })',
+    ),
     client: optionRules.methods(['query'], 'pass a connected pg.Client or a checked-out PoolClient'),
     table: optionRules.parsedBy(parseTableName),
     preparedStatements: optionRules.boolean(),
@@ -265,12 +268,23 @@ ORDER BY active_at, stream_id LIMIT $4`;
     },
     async advanceCursor(streamId, seq, advance): Promise<boolean> {
       checkStreamArguments(streamId, seq);
-      const { rowCount } = await advanceCursorQuery([streamId, seq, milliseconds('retainMs', cursorRetention(advance))]);
+      const { rowCount } = await advanceCursorQuery([
+        streamId,
+        seq,
+        milliseconds('retainMs', cursorRetention(advance)),
+      ]);
       return rowCount === 1;
     },
     async skipSeq(streamId, seq, skip): Promise<boolean> {
       const { firstSeq } = checkSkipArguments(streamId, seq, skip);
-      const values = [streamId, seq, milliseconds('retainMs', skip.retainMs), firstSeq, skip.reason, skip.eventId ?? null];
+      const values = [
+        streamId,
+        seq,
+        milliseconds('retainMs', skip.retainMs),
+        firstSeq,
+        skip.reason,
+        skip.eventId ?? null,
+      ];
       // Not a prepared statement: it runs once in a stream's life, if ever.
       const { rows } = await db.query(skipSeqSql, values);
       return (rows[0] as { skipped: boolean } | undefined)?.skipped === true;
@@ -278,7 +292,9 @@ ORDER BY active_at, stream_id LIMIT $4`;
     async listSkips(streamId): Promise<SkippedSeq[]> {
       checkStreamId(streamId);
       const { rows } = await db.query(listSkipsSql, [streamId]);
-      return (rows as { seq: string | number; reason: string; event_id: string | null; skipped_at: string | number }[]).map((row) => {
+      return (
+        rows as { seq: string | number; reason: string; event_id: string | null; skipped_at: string | number }[]
+      ).map((row) => {
         const skip: SkippedSeq = { seq: Number(row.seq), reason: row.reason, skippedAt: Number(row.skipped_at) };
         if (row.event_id !== null) skip.eventId = row.event_id;
         return skip;

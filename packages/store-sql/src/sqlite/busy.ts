@@ -19,7 +19,11 @@ export interface BusyRetryBounds {
 }
 
 /** The bounds the SQLite store uses: as long as better-sqlite3's default busy timeout (5 s), in short steps. */
-export const SQLITE_BUSY_RETRY: Readonly<BusyRetryBounds> = Object.freeze({ maxMs: 5_000, firstDelayMs: 2, maxDelayMs: 100 });
+export const SQLITE_BUSY_RETRY: Readonly<BusyRetryBounds> = Object.freeze({
+  maxMs: 5_000,
+  firstDelayMs: 2,
+  maxDelayMs: 100,
+});
 
 /** True for SQLITE_BUSY and its extended codes (SQLITE_BUSY_RECOVERY, SQLITE_BUSY_SNAPSHOT, SQLITE_BUSY_TIMEOUT). */
 export function isSqliteBusy(error: unknown): boolean {

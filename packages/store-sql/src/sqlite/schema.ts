@@ -1,4 +1,11 @@
-import { activityIndexName, DEFAULT_TABLE, indexName, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
+import {
+  activityIndexName,
+  DEFAULT_TABLE,
+  indexName,
+  parseTableName,
+  skipsTableName,
+  streamsTableName,
+} from '../table-name.js';
 
 /**
  * The SQLite schema. Times are integer Unix milliseconds of SQLite's own clock (see `NOW_MS`); TEXT compares with

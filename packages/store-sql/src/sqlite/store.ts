@@ -60,8 +60,7 @@ export interface SqliteDatabaseLike {
  * ```
  */
 export type SqliteStoreOptions = (
-  | { database: SqliteDatabaseLike; filename?: never }
-  | { filename: string; database?: never }
+  { database: SqliteDatabaseLike; filename?: never } | { filename: string; database?: never }
 ) & {
   /** Table name, optionally qualified by an attached database. Default `kyb_webhook_events`. */
   table?: string;
@@ -84,16 +83,29 @@ const OPTIONS_SPEC: OptionsSpec = {
   owner: 'createSqliteStore',
   example: "createSqliteStore({ filename: './kyb-webhooks.sqlite' })",
   options: {
-    database: optionRules.methods(['prepare', 'exec', 'transaction', 'close'], "pass a better-sqlite3 Database: new Database('./kyb-webhooks.sqlite')"),
+    database: optionRules.methods(
+      ['prepare', 'exec', 'transaction', 'close'],
+      "pass a better-sqlite3 Database: new Database('./kyb-webhooks.sqlite')",
+    ),
     filename: optionRules.nonEmptyString("a file path, e.g. './kyb-webhooks.sqlite'"),
     table: optionRules.parsedBy(parseTableName),
   },
-  aliases: { db: 'database', client: 'database', path: 'filename', file: 'filename', url: 'filename', tableName: 'table' },
+  aliases: {
+    db: 'database',
+    client: 'database',
+    path: 'filename',
+    file: 'filename',
+    url: 'filename',
+    tableName: 'table',
+  },
   refine(values, report) {
     if (values.database !== undefined && values.filename !== undefined) {
       report('database', 'and `filename` are both set: pass one (an open database, or a file for the store to open).');
     } else if (values.database === undefined && values.filename === undefined) {
-      report('database', "is missing: pass { database } (a better-sqlite3 Database) or { filename: './kyb-webhooks.sqlite' }.");
+      report(
+        'database',
+        "is missing: pass { database } (a better-sqlite3 Database) or { filename: './kyb-webhooks.sqlite' }.",
+      );
     }
   },
 };
@@ -140,14 +152,29 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
   }
 
   interface CursorStatements {
-    completeInOrder: (eventId: string, token: string, retainMs: number, cursorRetainMs: number, streamId: string, seq: number, firstSeq: number) => CompleteInOrderResult;
+    completeInOrder: (
+      eventId: string,
+      token: string,
+      retainMs: number,
+      cursorRetainMs: number,
+      streamId: string,
+      seq: number,
+      firstSeq: number,
+    ) => CompleteInOrderResult;
     getCursor: SqliteStatementLike;
     advanceCursor: SqliteStatementLike;
     listStreams: SqliteStatementLike;
   }
 
   interface SkipStatements {
-    skipSeq: (streamId: string, seq: number, retainMs: number, firstSeq: number, reason: string, eventId: string | null) => boolean;
+    skipSeq: (
+      streamId: string,
+      seq: number,
+      retainMs: number,
+      firstSeq: number,
+      reason: string,
+      eventId: string | null,
+    ) => boolean;
     listSkips: SqliteStatementLike;
   }
 
@@ -208,16 +235,27 @@ VALUES (?, ?, ?, ?, ${NOW_MS}, ${NOW_MS} + ?)
 ON CONFLICT (stream_id, seq) DO UPDATE
   SET reason = excluded.reason, event_id = excluded.event_id, skipped_at = excluded.skipped_at, expires_at = excluded.expires_at`);
     // Cursor check and both writes in one IMMEDIATE transaction, as completeInOrder.
-    const skipSeq = database.transaction((streamId: string, seq: number, retainMs: number, firstSeq: number, reason: string, eventId: string | null): boolean => {
-      const row = cursor.get(streamId) as { seq: number | bigint } | undefined;
-      if (row === undefined ? seq !== firstSeq : Number(row.seq) !== seq - 1) return false;
-      setCursor.run(streamId, seq, retainMs);
-      record.run(streamId, seq, reason, eventId, retainMs);
-      return true;
-    });
+    const skipSeq = database.transaction(
+      (
+        streamId: string,
+        seq: number,
+        retainMs: number,
+        firstSeq: number,
+        reason: string,
+        eventId: string | null,
+      ): boolean => {
+        const row = cursor.get(streamId) as { seq: number | bigint } | undefined;
+        if (row === undefined ? seq !== firstSeq : Number(row.seq) !== seq - 1) return false;
+        setCursor.run(streamId, seq, retainMs);
+        record.run(streamId, seq, reason, eventId, retainMs);
+        return true;
+      },
+    );
     return {
       skipSeq: (...args) => skipSeq.immediate(...args) as boolean,
-      listSkips: database.prepare(`SELECT seq, reason, event_id, skipped_at FROM ${k} WHERE stream_id = ? AND expires_at > ${NOW_MS} ORDER BY seq`),
+      listSkips: database.prepare(
+        `SELECT seq, reason, event_id, skipped_at FROM ${k} WHERE stream_id = ? AND expires_at > ${NOW_MS} ORDER BY seq`,
+      ),
     };
   }
 
@@ -260,7 +298,15 @@ ON CONFLICT (stream_id) DO UPDATE
     // Lease check, cursor check and both writes in one IMMEDIATE transaction: the write lock is held from the first
     // read to the commit, so no other connection or process can move the cursor or take the lease in between.
     const completeInOrder = database.transaction(
-      (eventId: string, token: string, retainMs: number, cursorRetainMs: number, streamId: string, seq: number, firstSeq: number): CompleteInOrderResult => {
+      (
+        eventId: string,
+        token: string,
+        retainMs: number,
+        cursorRetainMs: number,
+        streamId: string,
+        seq: number,
+        firstSeq: number,
+      ): CompleteInOrderResult => {
         if (holds.get(eventId, token) === undefined) return 'lease_lost';
         const row = cursor.get(streamId) as { seq: number | bigint } | undefined;
         // Number(): a database in safe-integers mode reads seq as a BigInt, which never equals a number.
@@ -333,9 +379,16 @@ ORDER BY active_at, stream_id LIMIT ?`),
       checkStreamId(streamId);
       const statement = (await skipStatements()).listSkips;
       if (typeof statement.all !== 'function') {
-        throw new TypeError('listSkips needs the statements of a better-sqlite3 (or node:sqlite) database: they have all().');
+        throw new TypeError(
+          'listSkips needs the statements of a better-sqlite3 (or node:sqlite) database: they have all().',
+        );
       }
-      const rows = statement.all(streamId) as { seq: number | bigint; reason: string; event_id: string | null; skipped_at: number | bigint }[];
+      const rows = statement.all(streamId) as {
+        seq: number | bigint;
+        reason: string;
+        event_id: string | null;
+        skipped_at: number | bigint;
+      }[];
       return rows.map((row) => {
         const skip: SkippedSeq = { seq: Number(row.seq), reason: row.reason, skippedAt: Number(row.skipped_at) };
         if (row.event_id !== null) skip.eventId = row.event_id;
@@ -347,14 +400,18 @@ ORDER BY active_at, stream_id LIMIT ?`),
       const from = after === undefined ? { activeAt: -1, streamId: '' } : readStreamPageToken(after);
       const statement = (await cursorStatements()).listStreams;
       if (typeof statement.all !== 'function') {
-        throw new TypeError('listStreams needs the statements of a better-sqlite3 (or node:sqlite) database: they have all().');
+        throw new TypeError(
+          'listStreams needs the statements of a better-sqlite3 (or node:sqlite) database: they have all().',
+        );
       }
       const rows = statement.all(activeSince, from.activeAt, from.streamId, limit + 1) as {
         stream_id: string;
         seq: number;
         active_at: number;
       }[];
-      const streams = rows.slice(0, limit).map((row) => ({ streamId: row.stream_id, seq: Number(row.seq), activeAt: Number(row.active_at) }));
+      const streams = rows
+        .slice(0, limit)
+        .map((row) => ({ streamId: row.stream_id, seq: Number(row.seq), activeAt: Number(row.active_at) }));
       const last = streams[streams.length - 1];
       return { streams, next: rows.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
     },
@@ -376,7 +433,9 @@ ORDER BY active_at, stream_id LIMIT ?`),
               .run(milliseconds('olderThanMs', purge.olderThanMs)).changes;
       // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a file
       // set up by hand before cursors existed has none to purge.
-      const cursors = await ignoreMissingTable(() => database.prepare(`DELETE FROM ${s} WHERE ${expired}`).run().changes);
+      const cursors = await ignoreMissingTable(
+        () => database.prepare(`DELETE FROM ${s} WHERE ${expired}`).run().changes,
+      );
       const skips = await ignoreMissingTable(() => database.prepare(`DELETE FROM ${k} WHERE ${expired}`).run().changes);
       return records + (cursors ?? 0) + (skips ?? 0);
     },

@@ -7,7 +7,10 @@ import { runAdapterConformance, serveOnLoopback, type AdapterTestOptions } from 
 // run points at that framework's adapter rather than at the suite.
 function startNodeApp(receiver: Receiver, options: AdapterTestOptions = {}, parseJsonFirst = false) {
   const server = createServer(async (req, res) => {
-    const read = await readBodyStream(req, { maxBytes: receiver.maxBodyBytes, declaredLength: req.headers['content-length'] });
+    const read = await readBodyStream(req, {
+      maxBytes: receiver.maxBodyBytes,
+      declaredLength: req.headers['content-length'],
+    });
     const result = !read.ok
       ? receiver.reject(read.code)
       : parseJsonFirst
@@ -19,7 +22,9 @@ function startNodeApp(receiver: Receiver, options: AdapterTestOptions = {}, pars
     } catch {
       // ignored, as every adapter does
     }
-    res.writeHead(result.status, { ...result.headers, 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(result.body));
+    res
+      .writeHead(result.status, { ...result.headers, 'content-type': 'application/json; charset=utf-8' })
+      .end(JSON.stringify(result.body));
   });
   return serveOnLoopback(server);
 }

@@ -17,7 +17,10 @@ import { serveOnLoopback, type AdapterApp } from './index.js';
  *   serveFetchOnLoopback(createFetchHandler(receiver, options)))
  * ```
  */
-export function serveFetchOnLoopback(handler: (request: Request) => Response | Promise<Response>, path = '/webhooks/kyb'): Promise<AdapterApp> {
+export function serveFetchOnLoopback(
+  handler: (request: Request) => Response | Promise<Response>,
+  path = '/webhooks/kyb',
+): Promise<AdapterApp> {
   const server = createServer((req, res) => {
     void (async () => {
       const response = await handler(toRequest(req));
@@ -35,7 +38,8 @@ export function serveFetchOnLoopback(handler: (request: Request) => Response | P
 
 function toRequest(req: IncomingMessage): Request {
   const headers = new Headers();
-  for (let index = 0; index < req.rawHeaders.length; index += 2) headers.append(req.rawHeaders[index]!, req.rawHeaders[index + 1]!);
+  for (let index = 0; index < req.rawHeaders.length; index += 2)
+    headers.append(req.rawHeaders[index]!, req.rawHeaders[index + 1]!);
   const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
   return new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`, {
     method: req.method ?? 'GET',

@@ -17,7 +17,14 @@ import { createTestSigner, type SignOptions, type TestSigner } from '../signer.j
 import { createHarness, type Harness } from './harness.js';
 import type { RemoteAdapterApps } from './remote.js';
 
-export { createRemoteAdapterApp, connectRemoteAdapterApp, type FetchHandler, type MountAdapter, type RemoteAdapterApp, type RemoteAdapterApps } from './remote.js';
+export {
+  createRemoteAdapterApp,
+  connectRemoteAdapterApp,
+  type FetchHandler,
+  type MountAdapter,
+  type RemoteAdapterApp,
+  type RemoteAdapterApps,
+} from './remote.js';
 export { recordResults } from './harness.js';
 export type { HandlerCall, HandlerPlan, Harness, ResultRecord } from './harness.js';
 
@@ -145,8 +152,16 @@ function toAnswer(status: number, headers: Record<string, string>, text: string)
   return { status, code, contentType: headers['content-type'] ?? '', headers, body };
 }
 
-async function post(url: string, init: { headers: Record<string, string>; body?: Uint8Array<ArrayBuffer>; method?: string }): Promise<Answer> {
-  const response = await fetch(url, { method: init.method ?? 'POST', headers: init.headers, body: init.body ?? null, redirect: 'manual' });
+async function post(
+  url: string,
+  init: { headers: Record<string, string>; body?: Uint8Array<ArrayBuffer>; method?: string },
+): Promise<Answer> {
+  const response = await fetch(url, {
+    method: init.method ?? 'POST',
+    headers: init.headers,
+    body: init.body ?? null,
+    redirect: 'manual',
+  });
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
     headers[name] = value;
@@ -162,18 +177,22 @@ function postChunked(url: string, headers: Record<string, string>, chunks: Uint8
   const { 'content-length': _dropped, ...rest } = headers;
   return new Promise((resolve, reject) => {
     let answered = false;
-    const request = httpRequest(url, { method: 'POST', headers: { ...rest, 'transfer-encoding': 'chunked' } }, (response) => {
-      const parts: Buffer[] = [];
-      response.on('data', (part: Buffer) => parts.push(part));
-      response.on('end', () => {
-        answered = true;
-        const flat: Record<string, string> = {};
-        for (const [name, value] of Object.entries(response.headers)) {
-          if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-        }
-        resolve(toAnswer(response.statusCode ?? 0, flat, Buffer.concat(parts).toString('utf8')));
-      });
-    });
+    const request = httpRequest(
+      url,
+      { method: 'POST', headers: { ...rest, 'transfer-encoding': 'chunked' } },
+      (response) => {
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('end', () => {
+          answered = true;
+          const flat: Record<string, string> = {};
+          for (const [name, value] of Object.entries(response.headers)) {
+            if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+          }
+          resolve(toAnswer(response.statusCode ?? 0, flat, Buffer.concat(parts).toString('utf8')));
+        });
+      },
+    );
     // After an early 413 the server closes the connection; a write error then is expected, not a failure.
     request.on('error', (error) => {
       if (!answered) setTimeout(() => (answered ? undefined : reject(error)), 1000);
@@ -236,7 +255,11 @@ function expectAnswer(answer: Answer, status: number, code?: string): void {
  * })
  * ```
  */
-export function runAdapterConformance(name: string, startApp: StartAdapterApp | RemoteAdapterApps, options: AdapterConformanceOptions = {}): void {
+export function runAdapterConformance(
+  name: string,
+  startApp: StartAdapterApp | RemoteAdapterApps,
+  options: AdapterConformanceOptions = {},
+): void {
   if (options.skip) {
     describe.skip(`${name}: adapter conformance`, () => {
       it(options.skip!, () => {});
@@ -267,7 +290,11 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
         secrets: { ...signer.secrets },
         attestation: { issuer: signer.issuer, audience: signer.audience, jwksUrl: jwksServer.url },
       };
-      const smallOptions: ReceiverOptions = { ...receiverOptions, maxBodyBytes: SMALL_MAX_BODY_BYTES, handlerTimeoutMs: SMALL_HANDLER_TIMEOUT_MS };
+      const smallOptions: ReceiverOptions = {
+        ...receiverOptions,
+        maxBodyBytes: SMALL_MAX_BODY_BYTES,
+        handlerTimeoutMs: SMALL_HANDLER_TIMEOUT_MS,
+      };
       if (typeof startApp === 'function') {
         // The receivers live in this process; startApp mounts the adapter under test on them.
         const local = createHarness(receiverOptions);
@@ -277,7 +304,8 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
         apps.push((app = await startApp(local.receiver)));
         apps.push((smallApp = await startApp(localSmall.receiver)));
         apps.push((hookedApp = await startApp(localHooked.receiver, { onResult: localHooked.onResult })));
-        if (options.startAppWithBodyParser) apps.push((parsedApp = await options.startAppWithBodyParser(local.receiver)));
+        if (options.startAppWithBodyParser)
+          apps.push((parsedApp = await options.startAppWithBodyParser(local.receiver)));
       } else {
         // The receivers live in another runtime, which builds them from these options (./remote.ts).
         ({ app, harness: main } = await startApp.start(receiverOptions));
@@ -302,14 +330,18 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
       const answer = await deliver(envelope);
       expectAnswer(answer, 200);
       expect(answer.body).toEqual({ received: true });
-      expect(await main.callsFor(envelope.event_id)).toEqual([{ eventId: envelope.event_id, type: envelope.event, ok: true }]);
+      expect(await main.callsFor(envelope.event_id)).toEqual([
+        { eventId: envelope.event_id, type: envelope.event, ok: true },
+      ]);
     });
 
     it("accepts a valid attested release and hands both directors' answers to the handler", async () => {
       const envelope = testEvents.dataRequestReleased();
       expectAnswer(await deliver(envelope), 200);
       expect(await main.callsFor(envelope.event_id)).toHaveLength(1);
-      const directorNames = (await main.answersFor(envelope.event_id))?.filter((answer) => answer.name === 'director_name');
+      const directorNames = (await main.answersFor(envelope.event_id))?.filter(
+        (answer) => answer.name === 'director_name',
+      );
       expect(directorNames?.map((answer) => answer.subject).sort()).toEqual(
         [TEST_SUBJECTS.firstDirector, TEST_SUBJECTS.secondDirector].sort(),
       );
@@ -417,7 +449,10 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
 
     it('answers a wrong content type with 415 unsupported_media_type', async () => {
       const envelope = testEvents.dataRequestPendingApproval();
-      const { headers, body } = signer.signBytes(JSON.stringify(envelope), { eventId: envelope.event_id, contentType: 'text/plain' });
+      const { headers, body } = signer.signBytes(JSON.stringify(envelope), {
+        eventId: envelope.event_id,
+        contentType: 'text/plain',
+      });
       expectAnswer(await post(app.url, { headers, body }), 415, 'unsupported_media_type');
       expect(await main.callsFor(envelope.event_id)).toHaveLength(0);
     });
@@ -425,7 +460,7 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
     it(
       mountedOn === 'all-methods'
         ? 'answers a GET with 405 method_not_allowed and Allow: POST'
-        : "leaves a GET to the framework (404 or 405; the adapter is mounted for POST only)",
+        : 'leaves a GET to the framework (404 or 405; the adapter is mounted for POST only)',
       async () => {
         const before = (await main.calls()).length;
         const answer = await post(app.url, { method: 'GET', headers: {} });
@@ -443,11 +478,23 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
       ['invalid JSON', () => new TextEncoder().encode('{"event": "kyb.data_request.refused",'), 400, 'body_not_json'],
       [
         'bytes that are not UTF-8 (correctly signed)',
-        () => Uint8Array.from([...new TextEncoder().encode('{"event":"'), 0xff, 0xfe, 0xc3, ...new TextEncoder().encode('"}')]),
+        () =>
+          Uint8Array.from([
+            ...new TextEncoder().encode('{"event":"'),
+            0xff,
+            0xfe,
+            0xc3,
+            ...new TextEncoder().encode('"}'),
+          ]),
         400,
         'body_not_json',
       ],
-      ['JSON that is not an envelope', () => new TextEncoder().encode(JSON.stringify({ event: 'kyb.data_request.refused', data: {} })), 400, 'envelope_invalid'],
+      [
+        'JSON that is not an envelope',
+        () => new TextEncoder().encode(JSON.stringify({ event: 'kyb.data_request.refused', data: {} })),
+        400,
+        'envelope_invalid',
+      ],
     ])('rejects %s', async (_case, bytes, status, code) => {
       const before = (await main.calls()).length;
       const { headers, body } = signer.signBytes(bytes());
@@ -460,7 +507,9 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
       const unknown: TestEnvelope = { ...envelope, event: 'kyb.business.sanctions_flagged' };
       expectAnswer(await deliver(unknown, { attest: true }), 200);
       expect((await main.unknownCalls()).filter((id) => id === unknown.event_id)).toHaveLength(1);
-      expect(await main.callsFor(unknown.event_id)).toEqual([{ eventId: unknown.event_id, type: unknown.event, ok: true }]);
+      expect(await main.callsFor(unknown.event_id)).toEqual([
+        { eventId: unknown.event_id, type: unknown.event, ok: true },
+      ]);
     });
 
     it.skipIf(!withBodyParser)(
@@ -469,7 +518,9 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
         const envelope = testEvents.dataRequestPendingApproval();
         const answer = await deliver(envelope, {}, parsedApp!.url);
         expectAnswer(answer, 500, 'body_already_parsed');
-        expect(answer.body).toEqual({ error: { code: 'body_already_parsed', message: ERRORS.body_already_parsed.message } });
+        expect(answer.body).toEqual({
+          error: { code: 'body_already_parsed', message: ERRORS.body_already_parsed.message },
+        });
         expect(await parsed.callsFor(envelope.event_id)).toHaveLength(0);
       },
     );
@@ -478,7 +529,9 @@ export function runAdapterConformance(name: string, startApp: StartAdapterApp | 
       const envelope = testEvents.dataRequestReleased();
       const { headers, body } = await signer.sign(envelope);
       expectAnswer(await postChunked(app.url, headers, splitBytes(body, 5)), 200);
-      expect(await main.callsFor(envelope.event_id)).toEqual([{ eventId: envelope.event_id, type: envelope.event, ok: true }]);
+      expect(await main.callsFor(envelope.event_id)).toEqual([
+        { eventId: envelope.event_id, type: envelope.event, ok: true },
+      ]);
     });
 
     it("follows the test sender's retry schedule against a handler that fails twice", async () => {

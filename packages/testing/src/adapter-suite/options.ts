@@ -44,14 +44,34 @@ export function runAdapterOptionCases(
   describe(`${owner} refuses a bad configuration at creation`, () => {
     it.each<[string, unknown, unknown, string[]]>([
       ['no receiver', undefined, undefined, ['`receiver` is missing']],
-      ['receiver options instead of a receiver', { secrets: { '3': 'x' } }, undefined, ['`receiver` looks like receiver options', 'createReceiver(options)']],
+      [
+        'receiver options instead of a receiver',
+        { secrets: { '3': 'x' } },
+        undefined,
+        ['`receiver` looks like receiver options', 'createReceiver(options)'],
+      ],
       ['the createReceiver function', createReceiver, undefined, ['`receiver` is a function, not a receiver']],
       ['a string as receiver', 'receiver', undefined, ['`receiver` is not a receiver', 'createReceiver(']],
       ['null options', receiver, null, ['needs an options object']],
-      ['a misspelt onResult', receiver, { onResults: () => {} }, ['`onResults` is not an option: did you mean `onResult`?']],
-      ['onResult that is not a function', receiver, { onResult: 'metrics' }, ['`onResult` must be a function', 'got a string']],
+      [
+        'a misspelt onResult',
+        receiver,
+        { onResults: () => {} },
+        ['`onResults` is not an option: did you mean `onResult`?'],
+      ],
+      [
+        'onResult that is not a function',
+        receiver,
+        { onResult: 'metrics' },
+        ['`onResult` must be a function', 'got a string'],
+      ],
       ['an option no adapter has', receiver, { secrets: {} }, [`\`secrets\` is not an option`, optionNames]],
-      ...(cases.invalid ?? []).map(([name, options, words]): [string, unknown, unknown, string[]] => [name, receiver, options, words]),
+      ...(cases.invalid ?? []).map(([name, options, words]): [string, unknown, unknown, string[]] => [
+        name,
+        receiver,
+        options,
+        words,
+      ]),
     ])('%s', (_name, candidate, options, words) => {
       const error = expectConfigInvalid(() => create(candidate as Receiver, options as never), words);
       expect(error.message).toContain(owner);

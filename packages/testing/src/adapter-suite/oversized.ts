@@ -55,7 +55,9 @@ function sendOversized({ url, bytes, framing }: OversizedRequest): Promise<Outco
     socket.on('error', (error: NodeJS.ErrnoException) => settle(`error ${error.code ?? error.message}`));
     socket.on('close', () => settle('closed without an answer'));
     const framingHeader = framing === 'content-length' ? `content-length: ${bytes}` : 'transfer-encoding: chunked';
-    socket.write(`POST ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\n${framingHeader}\r\nconnection: close\r\n\r\n`);
+    socket.write(
+      `POST ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\n${framingHeader}\r\nconnection: close\r\n\r\n`,
+    );
     const chunk = Buffer.alloc(16 * 1024, 0x20); // JSON whitespace: harmless if it were ever parsed
     let sent = 0;
     const write = (): void => {
@@ -63,7 +65,10 @@ function sendOversized({ url, bytes, framing }: OversizedRequest): Promise<Outco
         const size = Math.min(chunk.byteLength, bytes - sent);
         sent += size;
         const part = chunk.subarray(0, size);
-        const flushed = framing === 'content-length' ? socket.write(part) : socket.write(Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), part, Buffer.from('\r\n')]));
+        const flushed =
+          framing === 'content-length'
+            ? socket.write(part)
+            : socket.write(Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), part, Buffer.from('\r\n')]));
         if (!flushed) {
           socket.once('drain', write);
           return;
@@ -82,7 +87,12 @@ function parseAnswer(raw: Buffer): Outcome | undefined {
   const headEnd = raw.indexOf('\r\n\r\n');
   if (headEnd < 0) return undefined;
   const [statusLine = '', ...headerLines] = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
-  const headers = new Map(headerLines.map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = new Map(
+    headerLines.map((line) => [
+      line.slice(0, line.indexOf(':')).trim().toLowerCase(),
+      line.slice(line.indexOf(':') + 1).trim(),
+    ]),
+  );
   let rest = raw.subarray(headEnd + 4);
   let body: Buffer;
   if (headers.has('content-length')) {
@@ -115,7 +125,12 @@ function parseAnswer(raw: Buffer): Outcome | undefined {
  * Sends one request through a kept-alive `agent` (node:http), body written while the answer may arrive, and
  * reports the status and error code, or the error that came first.
  */
-function sendThroughAgent(url: string, agent: Agent, headers: Record<string, string>, body: Uint8Array): Promise<Outcome> {
+function sendThroughAgent(
+  url: string,
+  agent: Agent,
+  headers: Record<string, string>,
+  body: Uint8Array,
+): Promise<Outcome> {
   return new Promise((resolve) => {
     const request = httpRequest(url, { method: 'POST', headers, agent }, (response) => {
       const parts: Buffer[] = [];
@@ -168,7 +183,9 @@ export function runOversizedBodyCases(name: string, startApp: StartAdapterApp): 
     it(`answers 413 body_too_large to each of ${ROUNDS} requests declaring 2 × maxBodyBytes with Connection: close`, async () => {
       const outcomes: Outcome[] = [];
       for (let round = 0; round < ROUNDS; round += 1) {
-        outcomes.push(await sendOversized({ url: app.url, bytes: 2 * OVERSIZED_MAX_BODY_BYTES, framing: 'content-length' }));
+        outcomes.push(
+          await sendOversized({ url: app.url, bytes: 2 * OVERSIZED_MAX_BODY_BYTES, framing: 'content-length' }),
+        );
       }
       expect(outcomes).toEqual(expected);
     });
@@ -188,8 +205,11 @@ export function runOversizedBodyCases(name: string, startApp: StartAdapterApp): 
         const padding = new Uint8Array(2 * OVERSIZED_MAX_BODY_BYTES).fill(0x20);
         for (let round = 0; round < ROUNDS; round += 1) {
           // node:http sends a Uint8Array body with Content-Length; half the rounds stream it chunked instead.
-          const framing: Record<string, string> = round % 2 === 0 ? { 'content-length': String(padding.byteLength) } : { 'transfer-encoding': 'chunked' };
-          outcomes.push(await sendThroughAgent(app.url, agent, { 'content-type': 'application/json', ...framing }, padding));
+          const framing: Record<string, string> =
+            round % 2 === 0 ? { 'content-length': String(padding.byteLength) } : { 'transfer-encoding': 'chunked' };
+          outcomes.push(
+            await sendThroughAgent(app.url, agent, { 'content-type': 'application/json', ...framing }, padding),
+          );
         }
         expect(outcomes).toEqual(expected);
         const envelope = testEvents.dataRequestRefused();

@@ -54,7 +54,8 @@ export type MountAdapter = (
 export function createRemoteAdapterApp(mount: MountAdapter): FetchHandler {
   const apps = new Map<string, { fetch: FetchHandler; log: HandlerLog; plans: Map<string, HandlerPlan> }>();
   let next = 0;
-  const json = (payload: unknown, status = 200) => new Response(JSON.stringify(payload), { status, headers: { 'content-type': 'application/json' } });
+  const json = (payload: unknown, status = 200) =>
+    new Response(JSON.stringify(payload), { status, headers: { 'content-type': 'application/json' } });
 
   return async (request) => {
     const { pathname } = new URL(request.url);
@@ -64,12 +65,20 @@ export function createRemoteAdapterApp(mount: MountAdapter): FetchHandler {
       return app ? app.fetch(request) : json({ error: 'no such receiver' }, 404);
     }
     if (pathname === '/__control/receivers' && request.method === 'POST') {
-      const { options, bodyParser = false, onResult = false } = (await request.json()) as { options: ReceiverOptions; bodyParser?: boolean; onResult?: boolean };
+      const {
+        options,
+        bodyParser = false,
+        onResult = false,
+      } = (await request.json()) as { options: ReceiverOptions; bodyParser?: boolean; onResult?: boolean };
       const id = String((next += 1));
       const path = `/r/${id}/webhooks/kyb`;
       const harness = createHarness(options);
       const { receiver, log, plans } = harness;
-      apps.set(id, { fetch: mount(receiver, path, onResult ? { bodyParser, onResult: harness.onResult } : { bodyParser }), log, plans });
+      apps.set(id, {
+        fetch: mount(receiver, path, onResult ? { bodyParser, onResult: harness.onResult } : { bodyParser }),
+        log,
+        plans,
+      });
       return json({ id, path });
     }
     const control = /^\/__control\/receivers\/(\d+)\/(log|plans)$/.exec(pathname);
@@ -123,7 +132,10 @@ export interface RemoteAdapterApps {
 export function connectRemoteAdapterApp(origin: string): RemoteAdapterApps {
   async function call(path: string, init?: RequestInit): Promise<Response> {
     const response = await fetch(`${origin}${path}`, init);
-    if (!response.ok) throw new Error(`the remote app answered ${response.status} to ${init?.method ?? 'GET'} ${path}: is it serving createRemoteAdapterApp?`);
+    if (!response.ok)
+      throw new Error(
+        `the remote app answered ${response.status} to ${init?.method ?? 'GET'} ${path}: is it serving createRemoteAdapterApp?`,
+      );
     return response;
   }
   return {
@@ -146,7 +158,11 @@ export function connectRemoteAdapterApp(origin: string): RemoteAdapterApps {
           answersFor: async (eventId) => (await log()).answers[eventId],
           results: async () => (await log()).results,
           plan: async (eventId, plan) => {
-            await call(`/__control/receivers/${id}/plans`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ eventId, plan }) });
+            await call(`/__control/receivers/${id}/plans`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ eventId, plan }),
+            });
           },
         },
       };

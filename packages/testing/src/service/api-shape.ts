@@ -53,10 +53,19 @@ export interface ApiShape {
  */
 export const API_SHAPE_VARIANTS: Readonly<Record<string, ApiShape>> = {
   'has_more (default)': {},
-  'next_cursor, 2 a page, newest first': { paging: 'next_cursor', deliveriesPageSize: 2, deliveriesOrder: 'newest_first' },
+  'next_cursor, 2 a page, newest first': {
+    paging: 'next_cursor',
+    deliveriesPageSize: 2,
+    deliveriesOrder: 'newest_first',
+  },
   'next_after_seq, null fields': { paging: 'next_after_seq', deliveriesPageSize: 3, nullFields: true },
   'next URL, string numbers': { paging: 'next_url', deliveriesPageSize: 2, stringNumbers: true },
-  'Link header, 3 a page, newest first, ISO times': { paging: 'link', deliveriesPageSize: 3, deliveriesOrder: 'newest_first', isoTimes: true },
+  'Link header, 3 a page, newest first, ISO times': {
+    paging: 'link',
+    deliveriesPageSize: 3,
+    deliveriesOrder: 'newest_first',
+    isoTimes: true,
+  },
   'bare list + X-Next-Cursor, everything at once': {
     paging: 'bare_cursor',
     deliveriesPageSize: 1,
@@ -103,13 +112,18 @@ export function shapePage(
     case 'next_after_seq':
       if (list === 'events') {
         const last = page.at(-1) as { seq?: unknown } | undefined;
-        return { body: { events: page, has_more: more, ...(more && last ? { next_after_seq: Number(last.seq) } : {}) } };
+        return {
+          body: { events: page, has_more: more, ...(more && last ? { next_after_seq: Number(last.seq) } : {}) },
+        };
       }
       return { body: { deliveries: page, has_more: more, ...(more ? { next_cursor: nextCursor } : {}) } };
     case 'next_url':
       return { body: { [list]: page, next: more ? nextUrl.href : null } };
     case 'link':
-      return { body: { [list]: page }, ...(more ? { headers: { link: `<${nextUrl.pathname}${nextUrl.search}>; rel="next"` } } : {}) };
+      return {
+        body: { [list]: page },
+        ...(more ? { headers: { link: `<${nextUrl.pathname}${nextUrl.search}>; rel="next"` } } : {}),
+      };
     case 'bare_cursor':
       return { body: page, ...(more ? { headers: { 'x-next-cursor': nextCursor } } : {}) };
   }
@@ -122,9 +136,11 @@ export function shapeDelivery(shape: ApiShape, record: Record<string, unknown>):
     shaped.error ??= null;
     shaped.response_code ??= null;
   }
-  if (shape.isoTimes && typeof shaped.attempted_at === 'number') shaped.attempted_at = new Date(shaped.attempted_at * 1000).toISOString();
+  if (shape.isoTimes && typeof shaped.attempted_at === 'number')
+    shaped.attempted_at = new Date(shaped.attempted_at * 1000).toISOString();
   if (shape.stringNumbers) {
-    for (const field of ['seq', 'attempt', 'status', 'duration_ms']) if (typeof shaped[field] === 'number') shaped[field] = String(shaped[field]);
+    for (const field of ['seq', 'attempt', 'status', 'duration_ms'])
+      if (typeof shaped[field] === 'number') shaped[field] = String(shaped[field]);
   }
   return shaped;
 }

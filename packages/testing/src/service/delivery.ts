@@ -11,7 +11,12 @@ import { signatureHeader } from '../hmac.js';
  * const service = await startKybService({ retry: { ...REAL_RETRY_SCHEDULE, maxAttempts: 3 }, timeScale: 1e-5 })
  * ```
  */
-export const REAL_RETRY_SCHEDULE = { maxAttempts: 10, baseDelayMs: 60_000, factor: 2, maxDelayMs: 256 * 60_000 } as const;
+export const REAL_RETRY_SCHEDULE = {
+  maxAttempts: 10,
+  baseDelayMs: 60_000,
+  factor: 2,
+  maxDelayMs: 256 * 60_000,
+} as const;
 
 /**
  * One delivery attempt of the local service, as it records it.
@@ -197,7 +202,11 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          'service-kyb-signature': signatureHeader(body, { timestamp: Math.floor(attemptedAt / 1000), version, secret }),
+          'service-kyb-signature': signatureHeader(body, {
+            timestamp: Math.floor(attemptedAt / 1000),
+            version,
+            secret,
+          }),
           'service-event-id': envelope.event_id,
           'service-delivery-attempt': String(number),
           'service-kyb-api-version': envelope.api_version,

@@ -92,21 +92,30 @@ export interface ApiBackend {
   takeFault(): ApiFault | undefined;
   record(call: ApiCall): void;
   now(): number;
-  release(requestId: string): { status: 'released'; token: string } | { status: 'not_released' | 'payload_expired' | 'not_found' };
+  release(
+    requestId: string,
+  ): { status: 'released'; token: string } | { status: 'not_released' | 'payload_expired' | 'not_found' };
   events(requestId: string): readonly TestEnvelope[] | undefined;
   deliveries(requestId: string): readonly ServiceDeliveryAttempt[] | undefined;
   redeliver(requestId: string): number | undefined;
   reactivate(): boolean;
   /** Creates a data request (the spec does not show creation): the id, or a refusal such as 402. */
-  createDataRequest(
-    input: { id?: string; priceCents?: number },
-  ): Promise<{ id: string } | { status: number; code: string; message: string; details?: Record<string, unknown> | undefined }>;
+  createDataRequest(input: {
+    id?: string;
+    priceCents?: number;
+  }): Promise<
+    { id: string } | { status: number; code: string; message: string; details?: Record<string, unknown> | undefined }
+  >;
 }
 
 type Reply = { status: number; body: unknown; headers?: Record<string, string> | undefined };
 
 /** Routes one request of the local service: the KYB JWKS, then the API behind the Authorization check. */
-export async function handleRequest(backend: ApiBackend, request: IncomingMessage, response: ServerResponse): Promise<void> {
+export async function handleRequest(
+  backend: ApiBackend,
+  request: IncomingMessage,
+  response: ServerResponse,
+): Promise<void> {
   // The Host header gives the port, so the next-page URLs the service names are on its own origin.
   const host = /^[A-Za-z0-9.:[\]-]{1,255}$/.test(request.headers.host ?? '') ? request.headers.host : '127.0.0.1';
   const url = new URL(request.url ?? '/', `http://${host}`);
@@ -122,9 +131,15 @@ export async function handleRequest(backend: ApiBackend, request: IncomingMessag
 
   if (url.pathname === KYB_JWKS_PATH) {
     backend.countJwksRequest();
-    return send(response, method === 'GET' || method === 'HEAD' ? { status: 200, body: backend.jwks() } : methodNotAllowed());
+    return send(
+      response,
+      method === 'GET' || method === 'HEAD' ? { status: 200, body: backend.jwks() } : methodNotAllowed(),
+    );
   }
-  const isApi = url.pathname.startsWith('/api/') || url.pathname.startsWith(backend.prefix + '/') || url.pathname.startsWith(backend.signaturePrefix + '/');
+  const isApi =
+    url.pathname.startsWith('/api/') ||
+    url.pathname.startsWith(backend.prefix + '/') ||
+    url.pathname.startsWith(backend.signaturePrefix + '/');
   if (!isApi) return send(response, error(404, 'not_found', 'No such route on the local KYB service.'));
 
   const fault = backend.takeFault();
@@ -133,7 +148,11 @@ export async function handleRequest(backend: ApiBackend, request: IncomingMessag
   const authorized = request.headers.authorization === backend.apiKey;
   let reply: Reply;
   if (fault?.status !== undefined) {
-    reply = error(fault.status, fault.code ?? (fault.status === 503 ? 'service_unavailable' : 'injected_failure'), 'Injected failure.');
+    reply = error(
+      fault.status,
+      fault.code ?? (fault.status === 503 ? 'service_unavailable' : 'injected_failure'),
+      'Injected failure.',
+    );
     if (fault.retryAfter !== undefined) reply.headers = { 'retry-after': fault.retryAfter };
   } else if (!authorized) {
     reply = error(401, 'unauthorized', 'Send the API key as the raw Authorization header value (no "Bearer").');
@@ -183,7 +202,13 @@ async function route(backend: ApiBackend, method: string, url: URL, bodyText: st
       if (!attempts) return requestNotFound();
       const records = deliveryRecords(attempts, shape.nullFields ? (backend.events(requestId) ?? []) : []);
       const ordered = shape.deliveriesOrder === 'newest_first' ? records.reverse() : records;
-      const page = shapePage(shape, 'deliveries', ordered.map((record) => shapeDelivery(shape, record)), url, shape.deliveriesPageSize ?? Math.max(ordered.length, 1));
+      const page = shapePage(
+        shape,
+        'deliveries',
+        ordered.map((record) => shapeDelivery(shape, record)),
+        url,
+        shape.deliveriesPageSize ?? Math.max(ordered.length, 1),
+      );
       return 'status' in page ? error(400, 'invalid_request', page.message) : { status: 200, ...page };
     }
     case 'events': {
@@ -196,7 +221,9 @@ async function route(backend: ApiBackend, method: string, url: URL, bodyText: st
       const events = backend.events(requestId);
       if (!events) return requestNotFound();
       const purged = backend.purged(requestId);
-      const after = events.filter((event) => event.seq > afterSeq).map((event) => shapeEvent(shape, { ...event }, purged));
+      const after = events
+        .filter((event) => event.seq > afterSeq)
+        .map((event) => shapeEvent(shape, { ...event }, purged));
       const page = shapePage(shape, 'events', after, url, Math.min(limit, backend.maxEventsPageLimit));
       return 'status' in page ? error(400, 'invalid_request', page.message) : { status: 200, ...page };
     }
@@ -219,7 +246,10 @@ async function create(backend: ApiBackend, bodyText: string | undefined): Promis
   } catch {
     return error(400, 'invalid_request', 'Send a JSON object (at most 64 KiB), e.g. {"price_cents": 500}.');
   }
-  const { id, price_cents: priceCents } = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+  const { id, price_cents: priceCents } = (typeof input === 'object' && input !== null ? input : {}) as Record<
+    string,
+    unknown
+  >;
   if ((id !== undefined && typeof id !== 'string') || (priceCents !== undefined && !Number.isInteger(priceCents))) {
     return error(400, 'invalid_request', 'id must be a string and price_cents an integer.');
   }
@@ -235,7 +265,10 @@ async function create(backend: ApiBackend, bodyText: string | undefined): Promis
  * The delivery log of a request, oldest first: one record per attempt and, when `queued` is given (the null-fields
  * shape), a synthetic record with `"attempt": null` for each event not attempted yet.
  */
-function deliveryRecords(attempts: readonly ServiceDeliveryAttempt[], queued: readonly TestEnvelope[]): Record<string, unknown>[] {
+function deliveryRecords(
+  attempts: readonly ServiceDeliveryAttempt[],
+  queued: readonly TestEnvelope[],
+): Record<string, unknown>[] {
   const records: Record<string, unknown>[] = attempts.map((attempt) => ({
     event_id: attempt.eventId,
     event: attempt.event,
@@ -250,7 +283,15 @@ function deliveryRecords(attempts: readonly ServiceDeliveryAttempt[], queued: re
   const attempted = new Set(attempts.map((attempt) => attempt.eventId));
   for (const event of queued) {
     if (attempted.has(event.event_id)) continue;
-    records.push({ event_id: event.event_id, event: event.event, seq: event.seq, attempt: null, attempted_at: null, status: null, error: 'not attempted yet' });
+    records.push({
+      event_id: event.event_id,
+      event: event.event,
+      seq: event.seq,
+      attempt: null,
+      attempted_at: null,
+      status: null,
+      error: 'not attempted yet',
+    });
   }
   return records;
 }

@@ -29,7 +29,8 @@ export async function createKeyRing(kid?: string): Promise<KeyRing> {
       return current;
     },
     retire(retiredKid) {
-      if (retiredKid === current.kid) throw new TypeError('The current key cannot be retired: call rotateKeys() first.');
+      if (retiredKid === current.kid)
+        throw new TypeError('The current key cannot be retired: call rotateKeys() first.');
       const index = published.findIndex((key) => key.kid === retiredKid);
       if (index < 0) return false;
       published.splice(index, 1);

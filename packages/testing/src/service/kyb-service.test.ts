@@ -12,7 +12,9 @@ interface Received {
 }
 
 /** A merchant endpoint whose answer per delivery the test decides; records what arrived. */
-async function startEndpoint(answer: (envelope: TestEnvelope, attempt: number) => number | { status: number; location?: string } = () => 200) {
+async function startEndpoint(
+  answer: (envelope: TestEnvelope, attempt: number) => number | { status: number; location?: string } = () => 200,
+) {
   const received: Received[] = [];
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -88,7 +90,13 @@ describe('delivery headers and body', () => {
     const id = await service.createDataRequest();
     const released = await service.release(id);
     const claims = decodeJwt(released.attestation as string);
-    expect(claims).toMatchObject({ request_id: id, stream_id: id, seq: 1, event_id: released.event_id, iss: service.issuer });
+    expect(claims).toMatchObject({
+      request_id: id,
+      stream_id: id,
+      seq: 1,
+      event_id: released.event_id,
+      iss: service.issuer,
+    });
     expect(released.data).toMatchObject({ request_id: id, attestation_kid: service.kid });
     expect(Array.isArray(claims.answers)).toBe(true);
   });
@@ -122,7 +130,10 @@ describe('delivery headers and body', () => {
 
   it('refuses a request that cannot be afforded with 402 insufficient_credit, before any event', async () => {
     const { service } = await setUp(undefined, { creditCents: 1000 });
-    await expect(service.createDataRequest({ priceCents: 1500 })).rejects.toMatchObject({ status: 402, code: 'insufficient_credit' });
+    await expect(service.createDataRequest({ priceCents: 1500 })).rejects.toMatchObject({
+      status: 402,
+      code: 'insufficient_credit',
+    });
     expect(service.attempts()).toEqual([]);
     await expect(service.createDataRequest({ priceCents: 900 })).resolves.toMatch(/^dr_/);
     expect(service.creditCents).toBe(100);
@@ -176,7 +187,9 @@ describe('order and retries', () => {
   });
 
   it('keeps streams independent: a failing stream does not hold another', async () => {
-    const { service } = await setUp((envelope) => (envelope.stream_id === 'dr_failing' ? 500 : 200), { retry: { maxAttempts: 3 } });
+    const { service } = await setUp((envelope) => (envelope.stream_id === 'dr_failing' ? 500 : 200), {
+      retry: { maxAttempts: 3 },
+    });
     await service.createDataRequest({ id: 'dr_failing' });
     await service.createDataRequest({ id: 'dr_fine' });
     await service.idle();
@@ -186,7 +199,9 @@ describe('order and retries', () => {
   it('never follows a redirect: a 3xx is a failed attempt, retried', async () => {
     const target = await startEndpoint();
     cleanups.push(target.close);
-    const { service } = await setUp((_envelope, attempt) => (attempt === 1 ? { status: 307, location: target.url } : 200));
+    const { service } = await setUp((_envelope, attempt) =>
+      attempt === 1 ? { status: 307, location: target.url } : 200,
+    );
     await service.createDataRequest();
     await service.idle();
     expect(target.received).toHaveLength(0);
@@ -197,7 +212,11 @@ describe('order and retries', () => {
   });
 
   it('records a connection failure with status null and retries it', async () => {
-    const service = await startKybService({ timeScale: 1e-5, retry: { maxAttempts: 2 }, endpoint: { url: 'http://127.0.0.1:9/webhooks' } });
+    const service = await startKybService({
+      timeScale: 1e-5,
+      retry: { maxAttempts: 2 },
+      endpoint: { url: 'http://127.0.0.1:9/webhooks' },
+    });
     cleanups.push(() => service.stop());
     await service.createDataRequest();
     await service.idle();
@@ -208,8 +227,12 @@ describe('order and retries', () => {
   });
 
   it.each([
-    ['the code of a receiver\'s answer', '{"received":true,"code":"duplicate"}', 'duplicate'],
-    ['the code of an error answer', '{"error":{"code":"handler_failed","message":"A handler failed."}}', 'handler_failed'],
+    ["the code of a receiver's answer", '{"received":true,"code":"duplicate"}', 'duplicate'],
+    [
+      'the code of an error answer',
+      '{"error":{"code":"handler_failed","message":"A handler failed."}}',
+      'handler_failed',
+    ],
     ['nothing of a code that is not code-shaped', '{"code":"Bearer kyb_live_123 leaked"}', undefined],
     ['nothing of an answer that is not JSON', 'ok', undefined],
   ])('the delivery log keeps %s (response_code), never the body', async (_what, body, code) => {
@@ -224,7 +247,9 @@ describe('order and retries', () => {
     const id = await service.createDataRequest();
     await service.idle();
     expect(service.attempts().map((attempt) => attempt.responseCode)).toEqual([code]);
-    const response = await fetch(`${service.baseUrl}/api/v1/kyb/data-requests/${id}/deliveries`, { headers: { authorization: service.apiKey } });
+    const response = await fetch(`${service.baseUrl}/api/v1/kyb/data-requests/${id}/deliveries`, {
+      headers: { authorization: service.apiKey },
+    });
     const text = await response.text();
     expect((JSON.parse(text) as { deliveries: { response_code?: string }[] }).deliveries[0]?.response_code).toBe(code);
     expect(text).not.toContain('leaked');
@@ -248,7 +273,12 @@ describe('quarantine, reactivate and redeliver', () => {
     healthy = true;
     expect(service.reactivate()).toBe(true);
     await service.idle();
-    expect(endpoint.received.filter((r) => r.headers['service-delivery-attempt'] !== undefined).slice(3).map((r) => r.envelope.seq)).toEqual([0, 1, 2]);
+    expect(
+      endpoint.received
+        .filter((r) => r.headers['service-delivery-attempt'] !== undefined)
+        .slice(3)
+        .map((r) => r.envelope.seq),
+    ).toEqual([0, 1, 2]);
     expect(service.quarantined).toBe(false);
     expect(service.pending()).toBe(0);
   });
@@ -260,16 +290,22 @@ describe('quarantine, reactivate and redeliver', () => {
   ])('drops no event when %s: it stays queued and is delivered after reactivate', async (_what, retry, held) => {
     let healthy = false;
     const { quarantineAfter, ...attempts } = retry;
-    const { service, endpoint } = await setUp(() => (healthy ? 200 : 503), { retry: attempts, ...(quarantineAfter ? { quarantineAfter } : {}) });
+    const { service, endpoint } = await setUp(() => (healthy ? 200 : 503), {
+      retry: attempts,
+      ...(quarantineAfter ? { quarantineAfter } : {}),
+    });
     const id = await service.createDataRequest();
     await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
-    if (retry.maxAttempts === undefined) await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
+    if (retry.maxAttempts === undefined)
+      await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
     await service.idle();
     expect(service.quarantined).toBe(true);
     healthy = true;
     service.reactivate();
     await service.idle();
-    const accepted = endpoint.received.filter((_request, index) => service.attempts()[index]?.status === 200).map((request) => request.envelope.seq);
+    const accepted = endpoint.received
+      .filter((_request, index) => service.attempts()[index]?.status === 200)
+      .map((request) => request.envelope.seq);
     expect(accepted).toEqual(held);
     expect(service.exhausted.map((event) => event.seq)).toEqual(retry.maxAttempts === undefined ? [0] : []);
   });
@@ -316,7 +352,11 @@ describe('API', () => {
   async function api(service: KybService, path: string, init: RequestInit = {}, key: string | null = service.apiKey) {
     const headers: Record<string, string> = key === null ? {} : { authorization: key };
     const response = await fetch(service.baseUrl + path, { ...init, headers });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown>, headers: response.headers };
+    return {
+      status: response.status,
+      body: (await response.json()) as Record<string, unknown>,
+      headers: response.headers,
+    };
   }
 
   it.each([
@@ -350,7 +390,8 @@ describe('API', () => {
     const service = await startKybService();
     cleanups.push(() => service.stop());
     const id = await service.createDataRequest();
-    for (let index = 0; index < 4; index++) await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
+    for (let index = 0; index < 4; index++)
+      await service.emit(id, 'kyb.data_request.pending_approval', { request_id: id });
     const { body } = await api(service, `/api/v1/kyb/data-requests/${id}/events?after_seq=1&limit=2`);
     expect([(body.events as TestEnvelope[]).map((event) => event.seq), body.has_more]).toEqual([[2, 3], true]);
     const last = await api(service, `/api/v1/kyb/data-requests/${id}/events?after_seq=3&limit=2`);
@@ -369,7 +410,10 @@ describe('API', () => {
     const service = await startKybService();
     cleanups.push(() => service.stop());
     const id = await service.createDataRequest();
-    expect(await api(service, `/api/v1/kyb/data-requests/${id}/redeliver`, { method: 'POST' })).toMatchObject({ status: 202, body: { queued: 1 } });
+    expect(await api(service, `/api/v1/kyb/data-requests/${id}/redeliver`, { method: 'POST' })).toMatchObject({
+      status: 202,
+      body: { queued: 1 },
+    });
     expect((await api(service, '/api/v1/kyb/data-requests/dr_nope/redeliver', { method: 'POST' })).status).toBe(404);
   });
 
@@ -393,8 +437,14 @@ describe('what the events carry', () => {
     const unsigned = await service.emit(id, 'kyb.data_request.released', { request_id: id }, { attest: false });
     expect(bare.attestation).toBeUndefined();
     expect(unsigned.attestation).toBeUndefined();
-    const verify = createAttestationVerifier({ issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl }, Date.now);
-    await expect(verify(unknown.attestation as string, unknown)).resolves.toMatchObject({ event_id: unknown.event_id, seq: unknown.seq });
+    const verify = createAttestationVerifier(
+      { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
+      Date.now,
+    );
+    await expect(verify(unknown.attestation as string, unknown)).resolves.toMatchObject({
+      event_id: unknown.event_id,
+      seq: unknown.seq,
+    });
     await service.idle();
     expect(endpoint.received.map((request) => request.envelope.event_id)).toContain(unknown.event_id);
   });
@@ -403,8 +453,14 @@ describe('what the events carry', () => {
     const service = await startKybService({ creditCents: 100_000 });
     cleanups.push(() => service.stop());
     const business = defaultReleasedAnswers().filter((answer) => answer.subject_type === 'business');
-    const cheap = await service.release(await service.createDataRequest({ answers: business.slice(0, 1), priceCents: 500 }));
-    expect(cheap.data).toMatchObject({ field_count: 1, pii_included: false, charge: { charged_cents: 150, lines: [{ field: 'company_name', cents: 150 }] } });
+    const cheap = await service.release(
+      await service.createDataRequest({ answers: business.slice(0, 1), priceCents: 500 }),
+    );
+    expect(cheap.data).toMatchObject({
+      field_count: 1,
+      pii_included: false,
+      charge: { charged_cents: 150, lines: [{ field: 'company_name', cents: 150 }] },
+    });
     const full = await service.release(await service.createDataRequest());
     expect(full.data).toMatchObject({ field_count: 4, pii_included: true, charge: { charged_cents: 1100 } });
     const capped = await service.release(await service.createDataRequest({ priceCents: 300 }));
@@ -426,7 +482,10 @@ describe('what the events carry', () => {
   it('signs with the highest secret version by default, named versions included', async () => {
     const endpoint = await startEndpoint();
     cleanups.push(endpoint.close);
-    const named = await startKybService({ timeScale: 1e-5, endpoint: { url: endpoint.url, secrets: { v1: 'old-secret', v2: 'new-secret' } } });
+    const named = await startKybService({
+      timeScale: 1e-5,
+      endpoint: { url: endpoint.url, secrets: { v1: 'old-secret', v2: 'new-secret' } },
+    });
     cleanups.push(() => named.stop());
     await named.createDataRequest();
     await named.idle();
@@ -443,16 +502,23 @@ describe('key rotation', () => {
     const newKid = await service.rotateKeys();
     const after = await service.release(await service.createDataRequest());
     expect(decodeProtectedHeader(after.attestation as string).kid).toBe(newKid);
-    const published = async () => ((await (await fetch(service.jwksUrl)).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid);
+    const published = async () =>
+      ((await (await fetch(service.jwksUrl)).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid);
     expect(await published()).toEqual([oldKid, newKid]);
 
-    const verify = createAttestationVerifier({ issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl }, Date.now);
+    const verify = createAttestationVerifier(
+      { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
+      Date.now,
+    );
     await expect(verify(before.attestation as string, before)).resolves.toMatchObject({ event_id: before.event_id });
     await expect(verify(after.attestation as string, after)).resolves.toMatchObject({ event_id: after.event_id });
 
     expect(service.retireKey(oldKid)).toBe(true);
     expect(await published()).toEqual([newKid]);
-    const fresh = createAttestationVerifier({ issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl }, Date.now);
+    const fresh = createAttestationVerifier(
+      { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
+      Date.now,
+    );
     await expect(fresh(before.attestation as string, before)).rejects.toMatchObject({ code: 'attestation_invalid' });
   });
 
@@ -468,14 +534,26 @@ describe('control API and creation', () => {
     const service = await startKybService({ creditCents: 600 });
     cleanups.push(() => service.stop());
     const create = (body: unknown) =>
-      fetch(`${service.baseUrl}/api/v1/kyb/data-requests`, { method: 'POST', headers: { authorization: service.apiKey }, body: JSON.stringify(body) });
+      fetch(`${service.baseUrl}/api/v1/kyb/data-requests`, {
+        method: 'POST',
+        headers: { authorization: service.apiKey },
+        body: JSON.stringify(body),
+      });
     const created = await create({ price_cents: 500 });
     const { id } = (await created.json()) as { id: string };
     expect([created.status, service.request(id)?.state]).toEqual([201, 'pending_approval']);
     const refused = await create({ price_cents: 500 });
     expect([refused.status, await refused.json()]).toEqual([
       402,
-      { error: { code: 'insufficient_credit', message: expect.any(String), required_cents: 500, available_cents: 100, currency: 'usd' } },
+      {
+        error: {
+          code: 'insufficient_credit',
+          message: expect.any(String),
+          required_cents: 500,
+          available_cents: 100,
+          currency: 'usd',
+        },
+      },
     ]);
   });
 
@@ -483,7 +561,10 @@ describe('control API and creation', () => {
     const service = await startKybService();
     cleanups.push(() => service.stop());
     const id = await service.createDataRequest();
-    const [released, extra] = await Promise.all([service.release(id), service.emit(id, 'kyb.data_request.pending_approval', { request_id: id })]);
+    const [released, extra] = await Promise.all([
+      service.release(id),
+      service.emit(id, 'kyb.data_request.pending_approval', { request_id: id }),
+    ]);
     expect([released.seq, extra.seq]).toEqual([1, 2]);
     expect(service.request(id)?.events.map((event) => event.seq)).toEqual([0, 1, 2]);
   });
@@ -522,7 +603,10 @@ describe('control API and creation', () => {
     await service.changeBusinessWallet({ previous: '0xold', next: '0xnew' });
     await service.idle();
     const [delivery] = endpoint.received;
-    expect(delivery?.envelope).toMatchObject({ event: 'kyb.business.wallet_address_changed', data: { previous_wallet_address: '0xold' } });
+    expect(delivery?.envelope).toMatchObject({
+      event: 'kyb.business.wallet_address_changed',
+      data: { previous_wallet_address: '0xold' },
+    });
     const receiver = createReceiver({
       secrets: service.secrets,
       attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
@@ -543,7 +627,10 @@ describe('control API and creation', () => {
     service.setEndpoint({ url: endpoint.url, secrets: { '1': 'whsec_old', '2': 'whsec_new' } });
     await service.createDataRequest();
     await service.idle();
-    expect(endpoint.received.map((r) => String(r.headers['service-kyb-signature']).split('kv=')[1])).toEqual(['1', '2']);
+    expect(endpoint.received.map((r) => String(r.headers['service-kyb-signature']).split('kv=')[1])).toEqual([
+      '1',
+      '2',
+    ]);
   });
 
   it('a slow endpoint times out: status null, error timeout, and the attempt is retried', async () => {
@@ -586,6 +673,9 @@ describe('JWKS', () => {
     const service = await startKybService();
     cleanups.push(() => service.stop());
     const response = await fetch(service.jwksUrl);
-    expect([response.status, ((await response.json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid)]).toEqual([200, [service.kid]]);
+    expect([
+      response.status,
+      ((await response.json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid),
+    ]).toEqual([200, [service.kid]]);
   });
 });

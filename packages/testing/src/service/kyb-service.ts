@@ -2,7 +2,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { attestationClaims } from '../attestation.js';
 import { ATTESTED_TEST_EVENT_TYPES, TEST_EVENT_TYPES, type TestEventType } from '../event-types.js';
-import { createTestEvent, defaultReleasedAnswers, releaseChargeFor, type ReleasedAnswerEntry, type TestEnvelope } from '../fixtures.js';
+import {
+  createTestEvent,
+  defaultReleasedAnswers,
+  releaseChargeFor,
+  type ReleasedAnswerEntry,
+  type TestEnvelope,
+} from '../fixtures.js';
 import { KYB_JWKS_PATH } from '../jwks-server.js';
 import { randomHex } from '../random.js';
 import { randomSecret } from '../keys.js';
@@ -16,7 +22,13 @@ import {
   type ServiceDeliveryAttempt,
 } from './delivery.js';
 import type { ApiShape } from './api-shape.js';
-import { RELEASE_PATH_PREFIX, SIGNATURE_REQUEST_PATH_PREFIX, handleRequest, type ApiCall, type ApiFault } from './http-api.js';
+import {
+  RELEASE_PATH_PREFIX,
+  SIGNATURE_REQUEST_PATH_PREFIX,
+  handleRequest,
+  type ApiCall,
+  type ApiFault,
+} from './http-api.js';
 import { createKeyRing } from './key-ring.js';
 
 /**
@@ -229,7 +241,12 @@ export interface KybService {
    * await service.emit(id, 'kyb.data_request.reviewed', { request_id: id }, { attest: true })
    * ```
    */
-  emit(streamId: string, type: TestEventType | string, data?: Record<string, unknown>, options?: { attest?: boolean }): Promise<TestEnvelope>;
+  emit(
+    streamId: string,
+    type: TestEventType | string,
+    data?: Record<string, unknown>,
+    options?: { attest?: boolean },
+  ): Promise<TestEnvelope>;
   request(requestId: string): ServiceRequestSnapshot | undefined;
   /** Delivery attempts, all or of one stream, in the order they completed. */
   attempts(streamId?: string): ServiceDeliveryAttempt[];
@@ -297,9 +314,11 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
   const ttl = options.attestationTtlSeconds ?? 600;
   const threshold = options.approvalThreshold ?? 1;
   const signatureCents = options.signatureRequestCents ?? 100;
-  if (!Number.isInteger(seqBase) || seqBase < 0) throw new TypeError('seqBase must be a non-negative integer (0 or 1).');
+  if (!Number.isInteger(seqBase) || seqBase < 0)
+    throw new TypeError('seqBase must be a non-negative integer (0 or 1).');
   if (!requestPrefix.startsWith('/')) throw new TypeError('requestPrefix must be a path starting with "/".');
-  if (!signatureRequestPrefix.startsWith('/')) throw new TypeError('signatureRequestPrefix must be a path starting with "/".');
+  if (!signatureRequestPrefix.startsWith('/'))
+    throw new TypeError('signatureRequestPrefix must be a path starting with "/".');
 
   const keys = await createKeyRing(options.kid);
   const requests = new Map<string, RequestState>();
@@ -327,7 +346,8 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
     const versions = Object.keys(endpointSecrets);
     if (versions.length === 0) throw new TypeError('endpoint.secrets must hold at least one version.');
     const currentVersion = input.currentVersion ?? highestVersion(endpointSecrets);
-    if (endpointSecrets[currentVersion] === undefined) throw new TypeError('endpoint.currentVersion must name one of the secrets.');
+    if (endpointSecrets[currentVersion] === undefined)
+      throw new TypeError('endpoint.currentVersion must name one of the secrets.');
     secrets = endpointSecrets;
     const config: EndpointConfig = { url: input.url, secrets: endpointSecrets, currentVersion };
     engine.setEndpoint(config);
@@ -337,37 +357,68 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
   function mustGet(requestId: string, kind?: RequestState['kind']): RequestState {
     const state = requests.get(requestId);
     if (!state || (kind && state.kind !== kind)) {
-      throw new KybServiceError(404, 'request_not_found', `No ${kind?.replace('_', ' ') ?? 'request'} with id ${requestId}.`);
+      throw new KybServiceError(
+        404,
+        'request_not_found',
+        `No ${kind?.replace('_', ' ') ?? 'request'} with id ${requestId}.`,
+      );
     }
     return state;
   }
 
   function charge(cents: number): void {
     if (cents > credit) {
-      throw new KybServiceError(402, 'insufficient_credit', `The request costs ${cents} cents and the credit is ${credit}; top up first.`, {
-        required_cents: cents,
-        available_cents: credit,
-        currency: 'usd',
-      });
+      throw new KybServiceError(
+        402,
+        'insufficient_credit',
+        `The request costs ${cents} cents and the credit is ${credit}; top up first.`,
+        {
+          required_cents: cents,
+          available_cents: credit,
+          currency: 'usd',
+        },
+      );
     }
     credit -= cents;
   }
 
-  function append(state: RequestState, type: string, data: Record<string, unknown>, attest = isAttested(type)): Promise<TestEnvelope> {
+  function append(
+    state: RequestState,
+    type: string,
+    data: Record<string, unknown>,
+    attest = isAttested(type),
+  ): Promise<TestEnvelope> {
     const appended = state.tail.then(() => build(state, type, data, attest));
     state.tail = appended.catch(() => undefined);
     return appended;
   }
 
-  async function build(state: RequestState, type: string, data: Record<string, unknown>, attest: boolean): Promise<TestEnvelope> {
+  async function build(
+    state: RequestState,
+    type: string,
+    data: Record<string, unknown>,
+    attest: boolean,
+  ): Promise<TestEnvelope> {
     const seq = seqBase + state.events.length;
     const known = type as TestEventType;
     const base = isFixtureType(type)
       ? createTestEvent(known, { stream_id: state.id, seq, timestamp: Math.floor(now() / 1000), data })
-      : { ...createTestEvent('kyb.data_request.refused', { stream_id: state.id, seq, timestamp: Math.floor(now() / 1000) }), event: type, data };
+      : {
+          ...createTestEvent('kyb.data_request.refused', {
+            stream_id: state.id,
+            seq,
+            timestamp: Math.floor(now() / 1000),
+          }),
+          event: type,
+          data,
+        };
     let envelope: TestEnvelope = base;
     if (attest) {
-      const claims = attestationClaims(envelope, { issuer, audience, nowMs: now() }, { answers: state.answers, expiresInSeconds: ttl });
+      const claims = attestationClaims(
+        envelope,
+        { issuer, audience, nowMs: now() },
+        { answers: state.answers, expiresInSeconds: ttl },
+      );
       envelope = { ...envelope, attestation: await keys.sign(claims) };
     }
     state.events.push(envelope);
@@ -377,11 +428,18 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
 
   function pending(state: RequestState): void {
     if (state.state !== 'pending_approval') {
-      throw new KybServiceError(409, 'request_not_pending', `Request ${state.id} is ${state.state}, not pending_approval.`);
+      throw new KybServiceError(
+        409,
+        'request_not_pending',
+        `Request ${state.id} is ${state.state}, not pending_approval.`,
+      );
     }
   }
 
-  async function release(requestId: string, releaseOptions: { answers?: ReleasedAnswerEntry[] } = {}): Promise<TestEnvelope> {
+  async function release(
+    requestId: string,
+    releaseOptions: { answers?: ReleasedAnswerEntry[] } = {},
+  ): Promise<TestEnvelope> {
     const state = mustGet(requestId, 'data_request');
     pending(state);
     if (releaseOptions.answers) state.answers = releaseOptions.answers;
@@ -403,7 +461,11 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
     const state = mustGet(requestId, 'signature_request');
     pending(state);
     state.state = 'signed';
-    return append(state, 'kyb.signature_request.signed', { request_id: state.id, digest: state.digest, signed_at: new Date(now()).toISOString() });
+    return append(state, 'kyb.signature_request.signed', {
+      request_id: state.id,
+      digest: state.digest,
+      signed_at: new Date(now()).toISOString(),
+    });
   }
 
   async function refuse(requestId: string, reason = 'declined'): Promise<TestEnvelope> {
@@ -450,7 +512,8 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
           try {
             return { id: await service.createDataRequest(input) };
           } catch (caught) {
-            if (caught instanceof KybServiceError) return { status: caught.status, code: caught.code, message: caught.message, details: caught.details };
+            if (caught instanceof KybServiceError)
+              return { status: caught.status, code: caught.code, message: caught.message, details: caught.details };
             throw caught;
           }
         },
@@ -587,7 +650,8 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
 
     forgeRelease(requestId, token) {
       const state = mustGet(requestId, 'data_request');
-      if (state.state !== 'released') throw new KybServiceError(409, 'not_released', `Release ${requestId} before forging its release.`);
+      if (state.state !== 'released')
+        throw new KybServiceError(409, 'not_released', `Release ${requestId} before forging its release.`);
       state.releaseToken = token;
     },
 
@@ -600,11 +664,16 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
     async changeBusinessWallet({ businessId, previous, next }) {
       const id = businessId ?? `biz_${ulid().toLowerCase()}`;
       const state = requests.get(id) ?? newState(id, 'business', 0);
-      return append(state, 'kyb.business.wallet_address_changed', { previous_wallet_address: previous, wallet_address: next });
+      return append(state, 'kyb.business.wallet_address_changed', {
+        previous_wallet_address: previous,
+        wallet_address: next,
+      });
     },
 
     async emit(streamId, type, data = {}, emitOptions = {}) {
-      const state = requests.get(streamId) ?? newState(streamId, streamId.startsWith('sr_') ? 'signature_request' : 'data_request', 0);
+      const state =
+        requests.get(streamId) ??
+        newState(streamId, streamId.startsWith('sr_') ? 'signature_request' : 'data_request', 0);
       return append(state, type, data, emitOptions.attest ?? isAttested(type));
     },
 
@@ -615,7 +684,8 @@ export async function startKybService(options: KybServiceOptions = {}): Promise<
       return { id, kind, state: current, costCents, purged, events: [...events] };
     },
 
-    attempts: (streamId) => engine.attempts.filter((attempt) => streamId === undefined || attempt.streamId === streamId),
+    attempts: (streamId) =>
+      engine.attempts.filter((attempt) => streamId === undefined || attempt.streamId === streamId),
     pending: (streamId) => engine.pending(streamId),
     reactivate: () => engine.reactivate(),
     redeliver,

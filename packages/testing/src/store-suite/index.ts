@@ -182,7 +182,9 @@ export function runStoreConformance(
 
     it(`lets exactly one of ${concurrency} concurrent claims of one event acquire it`, async () => {
       const id = ulid();
-      const claims = await Promise.all(Array.from({ length: concurrency }, () => store.claim(id, { leaseMs: LONG_MS })));
+      const claims = await Promise.all(
+        Array.from({ length: concurrency }, () => store.claim(id, { leaseMs: LONG_MS })),
+      );
       expect(claims.filter((c) => c.status === 'acquired')).toHaveLength(1);
       expect(claims.filter((c) => c.status === 'in_progress')).toHaveLength(concurrency - 1);
     });
@@ -205,42 +207,36 @@ export function runStoreConformance(
         }),
     );
 
-    it.concurrent(
-      'refuses complete and release once the lease expired, even before anyone else claims',
-      ({ expect }) =>
-        exclusive(async () => {
-          const id = ulid();
-          const late = await acquire(id, shortMs);
-          await elapse(shortMs);
-          expect(await store.complete(id, late, { retainMs: LONG_MS })).toBe(false);
-          expect(await store.release(id, late)).toBe(false);
-          expect((await store.claim(id, { leaseMs: LONG_MS })).status).toBe('acquired');
-        }),
+    it.concurrent('refuses complete and release once the lease expired, even before anyone else claims', ({ expect }) =>
+      exclusive(async () => {
+        const id = ulid();
+        const late = await acquire(id, shortMs);
+        await elapse(shortMs);
+        expect(await store.complete(id, late, { retainMs: LONG_MS })).toBe(false);
+        expect(await store.release(id, late)).toBe(false);
+        expect((await store.claim(id, { leaseMs: LONG_MS })).status).toBe('acquired');
+      }),
     );
 
-    it.concurrent(
-      'keeps a completed record for retainMs, then lets the event be claimed again',
-      ({ expect }) =>
-        exclusive(async () => {
-          const id = ulid();
-          const token = await acquire(id);
-          expect(await store.complete(id, token, { retainMs: shortMs })).toBe(true);
-          expect(await store.claim(id, { leaseMs: LONG_MS })).toEqual({ status: 'completed' });
-          await elapse(shortMs);
-          expect((await store.claim(id, { leaseMs: LONG_MS })).status).toBe('acquired');
-        }),
+    it.concurrent('keeps a completed record for retainMs, then lets the event be claimed again', ({ expect }) =>
+      exclusive(async () => {
+        const id = ulid();
+        const token = await acquire(id);
+        expect(await store.complete(id, token, { retainMs: shortMs })).toBe(true);
+        expect(await store.claim(id, { leaseMs: LONG_MS })).toEqual({ status: 'completed' });
+        await elapse(shortMs);
+        expect((await store.claim(id, { leaseMs: LONG_MS })).status).toBe('acquired');
+      }),
     );
 
-    it.concurrent(
-      'lets exactly one of many concurrent claims take over an expired lease',
-      ({ expect }) =>
-        exclusive(async () => {
-          const id = ulid();
-          await acquire(id, shortMs);
-          await elapse(shortMs);
-          const claims = await Promise.all(Array.from({ length: 50 }, () => store.claim(id, { leaseMs: LONG_MS })));
-          expect(claims.filter((c) => c.status === 'acquired')).toHaveLength(1);
-        }),
+    it.concurrent('lets exactly one of many concurrent claims take over an expired lease', ({ expect }) =>
+      exclusive(async () => {
+        const id = ulid();
+        await acquire(id, shortMs);
+        await elapse(shortMs);
+        const claims = await Promise.all(Array.from({ length: 50 }, () => store.claim(id, { leaseMs: LONG_MS })));
+        expect(claims.filter((c) => c.status === 'acquired')).toHaveLength(1);
+      }),
     );
 
     const cursorCases = {

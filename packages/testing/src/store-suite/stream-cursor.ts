@@ -58,7 +58,9 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
         const store = cursorStore(skip);
         const streamId = newStream();
         const { eventId, token } = await claimed(store);
-        expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: firstSeq, firstSeq })).toBe('completed');
+        expect(
+          await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: firstSeq, firstSeq }),
+        ).toBe('completed');
         expect(await store.getCursor(streamId)).toBe(firstSeq);
         expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'completed' });
       },
@@ -66,7 +68,9 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
 
     // Ordering reads the cursor with the firstEvent hint before a stream's first event; a store may prepare for
     // completeInOrder in that read (MySQL inserts an expired placeholder row), but every answer stays the same.
-    it('answers null to getCursor told firstEvent on a stream never seen, and leaves no cursor to read, with or without the hint, from either client', async ({ skip }) => {
+    it('answers null to getCursor told firstEvent on a stream never seen, and leaves no cursor to read, with or without the hint, from either client', async ({
+      skip,
+    }) => {
       const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
       const streamId = newStream();
       expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
@@ -82,14 +86,18 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
         const streamId = newStream();
         const { eventId, token } = await claimed(store);
         expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
-        expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: firstSeq, firstSeq })).toBe('completed');
+        expect(
+          await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: firstSeq, firstSeq }),
+        ).toBe('completed');
         expect(await store.getCursor(streamId)).toBe(firstSeq);
         expect(await peer.getCursor(streamId)).toBe(firstSeq);
         expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'completed' });
       },
     );
 
-    it('answers a stream under way with its cursor when getCursor is told firstEvent (a redelivered first event)', async ({ skip }) => {
+    it('answers a stream under way with its cursor when getCursor is told firstEvent (a redelivered first event)', async ({
+      skip,
+    }) => {
       const store = cursorStore(skip);
       const streamId = newStream();
       expect(await processAt(store, streamId, 0)).toBe('completed');
@@ -99,25 +107,37 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       expect(await store.getCursor(streamId)).toBe(1);
     });
 
-    it('answers lease_lost to a wrong token on a first event after getCursor told firstEvent, then completes it with the right one', async ({ skip }) => {
+    it('answers lease_lost to a wrong token on a first event after getCursor told firstEvent, then completes it with the right one', async ({
+      skip,
+    }) => {
       const store = cursorStore(skip);
       const streamId = newStream();
       const { eventId, token } = await claimed(store);
       expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
       const options = { retainMs: LONG_MS, streamId, seq: 0, firstSeq: 0 } as const;
-      expect(await store.completeInOrder(eventId, token.replace(/^./, (c) => (c === '0' ? '1' : '0')), options)).toBe('lease_lost');
+      expect(
+        await store.completeInOrder(
+          eventId,
+          token.replace(/^./, (c) => (c === '0' ? '1' : '0')),
+          options,
+        ),
+      ).toBe('lease_lost');
       expect(await store.getCursor(streamId)).toBeNull();
       expect(await store.completeInOrder(eventId, token, options)).toBe('completed');
       expect(await store.getCursor(streamId)).toBe(0);
     });
 
-    it('answers cursor_moved to a first event told to getCursor when another client started the stream meanwhile', async ({ skip }) => {
+    it('answers cursor_moved to a first event told to getCursor when another client started the stream meanwhile', async ({
+      skip,
+    }) => {
       const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
       const streamId = newStream();
       const { eventId, token } = await claimed(store);
       expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
       expect(await processAt(peer, streamId, 0)).toBe('completed');
-      expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: 0, firstSeq: 0 })).toBe('cursor_moved');
+      expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: 0, firstSeq: 0 })).toBe(
+        'cursor_moved',
+      );
       expect(await store.getCursor(streamId)).toBe(0);
       expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
     });
@@ -133,7 +153,9 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
         const store = cursorStore(skip);
         const streamId = newStream();
         const { eventId, token } = await claimed(store);
-        expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq, firstSeq })).toBe('cursor_moved');
+        expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq, firstSeq })).toBe(
+          'cursor_moved',
+        );
         expect(await store.getCursor(streamId)).toBeNull();
         expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
         // Refused but not lost: the holder can still release it, so the service's retry runs it.
@@ -150,13 +172,17 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       }
     });
 
-    it('refuses a gap (cursor_moved): the cursor stays, the event stays claimed and can still be completed plainly', async ({ skip }) => {
+    it('refuses a gap (cursor_moved): the cursor stays, the event stays claimed and can still be completed plainly', async ({
+      skip,
+    }) => {
       const store = cursorStore(skip);
       const streamId = newStream();
       expect(await processAt(store, streamId, 0)).toBe('completed');
       expect(await processAt(store, streamId, 1)).toBe('completed');
       const { eventId, token } = await claimed(store);
-      expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: 3, firstSeq: 0 })).toBe('cursor_moved');
+      expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: 3, firstSeq: 0 })).toBe(
+        'cursor_moved',
+      );
       expect(await store.getCursor(streamId)).toBe(1);
       expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
       expect(await store.complete(eventId, token, { retainMs: LONG_MS })).toBe(true);
@@ -172,7 +198,9 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       const streamId = newStream();
       for (let step = 0; step <= 3; step++) expect(await processAt(store, streamId, step)).toBe('completed');
       const { eventId, token } = await claimed(store);
-      expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq, firstSeq: 0 })).toBe('cursor_moved');
+      expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq, firstSeq: 0 })).toBe(
+        'cursor_moved',
+      );
       expect(await store.getCursor(streamId)).toBe(3);
       expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
     });
@@ -180,19 +208,28 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
     it.for([
       { case: 'a wrong token', token: (right: string) => right.replace(/^./, (c) => (c === '0' ? '1' : '0')) },
       { case: 'an empty token', token: () => '' },
-    ])('answers lease_lost to $case, even at the seq that fits, and changes neither the cursor nor the event', async ({ token: wrong }, { skip }) => {
-      const store = cursorStore(skip);
-      const streamId = newStream();
-      expect(await processAt(store, streamId, 0)).toBe('completed');
-      const { eventId, token } = await claimed(store);
-      expect(await store.completeInOrder(eventId, wrong(token), { retainMs: LONG_MS, streamId, seq: 1, firstSeq: 0 })).toBe('lease_lost');
-      expect(await store.getCursor(streamId)).toBe(0);
-      expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
-      expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: 1, firstSeq: 0 })).toBe('completed');
-      expect(await store.getCursor(streamId)).toBe(1);
-    });
+    ])(
+      'answers lease_lost to $case, even at the seq that fits, and changes neither the cursor nor the event',
+      async ({ token: wrong }, { skip }) => {
+        const store = cursorStore(skip);
+        const streamId = newStream();
+        expect(await processAt(store, streamId, 0)).toBe('completed');
+        const { eventId, token } = await claimed(store);
+        expect(
+          await store.completeInOrder(eventId, wrong(token), { retainMs: LONG_MS, streamId, seq: 1, firstSeq: 0 }),
+        ).toBe('lease_lost');
+        expect(await store.getCursor(streamId)).toBe(0);
+        expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
+        expect(await store.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq: 1, firstSeq: 0 })).toBe(
+          'completed',
+        );
+        expect(await store.getCursor(streamId)).toBe(1);
+      },
+    );
 
-    it('answers lease_lost for an event never claimed, released, or already completed; the cursor does not move', async ({ skip }) => {
+    it('answers lease_lost for an event never claimed, released, or already completed; the cursor does not move', async ({
+      skip,
+    }) => {
       const store = cursorStore(skip);
       const streamId = newStream();
       const options = { retainMs: LONG_MS, streamId, seq: 0, firstSeq: 0 } as const;
@@ -219,7 +256,9 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       for (const [index, streamId] of streams.entries()) {
         expect(await store.advanceCursor(streamId, index + 10)).toBe(true);
       }
-      expect(await Promise.all(streams.map((streamId) => store.getCursor(streamId)))).toEqual(streams.map((_, index) => index + 10));
+      expect(await Promise.all(streams.map((streamId) => store.getCursor(streamId)))).toEqual(
+        streams.map((_, index) => index + 10),
+      );
       // A cursor named like an event leaves the event's record alone.
       expect(await store.complete(eventId, token, { retainMs: LONG_MS })).toBe(true);
     });
@@ -240,7 +279,9 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       expect(await store.getCursor(streamId)).toBe(10);
     });
 
-    it('keeps seqs exact up to the largest safe integer (no float or 32-bit truncation in any driver)', async ({ skip }) => {
+    it('keeps seqs exact up to the largest safe integer (no float or 32-bit truncation in any driver)', async ({
+      skip,
+    }) => {
       const store = cursorStore(skip);
       const streamId = newStream();
       const top = Number.MAX_SAFE_INTEGER;
@@ -267,22 +308,25 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
     it.for([
       { where: 'an existing stream', seq: 1 },
       { where: 'a new stream (its first seq)', seq: 0 },
-    ])('of 50 concurrent completeInOrder of one seq on $where by different events across clients, exactly one completes', async ({ seq }, { skip }) => {
-      const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
-      const streamId = newStream();
-      if (seq === 1) expect(await processAt(store, streamId, 0)).toBe('completed');
-      const events = await Promise.all(Array.from({ length: 50 }, (_, i) => claimed(i % 2 ? peer : store)));
-      const outcomes = await Promise.all(
-        events.map(({ eventId, token }, i) =>
-          (i % 2 ? peer : store).completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq, firstSeq: 0 }),
-        ),
-      );
-      expect(outcomes.filter((outcome) => outcome === 'completed')).toHaveLength(1);
-      expect(outcomes.filter((outcome) => outcome === 'cursor_moved')).toHaveLength(49);
-      expect(await store.getCursor(streamId)).toBe(seq);
-      const states = await Promise.all(events.map(({ eventId }) => store.claim(eventId, { leaseMs: LONG_MS })));
-      expect(states.filter((state) => state.status === 'completed')).toHaveLength(1);
-    });
+    ])(
+      'of 50 concurrent completeInOrder of one seq on $where by different events across clients, exactly one completes',
+      async ({ seq }, { skip }) => {
+        const [store, peer] = [cursorStore(skip), cursorStore(skip, 'peer')];
+        const streamId = newStream();
+        if (seq === 1) expect(await processAt(store, streamId, 0)).toBe('completed');
+        const events = await Promise.all(Array.from({ length: 50 }, (_, i) => claimed(i % 2 ? peer : store)));
+        const outcomes = await Promise.all(
+          events.map(({ eventId, token }, i) =>
+            (i % 2 ? peer : store).completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq, firstSeq: 0 }),
+          ),
+        );
+        expect(outcomes.filter((outcome) => outcome === 'completed')).toHaveLength(1);
+        expect(outcomes.filter((outcome) => outcome === 'cursor_moved')).toHaveLength(49);
+        expect(await store.getCursor(streamId)).toBe(seq);
+        const states = await Promise.all(events.map(({ eventId }) => store.claim(eventId, { leaseMs: LONG_MS })));
+        expect(states.filter((state) => state.status === 'completed')).toHaveLength(1);
+      },
+    );
 
     it.for([0, 1] as const)(
       '50 consecutive seqs (firstSeq %i) completed concurrently across clients, each retrying until its turn, end with the cursor at the last and no step lost',
@@ -299,7 +343,12 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
             const client = i % 2 ? peer : store;
             const seq = firstSeq + i;
             for (let attempt = 0; attempt < 5_000; attempt++) {
-              const outcome = await client.completeInOrder(eventId, token, { retainMs: LONG_MS, streamId, seq, firstSeq });
+              const outcome = await client.completeInOrder(eventId, token, {
+                retainMs: LONG_MS,
+                streamId,
+                seq,
+                firstSeq,
+              });
               if (outcome === 'completed') {
                 completedAt.push(seq);
                 return;
@@ -339,14 +388,18 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
     });
 
-    it('keeps a cursor for the retention it was advanced with, then reads it as none, so only firstSeq starts the stream again', async ({ skip }) => {
+    it('keeps a cursor for the retention it was advanced with, then reads it as none, so only firstSeq starts the stream again', async ({
+      skip,
+    }) => {
       const store = cursorStore(skip);
       const streamId = newStream();
       await context.afterElapsing(
         context.shortMs,
         async () => {
           const { eventId, token } = await claimed(store);
-          expect(await store.completeInOrder(eventId, token, { retainMs: context.shortMs, streamId, seq: 0, firstSeq: 0 })).toBe('completed');
+          expect(
+            await store.completeInOrder(eventId, token, { retainMs: context.shortMs, streamId, seq: 0, firstSeq: 0 }),
+          ).toBe('completed');
           expect(await store.getCursor(streamId)).toBe(0);
         },
         async () => {
@@ -360,18 +413,23 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
       );
     });
 
-    it.for([Number.NaN, 0, -1, 1e300])('rejects a cursor retention of %s with a RangeError before touching anything', async (retention, { skip }) => {
-      const store = cursorStore(skip);
-      const streamId = newStream();
-      const { eventId, token } = await claimed(store);
-      const options = { retainMs: LONG_MS, cursorRetainMs: retention, streamId, seq: 0, firstSeq: 0 } as const;
-      await expect(store.completeInOrder(eventId, token, options)).rejects.toThrow(RangeError);
-      await expect(store.advanceCursor(streamId, 3, { retainMs: retention })).rejects.toThrow(RangeError);
-      expect(await store.getCursor(streamId)).toBeNull();
-      expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
-    });
+    it.for([Number.NaN, 0, -1, 1e300])(
+      'rejects a cursor retention of %s with a RangeError before touching anything',
+      async (retention, { skip }) => {
+        const store = cursorStore(skip);
+        const streamId = newStream();
+        const { eventId, token } = await claimed(store);
+        const options = { retainMs: LONG_MS, cursorRetainMs: retention, streamId, seq: 0, firstSeq: 0 } as const;
+        await expect(store.completeInOrder(eventId, token, options)).rejects.toThrow(RangeError);
+        await expect(store.advanceCursor(streamId, 3, { retainMs: retention })).rejects.toThrow(RangeError);
+        expect(await store.getCursor(streamId)).toBeNull();
+        expect(await store.claim(eventId, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
+      },
+    );
 
-    it("keeps the cursor for cursorRetainMs after the record's shorter retention passed, so the stream goes on where it stood", async ({ skip }) => {
+    it("keeps the cursor for cursorRetainMs after the record's shorter retention passed, so the stream goes on where it stood", async ({
+      skip,
+    }) => {
       const store = cursorStore(skip);
       const streamId = newStream();
       let eventId = '';
@@ -380,7 +438,13 @@ export function registerStreamCursorCases(context: CursorCaseContext): void {
         async () => {
           const claim = await claimed(store);
           eventId = claim.eventId;
-          const options = { retainMs: context.shortMs, cursorRetainMs: LONG_MS, streamId, seq: 0, firstSeq: 0 } as const;
+          const options = {
+            retainMs: context.shortMs,
+            cursorRetainMs: LONG_MS,
+            streamId,
+            seq: 0,
+            firstSeq: 0,
+          } as const;
           expect(await store.completeInOrder(eventId, claim.token, options)).toBe('completed');
         },
         async () => {

@@ -30,7 +30,11 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
     }
 
     /** Every page from `activeSince`, checking the page size and order on the way. */
-    async function listAll(store: ListingStore, activeSince: number, limit = 1000): Promise<{ streams: StreamActivity[]; pages: number }> {
+    async function listAll(
+      store: ListingStore,
+      activeSince: number,
+      limit = 1000,
+    ): Promise<{ streams: StreamActivity[]; pages: number }> {
       const streams: StreamActivity[] = [];
       let after: string | undefined;
       let pages = 0;
@@ -46,16 +50,26 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
     }
 
     /** The streams of this case only: the store is shared with the other cases. */
-    const own = (streams: StreamActivity[], ids: readonly string[]) => streams.filter((stream) => ids.includes(stream.streamId));
+    const own = (streams: StreamActivity[], ids: readonly string[]) =>
+      streams.filter((stream) => ids.includes(stream.streamId));
 
-    async function completeAt(store: StreamCursorStore, streamId: string, seq: number, firstSeq: 0 | 1 = 0): Promise<void> {
+    async function completeAt(
+      store: StreamCursorStore,
+      streamId: string,
+      seq: number,
+      firstSeq: 0 | 1 = 0,
+    ): Promise<void> {
       const eventId = ulid();
       const claim = await store.claim(eventId, { leaseMs: LONG_MS });
       if (claim.status !== 'acquired') throw new Error('expected to acquire a fresh event');
-      expect(await store.completeInOrder(eventId, claim.token, { retainMs: LONG_MS, streamId, seq, firstSeq })).toBe('completed');
+      expect(await store.completeInOrder(eventId, claim.token, { retainMs: LONG_MS, streamId, seq, firstSeq })).toBe(
+        'completed',
+      );
     }
 
-    it('lists a stream completed in order and one advanced by advanceCursor, with their cursor and activity; a stream never written is not listed', async ({ skip }) => {
+    it('lists a stream completed in order and one advanced by advanceCursor, with their cursor and activity; a stream never written is not listed', async ({
+      skip,
+    }) => {
       const store = listingStore(skip);
       const [completed, advanced, never] = [`req_${ulid()}`, `req_${ulid()}`, `req_${ulid()}`];
       await completeAt(store, completed, 0);
@@ -70,7 +84,9 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
       for (const stream of listed) expect(Number.isSafeInteger(stream.activeAt) && stream.activeAt > 0).toBe(true);
     });
 
-    it('does not list a stream whose cursor was only read with the firstEvent hint, and lists it once its first event completed', async ({ skip }) => {
+    it('does not list a stream whose cursor was only read with the firstEvent hint, and lists it once its first event completed', async ({
+      skip,
+    }) => {
       const store = listingStore(skip);
       const streamId = `req_${ulid()}`;
       expect(await store.getCursor(streamId, { firstEvent: true })).toBeNull();
@@ -79,7 +95,9 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
       expect(own((await listAll(store, 0)).streams, [streamId]).map(({ seq }) => seq)).toEqual([0]);
     });
 
-    it('lists streams written at or after activeSince only, and a stream written again is active again', async ({ skip }) => {
+    it('lists streams written at or after activeSince only, and a stream written again is active again', async ({
+      skip,
+    }) => {
       const store = listingStore(skip);
       const [old, recent] = [`req_${ulid()}`, `req_${ulid()}`];
       let oldActiveAt = 0;
@@ -94,26 +112,43 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
           const recentActiveAt = own((await listAll(store, 0)).streams, [recent])[0]!.activeAt;
           expect(recentActiveAt).toBeGreaterThan(oldActiveAt);
           // At the boundary itself the stream counts as active (at or after).
-          expect(own((await listAll(store, recentActiveAt)).streams, [old, recent]).map((s) => s.streamId)).toEqual([recent]);
-          expect(own((await listAll(store, oldActiveAt)).streams, [old, recent]).map((s) => s.streamId)).toEqual([old, recent]);
+          expect(own((await listAll(store, recentActiveAt)).streams, [old, recent]).map((s) => s.streamId)).toEqual([
+            recent,
+          ]);
+          expect(own((await listAll(store, oldActiveAt)).streams, [old, recent]).map((s) => s.streamId)).toEqual([
+            old,
+            recent,
+          ]);
           expect(await store.advanceCursor(old, 2, { retainMs: LONG_MS })).toBe(true);
           const again = own((await listAll(store, recentActiveAt)).streams, [old, recent]);
-          expect(again.map((s) => [s.streamId, s.seq]).sort()).toEqual([[old, 2], [recent, 0]].sort());
+          expect(again.map((s) => [s.streamId, s.seq]).sort()).toEqual(
+            [
+              [old, 2],
+              [recent, 0],
+            ].sort(),
+          );
         },
       );
     });
 
-    it('pages through many streams, including ones active in the same millisecond: each exactly once, in activity order, the last page without next', async ({ skip }) => {
+    it('pages through many streams, including ones active in the same millisecond: each exactly once, in activity order, the last page without next', async ({
+      skip,
+    }) => {
       const store = listingStore(skip);
       const ids = Array.from({ length: 11 }, () => `req_${ulid()}`);
       await Promise.all(ids.map((id, index) => store.advanceCursor(id, index)));
       const since = Math.min(...own((await listAll(store, 0)).streams, ids).map((s) => s.activeAt));
       const { streams, pages } = await listAll(store, since, 3);
       expect(pages).toBeGreaterThanOrEqual(4);
-      expect(own(streams, ids).map((s) => s.streamId).sort()).toEqual([...ids].sort());
+      expect(
+        own(streams, ids)
+          .map((s) => s.streamId)
+          .sort(),
+      ).toEqual([...ids].sort());
       // Nothing listed twice (no stream was written while paging), and never out of activity order.
       expect(new Set(streams.map((s) => s.streamId)).size).toBe(streams.length);
-      for (let i = 1; i < streams.length; i++) expect(streams[i]!.activeAt).toBeGreaterThanOrEqual(streams[i - 1]!.activeAt);
+      for (let i = 1; i < streams.length; i++)
+        expect(streams[i]!.activeAt).toBeGreaterThanOrEqual(streams[i - 1]!.activeAt);
     });
 
     it('never skips a stream written while paging: it comes again on a later page', async ({ skip }) => {
@@ -125,7 +160,11 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
       let after: string | undefined;
       let first = true;
       do {
-        const page = await store.listStreams({ activeSince: since, limit: 2, ...(after === undefined ? {} : { after }) });
+        const page = await store.listStreams({
+          activeSince: since,
+          limit: 2,
+          ...(after === undefined ? {} : { after }),
+        });
         seen.push(...page.streams.map((s) => s.streamId));
         if (first) {
           // Every stream of this case is written again after the first page: the ones not listed yet must not be lost.
@@ -160,7 +199,9 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
       );
     });
 
-    it('keeps listing a stream kept longer after a stream with a shorter retention is written (each stream expires on its own)', async ({ skip }) => {
+    it('keeps listing a stream kept longer after a stream with a shorter retention is written (each stream expires on its own)', async ({
+      skip,
+    }) => {
       const store = listingStore(skip);
       const [kept, brief] = [`req_${ulid()}`, `req_${ulid()}`];
       await context.afterElapsing(
@@ -173,7 +214,12 @@ export function registerStreamListingCases(context: CursorCaseContext): void {
           expect(await store.advanceCursor(brief, 1, { retainMs: context.shortMs })).toBe(true);
           expect(await store.getCursor(kept)).toBe(5);
           const listed = own((await listAll(store, 0)).streams, [kept, brief]);
-          expect(listed.map((s) => [s.streamId, s.seq])).toEqual(expect.arrayContaining([[kept, 5], [brief, 1]]));
+          expect(listed.map((s) => [s.streamId, s.seq])).toEqual(
+            expect.arrayContaining([
+              [kept, 5],
+              [brief, 1],
+            ]),
+          );
           expect(listed).toHaveLength(2);
         },
       );

@@ -39,23 +39,31 @@ export function registerStreamSkipCases(context: CursorCaseContext): void {
       return store.completeInOrder(eventId, claim.token, { retainMs: LONG_MS, streamId, seq, firstSeq });
     }
 
-    it('skips the seq after the cursor: records the reason and event id, and moves the cursor to it, for both clients', async ({ skip }) => {
+    it('skips the seq after the cursor: records the reason and event id, and moves the cursor to it, for both clients', async ({
+      skip,
+    }) => {
       const [store, peer] = [skippingStore(skip), skippingStore(skip, 'peer')];
       const streamId = newStream();
       expect(await processAt(store, streamId, 0)).toBe('completed');
       const before = Date.now();
       const eventId = ulid();
-      expect(await store.skipSeq(streamId, 1, { reason: 'release purged; ops ticket 42', eventId, retainMs: LONG_MS })).toBe(true);
+      expect(
+        await store.skipSeq(streamId, 1, { reason: 'release purged; ops ticket 42', eventId, retainMs: LONG_MS }),
+      ).toBe(true);
       expect(await peer.getCursor(streamId)).toBe(1);
       const skips = await peer.listSkips(streamId);
-      expect(skips.map(({ seq, reason, eventId: id }) => ({ seq, reason, eventId: id }))).toEqual([{ seq: 1, reason: 'release purged; ops ticket 42', eventId }]);
+      expect(skips.map(({ seq, reason, eventId: id }) => ({ seq, reason, eventId: id }))).toEqual([
+        { seq: 1, reason: 'release purged; ops ticket 42', eventId },
+      ]);
       // The store's clock: within a minute of the test's (a database server may run on another host).
       expect(Math.abs(skips[0]!.skippedAt - before)).toBeLessThan(60_000);
       // The stream goes on after the skip.
       expect(await processAt(store, streamId, 2)).toBe('completed');
     });
 
-    it('records a skip without an event id, and keeps the reason exactly as given (unicode, quotes, the longest allowed)', async ({ skip }) => {
+    it('records a skip without an event id, and keeps the reason exactly as given (unicode, quotes, the longest allowed)', async ({
+      skip,
+    }) => {
       const store = skippingStore(skip);
       const streamId = newStream();
       await processAt(store, streamId, 0);
@@ -70,31 +78,45 @@ export function registerStreamSkipCases(context: CursorCaseContext): void {
       ]);
     });
 
-    it.for([0, 1] as const)('starts a stream with no cursor when the skipped seq is its firstSeq %i, and only then', async (firstSeq, { skip }) => {
-      const store = skippingStore(skip);
-      const streamId = newStream();
-      expect(await store.skipSeq(streamId, firstSeq + 1, { reason: 'not the start', retainMs: LONG_MS, firstSeq })).toBe(false);
-      expect(await store.getCursor(streamId)).toBeNull();
-      expect(await store.skipSeq(streamId, firstSeq, { reason: 'the start, purged', retainMs: LONG_MS, firstSeq })).toBe(true);
-      expect(await store.getCursor(streamId)).toBe(firstSeq);
-    });
+    it.for([0, 1] as const)(
+      'starts a stream with no cursor when the skipped seq is its firstSeq %i, and only then',
+      async (firstSeq, { skip }) => {
+        const store = skippingStore(skip);
+        const streamId = newStream();
+        expect(
+          await store.skipSeq(streamId, firstSeq + 1, { reason: 'not the start', retainMs: LONG_MS, firstSeq }),
+        ).toBe(false);
+        expect(await store.getCursor(streamId)).toBeNull();
+        expect(
+          await store.skipSeq(streamId, firstSeq, { reason: 'the start, purged', retainMs: LONG_MS, firstSeq }),
+        ).toBe(true);
+        expect(await store.getCursor(streamId)).toBe(firstSeq);
+      },
+    );
 
-    it('moves nothing and records nothing when the cursor is not at seq - 1 (behind, at, or beyond it)', async ({ skip }) => {
+    it('moves nothing and records nothing when the cursor is not at seq - 1 (behind, at, or beyond it)', async ({
+      skip,
+    }) => {
       const store = skippingStore(skip);
       const streamId = newStream();
       await processAt(store, streamId, 0);
       await processAt(store, streamId, 1);
-      for (const seq of [0, 1, 3, 10]) expect(await store.skipSeq(streamId, seq, { reason: 'wrong place', retainMs: LONG_MS })).toBe(false);
+      for (const seq of [0, 1, 3, 10])
+        expect(await store.skipSeq(streamId, seq, { reason: 'wrong place', retainMs: LONG_MS })).toBe(false);
       expect(await store.getCursor(streamId)).toBe(1);
       expect(await store.listSkips(streamId)).toEqual([]);
     });
 
-    it('lets exactly one of 20 concurrent skips of one seq move the cursor, from either client, and records one skip', async ({ skip }) => {
+    it('lets exactly one of 20 concurrent skips of one seq move the cursor, from either client, and records one skip', async ({
+      skip,
+    }) => {
       const [store, peer] = [skippingStore(skip), skippingStore(skip, 'peer')];
       const streamId = newStream();
       await processAt(store, streamId, 0);
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store : peer).skipSeq(streamId, 1, { reason: `decision ${i}`, retainMs: LONG_MS })),
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 === 0 ? store : peer).skipSeq(streamId, 1, { reason: `decision ${i}`, retainMs: LONG_MS }),
+        ),
       );
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await store.getCursor(streamId)).toBe(1);
@@ -117,7 +139,9 @@ export function registerStreamSkipCases(context: CursorCaseContext): void {
       const streamId = newStream();
       await processAt(store, streamId, 0);
       await expect(store.skipSeq(streamId, 1, { reason: '  ', retainMs: LONG_MS })).rejects.toThrow(RangeError);
-      await expect(store.skipSeq(streamId, 1, { reason: 'x'.repeat(MAX_SKIP_REASON_CHARS + 1), retainMs: LONG_MS })).rejects.toThrow(RangeError);
+      await expect(
+        store.skipSeq(streamId, 1, { reason: 'x'.repeat(MAX_SKIP_REASON_CHARS + 1), retainMs: LONG_MS }),
+      ).rejects.toThrow(RangeError);
       await expect(store.skipSeq(streamId, -1, { reason: 'x', retainMs: LONG_MS })).rejects.toThrow(RangeError);
       await expect(store.skipSeq('', 1, { reason: 'x', retainMs: LONG_MS })).rejects.toThrow(RangeError);
       expect(await store.getCursor(streamId)).toBe(0);

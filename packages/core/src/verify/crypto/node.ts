@@ -23,13 +23,22 @@ function keyObjectOf(key: CryptoKey): KeyObject {
 export const platformCrypto: PlatformCrypto = {
   name: 'node',
   async importHmacSecret(secret) {
-    const key = KeyObject.from(await globalThis.crypto.subtle.importKey(
-      'raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, true, ['sign'],
-    ));
+    const key = KeyObject.from(
+      await globalThis.crypto.subtle.importKey(
+        'raw',
+        new TextEncoder().encode(secret),
+        { name: 'HMAC', hash: 'SHA-256' },
+        true,
+        ['sign'],
+      ),
+    );
     return { kind: 'hmac-secret', key } as NodeHmacSecret;
   },
   verifyHmac(secret, prefix, body, expected) {
-    const mac = createHmac('sha256', (secret as NodeHmacSecret).key).update(prefix, 'latin1').update(body).digest();
+    const mac = createHmac('sha256', (secret as NodeHmacSecret).key)
+      .update(prefix, 'latin1')
+      .update(body)
+      .digest();
     return mac.length === expected.length && timingSafeEqual(mac, expected);
   },
   decodeBase64url(text) {

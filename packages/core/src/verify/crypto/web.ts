@@ -16,7 +16,11 @@ export const platformCrypto: PlatformCrypto = {
   name: 'web',
   async importHmacSecret(secret) {
     const key = await crypto.subtle.importKey(
-      'raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'],
+      'raw',
+      new TextEncoder().encode(secret),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['verify'],
     );
     return { kind: 'hmac-secret', key } as WebHmacSecret;
   },

@@ -54,7 +54,11 @@ export async function startApp(mount: MountApp): Promise<RunningApp> {
     secret: COOKIE_SECRET,
     allowInsecureRequests: true,
     upsertUser: (userId) => !known.has(userId) && Boolean(known.add(userId)),
-    fetch: tamperingFetch(async (body) => (forgeIdToken.value ? { ...body, id_token: await forgeIdToken.value(claimsOf(body.id_token) as Record<string, unknown>) } : body)),
+    fetch: tamperingFetch(async (body) =>
+      forgeIdToken.value
+        ? { ...body, id_token: await forgeIdToken.value(claimsOf(body.id_token) as Record<string, unknown>) }
+        : body,
+    ),
   });
   await mount(server, login, {
     onLogin: (result) => {
@@ -83,14 +87,26 @@ export async function startApp(mount: MountApp): Promise<RunningApp> {
  * One request over node:http, which (unlike fetch) sends any Host header as given; the answer's status, JSON body
  * and Set-Cookie lines.
  */
-export function rawRequest(origin: string, method: string, path: string, headers: Record<string, string>): Promise<{ status: number; contentType: string | undefined; body: string; setCookie: string[] }> {
+export function rawRequest(
+  origin: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; contentType: string | undefined; body: string; setCookie: string[] }> {
   const { hostname, port } = new URL(origin);
   return new Promise((resolve, reject) => {
     const request = httpRequest({ host: hostname, port, method, path, headers }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, contentType: response.headers['content-type'], body, setCookie: response.headers['set-cookie'] ?? [] }));
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode!,
+          contentType: response.headers['content-type'],
+          body,
+          setCookie: response.headers['set-cookie'] ?? [],
+        }),
+      );
     });
     request.setTimeout(5000, () => request.destroy(new Error(`no answer to ${method} ${path} within 5 s`)));
     request.on('error', reject);
@@ -110,7 +126,9 @@ export class ConformanceSuite {
   /** Through the app's start route and the provider; returns the agent and the callback URL, not yet requested. */
   async upToCallback(returnTo?: string): Promise<{ agent: UserAgent; callbackUrl: URL }> {
     const agent = new UserAgent();
-    const start = await agent.request(`${this.app.origin}/auth/login${returnTo === undefined ? '' : `?returnTo=${encodeURIComponent(returnTo)}`}`);
+    const start = await agent.request(
+      `${this.app.origin}/auth/login${returnTo === undefined ? '' : `?returnTo=${encodeURIComponent(returnTo)}`}`,
+    );
     expect(start.status).toBe(302);
     return { agent, callbackUrl: await approveAtProvider(agent, start.headers.get('location')!) };
   }

@@ -17,24 +17,31 @@ export function bindingCases(suite: ConformanceSuite): void {
         return own;
       },
     ],
-  ])('refuses a transaction cookie planted in %s (cookie tossing by a sibling subdomain): 400 state_mismatch, no session', async (_name, victimOf) => {
-    const { app } = suite;
-    // The attacker starts a login in their own browser, approves it as themselves, and keeps the callback unused.
-    const attacker = new UserAgent();
-    const start = await attacker.request(`${app.origin}/auth/login`);
-    const attackerCallback = await approveAtProvider(attacker, start.headers.get('location')!, '0x1111111111111111111111111111111111111111');
-    const [name, value] = suite.transactionCookie(attacker);
-    // A page on a sibling subdomain sets that cookie for the parent domain, then sends the victim to the callback.
-    const victim = await victimOf(app);
-    victim.cookies.set(name, value);
-    const logins = app.logins.length;
-    const callback = await victim.request(attackerCallback);
-    expect(callback.status).toBe(400);
-    expect(await callback.json()).toMatchObject({ error: 'state_mismatch' });
-    expect(callback.headers.getSetCookie().some((c) => c.startsWith('kyb-login-session='))).toBe(false);
-    expect(app.logins.length).toBe(logins);
-    expect((await victim.request(`${app.origin}/me`)).status).toBe(401);
-  });
+  ])(
+    'refuses a transaction cookie planted in %s (cookie tossing by a sibling subdomain): 400 state_mismatch, no session',
+    async (_name, victimOf) => {
+      const { app } = suite;
+      // The attacker starts a login in their own browser, approves it as themselves, and keeps the callback unused.
+      const attacker = new UserAgent();
+      const start = await attacker.request(`${app.origin}/auth/login`);
+      const attackerCallback = await approveAtProvider(
+        attacker,
+        start.headers.get('location')!,
+        '0x1111111111111111111111111111111111111111',
+      );
+      const [name, value] = suite.transactionCookie(attacker);
+      // A page on a sibling subdomain sets that cookie for the parent domain, then sends the victim to the callback.
+      const victim = await victimOf(app);
+      victim.cookies.set(name, value);
+      const logins = app.logins.length;
+      const callback = await victim.request(attackerCallback);
+      expect(callback.status).toBe(400);
+      expect(await callback.json()).toMatchObject({ error: 'state_mismatch' });
+      expect(callback.headers.getSetCookie().some((c) => c.startsWith('kyb-login-session='))).toBe(false);
+      expect(app.logins.length).toBe(logins);
+      expect((await victim.request(`${app.origin}/me`)).status).toBe(401);
+    },
+  );
 
   it('refuses a transaction cookie moved under another login\u2019s name, without using up that login', async () => {
     const { app } = suite;

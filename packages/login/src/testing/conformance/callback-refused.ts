@@ -24,7 +24,10 @@ export function callbackRefusedCases(suite: ConformanceSuite): void {
     const [name, value] = suite.transactionCookie(agent);
     const binding = `kyb-login-bind=${agent.cookies.get('kyb-login-bind')}`;
     expect((await agent.request(callbackUrl)).status).toBe(303);
-    const replay = await fetch(callbackUrl, { headers: { cookie: `${name}=${value}; ${binding}` }, redirect: 'manual' });
+    const replay = await fetch(callbackUrl, {
+      headers: { cookie: `${name}=${value}; ${binding}` },
+      redirect: 'manual',
+    });
     expect(replay.status).toBe(400);
     expect(await replay.json()).toMatchObject({ error: 'transaction_replayed' });
   });
@@ -69,7 +72,8 @@ export function callbackRefusedCases(suite: ConformanceSuite): void {
   it('refuses a callback whose ID token names another issuer: 401 token_invalid about the token, not 503 issuer_mismatch', async () => {
     const { app } = suite;
     const { agent, callbackUrl } = await suite.upToCallback();
-    app.forgeIdToken.value = (claims) => craftToken(app.provider.signingKey, { ...claims, iss: 'https://login.other.example' });
+    app.forgeIdToken.value = (claims) =>
+      craftToken(app.provider.signingKey, { ...claims, iss: 'https://login.other.example' });
     try {
       const errors = app.errors.length;
       const callback = await agent.request(callbackUrl);

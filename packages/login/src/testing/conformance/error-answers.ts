@@ -17,7 +17,10 @@ export function errorAnswerCases(suite: ConformanceSuite): void {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // A Set-Cookie value no HTTP stack writes (U+0101): the framework throws while writing the answer.
-    const broken: Login = { ...app.login, start: async () => ({ url: new URL('https://login.example/'), setCookie: ['kyb-login-tx-x=\u0101'] }) };
+    const broken: Login = {
+      ...app.login,
+      start: async () => ({ url: new URL('https://login.example/'), setCookie: ['kyb-login-tx-x=\u0101'] }),
+    };
     const errors: KybLoginError[] = [];
     try {
       await suite.mount(server, broken, { onError: (error) => void errors.push(error) });
@@ -65,7 +68,12 @@ export function errorAnswerCases(suite: ConformanceSuite): void {
       ['callback', 'GET', '/auth/callback?state=s&code=c', { host: 'shop_example.com' }],
       ['logout', 'POST', '/auth/logout', { host: 'shop_example.com' }],
       ['start (X-Forwarded-Host, trustProxy)', 'GET', '/auth/login', { 'x-forwarded-host': 'shop_example.com' }],
-      ['callback (X-Forwarded-Host, trustProxy)', 'GET', '/auth/callback?state=s&code=c', { 'x-forwarded-host': 'shop_example.com' }],
+      [
+        'callback (X-Forwarded-Host, trustProxy)',
+        'GET',
+        '/auth/callback?state=s&code=c',
+        { 'x-forwarded-host': 'shop_example.com' },
+      ],
       ['logout (X-Forwarded-Host, trustProxy)', 'POST', '/auth/logout', { 'x-forwarded-host': 'shop_example.com' }],
     ])('answers the %s route 400 host_invalid, as JSON and through onError', async (_name, method, path, headers) => {
       const before = errors.length;

@@ -58,7 +58,8 @@ export function pendingLoginCases(suite: ConformanceSuite): void {
     // A page that sends the browser to the start route again and again (or tabs left mid-login), each time with
     // the longest return path: before, the cookies outgrew the server's header limit and the user was locked out.
     const longest = `/${'a'.repeat(1023)}`;
-    for (let i = 0; i < 9; i++) await (await browser.request(`${app.origin}/auth/login?returnTo=${longest}`)).body?.cancel();
+    for (let i = 0; i < 9; i++)
+      await (await browser.request(`${app.origin}/auth/login?returnTo=${longest}`)).body?.cancel();
     const last = await browser.request(`${app.origin}/auth/login?returnTo=/last`);
     const cookies = [...browser.cookies].filter(([name]) => name.startsWith('kyb-login-'));
     expect(cookies.map(([name, value]) => `${name}=${value}`).join('; ').length).toBeLessThan(8192 - 1024);

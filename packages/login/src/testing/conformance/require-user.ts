@@ -28,7 +28,9 @@ export function requireUserCases(suite: ConformanceSuite): void {
   it('refuses an ID token as a bearer token (wrong audience)', async () => {
     const { app } = suite;
     await suite.signedIn();
-    const me = await fetch(`${app.origin}/api/me`, { headers: { authorization: `Bearer ${app.logins.at(-1)!.tokens.idToken}` } });
+    const me = await fetch(`${app.origin}/api/me`, {
+      headers: { authorization: `Bearer ${app.logins.at(-1)!.tokens.idToken}` },
+    });
     expect(me.status).toBe(401);
     expect(me.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
     expect(await me.json()).toMatchObject({ error: 'token_invalid' });
@@ -61,9 +63,14 @@ export function requireUserCases(suite: ConformanceSuite): void {
     expect(api.headers.get('www-authenticate')).toBe('Bearer');
     const body = (await api.json()) as { error: string; message: string };
     expect(body.error).toBe('token_missing');
-    expect(body.message).toMatch(/bearer access token only.*valid session cookie.*requireUser\(login, \{ session: true \}\)/);
+    expect(body.message).toMatch(
+      /bearer access token only.*valid session cookie.*requireUser\(login, \{ session: true \}\)/,
+    );
     // Without a session the message stays the generic one.
-    expect(await (await fetch(`${app.origin}/api/me`)).json()).toEqual({ error: 'token_missing', message: LOGIN_ERRORS.token_missing.message });
+    expect(await (await fetch(`${app.origin}/api/me`)).json()).toEqual({
+      error: 'token_missing',
+      message: LOGIN_ERRORS.token_missing.message,
+    });
   });
 
   it('sends a page visitor without a session to the login route and back (redirectToLogin)', async () => {
@@ -83,7 +90,10 @@ export function requireUserCases(suite: ConformanceSuite): void {
 
   it('answers a page 401, not a redirect, for an invalid bearer token (redirectToLogin is for missing sign-ins only)', async () => {
     const { app } = suite;
-    const page = await fetch(`${app.origin}/page`, { headers: { authorization: 'Bearer not.a.token' }, redirect: 'manual' });
+    const page = await fetch(`${app.origin}/page`, {
+      headers: { authorization: 'Bearer not.a.token' },
+      redirect: 'manual',
+    });
     expect(page.status).toBe(401);
     expect(await page.json()).toMatchObject({ error: 'token_invalid' });
   });

@@ -27,20 +27,32 @@ export function signInCases(suite: ConformanceSuite): void {
     const url = new URL(start.headers.get('location')!);
     expect(url.searchParams.get('redirect_uri')).toBe(`${app.origin}/auth/callback`);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
-    expect([url.searchParams.get('prompt'), url.searchParams.get('access_type'), url.searchParams.get('audience')]).toEqual(['consent', 'offline', app.provider.audiences[0]]);
+    expect([
+      url.searchParams.get('prompt'),
+      url.searchParams.get('access_type'),
+      url.searchParams.get('audience'),
+    ]).toEqual(['consent', 'offline', app.provider.audiences[0]]);
     const cookie = start.headers.getSetCookie();
     expect(cookie).toHaveLength(2);
-    expect(cookie[0]).toMatch(/^kyb-login-tx-[0-9a-z]+=[^;]+; Path=\/auth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/);
+    expect(cookie[0]).toMatch(
+      /^kyb-login-tx-[0-9a-z]+=[^;]+; Path=\/auth\/callback; Max-Age=600; HttpOnly; SameSite=Lax$/,
+    );
     // The browser binding (plain http on loopback: no Secure, so not __Host-): an id, and the pending login's tag.
-    expect(cookie[1]).toMatch(/^kyb-login-bind=[A-Za-z0-9_-]{43}\.[0-9a-z]{13}:[0-9a-z]+:[0-9a-z]+; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax$/);
+    expect(cookie[1]).toMatch(
+      /^kyb-login-bind=[A-Za-z0-9_-]{43}\.[0-9a-z]{13}:[0-9a-z]+:[0-9a-z]+; Path=\/; Max-Age=31536000; HttpOnly; SameSite=Lax$/,
+    );
     expect(start.headers.get('cache-control')).toBe('no-store');
   });
 
   it('clears the transaction cookie on the callback', async () => {
     const { callback } = await suite.signedIn();
     const cookies = callback.headers.getSetCookie();
-    expect(cookies.find((c) => c.startsWith('kyb-login-tx-'))).toMatch(/^kyb-login-tx-[0-9a-z]+=; Path=\/auth\/callback; Max-Age=0/);
-    expect(cookies.find((c) => c.startsWith('kyb-login-session='))).toMatch(/; Path=\/; Max-Age=28800; HttpOnly; SameSite=Lax$/);
+    expect(cookies.find((c) => c.startsWith('kyb-login-tx-'))).toMatch(
+      /^kyb-login-tx-[0-9a-z]+=; Path=\/auth\/callback; Max-Age=0/,
+    );
+    expect(cookies.find((c) => c.startsWith('kyb-login-session='))).toMatch(
+      /; Path=\/; Max-Age=28800; HttpOnly; SameSite=Lax$/,
+    );
   });
 
   it('says when a user signs in for the first time (isNewUser)', async () => {
@@ -70,7 +82,9 @@ export function signInCases(suite: ConformanceSuite): void {
 
   it('refuses a return path to another origin before anything starts', async () => {
     const { app } = suite;
-    const start = await fetch(`${app.origin}/auth/login?returnTo=${encodeURIComponent('//evil.example/x')}`, { redirect: 'manual' });
+    const start = await fetch(`${app.origin}/auth/login?returnTo=${encodeURIComponent('//evil.example/x')}`, {
+      redirect: 'manual',
+    });
     expect(start.status).toBe(400);
     expect(await start.json()).toMatchObject({ error: 'return_path_invalid' });
     expect(start.headers.get('location')).toBeNull();
@@ -88,7 +102,9 @@ export function signInCases(suite: ConformanceSuite): void {
   it('refuses a return path longer than 1024 bytes once percent-encoded, before anything starts', async () => {
     const { app } = suite;
     // 200 characters, but 1 201 bytes in the Location header and the transaction cookie.
-    const start = await fetch(`${app.origin}/auth/login?returnTo=${encodeURIComponent(`/${'\u0101'.repeat(200)}`)}`, { redirect: 'manual' });
+    const start = await fetch(`${app.origin}/auth/login?returnTo=${encodeURIComponent(`/${'\u0101'.repeat(200)}`)}`, {
+      redirect: 'manual',
+    });
     expect(start.status).toBe(400);
     expect(await start.json()).toMatchObject({ error: 'return_path_invalid' });
     expect(start.headers.getSetCookie()).toEqual([]);

@@ -26,15 +26,18 @@ export function signOutCases(suite: ConformanceSuite): void {
     ['Sec-Fetch-Site: cross-site', { 'sec-fetch-site': 'cross-site', origin: 'http://evil.example' }],
     ['an Origin of another site (no Sec-Fetch-Site)', { origin: 'http://evil.example' }],
     ['Origin: null (no Sec-Fetch-Site)', { origin: 'null' }],
-  ])('refuses a sign-out sent from another site (%s): 403 cross_site_request, the session kept', async (_name, headers) => {
-    const { app } = suite;
-    const { agent } = await suite.signedIn();
-    const out = await agent.request(`${app.origin}/auth/logout?returnTo=/bye`, { method: 'POST', headers });
-    expect(out.status).toBe(403);
-    expect(await out.json()).toMatchObject({ error: 'cross_site_request' });
-    expect(out.headers.getSetCookie()).toEqual([]);
-    expect((await agent.request(`${app.origin}/me`)).status).toBe(200);
-  });
+  ])(
+    'refuses a sign-out sent from another site (%s): 403 cross_site_request, the session kept',
+    async (_name, headers) => {
+      const { app } = suite;
+      const { agent } = await suite.signedIn();
+      const out = await agent.request(`${app.origin}/auth/logout?returnTo=/bye`, { method: 'POST', headers });
+      expect(out.status).toBe(403);
+      expect(await out.json()).toMatchObject({ error: 'cross_site_request' });
+      expect(out.headers.getSetCookie()).toEqual([]);
+      expect((await agent.request(`${app.origin}/me`)).status).toBe(200);
+    },
+  );
 
   it.each<[string, (origin: string) => Record<string, string>]>([
     ['Sec-Fetch-Site: same-origin', (origin) => ({ 'sec-fetch-site': 'same-origin', origin })],
@@ -51,7 +54,10 @@ export function signOutCases(suite: ConformanceSuite): void {
   it('signs out from an HTML form (an application/x-www-form-urlencoded body), with no body parser added', async () => {
     const { app } = suite;
     const { agent } = await suite.signedIn();
-    const out = await agent.request(`${app.origin}/auth/logout?returnTo=/bye`, { method: 'POST', form: { submit: 'Sign out' } });
+    const out = await agent.request(`${app.origin}/auth/logout?returnTo=/bye`, {
+      method: 'POST',
+      form: { submit: 'Sign out' },
+    });
     expect([out.status, out.headers.get('location')]).toEqual([303, '/bye']);
     expect(out.headers.getSetCookie().some((c) => /^kyb-login-session=; /.test(c))).toBe(true);
     expect((await agent.request(`${app.origin}/me`)).status).toBe(401);
