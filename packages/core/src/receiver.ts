@@ -39,6 +39,28 @@ export type {
   VerifiedDelivery,
 } from './receiver-types.js';
 
+/** Steps 1 to 5 and the event data schema (checks.ts): limits, signature, parse, envelope, attestation, data. */
+function createReceiverChecks(
+  options: ReceiverOptions,
+  now: () => number,
+  maxBodyBytes: number,
+): ReturnType<typeof createChecks> {
+  const toleranceSeconds = options.toleranceSeconds ?? 300;
+  const checkSignature =
+    options.secrets !== undefined
+      ? createSignatureCheck({ secrets: options.secrets, toleranceSeconds, now, crypto: options.crypto })
+      : undefined;
+  const verifyAttestation = options.attestation
+    ? createAttestationVerifier(options.attestation, now, options.crypto)
+    : undefined;
+  return createChecks({
+    maxBodyBytes,
+    checkSignature,
+    verifyAttestation,
+    answersClaim: options.attestation?.answersClaim,
+  });
+}
+
 /**
  * Creates a receiver that runs every delivery through the pipeline of docs/architecture.md §3: limits, signature header,
  * JSON parse of the verified bytes, envelope, attestation, dedupe, dispatch, settle. A 2xx is answered only once
@@ -63,29 +85,16 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const now = options.now ?? Date.now;
   const hasSecrets = options.secrets !== undefined;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  const toleranceSeconds = options.toleranceSeconds ?? 300;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const retainMs = options.retainMs ?? DEFAULT_RETAIN_MS;
   const handlerTimeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
   const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
-  const checkSignature = hasSecrets
-    ? createSignatureCheck({ secrets: options.secrets!, toleranceSeconds, now, crypto: options.crypto })
-    : undefined;
-  const verifyAttestation = options.attestation
-    ? createAttestationVerifier(options.attestation, now, options.crypto)
-    : undefined;
   const store = options.store ?? createMemoryStore({ now });
   const logger = options.logger === false ? undefined : (options.logger ?? createConsoleLogger());
   const handlers = new HandlerRegistry();
   const gapHandlers: GapHandler[] = [];
 
-  // Steps 1 to 5 and the event data schema (checks.ts): limits, signature, parse, envelope, attestation, data.
-  const { check, verifyFetched } = createChecks({
-    maxBodyBytes,
-    checkSignature,
-    verifyAttestation,
-    answersClaim: options.attestation?.answersClaim,
-  });
+  const { check, verifyFetched } = createReceiverChecks(options, now, maxBodyBytes);
   // Step 7 (run-handlers.ts): handlers within handlerTimeoutMs, failures told to onError.
   const runHandlers = createHandlerRunner(handlers, handlerTimeoutMs);
   // Steps 6 to 8 (claim-run-settle.ts): claim in the store, run the handlers, complete or release the claim.

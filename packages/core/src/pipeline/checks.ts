@@ -144,44 +144,47 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
     };
   }
 
-  /**
-   * Verifies an event fetched from the KYB API to fill a gap, with the checks a delivery gets after its HMAC: the
-   * envelope schema, the attestation (an attested type must carry one, verified and bound to the envelope), the
-   * event data schema. It has no HMAC to check: the API answered it over a call authenticated by the API key.
-   */
-  async function verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError> {
-    const parsed = validateEnvelope(raw);
-    if (!parsed.success) return rejection('envelope_invalid', describeIssues(parsed.issues));
-    const envelope = parsed.data;
-    let claims: AttestationClaims | undefined;
-    if (envelope.attestation !== undefined) {
-      if (!verifyAttestation) return rejection('attestation_not_configured');
-      try {
-        claims = await verifyAttestation(envelope.attestation, envelope, { fetched: true });
-      } catch (error) {
-        return asKybError(error);
-      }
-    } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
-      return rejection('attestation_missing');
-    }
-    const validateData = dataValidators.get(envelope.event);
-    let event: KybEvent | UnknownKybEvent = envelope;
-    if (validateData) {
-      const data = validateData(envelope.data);
-      if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
-      if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
-    }
-    const context = new DeliveryContext(
-      { hmac: null, attestation: claims !== undefined, fetched: true },
-      claims,
-      undefined,
-    );
-    if (claims && envelope.event === 'kyb.data_request.released')
-      context.answers = answersFromClaims(claims, answersClaim);
-    return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
-  }
+  return { check, verifyFetched: (raw) => verifyFetchedEvent({ verifyAttestation, answersClaim }, raw) };
+}
 
-  return { check, verifyFetched };
+/**
+ * Verifies an event fetched from the KYB API to fill a gap, with the checks a delivery gets after its HMAC: the
+ * envelope schema, the attestation (an attested type must carry one, verified and bound to the envelope), the
+ * event data schema. It has no HMAC to check: the API answered it over a call authenticated by the API key.
+ */
+async function verifyFetchedEvent(
+  { verifyAttestation, answersClaim }: Pick<CheckOptions, 'verifyAttestation' | 'answersClaim'>,
+  raw: unknown,
+): Promise<VerifiedItem | KybWebhookError> {
+  const parsed = validateEnvelope(raw);
+  if (!parsed.success) return rejection('envelope_invalid', describeIssues(parsed.issues));
+  const envelope = parsed.data;
+  let claims: AttestationClaims | undefined;
+  if (envelope.attestation !== undefined) {
+    if (!verifyAttestation) return rejection('attestation_not_configured');
+    try {
+      claims = await verifyAttestation(envelope.attestation, envelope, { fetched: true });
+    } catch (error) {
+      return asKybError(error);
+    }
+  } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
+    return rejection('attestation_missing');
+  }
+  const validateData = dataValidators.get(envelope.event);
+  let event: KybEvent | UnknownKybEvent = envelope;
+  if (validateData) {
+    const data = validateData(envelope.data);
+    if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
+    if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
+  }
+  const context = new DeliveryContext(
+    { hmac: null, attestation: claims !== undefined, fetched: true },
+    claims,
+    undefined,
+  );
+  if (claims && envelope.event === 'kyb.data_request.released')
+    context.answers = answersFromClaims(claims, answersClaim);
+  return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
 }
 
 /** `Service-Delivery-Attempt`, when present and a plain integer; anything else is ignored. */
