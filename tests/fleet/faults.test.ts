@@ -65,16 +65,14 @@ describe('the Redis server goes down mid-run', () => {
             KYB_HANDLER_MS: '20',
           })),
         );
-        const senders = workers
-          .slice(-2)
-          .map((worker) =>
-            createTestSender({
-              url: worker.url,
-              signer,
-              retry: { maxAttempts: 60, baseDelayMs: 50, maxDelayMs: 400 },
-              timeoutMs: 5000,
-            }),
-          );
+        const senders = workers.slice(-2).map((worker) =>
+          createTestSender({
+            url: worker.url,
+            signer,
+            retry: { maxAttempts: 60, baseDelayMs: 50, maxDelayMs: 400 },
+            timeoutMs: 5000,
+          }),
+        );
         const events = Array.from({ length: 300 }, () => testEvents.dataRequestPendingApproval());
         const run = pool(
           events.map((envelope, index) => () => senders[index % 2]!.send(envelope)),
