@@ -3,7 +3,7 @@
 // workspace from the lockfile when needed, then runs the task.
 //   node scripts/run.mjs demo [framework] [sqlite]   the demo scenario (default: express, memory store)
 //   node scripts/run.mjs demo [framework] login      sign in to the example through a local login server
-//   node scripts/run.mjs test               typecheck, lint, build, package checks, every test
+//   node scripts/run.mjs test               typecheck, lint, format check, build, package checks, every test
 //   node scripts/run.mjs bench              the benchmarks
 //   node scripts/run.mjs mutate [core|adapters|all] [stryker options]   mutation testing (not in CI; default core)
 //   node scripts/run.mjs cli <command> [options]       the kyb-webhooks CLI from this clone (in the folder npm ran in)
@@ -115,6 +115,7 @@ switch (task) {
     steps([
       ['typecheck', ['run', 'typecheck']],
       ['lint', ['run', 'lint']],
+      ['format check (prettier --check; npm run format fixes it)', ['run', 'format:check']],
       ['build', ['run', 'build']],
       ['package checks (publint, arethetypeswrong)', ['run', 'check:packages']],
       ['tests', ['run', 'test:unit', '--reporter=default', '--reporter=json', `--outputFile.json=${RESULTS}`, ...rest]],
