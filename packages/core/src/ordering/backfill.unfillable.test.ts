@@ -482,3 +482,126 @@ describe('D. detect learns where a stream starts', () => {
     ]);
   });
 });
+
+// What the log and the answer say for each of onUnfillable's answers and each skip outcome (gaps.ts), so an operator
+// reading the log knows which way the stream went; these also pin the mutation survivors of the first run.
+describe('B. what onUnfillable’s answers and a skip’s outcome say', () => {
+  async function stalled(ordering: Partial<OrderingOptions>, store?: StreamCursorStore) {
+    const events = await attestedStream();
+    const purged = { ...events[1]!, attestation: undefined };
+    const rig = setup({ api: [events[0]!, purged, events[2]!], ordering, ...(store ? { store } : {}) });
+    await rig.deliver(events[0]!);
+    const answer = answerOf(await rig.deliver(events[3]!));
+    const hookLines = rig.logs
+      .filter((entry) => entry.code === 'stream_unfillable' && entry.message.startsWith('ordering.onUnfillable'))
+      .map((entry) => `${entry.level} ${entry.message}`);
+    return { ...rig, events, answer, hookLines };
+  }
+
+  it.each<[string, OrderingOptions['onUnfillable']]>([
+    ["'wait'", () => 'wait'],
+    ['nothing', () => undefined],
+  ])('%s waits without a complaint: the stall line only', async (_name, onUnfillable) => {
+    const { answer, hookLines, logs } = await stalled({ onUnfillable });
+    expect(answer).toEqual({ status: 502, code: 'backfill_unfillable' });
+    expect(hookLines).toEqual([]);
+    expect(stallLines(logs)).toHaveLength(1);
+  });
+
+  it('a hook that throws: the stream waits, and the log says so at error', async () => {
+    const { answer, hookLines } = await stalled({
+      onUnfillable: () => {
+        throw new Error('policy service down');
+      },
+    });
+    expect(answer).toEqual({ status: 502, code: 'backfill_unfillable' });
+    expect(hookLines).toEqual(['error ordering.onUnfillable threw; the stream waits']);
+  });
+
+  it('a hook that does not answer within handlerTimeoutMs: the stream waits, and the log says so', async () => {
+    const events = await attestedStream();
+    const rig = setup({
+      api: [events[0]!, { ...events[1]!, attestation: undefined }, events[2]!],
+      ordering: { onUnfillable: () => new Promise<never>(() => {}) },
+      overrides: { handlerTimeoutMs: 20 },
+    });
+    await rig.deliver(events[0]!);
+    expect(answerOf(await rig.deliver(events[3]!))).toEqual({ status: 502, code: 'backfill_unfillable' });
+    expect(
+      rig.logs.filter((entry) => entry.message.startsWith('ordering.onUnfillable')).map((entry) => entry.message),
+    ).toEqual(['ordering.onUnfillable did not answer within handlerTimeoutMs; the stream waits']);
+  });
+
+  it.each<[string, unknown]>([
+    ['a blank reason', { skip: '  ' }],
+    ['a reason that is not a string', { skip: 42 }],
+    ['a reason one character too long', { skip: 'x'.repeat(501) }],
+    ['an object without skip', {}],
+    ['another word', 'skip'],
+  ])('%s: the stream waits, and the log says what to answer', async (_name, decision) => {
+    const { answer, hookLines, store, events } = await stalled({ onUnfillable: () => decision as 'wait' });
+    expect(answer).toEqual({ status: 502, code: 'backfill_unfillable' });
+    expect(hookLines).toEqual([
+      "error ordering.onUnfillable must answer 'wait' or { skip: '<why, who decided>' } with a reason of 1 to 500 characters, which is recorded; the stream waits",
+    ]);
+    expect(await store.listSkips!(events[0]!.stream_id)).toEqual([]);
+  });
+
+  it('a reason of exactly 500 characters is recorded, and the warn line names the stream, the seq, the event and why', async () => {
+    const reason = 'r'.repeat(500);
+    const { answer, logs, store, events } = await stalled({ onUnfillable: () => ({ skip: reason }) });
+    expect(answer).toEqual({ status: 200, code: undefined });
+    expect((await store.listSkips!(events[0]!.stream_id)).map((skip) => skip.reason)).toEqual([reason]);
+    const skipped = logs.filter((entry) => entry.code === 'stream_skipped');
+    expect(skipped.map(({ level, message, detail, eventId }) => ({ level, message, detail, eventId }))).toEqual([
+      {
+        level: 'warn',
+        message: `stream ${events[0]!.stream_id}: skipped seq 1 (event ${events[1]!.event_id}) as onUnfillable decided (attestation_missing); recorded in the store with its reason`,
+        detail: expect.stringMatching(/^r+/), // the logger caps a detail's length
+        eventId: events[3]!.event_id,
+      },
+    ]);
+  });
+
+  it('a skip the store refuses (the cursor moved meanwhile): 409 in_progress, nothing run past it', async () => {
+    const memory = createMemoryStore({ now: () => NOW });
+    const refusing: StreamCursorStore = Object.assign(Object.create(memory) as StreamCursorStore, {
+      skipSeq: async () => false,
+    });
+    const { answer, seen } = await stalled({ onUnfillable: () => ({ skip: 'checked' }) }, refusing);
+    expect(answer).toEqual({ status: 409, code: 'in_progress' });
+    expect(seen).toEqual([0]);
+  });
+
+  it('a skip the store fails to record: 503 store_unavailable, nothing run past it', async () => {
+    const memory = createMemoryStore({ now: () => NOW });
+    const failing: StreamCursorStore = Object.assign(Object.create(memory) as StreamCursorStore, {
+      skipSeq: async () => {
+        throw new Error('connection reset');
+      },
+    });
+    const { answer, seen } = await stalled({ onUnfillable: () => ({ skip: 'checked' }) }, failing);
+    expect(answer).toEqual({ status: 503, code: 'store_unavailable' });
+    expect(seen).toEqual([0]);
+  });
+
+  it('a fetcher that says gone is described by its status and code in the report and the stall line, never its message', async () => {
+    const events = await attestedStream();
+    const { deliver, gaps, logs } = setup({
+      ordering: {
+        fetchEventsAfter: () => {
+          throw Object.assign(new Error('jane@example.com not found'), { status: 410, code: 'payload_expired' });
+        },
+      },
+    });
+    await deliver(events[0]!);
+    await deliver(events[2]!);
+    const report = gaps.find((gap) => gap.kind === 'unfillable');
+    expect(report?.detail).toBe('fetchEventsAfter says it is gone (HTTP 410, code payload_expired)');
+    expect(report).not.toHaveProperty('missingEventId');
+    expect(stallLines(logs)[0]!.message).toContain(
+      'is stalled for good at seq 1: fetchEventsAfter says it is gone (HTTP 410, code payload_expired)',
+    );
+    expect(JSON.stringify(logs)).not.toContain('jane@example.com');
+  });
+});
