@@ -197,6 +197,16 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
       durationMs: 0,
       secretVersion: version,
     };
+    // A timer and a controller of our own rather than AbortSignal.any([AbortSignal.timeout(…), …]): on Node 20 the
+    // timeout signal inside a composite can be garbage-collected before it fires, and the attempt then never ends
+    // (seen as a 20 s test timeout under load).
+    const attemptAbort = new AbortController();
+    const timer = setTimeout(
+      () => attemptAbort.abort(new DOMException('The delivery attempt timed out.', 'TimeoutError')),
+      options.timeoutMs,
+    );
+    const onStop = () => attemptAbort.abort(stopping.signal.reason);
+    stopping.signal.addEventListener('abort', onStop, { once: true });
     try {
       const response = await options.fetch(target.url, {
         method: 'POST',
@@ -215,7 +225,7 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
         body,
         // Spec 4.3: redirects are never followed; a 3xx is a failed attempt like any other non-2xx.
         redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(options.timeoutMs), stopping.signal]),
+        signal: attemptAbort.signal,
       });
       const answer = await response.arrayBuffer().catch(() => undefined);
       record.status = response.status;
@@ -224,6 +234,9 @@ export function createDeliveryEngine(options: DeliveryEngineOptions): DeliveryEn
       if (response.status >= 300 && response.status < 400) record.error = 'redirect not followed';
     } catch (error) {
       record.error = describeDeliveryFailure(error);
+    } finally {
+      clearTimeout(timer);
+      stopping.signal.removeEventListener('abort', onStop);
     }
     record.durationMs = performance.now() - started;
     attempts.push(record);
