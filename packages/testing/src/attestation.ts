@@ -4,7 +4,14 @@ import { defaultReleasedAnswers } from './fixtures.js';
 import type { AttestationKey } from './keys.js';
 import { randomHex } from './random.js';
 
-/** The JWT `typ` of an attestation (spec 5.5.1). */
+/**
+ * The JWT `typ` of an attestation (spec 5.5.1).
+ *
+ * @example
+ * ```ts
+ * const token = await signer.attest(envelope, { header: { typ: ATTESTATION_TYP.replace('kyb-', '') } }) // a wrong typ
+ * ```
+ */
 export const ATTESTATION_TYP = 'kyb-attestation+jwt';
 
 /**

@@ -2,7 +2,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Jwks } from './keys.js';
 
-/** The path the service publishes its attestation keys at (spec 4.2). */
+/**
+ * The path the service publishes its attestation keys at (spec 4.2).
+ *
+ * @example
+ * ```ts
+ * const jwksUrl = `${service.baseUrl}${KYB_JWKS_PATH}`
+ * ```
+ */
 export const KYB_JWKS_PATH = '/.well-known/kyb-jwks.json';
 
 /**
