@@ -17,6 +17,21 @@ export const CLI_PACKAGE = join(here, '..');
 /** The repository root. */
 export const REPO = join(here, '..', '..', '..');
 const CLI_ENTRY = join(here, 'cli.ts');
+
+/** How long {@link runCli} waits for the CLI to exit before it kills it and fails with what it printed. */
+export const CLI_RUN_TIMEOUT_MS = 60_000;
+
+/**
+ * The test timeout of a file that spawns the CLI: above {@link CLI_RUN_TIMEOUT_MS}, so a CLI that hangs fails with
+ * its own stdout and stderr rather than vitest's bare "timed out". Each run starts node and compiles the sources
+ * through tsx, which a CI machine loaded by the other test files can slow to several seconds per run.
+ *
+ * @example
+ * ```ts
+ * vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS })
+ * ```
+ */
+export const CLI_TEST_TIMEOUT_MS = 3 * CLI_RUN_TIMEOUT_MS;
 // Resolved here, so the CLI can run from any directory (a user's project has its own cwd).
 const TSX = pathToFileURL(createRequire(join(REPO, 'package.json')).resolve('tsx')).href;
 
@@ -49,10 +64,10 @@ export function runCli(
       child.kill('SIGKILL');
       reject(
         new Error(
-          `kyb-webhooks ${args.join(' ')} did not exit within ${options.timeoutMs ?? 60_000} ms; stdout: ${stdout}; stderr: ${stderr}`,
+          `kyb-webhooks ${args.join(' ')} did not exit within ${options.timeoutMs ?? CLI_RUN_TIMEOUT_MS} ms; stdout: ${stdout}; stderr: ${stderr}`,
         ),
       );
-    }, options.timeoutMs ?? 60_000);
+    }, options.timeoutMs ?? CLI_RUN_TIMEOUT_MS);
     child.once('error', reject);
     child.once('close', (code) => {
       clearTimeout(timer);
@@ -73,7 +88,7 @@ export function runCliOnTerminal(args: readonly string[], options: { cwd?: strin
   const run = spawnSync('script', ['-qefc', command, '/dev/null'], {
     cwd: options.cwd ?? CLI_PACKAGE,
     encoding: 'utf8',
-    timeout: 60_000,
+    timeout: CLI_RUN_TIMEOUT_MS,
   });
   if (run.error !== undefined) return undefined;
   return { code: run.status, stdout: run.stdout, stderr: '' };

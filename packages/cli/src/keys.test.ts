@@ -3,8 +3,10 @@ import { generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { CLI_PACKAGE, freePort, runCli } from './e2e-support.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { CLI_TEST_TIMEOUT_MS, CLI_PACKAGE, freePort, runCli } from './e2e-support.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS });
 
 const dir = mkdtempSync(join(tmpdir(), 'kyb-cli-keys-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemoryStore } from '@kyb-webhooks/core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  CLI_TEST_TIMEOUT_MS,
   createKeys,
   runCli,
   runCliOnTerminal,
@@ -13,6 +14,8 @@ import {
   type KeysOutput,
   type Running,
 } from './e2e-support.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS });
 
 // Every scenario once, end to end: the CLI as a child process against the example apps started as `pnpm start`
 // starts them, configured only with what `kyb-webhooks keys` printed.

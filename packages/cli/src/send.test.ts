@@ -3,8 +3,9 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  CLI_TEST_TIMEOUT_MS,
   CLI_PACKAGE,
   createKeys,
   freePort,
@@ -15,6 +16,8 @@ import {
   type KeysOutput,
   type Running,
 } from './e2e-support.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS });
 
 // `send` end to end: the CLI as a child process against the Express example app, started from the environment
 // `kyb-webhooks keys` printed, as a user would after pasting it.

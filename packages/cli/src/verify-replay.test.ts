@@ -2,8 +2,19 @@ import { createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:cryp
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeys, freePort, runCli, secretsIn, startExample, type KeysOutput, type Running } from './e2e-support.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  CLI_TEST_TIMEOUT_MS,
+  createKeys,
+  freePort,
+  runCli,
+  secretsIn,
+  startExample,
+  type KeysOutput,
+  type Running,
+} from './e2e-support.js';
+
+vi.setConfig({ testTimeout: CLI_TEST_TIMEOUT_MS });
 
 // Captures come from the CLI itself (`send --save`, `scenario --save`); verify checks them with the core, replay
 // posts them to the Koa example app.
