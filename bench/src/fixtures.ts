@@ -11,12 +11,9 @@ import {
   type TestSigner,
 } from '@kyb-webhooks/testing';
 
-/**
- * The one clock of a bench run (whole seconds, like `t`). HTTP server processes get the parent's value through
- * `KYB_BENCH_NOW_MS`, so the pools the parent signed are fresh for them too.
- */
-export const BENCH_NOW_MS = Number(process.env['KYB_BENCH_NOW_MS'] ?? Math.floor(Date.now() / 1000) * 1000);
-export const benchNow = (): number => BENCH_NOW_MS;
+import { BENCH_NOW_MS } from './clock.js';
+
+export { BENCH_NOW_MS, benchNow } from './clock.js';
 
 /** HMAC only (`kyb.data_request.pending_approval`), or HMAC + RS256 attestation (`kyb.data_request.released`). */
 export type EventKind = 'hmac' | 'attested';

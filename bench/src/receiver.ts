@@ -1,7 +1,7 @@
 /** The receiver every bench uses: both checks configured, fixed clock, a no-op handler per bench event type. */
 import { createReceiver, type DedupeStore, type Receiver, type SecretKeyring } from '@kyb-webhooks/core';
 import type { JSONWebKeySet } from 'jose';
-import { benchNow } from './fixtures.js';
+import { benchNow } from './clock.js';
 
 export interface ReceiverConfig {
   secrets: SecretKeyring;

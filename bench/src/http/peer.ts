@@ -4,7 +4,7 @@
  * JSON.parse), then the same bounded Map dedupe as the hand-written baseline, then 200.
  */
 import Stripe from 'stripe';
-import { benchNow } from '../fixtures.js';
+import { benchNow } from '../clock.js';
 import { createSeenEvents, type ManualStatus } from './baseline.js';
 
 /**

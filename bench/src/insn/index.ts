@@ -1,0 +1,144 @@
+/**
+ * Section "insn": instructions, not seconds (issue 28). Every figure is counted by valgrind's callgrind in a process
+ * of its own, so the load of a shared machine does not move it:
+ * - cold: importing a receiver's libraries, and process start to its first answer, beyond node itself;
+ * - early: instructions per delivery over the first deliveries of a fresh process;
+ * - steady: instructions per delivery after a long warm-up, as the slope between two runs of different length;
+ * - the Workers bundle of a minimal fetch handler, by package; where ours spends each steady delivery.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createBenchSigner, signPool } from '../fixtures.js';
+import { bytes, int, table, verdict } from '../report.js';
+import type { BenchOptions, Section } from '../section.js';
+import { buildProgram, PROGRAM_DIR } from './build.js';
+import { workerBundle } from './bundle.js';
+import { setupOf, writeFixture } from './fixture.js';
+import { annotate, callgrind, ensureValgrind, NODE_FLAGS, topPerDelivery } from './callgrind.js';
+import type { InsnKind, RunSpec, SubjectName } from './protocol.js';
+import { insnVerdicts, type Measured } from './verdicts.js';
+
+/** The receivers and kinds measured, in table order. Stripe verifies an HMAC only. */
+const CASES: { subject: SubjectName; kind: InsnKind; label: string }[] = [
+  { subject: 'hand', kind: 'hmac', label: 'hand-written' },
+  { subject: 'stripe', kind: 'hmac', label: 'Stripe constructEvent + Map' },
+  { subject: 'ours', kind: 'hmac', label: 'ours, receive()' },
+  { subject: 'ours-fetch', kind: 'hmac', label: 'ours, fetch handler' },
+  { subject: 'hand', kind: 'attested', label: 'hand-written + spec 5.5 by hand' },
+  { subject: 'ours', kind: 'attested', label: 'ours, receive()' },
+];
+
+/** Run lengths: the early window, and the steady slope's two lengths after the warm-up. */
+function lengths(quick: boolean) {
+  return quick
+    ? { early: 100, warmup: 400, short: 100, long: 400 }
+    : { early: 1000, warmup: 5000, short: 1000, long: 5000 };
+}
+
+/** `--quick`: the HMAC receivers only, on short runs (the steady figure is then still mostly the JIT compiling). */
+function casesFor(quick: boolean): typeof CASES {
+  return quick ? CASES.filter((c) => c.kind === 'hmac' && c.subject !== 'ours-fetch') : CASES;
+}
+
+const BODY_BYTES = 1024;
+
+async function run(options: BenchOptions): Promise<string> {
+  const missing = ensureValgrind(options.progress);
+  if (missing !== undefined) return `Instruction counts (callgrind)\n${verdict('skipped', missing)}`;
+  const n = lengths(options.quick);
+  const program = await buildProgram();
+  const signer = await createBenchSigner();
+  const setup = setupOf(signer);
+  const fixtures: Record<InsnKind, { one: string; many: string }> = {} as never;
+  for (const kind of options.quick ? (['hmac'] as const) : (['hmac', 'attested'] as const)) {
+    options.progress(`signing ${n.warmup + n.long} ${kind} deliveries of ${BODY_BYTES} bytes`);
+    const pool = await signPool(signer, kind, n.warmup + n.long, BODY_BYTES);
+    fixtures[kind] = { one: join(PROGRAM_DIR, `${kind}-1.json`), many: join(PROGRAM_DIR, `${kind}-many.json`) };
+    writeFixture(fixtures[kind].one, setup, pool.slice(0, 1));
+    writeFixture(fixtures[kind].many, setup, pool);
+  }
+  const count = (spec: Omit<RunSpec, 'importOnly'> & { importOnly?: boolean }, keep = false) => {
+    options.progress(
+      `callgrind: ${spec.subject} ${spec.kind} ${spec.importOnly ? 'import' : `${spec.count} deliveries`}`,
+    );
+    return callgrind(program, { importOnly: false, ...spec }, keep);
+  };
+  const node = count({ subject: 'none', kind: 'hmac', fixture: fixtures.hmac.one, count: 0 }).instructions;
+  const measured: Measured[] = [];
+  let profile: [number, string][] = [];
+  for (const { subject, kind, label } of casesFor(options.quick)) {
+    const { one, many } = fixtures[kind];
+    const imported = count({ subject, kind, fixture: one, count: 0, importOnly: true }).instructions;
+    const first = count({ subject, kind, fixture: one, count: 1 }).instructions;
+    const ready = count({ subject, kind, fixture: many, count: 0 }).instructions;
+    const early = count({ subject, kind, fixture: many, count: n.early }).instructions;
+    const profiled = subject === 'ours' && kind === 'hmac';
+    const short = count({ subject, kind, fixture: many, count: n.warmup + n.short }, profiled);
+    const long = count({ subject, kind, fixture: many, count: n.warmup + n.long }, profiled);
+    if (profiled) {
+      profile = topPerDelivery(annotate(long.outFile!), annotate(short.outFile!), n.long - n.short, 12);
+      for (const file of [short.outFile!, long.outFile!]) rmSync(join(file, '..'), { recursive: true, force: true });
+    }
+    measured.push({
+      subject,
+      kind,
+      label,
+      importCost: imported - node,
+      firstAnswer: first - node,
+      early: (early - ready) / n.early,
+      steady: (long.instructions - short.instructions) / (n.long - n.short),
+    });
+  }
+  const bundle = await workerBundle();
+  return report(measured, profile, bundle, n, node);
+}
+
+function report(
+  measured: Measured[],
+  profile: [number, string][],
+  bundle: Awaited<ReturnType<typeof workerBundle>>,
+  n: ReturnType<typeof lengths>,
+  node: number,
+): string {
+  const millions = (value: number) => `${(value / 1e6).toFixed(1)} M`;
+  const rows = measured.map((m) => [
+    `${m.label} (${m.kind === 'hmac' ? 'HMAC' : 'attested'})`,
+    millions(m.importCost),
+    millions(m.firstAnswer),
+    int(m.early),
+    int(m.steady),
+  ]);
+  return [
+    `Instruction counts (valgrind --tool=callgrind; node ${NODE_FLAGS.join(' ')}; ${BODY_BYTES}-byte deliveries)`,
+    `node itself with the fixture read: ${millions(node)}; early = the first ${int(n.early)} deliveries of a fresh process; ` +
+      `steady = the slope from ${int(n.warmup + n.short)} to ${int(n.warmup + n.long)} deliveries`,
+    '',
+    table(
+      'Per receiver: cold (beyond node) and per delivery (instructions)',
+      ['receiver', 'import', 'start → first answer', 'early / delivery', 'steady / delivery'],
+      rows,
+    ),
+    '',
+    table(
+      `Workers bundle of a minimal fetch handler (esbuild, minified, workerd conditions): ${bytes(bundle.total)}`,
+      ['package', 'bytes'],
+      bundle.byPackage.map(([name, size]) => [name, bytes(size)]),
+    ),
+    '',
+    table(
+      'Where a steady delivery of ours (HMAC) goes: callgrind_annotate, exclusive, per delivery (JIT code is ???)',
+      ['instructions', 'function'],
+      profile.map(([instructions, name]) => [int(instructions), name]),
+      ['right', 'left'],
+    ),
+    '',
+    'Targets (issue 28 §2)',
+    ...insnVerdicts(measured, bundle.total),
+  ].join('\n');
+}
+
+export const insnSection: Section = {
+  name: 'insn',
+  title: 'instruction counts under callgrind (cold, early, steady; Workers bundle)',
+  run,
+};

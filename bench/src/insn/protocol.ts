@@ -1,0 +1,62 @@
+/**
+ * What the bench hands a program it runs under callgrind (`program.ts`), and what a subject (a receiver under
+ * measurement, `subject-*.ts`) is. Types only: the programs are bundled apart from the bench.
+ */
+import type { JSONWebKeySet } from 'jose';
+
+/** The receivers measured: the hand-written one, Stripe's `constructEvent`, ours through `receive()` and through the fetch handler. */
+export const SUBJECTS = ['hand', 'stripe', 'ours', 'ours-fetch'] as const;
+export type SubjectName = (typeof SUBJECTS)[number];
+
+/** What the receivers are configured with: the test kit signer's secrets and attestation settings. */
+export interface ProgramSetup {
+  secrets: Record<string, string>;
+  /** The secret Stripe's `constructEvent` checks `stripeSignature` with (the current version's). */
+  stripeSecret: string;
+  issuer: string;
+  audience: string;
+  jwks: JSONWebKeySet;
+}
+
+/** One delivery as the fixture file holds it; `body` is base64. */
+export interface FixtureDelivery {
+  headers: Record<string, string>;
+  body: string;
+  /** The Stripe-format header for the same bytes and secret (`t=…,v1=…`). */
+  stripeSignature: string;
+}
+
+export interface Fixture {
+  setup: ProgramSetup;
+  deliveries: FixtureDelivery[];
+}
+
+/** A delivery as a subject receives it: the body decoded before the measured work starts. */
+export interface ProgramDelivery {
+  headers: Record<string, string>;
+  body: Buffer;
+  stripeSignature: string;
+}
+
+/** HMAC only, or HMAC + RS256 attestation. */
+export type InsnKind = 'hmac' | 'attested';
+
+/** A receiver ready to answer: the HTTP status it would send. */
+export type Answer = (delivery: ProgramDelivery) => number | Promise<number>;
+
+/** What every `subject-*.ts` exports. */
+export interface Subject {
+  create(setup: ProgramSetup, kind: InsnKind): Answer | Promise<Answer>;
+}
+
+/**
+ * One run of the program: read `fixture`; unless the subject is `none`, import it; unless `importOnly`, create it
+ * and answer the first `count` deliveries (each must be a 200 that handled the event).
+ */
+export interface RunSpec {
+  subject: SubjectName | 'none';
+  kind: InsnKind;
+  fixture: string;
+  count: number;
+  importOnly: boolean;
+}
