@@ -4,7 +4,7 @@ import base from './vitest.config.js';
 
 // The vitest config StrykerJS runs (see stryker.config.mjs): the root config with only the test files of the
 // mutated packages, and without the globalSetup that starts database servers, which none of them needs.
-// KYB_MUTATE_TARGET is set by stryker.config.mjs ("core" or "adapters").
+// KYB_MUTATE_TARGET is set by stryker.config.mjs (core, adapters, client or login).
 const TESTS: Record<string, string[]> = {
   // The memory store's conformance run lives with the store suite in the test kit; it guards the core's memory store.
   core: [
@@ -13,6 +13,8 @@ const TESTS: Record<string, string[]> = {
     'packages/testing/src/store-suite/memory-store.test.ts',
   ],
   adapters: ['packages/{express,fastify,koa,hono,node}/src/**/*.test.ts'],
+  client: ['packages/client/src/**/*.test.ts'],
+  login: ['packages/login/src/**/*.test.ts'],
 };
 const target = process.env['KYB_MUTATE_TARGET'] ?? 'core';
 const include = TESTS[target];

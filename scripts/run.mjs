@@ -5,7 +5,7 @@
 //   node scripts/run.mjs demo [framework] login      sign in to the example through a local login server
 //   node scripts/run.mjs test               typecheck, lint, format check, build, package checks, every test
 //   node scripts/run.mjs bench              the benchmarks
-//   node scripts/run.mjs mutate [core|adapters|all] [stryker options]   mutation testing (not in CI; default core)
+//   node scripts/run.mjs mutate [core|adapters|client|login|all] [stryker options]   mutation testing (not in CI)
 //   node scripts/run.mjs cli <command> [options]       the kyb-webhooks CLI from this clone (in the folder npm ran in)
 //   node scripts/run.mjs example [framework]          an example app as a dev server, configured by the environment
 import { spawnSync } from 'node:child_process';
@@ -142,13 +142,14 @@ switch (task) {
     // Mutation testing with StrykerJS (stryker.config.mjs): minutes of CPU per target and a score for people to read,
     // so it is a command of its own and not a step of `test`.
     const [which, ...strykerArgs] = rest[0] === undefined || rest[0].startsWith('-') ? ['core', ...rest] : rest;
-    const targets = which === 'all' ? ['core', 'adapters'] : [which];
+    const known = ['core', 'adapters', 'client', 'login'];
+    const targets = which === 'all' ? known : [which];
     for (const target of targets) {
-      if (target !== 'core' && target !== 'adapters') {
-        console.error(`unknown mutation target "${target}": use core, adapters or all`);
+      if (!known.includes(target)) {
+        console.error(`unknown mutation target "${target}": use ${known.join(', ')} or all`);
         process.exit(2);
       }
-      console.log(`\n› mutation testing (${target}); report in .tmp/mutation/${target}.html`);
+      console.log(`\n› mutation testing (${target}); report in .tmp/mutation/${process.env.KYB_MUTATE_NAME ?? target}.html`);
       const stryker = join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js');
       const status = run(nodeForStryker(), [stryker, 'run', 'stryker.config.mjs', ...strykerArgs], {
         env: { ...process.env, KYB_MUTATE_TARGET: target },
