@@ -35,7 +35,8 @@ if (!MUTATE[target])
   throw new Error(`KYB_MUTATE_TARGET must be one of ${Object.keys(MUTATE).join(', ')}; got "${target}".`);
 process.env.KYB_MUTATE_TARGET = target;
 const name = process.env.KYB_MUTATE_NAME ?? target;
-if (!/^[\w.-]+$/.test(name)) throw new Error(`KYB_MUTATE_NAME must be a plain file name (letters, digits, . _ -); got "${name}".`);
+if (!/^[\w.-]+$/.test(name))
+  throw new Error(`KYB_MUTATE_NAME must be a plain file name (letters, digits, . _ -); got "${name}".`);
 // The property-based fuzz suite runs ~100k cases in the test command; a mutant needs far fewer to be caught, and a
 // fixed seed makes two mutation runs comparable. Both can be overridden from the environment.
 process.env.KYB_FUZZ_RUNS ??= '300';

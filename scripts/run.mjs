@@ -149,7 +149,9 @@ switch (task) {
         console.error(`unknown mutation target "${target}": use ${known.join(', ')} or all`);
         process.exit(2);
       }
-      console.log(`\n› mutation testing (${target}); report in .tmp/mutation/${process.env.KYB_MUTATE_NAME ?? target}.html`);
+      console.log(
+        `\n› mutation testing (${target}); report in .tmp/mutation/${process.env.KYB_MUTATE_NAME ?? target}.html`,
+      );
       const stryker = join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js');
       const status = run(nodeForStryker(), [stryker, 'run', 'stryker.config.mjs', ...strykerArgs], {
         env: { ...process.env, KYB_MUTATE_TARGET: target },
