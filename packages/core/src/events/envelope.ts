@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isDataObject } from './predicates.js';
 
 /**
  * A 26-character ULID in Crockford base32 (first character 0–7: the 48-bit time fits).
@@ -32,12 +33,7 @@ export const envelopeSchema = z.looseObject({
   timestamp: z.number().int().nonnegative(),
   api_version: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date-shaped version YYYY-MM-DD'),
   // Only "an object" here: each event type's own schema checks data right after, so walking it twice is waste.
-  data: z.custom<Record<string, unknown>>(
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    {
-      message: 'data must be an object',
-    },
-  ),
+  data: z.custom<Record<string, unknown>>(isDataObject, { message: 'data must be an object' }),
   attestation: z.string().min(1).optional(),
 });
 

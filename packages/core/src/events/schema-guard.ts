@@ -1,23 +1,13 @@
 import { z } from 'zod';
+import { PLAN_PREDICATES, type PlanPredicateName } from './predicates.js';
+import { ACCEPT, compilePlan, type NumberCheck, type SchemaPlan, type StringCheck } from './schema-plan.js';
 
 /*
- * A fast yes/no answer to "would zod accept this value and hand it back unchanged?", derived from the schema's own
- * definition so zod stays the single source of truth. Each node mirrors the code zod runs for that construct
- * (zod/v4/core/schemas.js and checks.js); anything not mirrored here compiles to `undefined` and the caller uses zod.
- * Closures only, no `new Function`: the core runs on Web runtimes whose CSP forbids eval.
- *
- * Nodes answer in three ways. DEFER means "zod, not the input, must give the answer": zod accepts the value but
- * would return something else (it drops an own `__proto__` key so it cannot replace a prototype, and copies an object
- * with another prototype into a plain one), or an async z.custom makes zod's synchronous parse throw. The guard then
- * says false and the caller gets zod's result. Containers keep looking after a DEFER because a later REJECT still
- * decides the answer, while a union stops at its first option that does not reject, as zod's does.
+ * Reads a zod schema's definition into a schema plan (`schema-plan.ts`): plain data that answers "would zod accept
+ * this value and hand it back unchanged?" without zod. Only what the webhook schemas use is planned; anything else
+ * (every construct whose output may differ from its input, refinements) has no plan, and the caller keeps using zod
+ * alone.
  */
-const REJECT = 0;
-const ACCEPT = 1;
-const DEFER = 2;
-type Verdict = typeof REJECT | typeof ACCEPT | typeof DEFER;
-type Node = (value: unknown) => Verdict;
-type Test<T> = (value: T) => boolean;
 
 /** What a schema guard returns for a value: whether zod accepts it unchanged. */
 export type SchemaGuard = (value: unknown) => boolean;
@@ -47,8 +37,9 @@ export type ValidationResult<T> =
  * ```
  */
 export function compileSchemaGuard(schema: z.core.$ZodType): SchemaGuard | undefined {
-  const root = compileNode(schema, new Set());
-  if (!root) return undefined;
+  const plan = planOf(schema);
+  if (!plan) return undefined;
+  const root = compilePlan(plan);
   return (value) => root(value) === ACCEPT;
 }
 
@@ -72,87 +63,81 @@ export function createValidator<T>(schema: z.ZodType<T>): (value: unknown) => Va
   };
 }
 
-function compileNode(schema: z.core.$ZodType, visiting: Set<z.core.$ZodType>): Node | undefined {
+/**
+ * The plan of a zod schema (see `schema-plan.ts`), or undefined when some part of it has no plan.
+ *
+ * @example
+ * ```ts
+ * planOf(z.string().min(1)) // { kind: 'string', checks: [{ min: 1 }] }
+ * ```
+ */
+export function planOf(schema: z.core.$ZodType): SchemaPlan | undefined {
+  return planNode(schema, new Set());
+}
+
+function planNode(schema: z.core.$ZodType, visiting: Set<z.core.$ZodType>): SchemaPlan | undefined {
   // A schema that reaches itself (getters in a shape) would recurse forever here; zod handles those itself.
   if (!schema?._zod?.def || visiting.has(schema)) return undefined;
   visiting.add(schema);
   try {
-    return compileFresh(schema, visiting);
+    return planFresh(schema, visiting);
   } finally {
     visiting.delete(schema);
   }
 }
 
-function compileFresh(schema: z.core.$ZodType, visiting: Set<z.core.$ZodType>): Node | undefined {
+function planFresh(schema: z.core.$ZodType, visiting: Set<z.core.$ZodType>): SchemaPlan | undefined {
   const def = schema._zod.def;
   // Format schemas (z.iso.date(), z.int()) and z.custom are checks themselves, and zod runs them before def.checks.
   const checks: readonly z.core.$ZodCheck<never>[] = [
     ...(schema instanceof z.core.$ZodCheck ? [schema as z.core.$ZodCheck<never>] : []),
     ...(def.checks ?? []),
   ];
-  if (schema instanceof z.core.$ZodString) return schema._zod.def.coerce ? undefined : stringNode(checks);
-  if (schema instanceof z.core.$ZodNumber) return schema._zod.def.coerce ? undefined : numberNode(checks);
-  if (schema instanceof z.core.$ZodCustom) return checks.length === 1 ? customNode(schema) : undefined;
+  if (schema instanceof z.core.$ZodString) return schema._zod.def.coerce ? undefined : stringPlan(checks);
+  if (schema instanceof z.core.$ZodNumber) return schema._zod.def.coerce ? undefined : numberPlan(checks);
+  if (schema instanceof z.core.$ZodCustom) return checks.length === 1 ? customPlan(schema) : undefined;
   if (checks.length > 0) return undefined; // refine, superRefine, overwrite… on any other type
-  if (schema instanceof z.core.$ZodBoolean)
-    return schema._zod.def.coerce ? undefined : (value) => (typeof value === 'boolean' ? ACCEPT : REJECT);
-  if (schema instanceof z.core.$ZodUnknown) return () => ACCEPT;
-  if (schema instanceof z.core.$ZodOptional) return optionalNode(schema, visiting);
-  if (schema instanceof z.core.$ZodObject) return looseObjectNode(schema, visiting);
-  if (schema instanceof z.core.$ZodArray) return arrayNode(schema, visiting);
-  if (schema instanceof z.core.$ZodUnion) return unionNode(schema, visiting);
-  if (schema instanceof z.core.$ZodRecord) return recordNode(schema, visiting);
+  if (schema instanceof z.core.$ZodBoolean) return schema._zod.def.coerce ? undefined : { kind: 'boolean' };
+  if (schema instanceof z.core.$ZodUnknown) return { kind: 'unknown' };
+  if (schema instanceof z.core.$ZodOptional) return optionalPlan(schema, visiting);
+  if (schema instanceof z.core.$ZodObject) return looseObjectPlan(schema, visiting);
+  if (schema instanceof z.core.$ZodArray) return arrayPlan(schema, visiting);
+  if (schema instanceof z.core.$ZodUnion) return unionPlan(schema, visiting);
+  if (schema instanceof z.core.$ZodRecord) return recordPlan(schema, visiting);
   return undefined;
 }
 
-/**
- * True when zod's copy of an object equals the object: zod builds a `{}` (so Object.prototype) and never gives it an
- * own `__proto__` key. Any other prototype, null included, would not survive the copy.
- */
-function copiesUnchanged(value: object): boolean {
-  return Object.getPrototypeOf(value) === Object.prototype && !Object.hasOwn(value, '__proto__');
-}
-
-/** One test per zod check, or undefined as soon as one check has no plain equivalent (zod then stays in charge). */
-function compileTests<T>(
+/** One plan check per zod check, or undefined as soon as one check has none (zod then stays in charge). */
+function planChecks<T>(
   checks: readonly z.core.$ZodCheck<never>[],
-  testOf: (check: z.core.$ZodCheck<never>) => Test<T> | undefined,
-): Test<T>[] | undefined {
-  const tests: Test<T>[] = [];
+  checkOf: (check: z.core.$ZodCheck<never>) => T | undefined,
+): T[] | undefined {
+  const planned: T[] = [];
   for (const check of checks) {
-    const test = testOf(check);
-    if (!test) return undefined;
-    tests.push(test);
+    const one = checkOf(check);
+    if (one === undefined) return undefined;
+    planned.push(one);
   }
-  return tests;
+  return planned;
 }
 
-function stringNode(checks: readonly z.core.$ZodCheck<never>[]): Node | undefined {
-  const tests = compileTests(checks, stringTest);
-  if (!tests) return undefined;
-  return (value) => {
-    if (typeof value !== 'string') return REJECT;
-    for (let i = 0; i < tests.length; i++) if (!tests[i]!(value)) return REJECT;
-    return ACCEPT;
-  };
+function stringPlan(checks: readonly z.core.$ZodCheck<never>[]): SchemaPlan | undefined {
+  const planned = planChecks(checks, stringCheck);
+  return planned && { kind: 'string', checks: planned };
 }
 
 let lengthWhen: unknown;
 /** zod's default `when` of length checks (run on anything with a length, which every string has); another means a custom condition. */
 const defaultLengthWhen = (): unknown => (lengthWhen ??= z.minLength(0)._zod.def.when);
 
-function stringTest(check: z.core.$ZodCheck<never>): Test<string> | undefined {
-  const { codePointLength } = z.core.util;
+function stringCheck(check: z.core.$ZodCheck<never>): StringCheck | undefined {
   if (check instanceof z.core.$ZodCheckMinLength) {
     const { minimum, when } = check._zod.def;
-    if (when !== defaultLengthWhen()) return undefined;
-    // zod counts code points, not UTF-16 units; one code point is one or two units, so only that band needs counting.
-    return (s) => s.length >= minimum && (s.length >= minimum * 2 || codePointLength(s) >= minimum);
+    return when === defaultLengthWhen() ? { min: minimum } : undefined;
   }
   if (check instanceof z.core.$ZodCheckMaxLength) {
     const { maximum, when } = check._zod.def;
-    if (when !== defaultLengthWhen()) return undefined;
-    return (s) => s.length <= maximum || codePointLength(s) <= maximum;
+    return when === defaultLengthWhen() ? { max: maximum } : undefined;
   }
   if (check instanceof z.core.$ZodCheckStringFormat) {
     const { format, pattern, when } = check._zod.def;
@@ -163,163 +148,96 @@ function stringTest(check: z.core.$ZodCheck<never>): Test<string> | undefined {
       (format === 'date' && check instanceof z.core.$ZodISODate);
     if (!patternOnly || check instanceof z.core.$ZodCustomStringFormat || !(pattern instanceof RegExp) || when)
       return undefined;
-    return (s) => {
-      pattern.lastIndex = 0; // as zod does, so a /g or /y pattern does not carry state between calls
-      return pattern.test(s);
-    };
+    return { pattern: pattern.source, flags: pattern.flags };
   }
   return undefined;
 }
 
-function numberNode(checks: readonly z.core.$ZodCheck<never>[]): Node | undefined {
-  const tests = compileTests(checks, numberTest);
-  if (!tests) return undefined;
-  return (value) => {
-    // z.number() itself rejects NaN and ±Infinity; `.finite()` adds no check.
-    if (typeof value !== 'number' || !Number.isFinite(value)) return REJECT;
-    for (let i = 0; i < tests.length; i++) if (!tests[i]!(value)) return REJECT;
-    return ACCEPT;
-  };
+function numberPlan(checks: readonly z.core.$ZodCheck<never>[]): SchemaPlan | undefined {
+  const planned = planChecks(checks, numberCheck);
+  return planned && { kind: 'number', checks: planned };
 }
 
-function numberTest(check: z.core.$ZodCheck<never>): Test<number> | undefined {
+function numberCheck(check: z.core.$ZodCheck<never>): NumberCheck | undefined {
   if (check._zod.def.when) return undefined;
   if (check instanceof z.core.$ZodCheckGreaterThan) {
     const { value: bound, inclusive } = check._zod.def;
     if (typeof bound !== 'number') return undefined;
-    return inclusive ? (n) => n >= bound : (n) => n > bound;
+    return inclusive ? { gte: bound } : { gt: bound };
   }
   if (check instanceof z.core.$ZodCheckLessThan) {
     const { value: bound, inclusive } = check._zod.def;
     if (typeof bound !== 'number') return undefined;
-    return inclusive ? (n) => n <= bound : (n) => n < bound;
+    return inclusive ? { lte: bound } : { lt: bound };
   }
-  // `.int()` is the safeint format: an integer within ±(2^53 − 1), which is exactly Number.isSafeInteger.
-  if (check instanceof z.core.$ZodCheckNumberFormat && check._zod.def.format === 'safeint') return Number.isSafeInteger;
+  if (check instanceof z.core.$ZodCheckNumberFormat && check._zod.def.format === 'safeint') return { safeint: true };
   return undefined;
 }
 
-function customNode(schema: z.core.$ZodCustom): Node | undefined {
+/** A custom check is planned by the name of its function when it is one of {@link PLAN_PREDICATES}, else by the function. */
+function customPlan(schema: z.core.$ZodCustom): SchemaPlan | undefined {
   const { fn, when } = schema._zod.def;
   if (typeof fn !== 'function' || when) return undefined;
-  return (value) => {
-    const result: unknown = fn(value);
-    // An async refinement makes zod's synchronous parse throw; leave that to zod.
-    if (result instanceof Promise) return DEFER;
-    return result ? ACCEPT : REJECT;
-  };
+  const name = (Object.keys(PLAN_PREDICATES) as PlanPredicateName[]).find(
+    (candidate) => PLAN_PREDICATES[candidate] === fn,
+  );
+  return { kind: 'custom', predicate: name ?? (fn as (value: unknown) => unknown) };
 }
 
-function optionalNode(schema: z.core.$ZodOptional, visiting: Set<z.core.$ZodType>): Node | undefined {
+function optionalPlan(schema: z.core.$ZodOptional, visiting: Set<z.core.$ZodType>): SchemaPlan | undefined {
   // exactOptional shares the "optional" type but sends an explicit undefined to its inner type.
   if (schema instanceof z.core.$ZodExactOptional) return undefined;
-  const inner = compileNode(schema._zod.def.innerType, visiting);
-  if (!inner) return undefined;
-  return (value) => (value === undefined ? ACCEPT : inner(value));
+  const inner = planNode(schema._zod.def.innerType, visiting);
+  return inner && { kind: 'optional', inner };
 }
 
-function looseObjectNode(schema: z.core.$ZodObject, visiting: Set<z.core.$ZodType>): Node | undefined {
+function looseObjectPlan(schema: z.core.$ZodObject, visiting: Set<z.core.$ZodType>): SchemaPlan | undefined {
   const { shape, catchall } = schema._zod.def;
   // Only loose objects return their extra keys as they are: strip mode drops them, strict mode fails on them, and
   // a typed catchall would have to be run on each. Either way the caller's zod call handles them.
   if (!(catchall instanceof z.core.$ZodUnknown) || (catchall._zod.def.checks?.length ?? 0) > 0) return undefined;
   if (Object.getOwnPropertySymbols(shape).length > 0) return undefined;
-  const keys = Object.keys(shape);
-  const nodes: Node[] = [];
-  const mayBeAbsent: boolean[] = [];
-  for (const key of keys) {
+  const fields: { key: string; plan: SchemaPlan; mayBeAbsent: boolean }[] = [];
+  for (const key of Object.keys(shape)) {
     // zod reads shape keys with `in` and `[key]`, which reach Object.prototype: a key named like one of its members
     // ("constructor", "__proto__") would be "present" on every object, and zod would copy the inherited value.
     if (key in Object.prototype) return undefined;
     const field = shape[key]!;
-    const node = compileNode(field, visiting);
-    if (!node) return undefined;
+    const plan = planNode(field, visiting);
+    if (!plan) return undefined;
     const { optin, optout } = field._zod;
     // Absent keys: zod skips one whose schema is optional in and out and fails any other (handlePropertyResult).
     if (optin !== undefined && (optin !== 'optional' || optout !== 'optional')) return undefined;
-    nodes.push(node);
-    mayBeAbsent.push(optin === 'optional');
+    fields.push({ key, plan, mayBeAbsent: optin === 'optional' });
   }
-  return (value) => {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-    const record = value as Record<string, unknown>;
-    let verdict: Verdict = ACCEPT;
-    for (let i = 0; i < keys.length; i++) {
-      const key = keys[i]!;
-      const item = record[key];
-      // Only an undefined value needs the absent/present distinction: present-but-undefined is validated like any value.
-      if (item === undefined && !(key in record)) {
-        if (mayBeAbsent[i]) continue;
-        return REJECT;
-      }
-      const result = nodes[i]!(item);
-      if (result === REJECT) return REJECT;
-      if (result === DEFER) verdict = DEFER;
-    }
-    return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;
-  };
+  return { kind: 'object', fields };
 }
 
-function arrayNode(schema: z.core.$ZodArray, visiting: Set<z.core.$ZodType>): Node | undefined {
-  const element = compileNode(schema._zod.def.element, visiting);
-  if (!element) return undefined;
-  return (value) => {
-    if (!Array.isArray(value)) return REJECT;
-    let verdict: Verdict = Object.getPrototypeOf(value) === Array.prototype ? ACCEPT : DEFER;
-    for (let i = 0; i < value.length; i++) {
-      const result = element(value[i]);
-      if (result === REJECT) return REJECT;
-      if (result === DEFER) verdict = DEFER;
-    }
-    return verdict;
-  };
+function arrayPlan(schema: z.core.$ZodArray, visiting: Set<z.core.$ZodType>): SchemaPlan | undefined {
+  const element = planNode(schema._zod.def.element, visiting);
+  return element && { kind: 'array', element };
 }
 
-function unionNode(schema: z.core.$ZodUnion, visiting: Set<z.core.$ZodType>): Node | undefined {
+function unionPlan(schema: z.core.$ZodUnion, visiting: Set<z.core.$ZodType>): SchemaPlan | undefined {
   // z.xor and z.discriminatedUnion share the "union" type but choose differently (exactly one match, by key).
   if (schema instanceof z.core.$ZodXor || schema instanceof z.core.$ZodDiscriminatedUnion) return undefined;
   const { options, inclusive } = schema._zod.def as z.core.$ZodUnionDef & { inclusive?: boolean };
   if (inclusive === false) return undefined;
-  const nodes: Node[] = [];
+  const planned: SchemaPlan[] = [];
   for (const option of options) {
-    const node = compileNode(option, visiting);
-    if (!node) return undefined;
-    nodes.push(node);
+    const plan = planNode(option, visiting);
+    if (!plan) return undefined;
+    planned.push(plan);
   }
-  return (value) => {
-    // zod returns the first option without issues, so the first option that does not reject decides.
-    for (let i = 0; i < nodes.length; i++) {
-      const result = nodes[i]!(value);
-      if (result !== REJECT) return result;
-    }
-    return REJECT;
-  };
+  return { kind: 'union', options: planned };
 }
 
-function recordNode(schema: z.core.$ZodRecord, visiting: Set<z.core.$ZodType>): Node | undefined {
+function recordPlan(schema: z.core.$ZodRecord, visiting: Set<z.core.$ZodType>): SchemaPlan | undefined {
   const def = schema._zod.def as z.core.$ZodRecordDef & { mode?: string; partial?: boolean };
   // A string key type has no enumerable values, so zod walks the object's own keys. It also makes zod's retry of a
   // numeric key as a number moot: a number never passes a string schema.
   if (!(def.keyType instanceof z.core.$ZodString) || def.mode !== undefined || def.partial) return undefined;
-  const keyNode = compileNode(def.keyType, visiting);
-  const valueNode = compileNode(def.valueType, visiting);
-  if (!keyNode || !valueNode) return undefined;
-  const { isPlainObject } = z.core.util;
-  return (value) => {
-    if (!isPlainObject(value)) return REJECT;
-    let verdict: Verdict = Object.getPrototypeOf(value) === Object.prototype ? ACCEPT : DEFER;
-    // Reflect.ownKeys like zod (the one allocation here), because an enumerable symbol key fails a string key type.
-    for (const key of Reflect.ownKeys(value)) {
-      if (key === '__proto__') {
-        verdict = DEFER; // zod leaves it out of its copy
-        continue;
-      }
-      if (!Object.prototype.propertyIsEnumerable.call(value, key)) continue; // zod skips these too
-      if (keyNode(key) === REJECT) return REJECT;
-      const result = valueNode(value[key]);
-      if (result === REJECT) return REJECT;
-      if (result === DEFER) verdict = DEFER;
-    }
-    return verdict;
-  };
+  const key = planNode(def.keyType, visiting);
+  const value = planNode(def.valueType, visiting);
+  return key && value && { kind: 'record', key, value };
 }
