@@ -10,7 +10,7 @@ import { platformCrypto as webCrypto } from '../src/verify/crypto/web.js';
 import type { PlatformCrypto } from '../src/verify/crypto/types.js';
 import type { ClaimOptions, CompleteOptions, DedupeStore } from '../src/store/dedupe.js';
 import type { HandlerContext } from '../src/pipeline/dispatch.js';
-import { KNOWN_EVENT_TYPES } from '../src/events/events.js';
+import { KNOWN_EVENT_TYPES } from '../src/events/event-types.js';
 import type { HeadersInput } from '../src/http/headers.js';
 import type { LogEntry } from '../src/log/logger.js';
 import { createMemoryStore } from '../src/store/memory-store.js';

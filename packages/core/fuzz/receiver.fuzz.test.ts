@@ -55,7 +55,7 @@ import {
   type ModeLanes,
   type Outcome,
 } from './harness.js';
-import { isKnownEventType } from '../src/events/events.js';
+import { isKnownEventType } from '../src/events/event-types.js';
 import { referenceTypProblem, type Verdict } from './reference.js';
 import { createFuzzWorld, type FuzzWorld, type PoolEntry } from './world.js';
 

@@ -55,13 +55,10 @@ export { UnknownKidError } from './verify/jwks.js';
 // Events
 export { envelopeSchema, ULID_PATTERN } from './events/envelope.js';
 export type { Envelope } from './events/envelope.js';
+export { KNOWN_EVENT_TYPES, ATTESTED_EVENT_TYPES, isKnownEventType, isKnownEvent } from './events/event-types.js';
+export { DATA_REQUEST_REFUSAL_REASONS } from './events/refusal-reasons.js';
 export {
   eventDataSchemas,
-  KNOWN_EVENT_TYPES,
-  ATTESTED_EVENT_TYPES,
-  DATA_REQUEST_REFUSAL_REASONS,
-  isKnownEventType,
-  isKnownEvent,
   timestampSchema,
   priceSchema,
   priceLineSchema,

@@ -6,7 +6,7 @@ import { createConsoleLogger } from './log/console-logger.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './store/dedupe.js';
 import { HandlerRegistry, type AnyEventHandler } from './pipeline/dispatch.js';
 import { KybWebhookError, rejection } from './errors.js';
-import { ATTESTED_EVENT_TYPES, isKnownEventType } from './events/events.js';
+import { ATTESTED_EVENT_TYPES, isKnownEventType } from './events/event-types.js';
 import { handlerTypes } from './events/handler-types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './pipeline/limits.js';
 import { safeLog, type Logger } from './log/logger.js';

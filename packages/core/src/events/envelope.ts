@@ -1,18 +1,8 @@
 import { z } from 'zod';
+import { EVENT_TYPE_PATTERN, ULID_PATTERN } from './patterns.js';
 import { isDataObject } from './predicates.js';
 
-/**
- * A 26-character ULID in Crockford base32 (first character 0–7: the 48-bit time fits).
- *
- * @example
- * ```ts
- * ULID_PATTERN.test('01JD2Z3K4M5N6P7Q8R9S0T1V2W') // true
- * ```
- */
-export const ULID_PATTERN = /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/i;
-
-/** An event type: 1 to 200 printable ASCII characters, no spaces (e.g. `kyb.data_request.released`). */
-export const EVENT_TYPE_PATTERN = /^[\x21-\x7e]{1,200}$/;
+export { EVENT_TYPE_PATTERN, ULID_PATTERN } from './patterns.js';
 
 /**
  * The webhook envelope of spec 2.3. Unknown top-level fields are kept: the service may add fields without notice.

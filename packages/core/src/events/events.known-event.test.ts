@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testEvents, type TestEnvelope, type TestSigner } from '../../test-kit.js';
-import { isKnownEvent } from './events.js';
+import { isKnownEvent } from './event-types.js';
 import { createReceiver } from '../receiver.js';
 
 let signer: TestSigner;

@@ -2,17 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { createTestEvent, testEvents } from '../../test-kit.js';
 import {
   approvalSchema,
-  ATTESTED_EVENT_TYPES,
   chargeSchema,
-  DATA_REQUEST_REFUSAL_REASONS,
   eventDataSchemas,
-  KNOWN_EVENT_TYPES,
   priceLineSchema,
   priceSchema,
   releasedAnswerSchema,
   timestampSchema,
   type KnownEventType,
 } from './events.js';
+import { ATTESTED_EVENT_TYPES, KNOWN_EVENT_TYPES } from './event-types.js';
+import { DATA_REQUEST_REFUSAL_REASONS } from './refusal-reasons.js';
 
 describe('timestamps inside data', () => {
   it.each([

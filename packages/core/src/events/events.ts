@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { Envelope } from './envelope.js';
+import type { DataRequestRefusalReason } from './refusal-reasons.js';
+
+export type { DataRequestRefusalReason } from './refusal-reasons.js';
 
 /*
  * Event data schemas (spec §2.5–2.7, §3, §6). Rules that shape them:
@@ -111,26 +114,6 @@ export const approvalSchema = z.looseObject({
 /** See {@link approvalSchema}. */
 export type Approval = z.infer<typeof approvalSchema>;
 
-/**
- * The refusal reasons of a data request named in spec §3.
- *
- * @example
- * ```ts
- * const known = (DATA_REQUEST_REFUSAL_REASONS as readonly string[]).includes(event.data.reason)
- * ```
- */
-export const DATA_REQUEST_REFUSAL_REASONS = [
-  'declined',
-  'threshold_not_met',
-  'expired',
-  'business_not_verified',
-  'business_wallet_rotated',
-  'cancelled_by_merchant',
-  'unavailable',
-] as const;
-/** A known refusal reason, or a newer one as a plain string. */
-export type DataRequestRefusalReason = (typeof DATA_REQUEST_REFUSAL_REASONS)[number] | (string & {});
-
 const reasonSchema = z.string().min(1) as z.ZodType<DataRequestRefusalReason>;
 
 /**
@@ -189,28 +172,6 @@ export const eventDataSchemas = {
 
 /** Every event type this version of the library knows. Other types are still verified and reach `onUnknown`. */
 export type KnownEventType = keyof typeof eventDataSchemas;
-/**
- * The event types of spec §6.
- *
- * @example
- * ```ts
- * for (const type of KNOWN_EVENT_TYPES) receiver.on(type, audit)
- * ```
- */
-export const KNOWN_EVENT_TYPES = Object.keys(eventDataSchemas) as KnownEventType[];
-
-/**
- * Types the spec marks attested: a delivery of one of these without an attestation is rejected.
- *
- * @example
- * ```ts
- * ATTESTED_EVENT_TYPES.has('kyb.data_request.released') // true
- * ```
- */
-export const ATTESTED_EVENT_TYPES: ReadonlySet<string> = new Set<KnownEventType>([
-  'kyb.data_request.released',
-  'kyb.business.wallet_address_changed',
-]);
 
 /** `data` of event type `T`. */
 export type EventData<T extends KnownEventType> = z.infer<(typeof eventDataSchemas)[T]>;
@@ -242,36 +203,3 @@ interface EnvelopeFields {
 
 /** A verified event of a type this library version does not know; its data is unchecked. */
 export type UnknownKybEvent = Envelope;
-
-/**
- * Whether `type` is an event type this library version knows (has a data schema for).
- *
- * @example
- * ```ts
- * isKnownEventType('kyb.data_request.released') // true
- * isKnownEventType('kyb.business.sanctions_flagged') // false: verified all the same, handled by onUnknown
- * ```
- */
-export function isKnownEventType(type: string): type is KnownEventType {
-  return Object.hasOwn(eventDataSchemas, type);
-}
-
-/**
- * Whether an event handed to `onAny` is of a type this library version knows, narrowing it to {@link KybEvent}, the
- * union that then narrows by `event.event`. Needed because `onAny` also receives verified events of new types: their
- * `event` is any string, and TypeScript cannot narrow a union one of whose members has a plain `string` tag.
- *
- * @example
- * ```ts
- * receiver.onAny((event) => {
- *   if (!isKnownEvent(event)) return audit.unknown(event.event)
- *   switch (event.event) {
- *     case 'kyb.data_request.released': return audit.released(event.data.field_count)
- *     case 'kyb.data_request.refused': return audit.refused(event.data.reason)
- *   }
- * })
- * ```
- */
-export function isKnownEvent(event: KybEvent | UnknownKybEvent): event is KybEvent {
-  return typeof event?.event === 'string' && isKnownEventType(event.event);
-}

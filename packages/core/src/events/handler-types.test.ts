@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testEvents, type TestEnvelope, type TestSigner } from '../../test-kit.js';
 import { KybWebhookError } from '../errors.js';
-import { KNOWN_EVENT_TYPES } from './events.js';
+import { KNOWN_EVENT_TYPES } from './event-types.js';
 import { createReceiver } from '../receiver.js';
 
 let signer: TestSigner;

@@ -1,7 +1,8 @@
 import { describeValue, editDistance } from '../option-words.js';
 import { EVENT_TYPE_PATTERN } from './envelope.js';
 import { KybWebhookError } from '../errors.js';
-import { isKnownEventType, KNOWN_EVENT_TYPES, type KnownEventType } from './events.js';
+import type { KnownEventType } from './events.js';
+import { isKnownEventType, KNOWN_EVENT_TYPES } from './event-types.js';
 
 /*
  * What receiver.on() takes as a type, checked at run time because plain JavaScript has no types to catch a typo and

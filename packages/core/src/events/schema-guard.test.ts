@@ -3,13 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createTestEvent, TEST_EVENT_TYPES, type TestEnvelope } from '../../test-kit.js';
 import { envelopeSchema } from './envelope.js';
-import {
-  eventDataSchemas,
-  KNOWN_EVENT_TYPES,
-  priceLineSchema,
-  timestampSchema,
-  type KnownEventType,
-} from './events.js';
+import { eventDataSchemas, priceLineSchema, timestampSchema, type KnownEventType } from './events.js';
+import { KNOWN_EVENT_TYPES } from './event-types.js';
 import { compileSchemaGuard, createValidator } from './schema-guard.js';
 
 /*

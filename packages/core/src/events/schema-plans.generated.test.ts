@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { envelopeSchema } from './envelope.js';
-import { eventDataSchemas, KNOWN_EVENT_TYPES, releasedAnswerSchema } from './events.js';
+import { eventDataSchemas, releasedAnswerSchema } from './events.js';
+import { KNOWN_EVENT_TYPES } from './event-types.js';
 import { planOf } from './schema-guard.js';
 import { ANSWER_LIST_PLAN, DATA_PLANS, ENVELOPE_PLAN } from './schema-plans.generated.js';
 

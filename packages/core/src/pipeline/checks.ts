@@ -8,7 +8,8 @@ import type { AttestationClaims, createAttestationVerifier } from '../verify/att
 import { DeliveryContext } from './dispatch.js';
 import { envelopeSchema, type Envelope } from '../events/envelope.js';
 import { KybWebhookError, rejection } from '../errors.js';
-import { ATTESTED_EVENT_TYPES, eventDataSchemas, type KybEvent, type UnknownKybEvent } from '../events/events.js';
+import { eventDataSchemas, type KybEvent, type UnknownKybEvent } from '../events/events.js';
+import { ATTESTED_EVENT_TYPES } from '../events/event-types.js';
 import { readHeader } from '../http/headers.js';
 import { dedupeKeyOf } from './dedupe-key.js';
 import { checkLimits } from './limits.js';

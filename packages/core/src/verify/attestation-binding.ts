@@ -1,7 +1,7 @@
 import type { JWTPayload } from 'jose';
 import { describeAnswersSearch, findReleasedAnswerList } from '../events/released-answers.js';
 import { rejection } from '../errors.js';
-import { ATTESTED_EVENT_TYPES, isKnownEventType } from '../events/events.js';
+import { ATTESTED_EVENT_TYPES, isKnownEventType } from '../events/event-types.js';
 
 /** The verified claims of an attestation. Claims the spec does not show are kept as `unknown`. */
 export interface AttestationClaims extends JWTPayload {
