@@ -235,14 +235,17 @@ async function takeFetched<Item extends OrderedItem, Result>(
   if (!run.startKnown) {
     run.startKnown = true;
     const first = fetchedEnvelope.seq;
-    if ((first === 0 || first === 1) && first <= envelope.seq) {
+    // A backfill runs only for a seq past the expected one (at least 0), so the delivered seq is 1 or more: a first
+    // event at 0 or 1 is never after it.
+    if (first === 0 || first === 1) {
       run.start = first;
       run.next = first;
       if (first !== steps.firstSeq) learnedStart(context, first);
       if (first === envelope.seq) return 'break'; // the arrived event is the stream's first: nothing to fill
     }
   }
-  if (fetchedEnvelope.seq < run.next) return 'continue';
+  // Never behind `next` here: a seq the backfill has was passed over above, unverified, once the start was known, and
+  // the API's first event sets `next` to itself or lies past it.
   if (fetchedEnvelope.seq > run.next) return 'break'; // the API lacks `next` too: not fillable yet
   const stopped = await runInTurn(context, fetched, run.item, run.start);
   if (stopped !== undefined) return { answer: stopped };
