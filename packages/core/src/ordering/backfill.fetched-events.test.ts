@@ -251,6 +251,18 @@ describe('a new stream whose first event the API serves purged', () => {
     expect(await store.getCursor(events[0]!.stream_id)).toBe(3);
   });
 
+  it('starting at 0 as firstSeq says, seq 0 skipped by onUnfillable: the stream goes on from seq 1, no warning', async () => {
+    const events = await stream([RELEASED, PENDING, PENDING]);
+    const { deliver, logs, seen, store } = setup({
+      api: [purged(events[0]!), events[1]!],
+      ordering: { onUnfillable: () => ({ skip: 'purged, checked by ops' }) },
+    });
+    expect(await deliver(events[2]!)).toEqual({ status: 200, code: undefined });
+    expect(seen).toEqual([1, 2]);
+    expect(await store.getCursor(events[0]!.stream_id)).toBe(2);
+    expect(firstSeqWarnings(logs)).toEqual([]);
+  });
+
   it('starting at 0 (firstSeq 1): unfillable at seq 0, where the stream is learnt to start', async () => {
     const events = await stream([RELEASED, PENDING, PENDING, PENDING]);
     const { deliver, gaps, logs } = setup({
