@@ -68,6 +68,11 @@ function setup(
   return { receiver, deliver, memory, logs, seen };
 }
 
+/** Resolves once `condition` holds, polling each millisecond: for a step of another delivery to be reached. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
 const rejectedDetail = (logs: LogEntry[], code: string) =>
   logs.filter((entry) => entry.message === `delivery rejected: ${code}`).map((entry) => entry.detail);
 
@@ -222,7 +227,14 @@ describe('deliveries of one stream that keep overtaking each other', () => {
     const first = new Promise<void>((resolve) => (openFirst = resolve));
     const second = new Promise<void>((resolve) => (openSecond = resolve));
     let calls = 0;
-    const { receiver, deliver, logs } = setup({
+    let cursorReads = 0;
+    const { receiver, deliver, logs, memory } = setup({
+      store: {
+        getCursor: (streamId: string) => {
+          cursorReads++;
+          return memory.getCursor(streamId);
+        },
+      },
       ordering: {
         backfillRetryAfterMs: 0,
         fetchEventsAfter: async function* (_streamId, afterSeq) {
@@ -240,10 +252,10 @@ describe('deliveries of one stream that keep overtaking each other', () => {
     const signed = await Promise.all([events[3]!, events[2]!, events[3]!].map((event) => signer.sign(event)));
     const receive = (index: number) => receiver.receive({ method: 'POST', ...signed[index]! });
     const backfilling = receive(0);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => calls === 1);
     // Both wait for the first backfill; when it fails, one of them starts the next and the other finds it running.
     const waiting = [receive(1), receive(2)];
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => cursorReads === 4); // seq 0's, the backfilling one's, and theirs
     openFirst();
     setTimeout(openSecond, 100);
     expect((await backfilling).code).toBe('backfill_unavailable');
