@@ -141,6 +141,7 @@ describe('a fetcher error that says the event is gone for good', () => {
 describe('a fetcher error that is no verdict: 503 backfill_unavailable, retried', () => {
   it.each<[string, unknown]>([
     ['null', null],
+    ['undefined', undefined],
     ['a string', 'gone'],
     ['a number', 404],
     ['an error with another status and code', Object.assign(new Error('x'), { status: 500, code: 'internal' })],
