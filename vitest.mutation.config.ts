@@ -22,7 +22,7 @@ if (!include) throw new Error(`KYB_MUTATE_TARGET must be one of ${Object.keys(TE
 
 // Stryker's sandbox links each package's node_modules to the real workspace, so `@kyb-webhooks/core` imported by the
 // test kit (the adapter suite, expectConfigInvalid) would load the workspace's core next to the sandbox's mutated one:
-// two KybWebhookError classes, and `instanceof` fails. Every import of the core (its root and its ./store and ./adapter
+// two KybWebhookError classes, and `instanceof` fails. Every import of the core (its root and its ./store, ./adapter and ./schemas
 // subpaths) resolves to this tree's sources.
 const coreEntry = (file: string) => fileURLToPath(new URL(`./packages/core/src/${file}`, import.meta.url));
 
@@ -34,6 +34,7 @@ export default defineConfig({
       { find: /^@kyb-webhooks\/core$/, replacement: coreEntry('index.ts') },
       { find: /^@kyb-webhooks\/core\/store$/, replacement: coreEntry('store.ts') },
       { find: /^@kyb-webhooks\/core\/adapter$/, replacement: coreEntry('adapter.ts') },
+      { find: /^@kyb-webhooks\/core\/schemas$/, replacement: coreEntry('schemas.ts') },
     ],
   },
   test: { ...base.test, include, globalSetup: [] },

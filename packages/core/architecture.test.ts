@@ -4,7 +4,9 @@
  * - no import cycle among the core's sources (type-only imports and re-exports included);
  * - at most a dozen files at the top of src/: the entry points and the receiver; everything else in a concept folder;
  * - no source file over 450 lines and no function over 120 lines (a factory's inner functions count towards it);
- * - no other package imports the core's sources by relative path: they import its entry points.
+ * - no other package imports the core's sources by relative path: they import its entry points;
+ * - the root, ./store and ./adapter entries load no zod when imported (issue 28): only ./schemas and the lazy
+ *   validation's dynamic import reach it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -101,12 +103,69 @@ function functionsOf(file: string): { name: string; line: number; lines: number 
   return found;
 }
 
+/**
+ * What a file loads at run time when it is imported: its static imports and re-exports that are not type-only, as
+ * module specifiers (relative ones resolved to src/). Dynamic `import()` is left out: it loads nothing until called.
+ */
+function runtimeImportsOf(file: string): string[] {
+  const source = ts.createSourceFile(file, text.get(file)!, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  for (const statement of source.statements) {
+    let specifier: ts.Expression | undefined;
+    if (ts.isImportDeclaration(statement)) {
+      const clause = statement.importClause;
+      const typeOnly =
+        clause !== undefined &&
+        (clause.isTypeOnly ||
+          (clause.name === undefined &&
+            clause.namedBindings !== undefined &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.length > 0 &&
+            clause.namedBindings.elements.every((element) => element.isTypeOnly)));
+      if (!typeOnly) specifier = statement.moduleSpecifier;
+    } else if (ts.isExportDeclaration(statement) && !statement.isTypeOnly) {
+      specifier = statement.moduleSpecifier;
+    }
+    if (specifier && ts.isStringLiteral(specifier)) {
+      const name = specifier.text;
+      found.push(
+        name.startsWith('.') ? posix(relative(SRC, resolve(SRC, dirname(file), name))).replace(/\.js$/, '.ts') : name,
+      );
+    }
+  }
+  return found;
+}
+
+/** The packages (bare specifiers) loaded when `entry` is imported, following relative static imports through src/. */
+function packagesLoadedBy(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string): void => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const imported of runtimeImportsOf(file)) {
+      if (imported.startsWith('#') || !text.has(imported)) packages.add(imported);
+      else visit(imported);
+    }
+  };
+  visit(entry);
+  return packages;
+}
+
 const lineCount = (file: string): number => text.get(file)!.replace(/\n$/, '').split('\n').length;
 
 describe('the core’s shape', () => {
   it('has no import cycle', () => {
     const graph = new Map(sources.map((file) => [file, importsOf(file)]));
     expect(cyclesOf(graph).map((cycle) => cycle.join(' ⇄ '))).toEqual([]);
+  });
+
+  it.each(['index.ts', 'store.ts', 'adapter.ts'])('loads no zod when %s is imported (only ./schemas does)', (entry) => {
+    const loaded = [...packagesLoadedBy(entry)];
+    expect(loaded.filter((name) => name === 'zod' || name.startsWith('zod/'))).toEqual([]);
+    // The check sees the imports it must: jose is loaded by the root, and ./schemas loads zod.
+    if (entry === 'index.ts') expect(loaded).toContain('jose/jwks/local');
+    expect([...packagesLoadedBy('schemas.ts')]).toContain('zod');
   });
 
   it(`keeps at most ${MAX_TOP_LEVEL_FILES} files at the top of src/`, () => {

@@ -3,7 +3,7 @@
  * the same schemas (zod stays the authority for errors; the guard only answers "valid as it is"). The HTTP profile
  * that made the guard worth having showed zod as one of the largest per-request costs; this row keeps the evidence.
  */
-import { envelopeSchema, eventDataSchemas } from '@kyb-webhooks/core';
+import { envelopeSchema, eventDataSchemas } from '@kyb-webhooks/core/schemas';
 import type { TestSigner } from '@kyb-webhooks/testing';
 import { createValidator } from '../../../packages/core/src/events/schema-guard.js';
 import { benchEvent } from '../fixtures.js';

@@ -1,5 +1,4 @@
 import {
-  answersFromClaims,
   createAttestationVerifier,
   KybWebhookError,
   type AttestationClaims,
@@ -7,6 +6,7 @@ import {
   type ReleasedAnswers,
 } from '@kyb-webhooks/core';
 import { describeValue, optionRules, validateOptions, type OptionRule } from '@kyb-webhooks/core/adapter';
+import { answersFromClaims } from '@kyb-webhooks/core/schemas';
 import { KybApiError } from './errors.js';
 import { send, type CallOptions, type RawResponse, type RetryPolicy, type TransportOptions } from './http.js';
 import {

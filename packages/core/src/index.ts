@@ -1,8 +1,9 @@
 /**
- * `@kyb-webhooks/core`: what an application imports. A receiver and its options, the events and their schemas, the
+ * `@kyb-webhooks/core`: what an application imports. A receiver and its options, the events and their types, the
  * handler types, the errors, the built-in memory store and the store interfaces an application passes or reads, the
  * ordering options, the loggers and the fetch-style entry point.
  *
+ * The zod schemas of the events are in `@kyb-webhooks/core/schemas`: this entry never loads zod (see schemas.ts).
  * Writing a store? `@kyb-webhooks/core/store` has the store contracts and their argument checks. Writing an adapter
  * for a framework? `@kyb-webhooks/core/adapter` has `createAdapter`, the body sources and readers. Both also carry
  * the option kit (`optionRules`, `validateOptions`, `describeValue`) that checks a factory's options.
@@ -53,19 +54,11 @@ export type { AttestedEnvelope } from './verify/attestation-binding.js';
 export { UnknownKidError } from './verify/jwks.js';
 
 // Events
-export { envelopeSchema, ULID_PATTERN } from './events/envelope.js';
+// The zod schemas are in '@kyb-webhooks/core/schemas' (schemas.ts): importing them loads zod, which this entry avoids.
+export { ULID_PATTERN } from './events/patterns.js';
 export type { Envelope } from './events/envelope.js';
 export { KNOWN_EVENT_TYPES, ATTESTED_EVENT_TYPES, isKnownEventType, isKnownEvent } from './events/event-types.js';
 export { DATA_REQUEST_REFUSAL_REASONS } from './events/refusal-reasons.js';
-export {
-  eventDataSchemas,
-  timestampSchema,
-  priceSchema,
-  priceLineSchema,
-  chargeSchema,
-  releasedAnswerSchema,
-  approvalSchema,
-} from './events/events.js';
 export type {
   KnownEventType,
   KybEvent,
@@ -79,7 +72,7 @@ export type {
   Approval,
   DataRequestRefusalReason,
 } from './events/events.js';
-export { ReleasedAnswers, answersFromClaims, findReleasedAnswerList } from './events/released-answers.js';
+export { ReleasedAnswers } from './events/released-answers.js';
 export { walletAddressChangeHandler } from './events/wallet-address.js';
 export type { WalletAddressDirectory } from './events/wallet-address.js';
 

@@ -3,9 +3,8 @@ import {
   ATTESTED_EVENT_TYPES,
   DATA_REQUEST_REFUSAL_REASONS as CORE_REFUSAL_REASONS,
   KNOWN_EVENT_TYPES,
-  envelopeSchema,
-  eventDataSchemas,
 } from '@kyb-webhooks/core';
+import { envelopeSchema, eventDataSchemas } from '@kyb-webhooks/core/schemas';
 import { ATTESTED_TEST_EVENT_TYPES, DATA_REQUEST_REFUSAL_REASONS, TEST_EVENT_TYPES } from './event-types.js';
 import {
   TEST_API_VERSION,

@@ -1,5 +1,5 @@
 import { describeValue, editDistance } from '../option-words.js';
-import { EVENT_TYPE_PATTERN } from './envelope.js';
+import { EVENT_TYPE_PATTERN } from './patterns.js';
 import { KybWebhookError } from '../errors.js';
 import type { KnownEventType } from './events.js';
 import { isKnownEventType, KNOWN_EVENT_TYPES } from './event-types.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { answersFromClaims, findReleasedAnswerList, ReleasedAnswers } from './released-answers.js';
+import { answersFromClaims, findReleasedAnswerList } from './answers-from-claims.js';
+import { ReleasedAnswers } from './released-answers.js';
 
 const directors = [
   { name: 'director_full_name', subject_type: 'director', subject: 'subj-1', value: 'Ada Lovelace' },

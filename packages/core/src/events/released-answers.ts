@@ -1,5 +1,6 @@
-import { releasedAnswerSchema, type ReleasedAnswer } from './events.js';
-import { createValidator } from './schema-guard.js';
+import type { ReleasedAnswer } from './events.js';
+import { compilePlan, DEFER, REJECT } from './schema-plan.js';
+import { ANSWER_LIST_PLAN } from './schema-plans.generated.js';
 
 /**
  * The released answers of a data request, keyed by subject and name together (spec 2.6): a director-level field
@@ -60,57 +61,51 @@ export class ReleasedAnswers implements Iterable<ReleasedAnswer> {
   }
 }
 
-// The schema guard hands back the claims' own list instead of zod's copy: a release delivery looks for its answers
-// twice (the binding check, then the handler context), and zod's two copies cost ~2.3 KB of allocation per delivery.
-const validateAnswerList = createValidator(releasedAnswerSchema.array());
+const answerListVerdict = compilePlan(ANSWER_LIST_PLAN);
+
+/** A claim that holds a list zod accepts as answers, and whether zod would hand back a copy rather than the list. */
+export interface LocatedAnswerList {
+  list: unknown;
+  /** The plan could not accept the list as it is (DEFER): only zod's copy may be used. */
+  needsCopy: boolean;
+}
 
 /**
- * Finds the released answers among verified attestation claims. The spec does not show the claim that carries
- * them (2.8): with `answersClaim` (the receiver's and client's `attestation.answersClaim` option) only that claim is
- * read; without it, `answers` (the service's current tokens) when it is a list of answer entries (name,
- * subject_type, subject, value), and otherwise the first other top-level claim that is a non-empty such list.
- * Undefined when the claims carry no released payload.
+ * Where the released answers are among verified attestation claims, by the answer list's schema plan (no zod). The
+ * spec does not show the claim that carries them (2.8): with `answersClaim` (the receiver's and client's
+ * `attestation.answersClaim` option) only that claim is read; without it, `answers` (the service's current tokens)
+ * when it is a list of answer entries (name, subject_type, subject, value), and otherwise the first other top-level
+ * claim that is a non-empty such list. Undefined when the claims carry no released payload.
  *
  * @example
  * ```ts
- * findReleasedAnswerList({ answers: [{ name: 'company_name', subject_type: 'business', subject: '0x9b2e…', value: 'Acme' }] })
- * findReleasedAnswerList(claims, 'released_values') // a service that names the claim otherwise
+ * locateReleasedAnswerList({ answers: [{ name: 'company_name', subject_type: 'business', subject: '0x9b2e…', value: 'Acme' }] })
+ * // { list: [ … ], needsCopy: false }
  * ```
  */
-export function findReleasedAnswerList(
+export function locateReleasedAnswerList(
   claims: Record<string, unknown>,
   answersClaim?: string,
-): ReleasedAnswer[] | undefined {
-  if (answersClaim !== undefined) {
-    const named = Object.hasOwn(claims, answersClaim) ? validateAnswerList(claims[answersClaim]) : undefined;
-    return named?.success ? named.data : undefined;
-  }
-  const preferred = validateAnswerList(claims['answers']);
-  if (preferred.success) return preferred.data;
+): LocatedAnswerList | undefined {
+  if (answersClaim !== undefined)
+    return Object.hasOwn(claims, answersClaim) ? located(claims[answersClaim]) : undefined;
+  const preferred = located(claims['answers']);
+  if (preferred) return preferred;
   for (const value of Object.values(claims)) {
     if (!Array.isArray(value) || value.length === 0) continue;
-    const parsed = validateAnswerList(value);
-    if (parsed.success) return parsed.data;
+    const found = located(value);
+    if (found) return found;
   }
   return undefined;
 }
 
-/**
- * The released answers among verified attestation claims (see {@link findReleasedAnswerList}), keyed by subject and
- * name; empty when the claims carry none.
- *
- * @example
- * ```ts
- * const answers = answersFromClaims(claims)
- * answers.get('0x9b2e…5e71', 'director_name') // the answer of that director, not of any director
- * ```
- */
-export function answersFromClaims(claims: Record<string, unknown>, answersClaim?: string): ReleasedAnswers {
-  return new ReleasedAnswers(findReleasedAnswerList(claims, answersClaim) ?? []);
+function located(list: unknown): LocatedAnswerList | undefined {
+  const verdict = answerListVerdict(list);
+  return verdict === REJECT ? undefined : { list, needsCopy: verdict === DEFER };
 }
 
 /**
- * Where {@link findReleasedAnswerList} looked, for a message that says how to change it.
+ * Where {@link locateReleasedAnswerList} looked, for a message that says how to change it.
  *
  * @example
  * ```ts

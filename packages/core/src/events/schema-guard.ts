@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { PLAN_PREDICATES, type PlanPredicateName } from './predicates.js';
-import { ACCEPT, compilePlan, type NumberCheck, type SchemaPlan, type StringCheck } from './schema-plan.js';
+import {
+  ACCEPT,
+  compilePlan,
+  type NumberCheck,
+  type SchemaPlan,
+  type StringCheck,
+  type ValidationResult,
+} from './schema-plan.js';
 
 /*
  * Reads a zod schema's definition into a schema plan (`schema-plan.ts`): plain data that answers "would zod accept
@@ -13,8 +20,7 @@ import { ACCEPT, compilePlan, type NumberCheck, type SchemaPlan, type StringChec
 export type SchemaGuard = (value: unknown) => boolean;
 
 /** The outcome of {@link createValidator}: the value on success, zod's issues on failure. */
-export type ValidationResult<T> =
-  { success: true; data: T } | { success: false; issues: readonly { path: PropertyKey[]; code: string }[] };
+export type { ValidationResult } from './schema-plan.js';
 
 /**
  * Compiles a predicate that answers, without allocating, whether `schema.safeParse(value)` would succeed and return

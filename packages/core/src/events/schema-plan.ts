@@ -48,6 +48,10 @@ export type SchemaPlan =
   | { kind: 'union'; options: SchemaPlan[] }
   | { kind: 'record'; key: SchemaPlan; value: SchemaPlan };
 
+/** What a validation ends in: the value on success, zod's issues on failure. */
+export type ValidationResult<T> =
+  { success: true; data: T } | { success: false; issues: readonly { path: PropertyKey[]; code: string }[] };
+
 /** A compiled plan: its verdict for a value, without allocating. */
 export type PlanNode = (value: unknown) => Verdict;
 

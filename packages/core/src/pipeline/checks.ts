@@ -3,19 +3,20 @@
  * touch the dedupe store. A delivery gets them all (`check`); an event fetched from the authenticated KYB API gets
  * them minus the limits and the HMAC it cannot have (`verifyFetched`).
  */
-import { answersFromClaims } from '../events/released-answers.js';
 import type { AttestationClaims, createAttestationVerifier } from '../verify/attestation.js';
 import { DeliveryContext } from './dispatch.js';
-import { envelopeSchema, type Envelope } from '../events/envelope.js';
+import type { Envelope } from '../events/envelope.js';
 import { KybWebhookError, rejection } from '../errors.js';
-import { eventDataSchemas, type KybEvent, type UnknownKybEvent } from '../events/events.js';
+import type { KnownEventType, KybEvent, UnknownKybEvent } from '../events/events.js';
 import { ATTESTED_EVENT_TYPES } from '../events/event-types.js';
 import { readHeader } from '../http/headers.js';
 import { dedupeKeyOf } from './dedupe-key.js';
 import { checkLimits } from './limits.js';
 import type { OrderedItem } from '../ordering/types.js';
 import type { ReceiveInput } from '../receiver-types.js';
-import { createValidator, type ValidationResult } from '../events/schema-guard.js';
+import { createLazyValidator, releasedAnswersOf } from '../events/lazy-validation.js';
+import type { SchemaPlan, ValidationResult } from '../events/schema-plan.js';
+import { DATA_PLANS, ENVELOPE_PLAN } from '../events/schema-plans.generated.js';
 import type { createSignatureCheck, VerifiedSignature } from '../verify/signature.js';
 
 /** A verified event, ready for dedupe: what the handlers get, and how it is deduped. */
@@ -38,10 +39,20 @@ export interface CheckOptions {
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
-const validateEnvelope = createValidator(envelopeSchema);
-const dataValidators = new Map<string, (value: unknown) => ValidationResult<unknown>>(
-  Object.entries(eventDataSchemas).map(([type, schema]) => [type, createValidator<unknown>(schema)]),
+type Validator<T> = (value: unknown) => ValidationResult<T> | Promise<ValidationResult<T>>;
+// By the schemas' plans, without zod; zod is loaded only for a value a plan does not accept (lazy-validation.ts).
+const validateEnvelope: Validator<Envelope> = createLazyValidator(ENVELOPE_PLAN, (schemas) => schemas.envelopeSchema);
+const dataValidators = new Map<string, Validator<unknown>>(
+  (Object.entries(DATA_PLANS) as [KnownEventType, SchemaPlan][]).map(([type, plan]) => [
+    type,
+    createLazyValidator<unknown>(plan, (schemas) => schemas.eventDataSchemas[type]),
+  ]),
 );
+
+/** `fn` of a value, or of a promised one once it settles: synchronous stays synchronous. */
+function then<T, R>(value: T | Promise<T>, fn: (settled: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
+}
 
 /** Creates the checks of one receiver. */
 export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, answersClaim }: CheckOptions): {
@@ -87,7 +98,15 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
     }
 
     // 4. envelope
-    const parsed = validateEnvelope(json);
+    return then(validateEnvelope(json), (parsed) => checkEnvelope(input, parsed, hmac));
+  }
+
+  /** Step 5 and the data schema, once the envelope's schema answered. */
+  function checkEnvelope(
+    input: ReceiveInput,
+    parsed: ValidationResult<Envelope>,
+    hmac: { version: string } | null,
+  ): Checked | Promise<Checked> {
     if (!parsed.success) return { refused: rejection('envelope_invalid', describeIssues(parsed.issues)) };
     const envelope = parsed.data;
 
@@ -117,32 +136,25 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
     envelope: Envelope,
     hmac: { version: string } | null,
     claims: AttestationClaims | undefined,
-  ): Checked {
-    const validateData = dataValidators.get(envelope.event);
-    let event: KybEvent | UnknownKybEvent = envelope;
-    if (validateData) {
-      const data = validateData(envelope.data);
-      if (!data.success) return { refused: rejection('event_data_invalid', describeIssues(data.issues)), envelope };
-      // The guard hands back the very object it accepted; only zod's own output (never expected) is a copy.
-      if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
-    }
-    const context = new DeliveryContext(
-      { hmac, attestation: claims !== undefined },
-      claims,
-      parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
-    );
-    if (claims && envelope.event === 'kyb.data_request.released')
-      context.answers = answersFromClaims(claims, answersClaim);
-
-    // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
-    return {
-      envelope,
-      event,
-      context,
-      dedupeKey: dedupeKeyOf(envelope, claims),
-      typed: validateData !== undefined,
-      waitUntil: input.waitUntil,
-    };
+  ): Checked | Promise<Checked> {
+    return then(validatedEvent(envelope), (event) => {
+      if (event instanceof KybWebhookError) return { refused: event, envelope };
+      const context = new DeliveryContext(
+        { hmac, attestation: claims !== undefined },
+        claims,
+        parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+      );
+      // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
+      const item = {
+        envelope,
+        event,
+        context,
+        dedupeKey: dedupeKeyOf(envelope, claims),
+        typed: dataValidators.has(envelope.event),
+        waitUntil: input.waitUntil,
+      };
+      return then(withAnswers(context, envelope, claims, answersClaim), () => item);
+    });
   }
 
   return { check, verifyFetched: (raw) => verifyFetchedEvent({ verifyAttestation, answersClaim }, raw) };
@@ -157,7 +169,7 @@ async function verifyFetchedEvent(
   { verifyAttestation, answersClaim }: Pick<CheckOptions, 'verifyAttestation' | 'answersClaim'>,
   raw: unknown,
 ): Promise<VerifiedItem | KybWebhookError> {
-  const parsed = validateEnvelope(raw);
+  const parsed = await validateEnvelope(raw);
   if (!parsed.success) return rejection('envelope_invalid', describeIssues(parsed.issues));
   const envelope = parsed.data;
   let claims: AttestationClaims | undefined;
@@ -171,21 +183,50 @@ async function verifyFetchedEvent(
   } else if (ATTESTED_EVENT_TYPES.has(envelope.event)) {
     return rejection('attestation_missing');
   }
-  const validateData = dataValidators.get(envelope.event);
-  let event: KybEvent | UnknownKybEvent = envelope;
-  if (validateData) {
-    const data = validateData(envelope.data);
-    if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
-    if (data.data !== envelope.data) event = { ...envelope, data: data.data } as KybEvent;
-  }
+  const event = await validatedEvent(envelope);
+  if (event instanceof KybWebhookError) return event;
   const context = new DeliveryContext(
     { hmac: null, attestation: claims !== undefined, fetched: true },
     claims,
     undefined,
   );
-  if (claims && envelope.event === 'kyb.data_request.released')
-    context.answers = answersFromClaims(claims, answersClaim);
-  return { envelope, event, context, dedupeKey: dedupeKeyOf(envelope, claims), typed: validateData !== undefined };
+  await withAnswers(context, envelope, claims, answersClaim);
+  return {
+    envelope,
+    event,
+    context,
+    dedupeKey: dedupeKeyOf(envelope, claims),
+    typed: dataValidators.has(envelope.event),
+  };
+}
+
+/**
+ * The event with its data checked against its type's schema (the envelope itself when the plan accepted the data as
+ * it is, or the type is unknown), or the refusal.
+ */
+function validatedEvent(
+  envelope: Envelope,
+): KybEvent | UnknownKybEvent | KybWebhookError | Promise<KybEvent | UnknownKybEvent | KybWebhookError> {
+  const validateData = dataValidators.get(envelope.event);
+  if (!validateData) return envelope;
+  return then(validateData(envelope.data), (data) => {
+    if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
+    // The plan hands back the very object it accepted; only zod's own output (an odd object) is a copy.
+    return data.data === envelope.data ? envelope : ({ ...envelope, data: data.data } as KybEvent);
+  });
+}
+
+/** A release's answers into the handler context, from the verified claims. */
+function withAnswers(
+  context: DeliveryContext,
+  envelope: Envelope,
+  claims: AttestationClaims | undefined,
+  answersClaim: string | undefined,
+): void | Promise<void> {
+  if (!claims || envelope.event !== 'kyb.data_request.released') return;
+  return then(releasedAnswersOf(claims, answersClaim), (answers) => {
+    context.answers = answers;
+  });
 }
 
 /** `Service-Delivery-Attempt`, when present and a plain integer; anything else is ignored. */

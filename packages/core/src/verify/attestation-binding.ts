@@ -1,5 +1,5 @@
 import type { JWTPayload } from 'jose';
-import { describeAnswersSearch, findReleasedAnswerList } from '../events/released-answers.js';
+import { describeAnswersSearch, locateReleasedAnswerList } from '../events/released-answers.js';
 import { rejection } from '../errors.js';
 import { ATTESTED_EVENT_TYPES, isKnownEventType } from '../events/event-types.js';
 
@@ -76,7 +76,7 @@ export function checkAttestationBinding(
   for (const name of TYPE_CLAIMS) {
     if (Object.hasOwn(claims, name) && claims[name] !== type) mismatched.push(`event (signed ${name})`);
   }
-  const carriesRelease = findReleasedAnswerList(claims, answersClaim) !== undefined;
+  const carriesRelease = locateReleasedAnswerList(claims, answersClaim) !== undefined;
   if (carriesRelease && type !== RELEASED)
     mismatched.push('event (the released payload travels only under kyb.data_request.released)');
   if (!carriesRelease && type === RELEASED)
