@@ -16,5 +16,6 @@ export {
 } from './sqlite/store.js';
 export { sqliteSchema, sqliteSchemaFile } from './sqlite/schema.js';
 export type { PurgeOptions, SqlDedupeStore } from './sql-store.js';
+export { DEFAULT_PURGE_BATCH_SIZE, MAX_PURGE_BATCH_SIZE } from './sql-store.js';
 export { DEFAULT_TABLE, parseTableName, type TableName } from './table-name.js';
 export { MAX_EVENT_ID_LENGTH } from './limits.js';

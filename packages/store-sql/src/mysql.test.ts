@@ -13,6 +13,7 @@ import {
   withSkewedAppClock,
   expectPurgeCompleted,
   expectPurgeCursors,
+  expectPurgeInBatches,
 } from './test-helpers.js';
 
 const mysqlServer = testService('mysql');
@@ -184,6 +185,25 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
       await expectPurgeCompleted(store, ids);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\``);
+    }
+  });
+
+  it('purges in batches of batchSize rows, one DELETE each, and refuses a batchSize out of range', async () => {
+    const purgeTable = testTable();
+    const { db, count } = countQueries(pool);
+    const store = createMySqlStore({ pool: db, table: purgeTable });
+    await store.ensureSchema();
+    try {
+      const ids = async () =>
+        (
+          (await pool.query(`SELECT CAST(event_id AS CHAR) AS id FROM \`${purgeTable}\` ORDER BY 1`)) as [
+            { id: string }[],
+            unknown,
+          ]
+        )[0].map((r) => r.id);
+      await expectPurgeInBatches(store, ids, count);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\`, \`${purgeTable}_skips\``);
     }
   });
 

@@ -12,6 +12,7 @@ import {
   withSkewedAppClock,
   expectPurgeCompleted,
   expectPurgeCursors,
+  expectPurgeInBatches,
 } from './test-helpers.js';
 
 const postgres = testService('postgres');
@@ -178,6 +179,44 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
       await expectPurgeCompleted(store, ids);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS "${purgeTable}", "${purgeTable}_streams"`);
+    }
+  });
+
+  it('purges in batches of batchSize rows, one DELETE each, and refuses a batchSize out of range', async () => {
+    const purgeTable = testTable();
+    const { db, count } = countQueries(pool);
+    const store = createPostgresStore({ pool: db, table: purgeTable });
+    await store.ensureSchema();
+    try {
+      const ids = async () =>
+        (await pool.query(`SELECT event_id FROM "${purgeTable}" ORDER BY 1`)).rows.map((r) => r.event_id);
+      await expectPurgeInBatches(store, ids, count);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS "${purgeTable}", "${purgeTable}_streams", "${purgeTable}_skips"`);
+    }
+  });
+
+  it('never waits on a row another transaction holds: the purge skips it, and a later purge takes it', async () => {
+    const purgeTable = testTable();
+    const store = createPostgresStore({ pool, table: purgeTable });
+    await store.ensureSchema();
+    const holder = await pool.connect();
+    try {
+      const [held, free] = [ulid(), ulid()];
+      for (const id of [held, free]) {
+        const claim = await store.claim(id, { leaseMs: 5_000 });
+        if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs: 100 });
+      }
+      await sleep(300);
+      // A transaction holding the expired row, as a claim taking it over holds it until it commits.
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM "${purgeTable}" WHERE event_id = $1 FOR UPDATE`, [held]);
+      expect(await store.purgeCompleted()).toBe(1);
+      await holder.query('ROLLBACK');
+      expect(await store.purgeCompleted()).toBe(1);
+    } finally {
+      holder.release();
+      await pool.query(`DROP TABLE IF EXISTS "${purgeTable}", "${purgeTable}_streams", "${purgeTable}_skips"`);
     }
   });
 

@@ -17,6 +17,56 @@ export interface PurgeOptions {
    * since deleting a live one makes its stream's next event look like the stream's start.
    */
   olderThanMs?: number;
+  /**
+   * Rows deleted per statement, 1 to 100,000; default {@link DEFAULT_PURGE_BATCH_SIZE}. Each batch is a statement
+   * of its own, committed before the next starts, so a purge of millions of expired rows never holds its locks for
+   * longer than one batch takes, and the event loop runs between batches. On PostgreSQL a batch skips rows another
+   * transaction has locked (`FOR UPDATE SKIP LOCKED`), so it never waits on a claim in progress either.
+   */
+  batchSize?: number;
+}
+
+/** Rows {@link SqlDedupeStore.purgeCompleted} deletes per statement unless `batchSize` says otherwise. */
+export const DEFAULT_PURGE_BATCH_SIZE = 1_000;
+/** The largest `batchSize` {@link SqlDedupeStore.purgeCompleted} accepts. */
+export const MAX_PURGE_BATCH_SIZE = 100_000;
+
+/**
+ * The purge's batch size: `batchSize`, or the default; anything but a whole number from 1 to
+ * {@link MAX_PURGE_BATCH_SIZE} is a RangeError, checked before any row is deleted.
+ *
+ * @example
+ * ```ts
+ * purgeBatchSize({ batchSize: 500 }) // 500
+ * ```
+ */
+export function purgeBatchSize(options: PurgeOptions): number {
+  const size = options.batchSize ?? DEFAULT_PURGE_BATCH_SIZE;
+  if (!Number.isInteger(size) || size < 1 || size > MAX_PURGE_BATCH_SIZE) {
+    throw new RangeError(
+      `purgeCompleted: batchSize must be a whole number of rows from 1 to ${MAX_PURGE_BATCH_SIZE}; the default is ${DEFAULT_PURGE_BATCH_SIZE}.`,
+    );
+  }
+  return size;
+}
+
+/**
+ * Runs `deleteBatch` (one statement deleting at most `size` rows) until a batch deletes fewer than `size`, letting
+ * the event loop run between batches; resolves to the rows deleted in all.
+ *
+ * @example
+ * ```ts
+ * const deleted = await inBatches(1_000, async () => (await db.query(deleteAtMost1000)).rowCount ?? 0)
+ * ```
+ */
+export async function inBatches(size: number, deleteBatch: () => Promise<number> | number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteBatch();
+    total += deleted;
+    if (deleted < size) return total;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 /**
@@ -44,8 +94,9 @@ export interface SqlDedupeStore extends StreamCursorStore {
   /**
    * Delete completed records whose retention ended (and leases that expired: their holder crashed and no retry
    * came), using the database's clock. Claims already treat those records as absent, so this only reclaims space:
-   * run it on a schedule, e.g. daily. Stream cursors whose retention ended go too. Resolves to the number of records
-   * and cursors deleted.
+   * run it on a schedule, e.g. daily. Stream cursors and skips whose retention ended go too. Rows go in batches of
+   * `batchSize` (1,000), one statement each, so a large purge never blocks claims for long. Resolves to the number of
+   * records, cursors and skips deleted.
    */
   purgeCompleted(options?: PurgeOptions): Promise<number>;
 }

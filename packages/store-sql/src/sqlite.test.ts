@@ -7,7 +7,13 @@ import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSqliteStore, sqliteSchema, sqliteSchemaFile } from './sqlite.js';
-import { sleep, withSkewedAppClock, expectPurgeCompleted, expectPurgeCursors } from './test-helpers.js';
+import {
+  sleep,
+  withSkewedAppClock,
+  expectPurgeCompleted,
+  expectPurgeCursors,
+  expectPurgeInBatches,
+} from './test-helpers.js';
 
 // SQLite needs no server: every store gets a file in a temporary directory.
 const dir = mkdtempSync(join(tmpdir(), 'kyb-sqlite-'));
@@ -103,6 +109,20 @@ describe('sqlite store specifics', () => {
     await store.ensureSchema();
     const ids = () => database.prepare('SELECT event_id FROM kyb_webhook_events ORDER BY 1').pluck().all() as string[];
     await expectPurgeCompleted(store, ids);
+    database.close();
+  });
+
+  it('purges in batches of batchSize rows, one DELETE each, and refuses a batchSize out of range', async () => {
+    const deletes: string[] = [];
+    const database = new Database(tempFile(), {
+      verbose: (sql) => {
+        if (typeof sql === 'string' && sql.startsWith('DELETE')) deletes.push(sql);
+      },
+    });
+    const store = createSqliteStore({ database });
+    await store.ensureSchema();
+    const ids = () => database.prepare('SELECT event_id FROM kyb_webhook_events ORDER BY 1').pluck().all() as string[];
+    await expectPurgeInBatches(store, ids, () => deletes.length);
     database.close();
   });
 

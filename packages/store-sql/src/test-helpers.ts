@@ -90,3 +90,34 @@ export async function expectPurgeCursors(
   expect(await streams()).toEqual([long]);
   expect(await store.getCursor(long)).toBe(0);
 }
+
+/**
+ * The batched purge every SQL store must pass: 25 expired records, 4 expired cursors and a live record, purged 10
+ * rows per statement, all go (25 + 4 counted) and the live one stays; `statements` counts the DELETE statements the
+ * store sent, which must be one per batch (10, 10, 5 records; 4 cursors; 0 skips). A batchSize out of range is
+ * refused before anything is deleted.
+ */
+export async function expectPurgeInBatches(
+  store: SqlDedupeStore,
+  ids: () => Promise<string[]> | string[],
+  statements: () => number,
+): Promise<void> {
+  const expired = Array.from({ length: 25 }, () => ulid());
+  for (const id of expired) {
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs: 100 });
+  }
+  for (let i = 0; i < 4; i++) await store.advanceCursor(`req_${ulid()}`, i, { retainMs: 100 });
+  const live = ulid();
+  await store.claim(live, { leaseMs: 60_000 });
+  await sleep(300);
+  for (const batchSize of [0, 1.5, 100_001, Number.NaN])
+    await expect(store.purgeCompleted({ batchSize })).rejects.toThrow(
+      'purgeCompleted: batchSize must be a whole number of rows from 1 to 100000; the default is 1000.',
+    );
+  expect(await ids()).toHaveLength(26);
+  const before = statements();
+  expect(await store.purgeCompleted({ batchSize: 10 })).toBe(29);
+  expect(statements() - before).toBe(3 + 1 + 1);
+  expect(await ids()).toEqual([live]);
+}

@@ -17,7 +17,7 @@ import {
   type SkippedSeq,
 } from '@kyb-webhooks/core/store';
 import { checkEventId, milliseconds } from '../limits.js';
-import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { ignoreMissingTable, inBatches, purgeBatchSize, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
 import { parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { backquoted, mysqlSchema } from './schema.js';
 
@@ -370,24 +370,25 @@ ORDER BY active_at, stream_id LIMIT ?`;
       for (const statement of mysqlSchema(table).split(/;\n/)) if (statement.trim() !== '') await pool.query(statement);
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
-      const [ok] = (
+      const size = purgeBatchSize(purge);
+      const batch = (from: string, where: string, values: unknown[] = []) =>
+        inBatches(
+          size,
+          async () =>
+            ((await pool.query(`DELETE FROM ${from} WHERE ${where} LIMIT ${size}`, values)) as [OkPacket, unknown])[0]
+              .affectedRows,
+        );
+      const records =
         purge.olderThanMs === undefined
-          ? await pool.query(`DELETE FROM ${t} WHERE ${expired}`)
-          : await pool.query(
-              `DELETE FROM ${t} WHERE ${expired}
-  OR (state = 'completed' AND updated_at <= ${NOW} - INTERVAL ? MICROSECOND)`,
-              [milliseconds('olderThanMs', purge.olderThanMs) * 1000],
-            )
-      ) as [OkPacket, unknown];
+          ? await batch(t, expired)
+          : await batch(t, `(${expired} OR (state = 'completed' AND updated_at <= ${NOW} - INTERVAL ? MICROSECOND))`, [
+              milliseconds('olderThanMs', purge.olderThanMs) * 1000,
+            ]);
       // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a schema
       // migrated by hand before cursors existed has none to purge.
-      const cursors = await ignoreMissingTable(
-        async () => ((await pool.query(`DELETE FROM ${s} WHERE ${expired}`)) as [OkPacket, unknown])[0].affectedRows,
-      );
-      const skips = await ignoreMissingTable(
-        async () => ((await pool.query(`DELETE FROM ${k} WHERE ${expired}`)) as [OkPacket, unknown])[0].affectedRows,
-      );
-      return ok.affectedRows + (cursors ?? 0) + (skips ?? 0);
+      const cursors = await ignoreMissingTable(() => batch(s, expired));
+      const skips = await ignoreMissingTable(() => batch(k, expired));
+      return records + (cursors ?? 0) + (skips ?? 0);
     },
   };
 }

@@ -16,7 +16,7 @@ import {
   type SkippedSeq,
 } from '@kyb-webhooks/core/store';
 import { checkEventId, milliseconds } from '../limits.js';
-import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { ignoreMissingTable, inBatches, purgeBatchSize, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
 import { doubleQuoted, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { postgresSchema } from './schema.js';
 
@@ -318,20 +318,31 @@ ORDER BY active_at, stream_id LIMIT $4`;
       await db.query(`SELECT pg_advisory_xact_lock(hashtext('kyb-webhooks:${table}'));\n${postgresSchema(table)}`);
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
+      const size = purgeBatchSize(purge);
       const expired = `expires_at <= ${NOW}`;
-      const { rowCount } =
+      // ctid: the row's physical address, the cheapest way to name the rows a batch chose. SKIP LOCKED: a row a claim
+      // is updating right now is left for the next purge rather than waited for.
+      const batch = (from: string, where: string, values: unknown[] = []) =>
+        inBatches(size, async () => {
+          const { rowCount } = await db.query(
+            `DELETE FROM ${from} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${from} WHERE ${where} LIMIT ${size} FOR UPDATE SKIP LOCKED))`,
+            values,
+          );
+          return rowCount ?? 0;
+        });
+      const records =
         purge.olderThanMs === undefined
-          ? await db.query(`DELETE FROM ${t} WHERE ${expired}`)
-          : await db.query(
-              `DELETE FROM ${t} WHERE ${expired}
-  OR (state = 'completed' AND updated_at <= ${NOW} - $1::double precision * interval '1 millisecond')`,
+          ? await batch(t, expired)
+          : await batch(
+              t,
+              `${expired} OR (state = 'completed' AND updated_at <= ${NOW} - $1::double precision * interval '1 millisecond')`,
               [milliseconds('olderThanMs', purge.olderThanMs)],
             );
       // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a table
       // migrated by hand before cursors existed has none to purge.
-      const cursors = await ignoreMissingTable(() => db.query(`DELETE FROM ${s} WHERE ${expired}`));
-      const skips = await ignoreMissingTable(() => db.query(`DELETE FROM ${k} WHERE ${expired}`));
-      return (rowCount ?? 0) + (cursors?.rowCount ?? 0) + (skips?.rowCount ?? 0);
+      const cursors = await ignoreMissingTable(() => batch(s, expired));
+      const skips = await ignoreMissingTable(() => batch(k, expired));
+      return records + (cursors ?? 0) + (skips ?? 0);
     },
   };
 }

@@ -16,7 +16,7 @@ import {
   type SkippedSeq,
 } from '@kyb-webhooks/core/store';
 import { checkEventId, milliseconds } from '../limits.js';
-import { ignoreMissingTable, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { ignoreMissingTable, inBatches, purgeBatchSize, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
 import { doubleQuoted, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { retryWhileBusy } from './busy.js';
 import { sqliteSchema } from './schema.js';
@@ -423,20 +423,27 @@ ORDER BY active_at, stream_id LIMIT ?`),
       await retryWhileBusy(() => create.immediate());
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
+      const size = purgeBatchSize(purge);
       const expired = `expires_at <= ${NOW_MS}`;
       const database = await db();
+      // The tables are WITHOUT ROWID: a batch names its rows by primary key. Each batch is a write transaction of its
+      // own, and other connections (processes sharing the file) get the lock between batches.
+      const batch = (from: string, key: string, where: string, values: unknown[] = []) => {
+        const statement = database.prepare(
+          `DELETE FROM ${from} WHERE (${key}) IN (SELECT ${key} FROM ${from} WHERE ${where} LIMIT ${size})`,
+        );
+        return inBatches(size, () => statement.run(...values).changes);
+      };
       const records =
         purge.olderThanMs === undefined
-          ? database.prepare(`DELETE FROM ${t} WHERE ${expired}`).run().changes
-          : database
-              .prepare(`DELETE FROM ${t} WHERE ${expired} OR (state = 'completed' AND updated_at <= ${NOW_MS} - ?)`)
-              .run(milliseconds('olderThanMs', purge.olderThanMs)).changes;
+          ? await batch(t, 'event_id', expired)
+          : await batch(t, 'event_id', `${expired} OR (state = 'completed' AND updated_at <= ${NOW_MS} - ?)`, [
+              milliseconds('olderThanMs', purge.olderThanMs),
+            ]);
       // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a file
       // set up by hand before cursors existed has none to purge.
-      const cursors = await ignoreMissingTable(
-        () => database.prepare(`DELETE FROM ${s} WHERE ${expired}`).run().changes,
-      );
-      const skips = await ignoreMissingTable(() => database.prepare(`DELETE FROM ${k} WHERE ${expired}`).run().changes);
+      const cursors = await ignoreMissingTable(() => batch(s, 'stream_id', expired));
+      const skips = await ignoreMissingTable(() => batch(k, 'stream_id, seq', expired));
       return records + (cursors ?? 0) + (skips ?? 0);
     },
     async close(): Promise<void> {
