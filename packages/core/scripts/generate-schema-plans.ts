@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 import { envelopeSchema } from '../src/events/envelope.js';
-import { eventDataSchemas, releasedAnswerSchema } from '../src/events/events.js';
+import { eventDataSchemas, releasedAnswerListSchema } from '../src/events/events.js';
 import { planOf } from '../src/events/schema-guard.js';
 import type { SchemaPlan } from '../src/events/schema-plan.js';
 
@@ -34,8 +34,8 @@ export const ENVELOPE_PLAN: SchemaPlan = ${JSON.stringify(written('envelopeSchem
 /** The plan of each \`eventDataSchemas\` entry: its keys are the known event types. */
 export const DATA_PLANS = ${JSON.stringify(dataPlans)} satisfies Record<string, SchemaPlan>;
 
-/** The plan of \`releasedAnswerSchema.array()\`. */
-export const ANSWER_LIST_PLAN: SchemaPlan = ${JSON.stringify(written('releasedAnswerSchema.array()', planOf(releasedAnswerSchema.array())))};
+/** The plan of \`releasedAnswerListSchema\`. */
+export const ANSWER_LIST_PLAN: SchemaPlan = ${JSON.stringify(written('releasedAnswerListSchema', planOf(releasedAnswerListSchema)))};
 `;
 const target = fileURLToPath(new URL('../src/events/schema-plans.generated.ts', import.meta.url));
 writeFileSync(target, await format(source, { ...(await resolveConfig(target)), filepath: target }));

@@ -1,9 +1,9 @@
 /**
  * `@kyb-webhooks/core/schemas`: the zod schemas of the webhook envelope and of each event's data (spec 2.3 to 2.7 and
- * §6), and the synchronous helpers built on them. The receiver does not need this entry: it accepts a valid delivery
+ * §6), written with `zod/mini` (zod's tree-shakable build: `parse`, `safeParse`, and zod/mini's functions to compose
+ * them), and the synchronous helpers built on them. The receiver does not need this entry: it accepts a valid delivery
  * by the schemas' generated plans and loads zod only to explain a rejection, so an application that never imports
- * this entry never pays for zod at start-up (about 240 M instructions on Node) nor carries it in a Workers bundle
- * unless a delivery is refused.
+ * this entry never pays for zod at start-up (about 240 M instructions on Node).
  *
  * @example
  * ```ts
@@ -20,6 +20,7 @@ export {
   priceLineSchema,
   chargeSchema,
   releasedAnswerSchema,
+  releasedAnswerListSchema,
   approvalSchema,
 } from './events/events.js';
 export { answersFromClaims, findReleasedAnswerList } from './events/answers-from-claims.js';

@@ -3,13 +3,8 @@
  * releases, a merchant's script): synchronous, so it uses zod, and lives in the `./schemas` entry with the schemas.
  * The receiver finds the same answers without loading zod (released-answers.ts, lazy-validation.ts).
  */
-import { releasedAnswerSchema, type ReleasedAnswer } from './events.js';
+import { releasedAnswerListSchema, type ReleasedAnswer } from './events.js';
 import { locateReleasedAnswerList, ReleasedAnswers } from './released-answers.js';
-import { createValidator } from './schema-guard.js';
-
-// zod's copy of a list only where the plan could not accept it as it is (an own __proto__ key): a release's answers
-// are otherwise the claims' own list, not a copy (~2.3 KB of allocation per delivery).
-const validateAnswerList = createValidator(releasedAnswerSchema.array());
 
 /**
  * Finds the released answers among verified attestation claims. The spec does not show the claim that carries
@@ -30,8 +25,10 @@ export function findReleasedAnswerList(
 ): ReleasedAnswer[] | undefined {
   const found = locateReleasedAnswerList(claims, answersClaim);
   if (!found) return undefined;
+  // zod's copy only where the plan could not accept the list as it is (an own __proto__ key): a release's answers are
+  // otherwise the claims' own list, not a copy (~2.3 KB of allocation per delivery).
   if (!found.needsCopy) return found.list as ReleasedAnswer[];
-  const parsed = validateAnswerList(found.list);
+  const parsed = releasedAnswerListSchema.safeParse(found.list);
   return parsed.success ? parsed.data : undefined;
 }
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { EVENT_TYPE_PATTERN, ULID_PATTERN } from './patterns.js';
 import { isDataObject } from './predicates.js';
 
@@ -16,15 +16,15 @@ export { EVENT_TYPE_PATTERN, ULID_PATTERN } from './patterns.js';
 export const envelopeSchema = z.looseObject({
   // Printable ASCII without spaces: a type that differs from a known one only by case is still a different type,
   // but NUL, whitespace, control characters and Unicode look-alikes are never part of one.
-  event: z.string().regex(EVENT_TYPE_PATTERN, 'printable ASCII without spaces, at most 200 characters'),
-  event_id: z.string().regex(ULID_PATTERN, 'a 26-character ULID'),
-  stream_id: z.string().min(1).max(500),
-  seq: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  timestamp: z.number().int().nonnegative(),
-  api_version: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date-shaped version YYYY-MM-DD'),
+  event: z.string().check(z.regex(EVENT_TYPE_PATTERN, 'printable ASCII without spaces, at most 200 characters')),
+  event_id: z.string().check(z.regex(ULID_PATTERN, 'a 26-character ULID')),
+  stream_id: z.string().check(z.minLength(1), z.maxLength(500)),
+  seq: z.number().check(z.int(), z.nonnegative(), z.lte(Number.MAX_SAFE_INTEGER)),
+  timestamp: z.number().check(z.int(), z.nonnegative()),
+  api_version: z.string().check(z.regex(/^\d{4}-\d{2}-\d{2}$/, 'a date-shaped version YYYY-MM-DD')),
   // Only "an object" here: each event type's own schema checks data right after, so walking it twice is waste.
   data: z.custom<Record<string, unknown>>(isDataObject, { message: 'data must be an object' }),
-  attestation: z.string().min(1).optional(),
+  attestation: z.optional(z.string().check(z.minLength(1))),
 });
 
 /** A validated envelope whose `data` has not been checked against its event type yet. */

@@ -4,7 +4,7 @@
  * for the zod schemas, imported the first time such a value arrives. A genuine delivery is accepted by its plan, so a
  * receiver that only ever sees genuine deliveries never loads zod at all.
  */
-import type { ZodType } from 'zod';
+import type { ZodMiniType } from 'zod/mini';
 import type { ReleasedAnswer } from './events.js';
 import { locateReleasedAnswerList, ReleasedAnswers } from './released-answers.js';
 import { ACCEPT, compilePlan, type SchemaPlan, type ValidationResult } from './schema-plan.js';
@@ -42,7 +42,7 @@ export function loadZodSchemas(): Promise<ZodSchemas> {
  */
 export function createLazyValidator<T>(
   plan: SchemaPlan,
-  pick: (schemas: ZodSchemas) => ZodType<T>,
+  pick: (schemas: ZodSchemas) => ZodMiniType<T>,
 ): (value: unknown) => ValidationResult<T> | Promise<ValidationResult<T>> {
   const verdict = compilePlan(plan);
   return (value) => {
@@ -70,7 +70,5 @@ export function releasedAnswersOf(
   const found = locateReleasedAnswerList(claims, answersClaim);
   if (!found) return new ReleasedAnswers([]);
   if (!found.needsCopy) return new ReleasedAnswers(found.list as ReleasedAnswer[]);
-  return loadZodSchemas().then(
-    (schemas) => new ReleasedAnswers(schemas.releasedAnswerSchema.array().parse(found.list)),
-  );
+  return loadZodSchemas().then((schemas) => new ReleasedAnswers(schemas.releasedAnswerListSchema.parse(found.list)));
 }

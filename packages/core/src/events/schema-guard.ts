@@ -1,4 +1,6 @@
-import { z } from 'zod';
+// zod/mini and zod/v4/core (as z.core): the same classes as zod's classic API, so schemas of either build are read
+// here, and a bundle of ./schemas does not carry the classic API.
+import * as z from 'zod/mini';
 import { PLAN_PREDICATES, type PlanPredicateName } from './predicates.js';
 import {
   ACCEPT,
@@ -60,11 +62,11 @@ export function compileSchemaGuard(schema: z.core.$ZodType): SchemaGuard | undef
  * if (!result.success) console.log(result.issues.map((issue) => issue.path.join('.')))
  * ```
  */
-export function createValidator<T>(schema: z.ZodType<T>): (value: unknown) => ValidationResult<T> {
+export function createValidator<T>(schema: z.core.$ZodType<T>): (value: unknown) => ValidationResult<T> {
   const guard = compileSchemaGuard(schema);
   return (value) => {
     if (guard?.(value)) return { success: true, data: value as T };
-    const parsed = schema.safeParse(value);
+    const parsed = z.safeParse(schema, value);
     return parsed.success ? { success: true, data: parsed.data } : { success: false, issues: parsed.error.issues };
   };
 }

@@ -1,9 +1,9 @@
 /*
  * A schema plan is a zod schema written down as plain data: what `schema-guard.ts` reads from a schema's definition,
  * kept so the receiver can answer "would zod accept this value and hand it back unchanged?" without loading zod.
- * Importing zod costs more than the rest of the core together (about 240 M instructions and 95 modules on Node, 443
- * KB of a Workers bundle), and a genuine delivery never needs it: zod is loaded only when a plan's answer is not
- * ACCEPT, to give its issues or its copy (`lazy-validation.ts`).
+ * Importing zod costs more than the rest of the core together (about 240 M instructions and 95 modules on Node), and
+ * a genuine delivery never needs it: zod is loaded only when a plan's answer is not ACCEPT, to give its issues or its
+ * copy (`lazy-validation.ts`).
  *
  * The plans of the webhook schemas are generated from the zod schemas (`schema-plans.generated.ts`, by
  * `planOf` in `schema-guard.ts`), and a test fails when they drift apart, so zod stays the single source of truth.

@@ -395,7 +395,7 @@ export const DATA_PLANS = {
   },
 } satisfies Record<string, SchemaPlan>;
 
-/** The plan of `releasedAnswerSchema.array()`. */
+/** The plan of `releasedAnswerListSchema`. */
 export const ANSWER_LIST_PLAN: SchemaPlan = {
   kind: 'array',
   element: {
