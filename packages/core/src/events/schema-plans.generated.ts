@@ -2,6 +2,43 @@
 // do not edit by hand. After changing a schema, run `npm run generate:schema-plans` in packages/core.
 import type { SchemaPlan } from './schema-plan.js';
 
+// Sub-plans that appear more than once.
+const P9: SchemaPlan = { kind: 'number', checks: [{ safeint: true }] };
+const P8: SchemaPlan = { kind: 'number', checks: [{ safeint: true }, { gte: 0 }] };
+const P7: SchemaPlan = { kind: 'optional', inner: { kind: 'string', checks: [] } };
+const P6: SchemaPlan = { kind: 'string', checks: [{ pattern: '^\\d{1,16}$', flags: '' }] };
+const P5: SchemaPlan = {
+  kind: 'object',
+  fields: [
+    { key: 'field', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
+    { key: 'tier', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
+    { key: 'cents', plan: P9, mayBeAbsent: false },
+  ],
+};
+const P4: SchemaPlan = {
+  kind: 'string',
+  checks: [
+    {
+      pattern:
+        '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
+      flags: '',
+    },
+  ],
+};
+const P3: SchemaPlan = { kind: 'array', element: P5 };
+const P2: SchemaPlan = {
+  kind: 'string',
+  checks: [
+    {
+      pattern:
+        '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
+      flags: '',
+    },
+  ],
+};
+const P1: SchemaPlan = { kind: 'union', options: [{ kind: 'number', checks: [{ gte: 0 }] }, P6, P2, P4] };
+const P0: SchemaPlan = { kind: 'optional', inner: P1 };
+
 /** The plan of `envelopeSchema`. */
 export const ENVELOPE_PLAN: SchemaPlan = {
   kind: 'object',
@@ -22,7 +59,7 @@ export const ENVELOPE_PLAN: SchemaPlan = {
       plan: { kind: 'number', checks: [{ safeint: true }, { gte: 0 }, { lte: 9007199254740991 }] },
       mayBeAbsent: false,
     },
-    { key: 'timestamp', plan: { kind: 'number', checks: [{ safeint: true }, { gte: 0 }] }, mayBeAbsent: false },
+    { key: 'timestamp', plan: P8, mayBeAbsent: false },
     {
       key: 'api_version',
       plan: { kind: 'string', checks: [{ pattern: '^\\d{4}-\\d{2}-\\d{2}$', flags: '' }] },
@@ -42,38 +79,8 @@ export const DATA_PLANS = {
   'kyb.data_request.pending_approval': {
     kind: 'object',
     fields: [
-      { key: 'request_id', plan: { kind: 'optional', inner: { kind: 'string', checks: [] } }, mayBeAbsent: true },
-      {
-        key: 'expires_at',
-        plan: {
-          kind: 'union',
-          options: [
-            { kind: 'number', checks: [{ gte: 0 }] },
-            { kind: 'string', checks: [{ pattern: '^\\d{1,16}$', flags: '' }] },
-            {
-              kind: 'string',
-              checks: [
-                {
-                  pattern:
-                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
-                  flags: '',
-                },
-              ],
-            },
-            {
-              kind: 'string',
-              checks: [
-                {
-                  pattern:
-                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
-                  flags: '',
-                },
-              ],
-            },
-          ],
-        },
-        mayBeAbsent: false,
-      },
+      { key: 'request_id', plan: P7, mayBeAbsent: true },
+      { key: 'expires_at', plan: P1, mayBeAbsent: false },
       {
         key: 'price',
         plan: {
@@ -81,100 +88,26 @@ export const DATA_PLANS = {
           inner: {
             kind: 'object',
             fields: [
-              { key: 'quoted_cents', plan: { kind: 'number', checks: [{ safeint: true }] }, mayBeAbsent: false },
+              { key: 'quoted_cents', plan: P9, mayBeAbsent: false },
               { key: 'currency', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-              {
-                key: 'lines',
-                plan: {
-                  kind: 'array',
-                  element: {
-                    kind: 'object',
-                    fields: [
-                      { key: 'field', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-                      { key: 'tier', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-                      { key: 'cents', plan: { kind: 'number', checks: [{ safeint: true }] }, mayBeAbsent: false },
-                    ],
-                  },
-                },
-                mayBeAbsent: false,
-              },
+              { key: 'lines', plan: P3, mayBeAbsent: false },
             ],
           },
         },
         mayBeAbsent: true,
       },
-      { key: 'offer_id', plan: { kind: 'optional', inner: { kind: 'string', checks: [] } }, mayBeAbsent: true },
+      { key: 'offer_id', plan: P7, mayBeAbsent: true },
     ],
   },
   'kyb.data_request.released': {
     kind: 'object',
     fields: [
       { key: 'request_id', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-      {
-        key: 'released_at',
-        plan: {
-          kind: 'union',
-          options: [
-            { kind: 'number', checks: [{ gte: 0 }] },
-            { kind: 'string', checks: [{ pattern: '^\\d{1,16}$', flags: '' }] },
-            {
-              kind: 'string',
-              checks: [
-                {
-                  pattern:
-                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
-                  flags: '',
-                },
-              ],
-            },
-            {
-              kind: 'string',
-              checks: [
-                {
-                  pattern:
-                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
-                  flags: '',
-                },
-              ],
-            },
-          ],
-        },
-        mayBeAbsent: false,
-      },
-      { key: 'field_count', plan: { kind: 'number', checks: [{ safeint: true }, { gte: 0 }] }, mayBeAbsent: false },
+      { key: 'released_at', plan: P1, mayBeAbsent: false },
+      { key: 'field_count', plan: P8, mayBeAbsent: false },
       { key: 'pii_included', plan: { kind: 'boolean' }, mayBeAbsent: false },
       { key: 'attestation_kid', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-      {
-        key: 'attestation_expires_at',
-        plan: {
-          kind: 'union',
-          options: [
-            { kind: 'number', checks: [{ gte: 0 }] },
-            { kind: 'string', checks: [{ pattern: '^\\d{1,16}$', flags: '' }] },
-            {
-              kind: 'string',
-              checks: [
-                {
-                  pattern:
-                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
-                  flags: '',
-                },
-              ],
-            },
-            {
-              kind: 'string',
-              checks: [
-                {
-                  pattern:
-                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
-                  flags: '',
-                },
-              ],
-            },
-          ],
-        },
-        mayBeAbsent: false,
-      },
+      { key: 'attestation_expires_at', plan: P1, mayBeAbsent: false },
       {
         key: 'charge',
         plan: {
@@ -182,23 +115,9 @@ export const DATA_PLANS = {
           inner: {
             kind: 'object',
             fields: [
-              { key: 'charged_cents', plan: { kind: 'number', checks: [{ safeint: true }] }, mayBeAbsent: false },
+              { key: 'charged_cents', plan: P9, mayBeAbsent: false },
               { key: 'currency', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-              {
-                key: 'lines',
-                plan: {
-                  kind: 'array',
-                  element: {
-                    kind: 'object',
-                    fields: [
-                      { key: 'field', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-                      { key: 'tier', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-                      { key: 'cents', plan: { kind: 'number', checks: [{ safeint: true }] }, mayBeAbsent: false },
-                    ],
-                  },
-                },
-                mayBeAbsent: false,
-              },
+              { key: 'lines', plan: P3, mayBeAbsent: false },
             ],
           },
         },
@@ -211,37 +130,7 @@ export const DATA_PLANS = {
           inner: {
             kind: 'object',
             fields: [
-              {
-                key: 'approved_at',
-                plan: {
-                  kind: 'union',
-                  options: [
-                    { kind: 'number', checks: [{ gte: 0 }] },
-                    { kind: 'string', checks: [{ pattern: '^\\d{1,16}$', flags: '' }] },
-                    {
-                      kind: 'string',
-                      checks: [
-                        {
-                          pattern:
-                            '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
-                          flags: '',
-                        },
-                      ],
-                    },
-                    {
-                      kind: 'string',
-                      checks: [
-                        {
-                          pattern:
-                            '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
-                          flags: '',
-                        },
-                      ],
-                    },
-                  ],
-                },
-                mayBeAbsent: false,
-              },
+              { key: 'approved_at', plan: P1, mayBeAbsent: false },
               { key: 'action_id', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
               { key: 'threshold_met', plan: { kind: 'boolean' }, mayBeAbsent: false },
             ],
@@ -254,123 +143,27 @@ export const DATA_PLANS = {
   'kyb.data_request.refused': {
     kind: 'object',
     fields: [
-      { key: 'request_id', plan: { kind: 'optional', inner: { kind: 'string', checks: [] } }, mayBeAbsent: true },
+      { key: 'request_id', plan: P7, mayBeAbsent: true },
       { key: 'reason', plan: { kind: 'string', checks: [{ min: 1 }] }, mayBeAbsent: false },
     ],
   },
   'kyb.signature_request.pending_approval': {
     kind: 'object',
     fields: [
-      { key: 'request_id', plan: { kind: 'optional', inner: { kind: 'string', checks: [] } }, mayBeAbsent: true },
+      { key: 'request_id', plan: P7, mayBeAbsent: true },
       { key: 'digest', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
       { key: 'message_kind', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-      {
-        key: 'created_at',
-        plan: {
-          kind: 'optional',
-          inner: {
-            kind: 'union',
-            options: [
-              { kind: 'number', checks: [{ gte: 0 }] },
-              { kind: 'string', checks: [{ pattern: '^\\d{1,16}$', flags: '' }] },
-              {
-                kind: 'string',
-                checks: [
-                  {
-                    pattern:
-                      '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
-                    flags: '',
-                  },
-                ],
-              },
-              {
-                kind: 'string',
-                checks: [
-                  {
-                    pattern:
-                      '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
-                    flags: '',
-                  },
-                ],
-              },
-            ],
-          },
-        },
-        mayBeAbsent: true,
-      },
-      {
-        key: 'expires_at',
-        plan: {
-          kind: 'optional',
-          inner: {
-            kind: 'union',
-            options: [
-              { kind: 'number', checks: [{ gte: 0 }] },
-              { kind: 'string', checks: [{ pattern: '^\\d{1,16}$', flags: '' }] },
-              {
-                kind: 'string',
-                checks: [
-                  {
-                    pattern:
-                      '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
-                    flags: '',
-                  },
-                ],
-              },
-              {
-                kind: 'string',
-                checks: [
-                  {
-                    pattern:
-                      '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
-                    flags: '',
-                  },
-                ],
-              },
-            ],
-          },
-        },
-        mayBeAbsent: true,
-      },
+      { key: 'created_at', plan: P0, mayBeAbsent: true },
+      { key: 'expires_at', plan: P0, mayBeAbsent: true },
     ],
   },
   'kyb.signature_request.signed': {
     kind: 'object',
     fields: [
-      { key: 'request_id', plan: { kind: 'optional', inner: { kind: 'string', checks: [] } }, mayBeAbsent: true },
+      { key: 'request_id', plan: P7, mayBeAbsent: true },
       { key: 'signature', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
       { key: 'digest', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-      {
-        key: 'signed_at',
-        plan: {
-          kind: 'union',
-          options: [
-            { kind: 'number', checks: [{ gte: 0 }] },
-            { kind: 'string', checks: [{ pattern: '^\\d{1,16}$', flags: '' }] },
-            {
-              kind: 'string',
-              checks: [
-                {
-                  pattern:
-                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
-                  flags: '',
-                },
-              ],
-            },
-            {
-              kind: 'string',
-              checks: [
-                {
-                  pattern:
-                    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
-                  flags: '',
-                },
-              ],
-            },
-          ],
-        },
-        mayBeAbsent: false,
-      },
+      { key: 'signed_at', plan: P1, mayBeAbsent: false },
       {
         key: 'verification',
         plan: { kind: 'record', key: { kind: 'string', checks: [] }, value: { kind: 'unknown' } },
@@ -381,7 +174,7 @@ export const DATA_PLANS = {
   'kyb.signature_request.refused': {
     kind: 'object',
     fields: [
-      { key: 'request_id', plan: { kind: 'optional', inner: { kind: 'string', checks: [] } }, mayBeAbsent: true },
+      { key: 'request_id', plan: P7, mayBeAbsent: true },
       { key: 'reason', plan: { kind: 'string', checks: [{ min: 1 }] }, mayBeAbsent: false },
       { key: 'digest', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
     ],
@@ -390,7 +183,7 @@ export const DATA_PLANS = {
     kind: 'object',
     fields: [
       { key: 'previous_wallet_address', plan: { kind: 'string', checks: [] }, mayBeAbsent: false },
-      { key: 'wallet_address', plan: { kind: 'optional', inner: { kind: 'string', checks: [] } }, mayBeAbsent: true },
+      { key: 'wallet_address', plan: P7, mayBeAbsent: true },
     ],
   },
 } satisfies Record<string, SchemaPlan>;
