@@ -216,6 +216,19 @@ describe('where a stream starts, as the backfill learns it', () => {
 });
 
 describe('a new stream whose first event the API serves purged', () => {
+  it('starting at 1 (firstSeq 0), delivered at seq 1 itself: the delivery is genuine, so the stream starts there and it is handled', async () => {
+    // The API's copy of the delivered release is purged; the delivery in hand is verified, so nothing is missing.
+    const events = await stream([RELEASED, PENDING], 1);
+    const { deliver, gaps, logs, seen } = setup({ api: [purged(events[0]!), events[1]!] });
+    expect(await deliver(events[0]!)).toEqual({ status: 200, code: undefined });
+    expect(await deliver(events[1]!)).toEqual({ status: 200, code: undefined });
+    expect(seen).toEqual([1, 2]);
+    expect(gaps).toEqual([]);
+    expect(firstSeqWarnings(logs)).toEqual([
+      'streams start at seq 1, not at ordering.firstSeq (0): set firstSeq: 1. Until then each new stream costs an events call to learn where it starts',
+    ]);
+  });
+
   it('starting at 1 (firstSeq 0): unfillable at seq 1, where the stream is learnt to start', async () => {
     const events = await stream([RELEASED, PENDING, PENDING], 1);
     const { deliver, gaps, logs, seen } = setup({ api: [purged(events[0]!), events[1]!] });
@@ -317,14 +330,21 @@ describe('a refused event that is not the one the backfill needs is no verdict o
     expect(firstSeqWarnings(logs)).toEqual([]);
   });
 
-  it('the delivered event itself, served purged when the API is asked where its new stream starts', async () => {
+  it('the delivered event itself, served purged when the API is asked where its new stream starts: handled, the start learnt', async () => {
     const events = await stream([RELEASED], 1);
     const { deliver, gaps, logs, seen } = setup({ api: [purged(events[0]!)] });
-    expect(await deliver(events[0]!)).toEqual({ status: 502, code: 'backfill_invalid' });
-    expect({ gaps, seen }).toEqual({ gaps: [], seen: [] });
-    expect(rejectedDetail(logs, 'backfill_invalid')).toEqual([
-      'the fetched event for seq 0 was refused: attestation_missing',
-    ]);
+    expect(await deliver(events[0]!)).toEqual({ status: 200, code: undefined });
+    expect({ gaps, seen }).toEqual({ gaps: [], seen: [1] });
+    expect(rejectedDetail(logs, 'backfill_invalid')).toEqual([]);
+    expect(firstSeqWarnings(logs)).toHaveLength(1);
+  });
+
+  it('the delivered event at seq 2 of a new stream, served purged as the API’s first: not a start, 502 backfill_invalid', async () => {
+    // Only seq 0 or 1 can start a stream: the refused copy at 2 is not the seq the backfill needs (0), so it is refused.
+    const events = await stream([PENDING, PENDING, RELEASED]);
+    const { deliver, seen } = setup({ api: [purged(events[2]!)] });
+    expect(await deliver(events[2]!)).toEqual({ status: 502, code: 'backfill_invalid' });
+    expect(seen).toEqual([]);
   });
 
   it('a purged release of another stream served for seq 1', async () => {

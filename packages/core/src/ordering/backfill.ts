@@ -268,7 +268,18 @@ async function refusedFetched<Item extends OrderedItem, Result>(
   const { envelope } = run;
   const about = `the fetched event for seq ${run.next}`;
   const reason = unfillableReasonOf(fetched);
-  const firstOfStream = !run.startKnown && (peeked.seq === 0 || peeked.seq === 1) && peeked.seq < envelope.seq;
+  const startsHere =
+    !run.startKnown && peeked.streamId === envelope.stream_id && (peeked.seq === 0 || peeked.seq === 1);
+  if (startsHere && peeked.seq === envelope.seq) {
+    // The API's first event is the delivered one, whose copy there fails (a purged release): the delivery in hand was
+    // verified, so the stream starts at it and nothing is missing, as when the copy verifies (takeFetched).
+    run.startKnown = true;
+    run.start = envelope.seq as 0 | 1;
+    run.next = run.start;
+    if (run.start !== context.steps.firstSeq) learnedStart(context, run.start);
+    return 'break';
+  }
+  const firstOfStream = startsHere && peeked.seq! < envelope.seq;
   if (reason !== undefined && peeked.streamId === envelope.stream_id && (peeked.seq === run.next || firstOfStream)) {
     if (firstOfStream) {
       run.startKnown = true;
