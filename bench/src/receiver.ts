@@ -1,5 +1,11 @@
 /** The receiver every bench uses: both checks configured, fixed clock, a no-op handler per bench event type. */
-import { createReceiver, type DedupeStore, type Receiver, type SecretKeyring } from '@kyb-webhooks/core';
+import {
+  createReceiver,
+  type DedupeStore,
+  type OrderingOptions,
+  type Receiver,
+  type SecretKeyring,
+} from '@kyb-webhooks/core';
 import type { JSONWebKeySet } from 'jose';
 import { benchNow } from './clock.js';
 
@@ -10,12 +16,13 @@ export interface ReceiverConfig {
   jwks: JSONWebKeySet;
 }
 
-export function createBenchReceiver(config: ReceiverConfig, store?: DedupeStore): Receiver {
+export function createBenchReceiver(config: ReceiverConfig, store?: DedupeStore, ordering?: OrderingOptions): Receiver {
   const receiver = createReceiver({
     secrets: config.secrets,
     attestation: { issuer: config.issuer, audience: config.audience, jwks: config.jwks },
     now: benchNow,
     ...(store ? { store } : {}),
+    ...(ordering ? { ordering } : {}),
   });
   const noop = async (): Promise<void> => {};
   return receiver.on('kyb.data_request.pending_approval', noop).on('kyb.data_request.released', noop);

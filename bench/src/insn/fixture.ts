@@ -1,6 +1,7 @@
 /** The fixture file a callgrind program reads: the receivers' setup and signed deliveries (bodies in base64). */
 import { writeFileSync } from 'node:fs';
 import type { SignedDelivery, TestSigner } from '@kyb-webhooks/testing';
+import { benchEvent, padEnvelope } from '../fixtures.js';
 import { stripeHeaderFor } from '../http/stripe-header.js';
 import type { Fixture, ProgramSetup } from './protocol.js';
 
@@ -26,4 +27,27 @@ export function writeFixture(path: string, setup: ProgramSetup, deliveries: read
     })),
   };
   writeFileSync(path, JSON.stringify(fixture));
+}
+
+/** The stream of {@link signOrderedPool}. */
+export const ORDERED_STREAM = 'dr_insn_bench_stream';
+
+/**
+ * `count` HMAC-signed deliveries of one stream, seq 0, 1, 2, … in order, each padded to `targetBytes`: what ordering
+ * `enforce` sees from a stream that never has a gap.
+ *
+ * @example
+ * ```ts
+ * const pool = await signOrderedPool(signer, 1_000, 1024)
+ * ```
+ */
+export async function signOrderedPool(
+  signer: TestSigner,
+  count: number,
+  targetBytes: number,
+): Promise<SignedDelivery[]> {
+  const pool: SignedDelivery[] = [];
+  for (let seq = 0; seq < count; seq++)
+    pool.push(await signer.sign(padEnvelope({ ...benchEvent('hmac'), stream_id: ORDERED_STREAM, seq }, targetBytes)));
+  return pool;
 }

@@ -13,7 +13,7 @@ import { bytes, int, table, verdict } from '../report.js';
 import type { BenchOptions, Section } from '../section.js';
 import { buildProgram, PROGRAM_DIR } from './build.js';
 import { workerBundle } from './bundle.js';
-import { setupOf, writeFixture } from './fixture.js';
+import { setupOf, signOrderedPool, writeFixture } from './fixture.js';
 import { annotate, callgrind, ensureValgrind, NODE_FLAGS, topPerDelivery } from './callgrind.js';
 import type { InsnKind, RunSpec, SubjectName } from './protocol.js';
 import { insnVerdicts, type Measured } from './verdicts.js';
@@ -26,6 +26,8 @@ const CASES: { subject: SubjectName; kind: InsnKind; label: string }[] = [
   { subject: 'ours-fetch', kind: 'hmac', label: 'ours, fetch handler' },
   { subject: 'hand', kind: 'attested', label: 'hand-written + spec 5.5 by hand' },
   { subject: 'ours', kind: 'attested', label: 'ours, receive()' },
+  { subject: 'ours', kind: 'ordered', label: 'ours, one stream, ordering off' },
+  { subject: 'ours-enforce', kind: 'ordered', label: 'ours, one stream, ordering enforce' },
 ];
 
 /** Run lengths: the early window, and the steady slope's two lengths after the warm-up. */
@@ -42,6 +44,8 @@ function casesFor(quick: boolean): typeof CASES {
 
 const BODY_BYTES = 1024;
 
+const KIND_LABELS: Record<InsnKind, string> = { hmac: 'HMAC', attested: 'attested', ordered: 'HMAC, in order' };
+
 async function run(options: BenchOptions): Promise<string> {
   const missing = ensureValgrind(options.progress);
   if (missing !== undefined) return `Instruction counts (callgrind)\n${verdict('skipped', missing)}`;
@@ -50,9 +54,12 @@ async function run(options: BenchOptions): Promise<string> {
   const signer = await createBenchSigner();
   const setup = setupOf(signer);
   const fixtures: Record<InsnKind, { one: string; many: string }> = {} as never;
-  for (const kind of options.quick ? (['hmac'] as const) : (['hmac', 'attested'] as const)) {
+  for (const kind of options.quick ? (['hmac'] as const) : (['hmac', 'attested', 'ordered'] as const)) {
     options.progress(`signing ${n.warmup + n.long} ${kind} deliveries of ${BODY_BYTES} bytes`);
-    const pool = await signPool(signer, kind, n.warmup + n.long, BODY_BYTES);
+    const pool =
+      kind === 'ordered'
+        ? await signOrderedPool(signer, n.warmup + n.long, BODY_BYTES)
+        : await signPool(signer, kind, n.warmup + n.long, BODY_BYTES);
     fixtures[kind] = { one: join(PROGRAM_DIR, `${kind}-1.json`), many: join(PROGRAM_DIR, `${kind}-many.json`) };
     writeFixture(fixtures[kind].one, setup, pool.slice(0, 1));
     writeFixture(fixtures[kind].many, setup, pool);
@@ -102,7 +109,7 @@ function report(
 ): string {
   const millions = (value: number) => `${(value / 1e6).toFixed(1)} M`;
   const rows = measured.map((m) => [
-    `${m.label} (${m.kind === 'hmac' ? 'HMAC' : 'attested'})`,
+    `${m.label} (${KIND_LABELS[m.kind]})`,
     millions(m.importCost),
     millions(m.firstAnswer),
     int(m.early),

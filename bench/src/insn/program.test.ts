@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BENCH_NOW_MS } from '../clock.js';
 import { createBenchSigner, signPool } from '../fixtures.js';
 import { buildProgram } from './build.js';
-import { setupOf, writeFixture } from './fixture.js';
+import { setupOf, signOrderedPool, writeFixture } from './fixture.js';
 import { NODE_FLAGS } from './callgrind.js';
 import type { RunSpec } from './protocol.js';
 
@@ -17,6 +17,8 @@ const dir = mkdtempSync(join(tmpdir(), 'kyb-insn-test-'));
 const fixture = {
   hmac: join(dir, 'hmac.json'),
   attested: join(dir, 'attested.json'),
+  ordered: join(dir, 'ordered.json'),
+  gapped: join(dir, 'gapped.json'),
   forged: join(dir, 'forged.json'),
 };
 
@@ -26,6 +28,9 @@ beforeAll(async () => {
   const setup = setupOf(signer);
   writeFixture(fixture.hmac, setup, await signPool(signer, 'hmac', 3, 1024));
   writeFixture(fixture.attested, setup, await signPool(signer, 'attested', 3, 1024));
+  const ordered = await signOrderedPool(signer, 3, 1024);
+  writeFixture(fixture.ordered, setup, ordered);
+  writeFixture(fixture.gapped, setup, ordered.slice(1));
   const [genuine] = await signPool(signer, 'hmac', 1, 1024);
   const forged = { ...genuine!, body: new TextEncoder().encode(genuine!.text.replace('"seq":', '"seq" :')) };
   writeFixture(fixture.forged, setup, [forged]);
@@ -48,6 +53,8 @@ describe('the callgrind program', () => {
     ['ours-fetch', 'hmac'],
     ['hand', 'attested'],
     ['ours', 'attested'],
+    ['ours', 'ordered'],
+    ['ours-enforce', 'ordered'],
   ] as const)('%s answers every %s delivery with 200', (subject, kind) => {
     const result = run({ subject, kind, fixture: fixture[kind], count: 3 });
     expect(result.stderr).toBe('');
@@ -62,6 +69,12 @@ describe('the callgrind program', () => {
       expect(result.status).not.toBe(0);
     },
   );
+
+  it('ours-enforce fails the run on a stream with a gap (seq 0 left out): in order is what the fixture promises', () => {
+    const result = run({ subject: 'ours-enforce', kind: 'ordered', fixture: fixture.gapped, count: 1 });
+    expect(result.stderr).toMatch(/ours-enforce answered delivery 0 with 5\d\d, not 200/);
+    expect(result.status).not.toBe(0);
+  });
 
   it('refuses a run longer than its fixture', () => {
     const result = run({ subject: 'hand', kind: 'hmac', fixture: fixture.hmac, count: 4 });

@@ -4,8 +4,11 @@
  */
 import type { JSONWebKeySet } from 'jose';
 
-/** The receivers measured: the hand-written one, Stripe's `constructEvent`, ours through `receive()` and through the fetch handler. */
-export const SUBJECTS = ['hand', 'stripe', 'ours', 'ours-fetch'] as const;
+/**
+ * The receivers measured: the hand-written one, Stripe's `constructEvent`, ours through `receive()` and through the
+ * fetch handler, and ours with ordering `enforce`.
+ */
+export const SUBJECTS = ['hand', 'stripe', 'ours', 'ours-fetch', 'ours-enforce'] as const;
 export type SubjectName = (typeof SUBJECTS)[number];
 
 /** What the receivers are configured with: the test kit signer's secrets and attestation settings. */
@@ -38,8 +41,8 @@ export interface ProgramDelivery {
   stripeSignature: string;
 }
 
-/** HMAC only, or HMAC + RS256 attestation. */
-export type InsnKind = 'hmac' | 'attested';
+/** HMAC only, HMAC + RS256 attestation, or HMAC only on one stream whose seqs follow each other from 0. */
+export type InsnKind = 'hmac' | 'attested' | 'ordered';
 
 /** A receiver ready to answer: the HTTP status it would send. */
 export type Answer = (delivery: ProgramDelivery) => number | Promise<number>;

@@ -29,6 +29,8 @@ describe('insnVerdicts', () => {
         figures('ours', 'hmac', 1.4),
         figures('hand', 'attested', 1),
         figures('ours', 'attested', 1.5),
+        figures('ours', 'ordered', 1),
+        figures('ours-enforce', 'ordered', 1.1),
       ],
       100 * 1024,
     );
@@ -44,6 +46,7 @@ describe('insnVerdicts', () => {
       '  MISSED  steady, ours ÷ hand-written: 1.40× (target ≤ 1.15×)',
       '  met     steady, ours ÷ Stripe: 0.70× (target ≤ 1.00×)',
       '  MISSED  steady attested, ours ÷ hand-written: 1.50× (target ≤ 1.05×)',
+      '  met     steady, ordering enforce ÷ off (memory store, one stream): 1.10× (target ≤ 1.20×)',
     ]);
   });
 

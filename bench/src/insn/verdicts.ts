@@ -57,6 +57,8 @@ export function insnVerdicts(measured: readonly Measured[], bundleBytes: number)
   const stripe = find('stripe', 'hmac');
   const oursAttested = find('ours', 'attested');
   const handAttested = find('hand', 'attested');
+  const oursOrderedOff = find('ours', 'ordered');
+  const oursEnforce = find('ours-enforce', 'ordered');
   return [
     ours
       ? verdict(
@@ -75,5 +77,6 @@ export function insnVerdicts(measured: readonly Measured[], bundleBytes: number)
     ratioLine('steady, ours ÷ hand-written', ours, hand, 'steady', 1.15),
     ratioLine('steady, ours ÷ Stripe', ours, stripe, 'steady', 1.0),
     ratioLine('steady attested, ours ÷ hand-written', oursAttested, handAttested, 'steady', 1.05),
+    ratioLine('steady, ordering enforce ÷ off (memory store, one stream)', oursEnforce, oursOrderedOff, 'steady', 1.2),
   ];
 }
