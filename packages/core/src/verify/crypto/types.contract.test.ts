@@ -1,0 +1,64 @@
+// The PlatformCrypto contract (types.ts), checked on both implementations alike: each names itself, prepares an
+// opaque HMAC secret, answers false (never throws) for a MAC of the wrong length, keeps a byte order mark as U+FEFF,
+// refuses invalid UTF-8, and answers the RS256 check with what the signature says.
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { platformCrypto as nodeCrypto } from './node.js';
+import { platformCrypto as webCrypto } from './web.js';
+import type { PlatformCrypto } from './types.js';
+
+const secret = 'contract-secret';
+const prefix = '1763812800.';
+const body = new TextEncoder().encode('{"event":"kyb.test"}');
+const rightMac = new Uint8Array(createHmac('sha256', secret).update(prefix).update(body).digest());
+
+describe.each<[string, PlatformCrypto]>([
+  ['node', nodeCrypto],
+  ['web', webCrypto],
+])('platform crypto %s', (name, platform) => {
+  it('names itself', () => {
+    expect(platform.name).toBe(name);
+  });
+
+  it('prepares an HMAC secret of the kind the contract names', async () => {
+    expect((await platform.importHmacSecret(secret)).kind).toBe('hmac-secret');
+  });
+
+  it.each<[string, Uint8Array, boolean]>([
+    ['the right MAC', rightMac, true],
+    ['the right MAC cut to 31 bytes', rightMac.subarray(0, 31), false],
+    ['the right MAC with a byte more', new Uint8Array([...rightMac, 0]), false],
+  ])('answers %s with %s', async (_case, mac, expected) => {
+    const prepared = await platform.importHmacSecret(secret);
+    expect(await platform.verifyHmac(prepared, prefix, body, mac)).toBe(expected);
+  });
+
+  it('MACs the prefix and then the body, not the body alone', async () => {
+    const prepared = await platform.importHmacSecret(secret);
+    const bodyOnly = new Uint8Array(createHmac('sha256', secret).update(body).digest());
+    expect(await platform.verifyHmac(prepared, prefix, body, bodyOnly)).toBe(false);
+  });
+
+  it('keeps a byte order mark as U+FEFF and refuses invalid UTF-8', () => {
+    expect(platform.decodeUtf8(new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d]))).toBe('\uFEFF{}');
+    expect(() => platform.decodeUtf8(new Uint8Array([0x7b, 0xc3, 0x7d]))).toThrow(TypeError);
+  });
+
+  it('decodes canonical base64url to its bytes', () => {
+    expect([...platform.decodeBase64url('-_8')]).toEqual([0xfb, 0xff]);
+  });
+
+  it('answers the RS256 check true for a genuine signature and false for another input', async () => {
+    const pair = await crypto.subtle.generateKey(
+      { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
+      true,
+      ['sign', 'verify'],
+    );
+    const input = 'eyJhbGciOiJSUzI1NiJ9.e30';
+    const signature = new Uint8Array(
+      await crypto.subtle.sign('RSASSA-PKCS1-v1_5', pair.privateKey, new TextEncoder().encode(input)),
+    );
+    expect(await platform.verifyRs256(pair.publicKey, input, signature)).toBe(true);
+    expect(await platform.verifyRs256(pair.publicKey, `${input}x`, signature)).toBe(false);
+  });
+});
