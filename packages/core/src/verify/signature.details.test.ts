@@ -158,3 +158,19 @@ describe('node:crypto primitives', () => {
     expect(() => nodeCrypto.decodeUtf8(new Uint8Array([0x7b, 0xff, 0x7d]))).toThrow(TypeError);
   });
 });
+
+describe('a secret the platform cannot import', () => {
+  it('is refused on first use with the import error, never as an unhandled rejection at start-up', async () => {
+    const failure = new Error('import failed');
+    const failing = { ...nodeCrypto, importHmacSecret: () => Promise.reject(failure) };
+    const verify = createSignatureCheck({
+      secrets: { '3': SECRET },
+      toleranceSeconds: 300,
+      now: () => NOW,
+      crypto: failing,
+    });
+    // Let the import settle before the first delivery: an unhandled rejection would fail this test file.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await expect(verify(header(), body)).rejects.toBe(failure);
+  });
+});
