@@ -28,6 +28,7 @@ async function refusalOf(promise: Promise<unknown>): Promise<{ kind: string; cod
 function remote(
   cooldownMs: number,
   served: () => unknown = () => signer.jwks,
+  maxStaleMs = 3_600_000,
 ): { keys: KeySource; fetches: () => number; clock: { now: number } } {
   const clock = { now: START };
   let calls = 0;
@@ -40,7 +41,7 @@ function remote(
       }) as typeof fetch,
       cooldownMs,
       cacheMaxAgeMs: 600_000,
-      maxStaleMs: 3_600_000,
+      maxStaleMs,
       timeoutMs: 5_000,
       maxBytes: 262_144,
     },
@@ -113,6 +114,24 @@ describe('a remote key set', () => {
       bytes: 256,
       fetches: 2,
       peeked: key,
+    });
+  });
+
+  // A cooldown longer than the stale period (allowed by the options) leaves stale keys with no fetch allowed yet:
+  // the refusal says so, and names no failed fetch, since none failed.
+  it('answers jwks_unavailable for stale keys when no refresh is allowed yet, naming no failed fetch', async () => {
+    const { keys, fetches, clock } = remote(7_200_000, () => signer.jwks, 3_600_000);
+    await keys.get(signer.kid);
+    clock.now += 3_600_001;
+    const error = await keys.get(signer.kid).then(
+      () => undefined,
+      (refusal: unknown) => refusal as KybWebhookError,
+    );
+    expect({ code: error?.code, detail: error?.detail, cause: error?.cause, fetches: fetches() }).toEqual({
+      code: 'jwks_unavailable',
+      detail: 'the last JWKS fetched is older than attestation.jwksMaxStaleMs',
+      cause: undefined,
+      fetches: 1,
     });
   });
 });
