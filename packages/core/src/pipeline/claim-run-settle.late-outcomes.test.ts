@@ -135,3 +135,34 @@ describe('an onError handler that rejects', () => {
     expect({ code: result.code, unhandled: unhandled.length }).toEqual({ code: 'handler_failed', unhandled: 0 });
   });
 });
+
+describe('waitUntil after a failed claim', () => {
+  async function deliverWithClaim(claim: DedupeStore['claim']) {
+    const handed: Promise<unknown>[] = [];
+    const receiver = createReceiver({
+      secrets: { '1': 'endpoint-secret' },
+      store: { claim, complete: async () => true, release: async () => true },
+      storeTimeoutMs: STORE_TIMEOUT_MS,
+      logger: false,
+    });
+    const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
+    const result = await receiver.receive({
+      method: 'POST',
+      headers,
+      body,
+      waitUntil: (promise) => void handed.push(promise),
+    });
+    return { code: result.code, handed: handed.length };
+  }
+
+  it('gets the give-back of a claim that timed out, which may still land', async () => {
+    expect(await deliverWithClaim(() => new Promise(() => {}))).toEqual({ code: 'store_unavailable', handed: 1 });
+  });
+
+  it('gets nothing for a claim that failed at once: nothing of it can land later', async () => {
+    expect(await deliverWithClaim(() => Promise.reject(new Error('connection refused')))).toEqual({
+      code: 'store_unavailable',
+      handed: 0,
+    });
+  });
+});

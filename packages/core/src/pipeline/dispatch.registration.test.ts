@@ -97,6 +97,23 @@ describe('the HandlerError onError handlers receive', () => {
       { cause: first, failures: 2 },
     ]);
   });
+
+  it('is named HandlerError and says how many handlers failed for which event', async () => {
+    const { receiver, deliver } = setup();
+    receiver.on('kyb.data_request.refused', () => {
+      throw new Error('first handler failed');
+    });
+    receiver.on('kyb.data_request.refused', () => {
+      throw new Error('second handler failed');
+    });
+    const seen: HandlerError[] = [];
+    receiver.onError((error) => void seen.push(error));
+    const event = testEvents.dataRequestRefused();
+    await deliver(event);
+    expect(seen.map((error) => [error.name, error.message])).toEqual([
+      ['HandlerError', `2 handler(s) failed for kyb.data_request.refused ${event.event_id}`],
+    ]);
+  });
 });
 
 describe('on() for a type nothing can authenticate on this receiver', () => {

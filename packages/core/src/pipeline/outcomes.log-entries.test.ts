@@ -186,3 +186,53 @@ describe('a store failure names the store call and why it failed', () => {
     expect((entry!.error as { message?: unknown } | undefined)?.message).toBe(why);
   });
 });
+
+// The lines above pin level, code and status; an operator reads the message, so each acknowledgement's is pinned too.
+describe('the message of each acknowledgement', () => {
+  it('says a processed delivery was processed', async () => {
+    const event = testEvents.dataRequestPendingApproval();
+    const { deliver, logs } = setup();
+    await deliver(event);
+    expect(logs).toEqual([expect.objectContaining({ level: 'debug', message: 'delivery processed', ...where(event) })]);
+  });
+
+  it('says a duplicate was acknowledged', async () => {
+    const event = testEvents.dataRequestPendingApproval();
+    const { deliver, logs } = setup();
+    await deliver(event);
+    logs.length = 0;
+    expect((await deliver(event)).code).toBe('duplicate');
+    expect(logs).toEqual([
+      expect.objectContaining({ level: 'info', message: 'duplicate delivery acknowledged', ...where(event) }),
+    ]);
+  });
+
+  it('says a late event was taken by the onGap handlers', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    const events = testStream(3);
+    const { receiver, deliver, logs } = setup({ ordering: ordered, store });
+    receiver.onGap(() => {});
+    await deliver(events[0]!);
+    await store.advanceCursor(events[0]!.stream_id, 2);
+    logs.length = 0;
+    expect((await deliver(events[1]!)).code).toBe('late');
+    expect(logs).toContainEqual(
+      expect.objectContaining({ level: 'info', message: 'late event taken by the onGap handlers', code: 'late' }),
+    );
+  });
+
+  it('says an unauthenticated delivery was acknowledged, and that only onUnauthenticated handlers ran', async () => {
+    const logs: LogEntry[] = [];
+    const receiver = createReceiver({
+      attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+      now: () => NOW,
+      logger: (entry) => logs.push(entry),
+    });
+    const { headers, body } = await signer.sign(testEvents.dataRequestPendingApproval(), { attest: false });
+    delete headers['service-kyb-signature'];
+    expect((await receiver.receive({ method: 'POST', headers, body })).code).toBe('unauthenticated');
+    expect(logs.map((entry) => entry.message)).toEqual([
+      'delivery without attestation acknowledged unauthenticated (no secrets configured); only onUnauthenticated handlers ran',
+    ]);
+  });
+});

@@ -248,3 +248,78 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
     expect(messages(logs).filter((line) => /no longer claimed|raise leaseMs/.test(line))).toEqual([]);
   });
 });
+
+describe('what the background retries of complete() report', () => {
+  const GAVE_UP_TAIL =
+    'the event stays claimed until its lease ends (leaseMs), and a redelivery after that runs the handlers again';
+
+  it('gives up naming the last attempt’s failure, and logs that error with it', async () => {
+    const attempts = RECORD_RETRY_DELAYS_MS.length + 1;
+    const { deliver, logs } = setup({ store: failingFirst('complete', attempts, 'reject') });
+    expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+    await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0));
+    const gaveUp = logs.find((entry) => entry.message.startsWith(`complete failed ${attempts} times`));
+    expect(gaveUp?.message).toBe(
+      `complete failed ${attempts} times after the handlers succeeded: complete failed; ${GAVE_UP_TAIL}`,
+    );
+    expect((gaveUp?.error as { message?: unknown } | undefined)?.message).toBe(
+      'connection terminated due to connection timeout',
+    );
+  });
+
+  it('gives up saying that complete() did not settle in time when every attempt timed out', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    // A store method may answer with a promise (docs/architecture.md §7.1); this one never settles.
+    store.complete = () => new Promise<never>(() => {}) as never;
+    const { deliver, logs } = setup({ store, storeTimeoutMs: 100 });
+    const answer = deliver(testEvents.dataRequestPendingApproval());
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await answer).status).toBe(200);
+    await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay + 100, 0));
+    const attempts = RECORD_RETRY_DELAYS_MS.length + 1;
+    expect(messages(logs).filter((line) => line.includes(`complete failed ${attempts} times`))).toEqual([
+      `error complete failed ${attempts} times after the handlers succeeded: the store's complete() did not settle within storeTimeoutMs (100 ms); ${GAVE_UP_TAIL}`,
+    ]);
+  });
+
+  it('logs an error, not a lost claim, when a retried complete() answers something other than a boolean', async () => {
+    const store = createMemoryStore({ now: () => NOW });
+    let calls = 0;
+    store.complete = () =>
+      ++calls === 1 ? (Promise.reject(new Error('connection reset')) as never) : ('yes' as never);
+    const { deliver, logs } = setup({ store });
+    const event = testEvents.dataRequestPendingApproval();
+    expect((await deliver(event)).status).toBe(200);
+    const before = logs.length;
+    await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS[0]!);
+    expect(logs.slice(before)).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        message: 'the store answered complete() with something other than a boolean',
+        code: 'store_unavailable',
+        eventId: event.event_id,
+      }),
+    ]);
+  });
+
+  it('runs on runtimes whose setTimeout answers a number without unref() (Workers, Deno, browsers)', async () => {
+    // The fake timers, behind the shape such runtimes give: a number for a handle.
+    const fakeSetTimeout = globalThis.setTimeout;
+    const fakeClearTimeout = globalThis.clearTimeout;
+    const handles = new Map<number, ReturnType<typeof setTimeout>>();
+    vi.stubGlobal('setTimeout', (callback: () => void, ms: number) => {
+      const id = handles.size + 1;
+      handles.set(id, fakeSetTimeout(callback, ms));
+      return id;
+    });
+    vi.stubGlobal('clearTimeout', (id: number) => fakeClearTimeout(handles.get(id)));
+    try {
+      const { deliver, logs } = setup({ store: failingFirst('complete', 1, 'reject') });
+      expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+      await vi.advanceTimersByTimeAsync(RECORD_RETRY_DELAYS_MS[0]!);
+      expect(messages(logs)).toContain('info complete succeeded at attempt 2: the event is recorded as processed');
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});

@@ -178,3 +178,33 @@ describe('receiver.replay (ordering enforce)', () => {
     expect(await receiver.replay(fetched(stray))).toMatchObject({ status: 500, code: 'late_unhandled' });
   });
 });
+
+describe("receiver.replay and the caller's signal", () => {
+  function receiverSeeingSignals() {
+    const receiver = createReceiver({ secrets: { '1': 'replay-secret' }, now: () => NOW, logger: false });
+    const contexts: { signal: AbortSignal }[] = [];
+    receiver.onAny((_event, context) => void contexts.push(context));
+    return { receiver, contexts };
+  }
+
+  it("aborts the handlers' context signal when the caller's signal aborted while the event was being verified", async () => {
+    const { receiver, contexts } = receiverSeeingSignals();
+    const [first] = await stream();
+    const controller = new AbortController();
+    const replaying = receiver.replay(fetched(first!), { signal: controller.signal });
+    controller.abort(new Error('cancelled during verification'));
+    expect((await replaying).status).toBe(200);
+    expect(contexts.map(({ signal }) => (signal.reason as Error | undefined)?.message)).toEqual([
+      'cancelled during verification',
+    ]);
+  });
+
+  it("leaves the handlers' context signal alone once the replay has ended", async () => {
+    const { receiver, contexts } = receiverSeeingSignals();
+    const [first] = await stream();
+    const controller = new AbortController();
+    expect((await receiver.replay(fetched(first!), { signal: controller.signal })).status).toBe(200);
+    controller.abort(new Error('too late'));
+    expect(contexts.map(({ signal }) => signal.aborted)).toEqual([false]);
+  });
+});
