@@ -113,13 +113,9 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
     // 5. attestation: every event that carries one is verified, known type or not, and bound to this envelope
     if (envelope.attestation !== undefined) {
       if (!verifyAttestation) return { refused: rejection('attestation_not_configured'), envelope };
-      let verifying: Promise<AttestationClaims>;
-      try {
-        verifying = verifyAttestation(envelope.attestation, envelope);
-      } catch (error) {
-        return { refused: asKybError(error), envelope };
-      }
-      return verifying.then(
+      // The verifier is an async function (attestation.ts): every failure, even one found before any await, is a
+      // rejection, never a synchronous throw.
+      return verifyAttestation(envelope.attestation, envelope).then(
         (claims) => checkData(input, envelope, hmac, claims),
         (error: unknown) => ({ refused: asKybError(error), envelope }),
       );
