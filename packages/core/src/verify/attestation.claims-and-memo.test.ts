@@ -130,3 +130,40 @@ describe('the memo of decoded headers', () => {
     expect([await decodedFor(tooLong), await decodedFor(tooLong)]).toEqual([2, 2]);
   });
 });
+
+describe('the cause of a malformed token, for the log entry', () => {
+  const verify = () =>
+    createAttestationVerifier({ issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks }, () => NOW);
+
+  async function refusalOf(token: string): Promise<{ code: string; detail?: string; cause?: string }> {
+    const envelope = testEvents.dataRequestReleased();
+    try {
+      await verify()(token, envelope as unknown as EnvelopeIdentity);
+      return { code: 'ok' };
+    } catch (error) {
+      if (!(error instanceof KybWebhookError)) throw error;
+      return { code: error.code, detail: error.detail as string, cause: (error.cause as Error | undefined)?.message };
+    }
+  }
+
+  it('a header in padded base64: the cause says it is not canonical base64url', async () => {
+    expect(await refusalOf('e30=.e30.AAAA')).toEqual({
+      code: 'attestation_invalid',
+      detail: 'header is not base64url UTF-8 JSON',
+      cause: 'not canonical base64url',
+    });
+  });
+
+  it('a header that is a JSON array: the cause says it is not a JSON object', async () => {
+    expect(await refusalOf(`${Buffer.from('[]').toString('base64url')}.e30.AAAA`)).toEqual({
+      code: 'attestation_invalid',
+      detail: 'header is not base64url UTF-8 JSON',
+      cause: 'not a JSON object',
+    });
+  });
+
+  // Three segments, the first empty: a JWS whose header is not JSON, not a token of another shape.
+  it('an empty header segment: a header that is not JSON', async () => {
+    expect((await refusalOf('.e30.AAAA')).detail).toBe('header is not base64url UTF-8 JSON');
+  });
+});
