@@ -26,9 +26,23 @@ export interface PurgeOptions {
   batchSize?: number;
 }
 
-/** Rows {@link SqlDedupeStore.purgeCompleted} deletes per statement unless `batchSize` says otherwise. */
+/**
+ * Rows {@link SqlDedupeStore.purgeCompleted} deletes per statement unless `batchSize` says otherwise.
+ *
+ * @example
+ * ```ts
+ * await store.purgeCompleted({ batchSize: DEFAULT_PURGE_BATCH_SIZE / 10 }) // shorter statements on a busy table
+ * ```
+ */
 export const DEFAULT_PURGE_BATCH_SIZE = 1_000;
-/** The largest `batchSize` {@link SqlDedupeStore.purgeCompleted} accepts. */
+/**
+ * The largest `batchSize` {@link SqlDedupeStore.purgeCompleted} accepts.
+ *
+ * @example
+ * ```ts
+ * const batchSize = Math.min(wanted, MAX_PURGE_BATCH_SIZE)
+ * ```
+ */
 export const MAX_PURGE_BATCH_SIZE = 100_000;
 
 /**
