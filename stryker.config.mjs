@@ -35,6 +35,14 @@ if (!MUTATE[target])
   throw new Error(`KYB_MUTATE_TARGET must be one of ${Object.keys(MUTATE).join(', ')}; got "${target}".`);
 process.env.KYB_MUTATE_TARGET = target;
 const name = process.env.KYB_MUTATE_NAME ?? target;
+// The folders a `--mutate` scope names (its globs up to the first wildcard), for the test order of
+// scripts/mutation-sequencer.ts: their tests run first, so a static mutant is killed before the rest of the suite runs.
+const mutateArg = process.argv.findIndex((arg) => arg === '--mutate' || arg === '-m');
+const globs = mutateArg >= 0 ? (process.argv[mutateArg + 1] ?? '').split(',') : MUTATE[target];
+process.env.KYB_MUTATE_SCOPE = globs
+  .filter((glob) => glob && !glob.startsWith('!'))
+  .map((glob) => glob.split(/[*{]/)[0].replace(/[^/]*$/, ''))
+  .join(',');
 if (!/^[\w.-]+$/.test(name))
   throw new Error(`KYB_MUTATE_NAME must be a plain file name (letters, digits, . _ -); got "${name}".`);
 // The property-based fuzz suite runs ~100k cases in the test command; a mutant needs far fewer to be caught, and a

@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
+import { MutationSequencer } from './scripts/mutation-sequencer.js';
 
 // The vitest config StrykerJS runs (see stryker.config.mjs): the root config with only the test files of the
 // mutated packages, and without the globalSetup that starts database servers, which none of them needs.
@@ -37,5 +38,5 @@ export default defineConfig({
       { find: /^@kyb-webhooks\/core\/schemas$/, replacement: coreEntry('schemas.ts') },
     ],
   },
-  test: { ...base.test, include, globalSetup: [] },
+  test: { ...base.test, include, globalSetup: [], sequence: { sequencer: MutationSequencer } },
 });
