@@ -1,19 +1,20 @@
 /**
- * The Redis and PostgreSQL servers of the store section: the test harness's own definitions (scripts/services/),
- * started on free ports of 127.0.0.1 in a temp dir, unless KYB_BENCH_REDIS_URL / KYB_BENCH_POSTGRES_URL point at
- * running servers. Started servers are stopped by PID when the section ends, also on error, and killed by an 'exit'
+ * The Redis and PostgreSQL servers of the store section (and MariaDB for a section that asks for it): the test
+ * harness's own definitions (scripts/services/), started on free ports of 127.0.0.1 in a temp dir, unless
+ * KYB_BENCH_REDIS_URL / KYB_BENCH_POSTGRES_URL / KYB_BENCH_MYSQL_URL point at running servers. Started servers are stopped by PID when the section ends, also on error, and killed by an 'exit'
  * or signal handler if the process ends before that.
  */
 import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { mariadb } from '../../../scripts/services/mariadb.js';
 import { postgres } from '../../../scripts/services/postgres.js';
 import { signal } from '../../../scripts/services/process.js';
 import { redis } from '../../../scripts/services/redis.js';
 import { startService, type ServiceDefinition, type StartedService } from '../../../scripts/services/service.js';
 
-export type ServerName = 'redis' | 'postgres';
+export type ServerName = 'redis' | 'postgres' | 'mysql';
 
 /** A server to benchmark against, or why there is none. */
 export type Server =
@@ -25,6 +26,8 @@ export interface Servers {
   root: string;
   redis: Server;
   postgres: Server;
+  /** MariaDB: skipped unless asked for in `startServers`. */
+  mysql: Server;
   /** Stop what was started (by PID) and delete the temp dir. Idempotent. */
   stop(): Promise<void>;
 }
@@ -32,9 +35,14 @@ export interface Servers {
 const SOURCES: Record<ServerName, { definition: ServiceDefinition; envVar: string }> = {
   redis: { definition: redis, envVar: 'KYB_BENCH_REDIS_URL' },
   postgres: { definition: postgres, envVar: 'KYB_BENCH_POSTGRES_URL' },
+  mysql: { definition: mariadb, envVar: 'KYB_BENCH_MYSQL_URL' },
 };
 
-export async function startServers(progress: (line: string) => void): Promise<Servers> {
+/** Starts the servers named in `names` (Redis and PostgreSQL unless told otherwise); the others are skipped. */
+export async function startServers(
+  progress: (line: string) => void,
+  names: readonly ServerName[] = ['redis', 'postgres'],
+): Promise<Servers> {
   const root = await mkdtemp(join(tmpdir(), 'kyb-bench-stores-'));
   // The PostgreSQL data dir is chowned to the postgres user when running as root, who must traverse the root.
   await chmod(root, 0o755);
@@ -55,6 +63,7 @@ export async function startServers(progress: (line: string) => void): Promise<Se
 
   const start = async (name: ServerName): Promise<Server> => {
     const { definition, envVar } = SOURCES[name];
+    if (!names.includes(name)) return { skipReason: `${definition.title} was not asked for` };
     const url = process.env[envVar];
     if (url) return { url, external: true };
     progress(`starting ${definition.title}`);
@@ -68,12 +77,17 @@ export async function startServers(progress: (line: string) => void): Promise<Se
     }
   };
 
-  const [redisServer, postgresServer] = await Promise.all([start('redis'), start('postgres')]);
+  const [redisServer, postgresServer, mysqlServer] = await Promise.all([
+    start('redis'),
+    start('postgres'),
+    start('mysql'),
+  ]);
   let stopped = false;
   return {
     root,
     redis: redisServer,
     postgres: postgresServer,
+    mysql: mysqlServer,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -1,0 +1,186 @@
+/**
+ * Section E (issue 28 §3, "cost flat as the store fills"): a new event's claim → complete on PostgreSQL, MariaDB,
+ * SQLite and Redis holding 0, 1M and 10M retained records (--quick: 0, 100k, 1M), bulk-loaded with each database's
+ * own tool (bulk-load.ts), measured in paired rounds (flat-cost.ts); then on PostgreSQL and MariaDB, claim latency
+ * while purgeCompleted deletes 1M expired records (purge.ts). Servers are the test harness's, started on
+ * 127.0.0.1 by ../stores/servers.ts and stopped by PID; one engine runs at a time.
+ */
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from '@kyb-webhooks/core';
+import { DEFAULT_PURGE_BATCH_SIZE } from '@kyb-webhooks/store-sql';
+import type { HarnessOptions } from '../harness.js';
+import type { Section } from '../section.js';
+import { eventIds } from '../stores/load.js';
+import { startServers, type Server, type Servers } from '../stores/servers.js';
+import { loadedId, type Rows } from './bulk-load.js';
+import {
+  mysqlEngine,
+  postgresEngine,
+  redisEngine,
+  sqliteEngine,
+  type Engine,
+  type EngineId,
+  type SizedStore,
+} from './engines.js';
+import { measureSizes } from './flat-cost.js';
+import { measurePurge, type PurgeResult } from './purge.js';
+import { scaleReport, type EngineCost } from './tables.js';
+
+interface Plan {
+  /** Retained records per store; the first must be 0, the store the others are compared with. */
+  sizes: number[];
+  harness: HarnessOptions;
+  purge: { rows: number; claims: number; warmup: number; batchSize: number };
+}
+
+function plan(quick: boolean): Plan {
+  return quick
+    ? {
+        sizes: [0, 100_000, 1_000_000],
+        harness: { rounds: 6, roundMs: 150, warmupMs: 150 },
+        purge: { rows: 100_000, claims: 1000, warmup: 200, batchSize: DEFAULT_PURGE_BATCH_SIZE },
+      }
+    : {
+        // 15 rounds: the 95% interval of a median is then the 4th … 12th of 15 ratios.
+        sizes: [0, 1_000_000, 10_000_000],
+        harness: { rounds: 15, roundMs: 400, warmupMs: 400 },
+        purge: { rows: 1_000_000, claims: 5000, warmup: 500, batchSize: DEFAULT_PURGE_BATCH_SIZE },
+      };
+}
+
+/** `KYB_BENCH_SCALE_ENGINES=postgres,redis` runs those engines only (a 10M load takes minutes per engine). */
+function wanted(id: EngineId): boolean {
+  const only = process.env['KYB_BENCH_SCALE_ENGINES'];
+  return !only || only.split(',').includes(id);
+}
+
+const firstLine = (error: unknown): string => String((error as Error)?.message ?? error).split('\n')[0]!;
+
+/** The engines whose servers started, in the order they run; the others become skip lines. */
+function engines(servers: Servers, tag: string, skipped: string[]): Engine[] {
+  const list: Engine[] = [];
+  const add = (server: Server, make: (url: string, external: boolean) => Engine): void => {
+    if (server.url === undefined) skipped.push(server.skipReason);
+    else list.push(make(server.url, server.external));
+  };
+  add(servers.redis, (url, external) => redisEngine(url, tag, external));
+  list.push(sqliteEngine(servers.root, tag));
+  add(servers.mysql, (url) => mysqlEngine(url, tag));
+  add(servers.postgres, (url) => postgresEngine(url, tag));
+  return list.filter((engine) => wanted(engine.id));
+}
+
+/**
+ * Fills `store` with `rows` and checks that the store reads a loaded record as its own: a retained one answers a
+ * claim with `completed`, an expired one is taken over (and released again).
+ */
+async function fill(store: SizedStore, rows: Rows, progress: (line: string) => void): Promise<number> {
+  const start = Date.now();
+  await store.fill(rows, progress);
+  const ms = Date.now() - start;
+  const id = loadedId(Math.ceil(rows.count / 2));
+  const claim = await store.store.claim(id, { leaseMs: DEFAULT_LEASE_MS });
+  const expected = rows.kind === 'retained' ? 'completed' : 'acquired';
+  if (claim.status !== expected) {
+    throw new Error(`a loaded ${rows.kind} record answers a claim with ${claim.status}, not ${expected}`);
+  }
+  if (claim.status === 'acquired') await store.store.release(id, claim.token);
+  await store.settle?.();
+  return ms;
+}
+
+/** One engine: a store per size, each filled, then all measured together. */
+async function measureEngine(
+  engine: Engine,
+  sizes: readonly number[],
+  options: HarnessOptions,
+  nextId: () => string,
+  progress: (line: string) => void,
+): Promise<EngineCost> {
+  const opened: { rows: number; store: SizedStore }[] = [];
+  const loads: { rows: number; ms: number }[] = [];
+  try {
+    for (const [slot, rows] of sizes.entries()) {
+      const store = await engine.open(`s${slot}`, slot);
+      opened.push({ rows, store });
+      if (rows === 0) continue;
+      progress(`loading ${rows.toLocaleString('en-US')} retained records`);
+      const ms = await fill(store, { count: rows, kind: 'retained', retainMs: DEFAULT_RETAIN_MS }, progress);
+      loads.push({ rows, ms });
+    }
+    progress('measuring');
+    const measured = await measureSizes(opened, options, nextId);
+    return { engine, describe: opened[0]!.store.describe, sizes: measured, loads };
+  } finally {
+    for (const { store } of opened) await store.close().catch(() => {});
+  }
+}
+
+/** One engine's purge run, on a table of its own holding only the expired records. */
+async function purgeEngine(
+  engine: Engine,
+  options: Plan['purge'],
+  slot: number,
+  nextId: () => string,
+  progress: (line: string) => void,
+): Promise<PurgeResult> {
+  const store = await engine.open('purge', slot);
+  try {
+    progress(`loading ${options.rows.toLocaleString('en-US')} expired records`);
+    await fill(store, { count: options.rows, kind: 'expired', retainMs: DEFAULT_RETAIN_MS }, progress);
+    return await measurePurge(store, options.rows, options, nextId, progress);
+  } finally {
+    await store.close().catch(() => {});
+  }
+}
+
+export const scaleSection: Section = {
+  name: 'scale',
+  title: 'E · scale: claim → complete as the store fills (0, 1M, 10M records), claims while purgeCompleted runs',
+  async run(bench) {
+    const { sizes, harness, purge } = plan(bench.quick);
+    const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
+    const servers = await startServers(bench.progress, ['redis', 'postgres', 'mysql']);
+    const skipped: string[] = [];
+    const failures: string[] = [];
+    try {
+      const list = engines(servers, tag, skipped);
+      const nextId = eventIds(tag);
+      const costs: EngineCost[] = [];
+      for (const engine of list) {
+        const progress = (line: string): void => bench.progress(`scale: ${engine.name}: ${line}`);
+        try {
+          costs.push(await measureEngine(engine, sizes, harness, nextId, progress));
+        } catch (error) {
+          failures.push(`${engine.name}, cost by size: ${firstLine(error)}`);
+        }
+      }
+      const purges: { engine: Engine; result: PurgeResult }[] = [];
+      for (const engine of list.filter((candidate) => candidate.id === 'postgres' || candidate.id === 'mysql')) {
+        const progress = (line: string): void => bench.progress(`scale: ${engine.name} purge: ${line}`);
+        try {
+          purges.push({ engine, result: await purgeEngine(engine, purge, sizes.length, nextId, progress) });
+        } catch (error) {
+          failures.push(`${engine.name}, purge: ${firstLine(error)}`);
+        }
+      }
+      return scaleReport({
+        costs,
+        purges,
+        rounds: harness.rounds,
+        roundMs: harness.roundMs,
+        failures,
+        skipped,
+        footer: [
+          "Servers: the test harness's (scripts/services/) on 127.0.0.1 unless KYB_BENCH_*_URL name others: " +
+            'PostgreSQL with shared_buffers=32MB and fsync off, MariaDB with a 64 MB buffer pool, Redis without ' +
+            'persistence; one engine at a time, one delivery in flight.',
+          `Loaded records are completed ones (a UUID token, expires_at = updated_at + ${DEFAULT_RETAIN_MS / 86_400_000} days), ` +
+            `ids ULID-shaped and older than the new events' ids; expired ones expired during the last day.`,
+        ],
+      });
+    } finally {
+      await servers.stop();
+    }
+  },
+};
