@@ -2,7 +2,7 @@
 import {
   createReceiver,
   type DedupeStore,
-  type OrderingOptions,
+  type StreamOrdering,
   type Receiver,
   type SecretKeyring,
 } from '@kyb-webhooks/core';
@@ -16,7 +16,7 @@ export interface ReceiverConfig {
   jwks: JSONWebKeySet;
 }
 
-export function createBenchReceiver(config: ReceiverConfig, store?: DedupeStore, ordering?: OrderingOptions): Receiver {
+export function createBenchReceiver(config: ReceiverConfig, store?: DedupeStore, ordering?: StreamOrdering): Receiver {
   const receiver = createReceiver({
     secrets: config.secrets,
     attestation: { issuer: config.issuer, audience: config.audience, jwks: config.jwks },

@@ -16,7 +16,7 @@
 import { appendFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createReceiver, type DedupeStore, type ReceiverOptions } from '@kyb-webhooks/core';
+import { createReceiver, type DedupeStore, type ReceiverOptions, streamOrdering } from '@kyb-webhooks/core';
 import { kybWebhooks } from '@kyb-webhooks/express';
 
 const env = process.env;
@@ -77,11 +77,11 @@ if (ordered) {
   const client = createKybClient({ baseUrl: env.KYB_API_URL!, apiKey: env.KYB_API_KEY! });
   ordering = {
     attestation: { issuer: env.KYB_ATTESTATION_ISSUER!, audience: env.KYB_AUDIENCE!, jwksUrl: env.KYB_JWKS_URL! },
-    ordering: {
+    ordering: streamOrdering({
       mode: 'enforce',
       firstSeq: env.KYB_FIRST_SEQ === '1' ? 1 : 0,
       fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
-    },
+    }),
   };
 }
 // The deadlines must fit in the lease (handlerTimeoutMs + 2 × storeTimeoutMs < leaseMs): the crash test uses a short one.

@@ -7,6 +7,7 @@
 import { afterEach, expect, it } from 'vitest';
 import type { KybClient } from '@kyb-webhooks/client';
 import { startRig } from './harness.js';
+import { streamOrdering } from '@kyb-webhooks/core';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -24,11 +25,11 @@ for (const [seqBase, firstSeq] of [
       {
         adapter: 'Express',
         service: { seqBase, retry: { maxAttempts: 3 } },
-        ordering: {
+        ordering: streamOrdering({
           mode: 'enforce',
           firstSeq,
           fetchEventsAfter: (streamId, afterSeq, signal) => api.client!.events(streamId, { afterSeq, signal }),
-        },
+        }),
       },
       cleanups,
     );

@@ -10,6 +10,7 @@ import {
   type DedupeStore,
   type Receiver,
   type ReceiverOptions,
+  streamOrdering,
 } from '@kyb-webhooks/core';
 import { createKybClient, type KybClient, type KybClientOptions } from '@kyb-webhooks/client';
 import { randomSecret, startKybService, type KybService, type KybServiceOptions } from '@kyb-webhooks/testing';
@@ -93,12 +94,14 @@ export async function startRig(options: RigOptions, cleanups: (() => Promise<voi
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store: options.store ?? createMemoryStore(),
-    ordering: options.ordering ?? {
-      mode: 'enforce',
-      firstSeq,
-      backfillRetryAfterMs,
-      fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
-    },
+    ordering:
+      options.ordering ??
+      streamOrdering({
+        mode: 'enforce',
+        firstSeq,
+        backfillRetryAfterMs,
+        fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
+      }),
   });
   const handled: Handled[] = [];
   receiver.onAny((event, context) => {

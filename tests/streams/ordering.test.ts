@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, expect, it } from 'vitest';
-import { createMemoryStore, createReceiver } from '@kyb-webhooks/core';
+import { createMemoryStore, createReceiver, streamOrdering } from '@kyb-webhooks/core';
 import { kybWebhooks } from '@kyb-webhooks/express';
 import { API_SHAPE_VARIANTS, randomSecret, startKybService } from '@kyb-webhooks/testing';
 import { createKybClient } from '@kyb-webhooks/client';
@@ -29,7 +29,10 @@ it.each(Object.entries(API_SHAPE_VARIANTS))(
       secrets,
       attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
       store: createMemoryStore(),
-      ordering: { mode: 'enforce', fetchEventsAfter: (s, a, signal) => client.events(s, { afterSeq: a, signal }) },
+      ordering: streamOrdering({
+        mode: 'enforce',
+        fetchEventsAfter: (s, a, signal) => client.events(s, { afterSeq: a, signal }),
+      }),
     });
     const handled: [number, string][] = [];
     receiver.onAny((event, context) => {

@@ -3,7 +3,7 @@
  * one captured, authenticated delivery ahead of its stream's cursor cost O(1) events calls with the merchant's API
  * key, not one each, while the gap they reveal cannot be filled.
  */
-import { createMemoryStore, createReceiver } from '@kyb-webhooks/core';
+import { createMemoryStore, createReceiver, streamOrdering } from '@kyb-webhooks/core';
 import { createKybClient } from '@kyb-webhooks/client';
 import { createTestSigner, randomSecret, startKybService } from '@kyb-webhooks/testing';
 import { afterEach, expect, it } from 'vitest';
@@ -28,7 +28,10 @@ it.each([
       secrets,
       attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
       store: createMemoryStore(),
-      ordering: { mode: 'enforce', fetchEventsAfter: (s, a, signal) => client.events(s, { afterSeq: a, signal }) },
+      ordering: streamOrdering({
+        mode: 'enforce',
+        fetchEventsAfter: (s, a, signal) => client.events(s, { afterSeq: a, signal }),
+      }),
     });
     const handled: number[] = [];
     receiver.onAny((event) => {

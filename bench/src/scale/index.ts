@@ -30,7 +30,9 @@ interface Plan {
   /** Retained records per store; the first must be 0, the store the others are compared with. */
   sizes: number[];
   harness: HarnessOptions;
-  purge: { rows: number; claims: number; warmup: number; batchSize: number };
+  purge: { rows: number; claims: number; warmup: number };
+  /** A purge run of its own, on a freshly loaded table, per batch size: the default, and a tenth of it. */
+  batchSizes: number[];
 }
 
 function plan(quick: boolean): Plan {
@@ -38,13 +40,15 @@ function plan(quick: boolean): Plan {
     ? {
         sizes: [0, 100_000, 1_000_000],
         harness: { rounds: 6, roundMs: 150, warmupMs: 150 },
-        purge: { rows: 100_000, claims: 1000, warmup: 200, batchSize: DEFAULT_PURGE_BATCH_SIZE },
+        purge: { rows: 100_000, claims: 1000, warmup: 200 },
+        batchSizes: [DEFAULT_PURGE_BATCH_SIZE, DEFAULT_PURGE_BATCH_SIZE / 10],
       }
     : {
         // 15 rounds: the 95% interval of a median is then the 4th … 12th of 15 ratios.
         sizes: [0, 1_000_000, 10_000_000],
         harness: { rounds: 15, roundMs: 400, warmupMs: 400 },
-        purge: { rows: 1_000_000, claims: 5000, warmup: 500, batchSize: DEFAULT_PURGE_BATCH_SIZE },
+        purge: { rows: 1_000_000, claims: 5000, warmup: 500 },
+        batchSizes: [DEFAULT_PURGE_BATCH_SIZE, DEFAULT_PURGE_BATCH_SIZE / 10],
       };
 }
 
@@ -119,12 +123,12 @@ async function measureEngine(
 /** One engine's purge run, on a table of its own holding only the expired records. */
 async function purgeEngine(
   engine: Engine,
-  options: Plan['purge'],
+  options: Plan['purge'] & { batchSize: number },
   slot: number,
   nextId: () => string,
   progress: (line: string) => void,
 ): Promise<PurgeResult> {
-  const store = await engine.open('purge', slot);
+  const store = await engine.open(`purge${options.batchSize}`, slot);
   try {
     progress(`loading ${options.rows.toLocaleString('en-US')} expired records`);
     await fill(store, { count: options.rows, kind: 'expired', retainMs: DEFAULT_RETAIN_MS }, progress);
@@ -138,7 +142,7 @@ export const scaleSection: Section = {
   name: 'scale',
   title: 'E · scale: claim → complete as the store fills (0, 1M, 10M records), claims while purgeCompleted runs',
   async run(bench) {
-    const { sizes, harness, purge } = plan(bench.quick);
+    const { sizes, harness, purge, batchSizes } = plan(bench.quick);
     const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
     const servers = await startServers(bench.progress, ['redis', 'postgres', 'mysql']);
     const skipped: string[] = [];
@@ -158,10 +162,13 @@ export const scaleSection: Section = {
       const purges: { engine: Engine; result: PurgeResult }[] = [];
       for (const engine of list.filter((candidate) => candidate.id === 'postgres' || candidate.id === 'mysql')) {
         const progress = (line: string): void => bench.progress(`scale: ${engine.name} purge: ${line}`);
-        try {
-          purges.push({ engine, result: await purgeEngine(engine, purge, sizes.length, nextId, progress) });
-        } catch (error) {
-          failures.push(`${engine.name}, purge: ${firstLine(error)}`);
+        for (const [index, batchSize] of batchSizes.entries()) {
+          try {
+            const slot = sizes.length + index;
+            purges.push({ engine, result: await purgeEngine(engine, { ...purge, batchSize }, slot, nextId, progress) });
+          } catch (error) {
+            failures.push(`${engine.name}, purge in batches of ${batchSize}: ${firstLine(error)}`);
+          }
         }
       }
       return scaleReport({

@@ -101,7 +101,8 @@ function purgeVerdicts(purges: readonly { engine: Engine; result: PurgeResult }[
     const slowdown = purgeSlowdown(result.during, result.without);
     return verdict(
       slowdown.outcome,
-      `${engine.name}: claim p99 while purging ${count(result.rows)} expired rows ≤ ${MAX_PURGE_SLOWDOWN}× without: ` +
+      `${engine.name}, batchSize ${int(result.batchSize)}: claim p99 while purging ${count(result.rows)} expired rows ` +
+        `≤ ${MAX_PURGE_SLOWDOWN}× without: ` +
         `${ratio(slowdown.ratio)} (${us(result.during.value)} against ${us(result.without.value)} µs; widest interval ` +
         `${interval(slowdown.low, slowdown.high)}); the purge deleted ${int(result.deleted)} in ` +
         `${(result.purgeMs / 1000).toFixed(1)} s, ${int((result.deleted * 1000) / result.purgeMs)} rows/s`,

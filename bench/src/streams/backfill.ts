@@ -8,7 +8,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createKybClient, type KybClient } from '@kyb-webhooks/client';
-import { createReceiver, type Receiver } from '@kyb-webhooks/core';
+import { createReceiver, type Receiver, streamOrdering } from '@kyb-webhooks/core';
 import { startKybService, type KybService, type SignedDelivery, type TestSigner } from '@kyb-webhooks/testing';
 import { benchNow } from '../fixtures.js';
 import type { StreamBackend } from './backends.js';
@@ -117,11 +117,11 @@ export async function measureBackfill(
     attestation: { issuer: service.issuer, audience: service.audience, jwks: service.jwks },
     now: benchNow,
     store: counting.store,
-    ordering: {
+    ordering: streamOrdering({
       mode: 'enforce',
       firstSeq: 1,
       fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
-    },
+    }),
   }).on('kyb.business.wallet_address_changed', async (event) => {
     if (event.seq !== expectedSeq) outOfOrder ??= `handler saw seq ${event.seq}, expected ${expectedSeq}`;
     expectedSeq = event.seq + 1;

@@ -1,5 +1,5 @@
 /**
- * Part 1: what `ordering: { mode: 'enforce' }` costs per event on the happy path. Three receivers share one store,
+ * Part 1: what `ordering: streamOrdering({ mode: 'enforce' })` costs per event on the happy path. Three receivers share one store,
  * each through its own counting proxy: ordering off, enforce on streams already under way (the cursor exists), and
  * enforce where every event is the first of its stream (no cursor yet: a data request's stream has only a handful of
  * events, so this path is common, and some stores take it differently). All get in-order deliveries one at a time,
@@ -7,7 +7,7 @@
  * difference against off measured under the same conditions. Store calls are counted in the timed rounds only, so a
  * one-off (a Redis script loaded on first use) does not show as a per-event cost.
  */
-import { createReceiver, type Receiver, type StreamCursorStore } from '@kyb-webhooks/core';
+import { createReceiver, type Receiver, type StreamCursorStore, streamOrdering } from '@kyb-webhooks/core';
 import { testEvents, type SignedDelivery, type TestSigner } from '@kyb-webhooks/testing';
 import { performance } from 'node:perf_hooks';
 import { BENCH_NOW_MS, benchNow, cursor } from '../fixtures.js';
@@ -65,13 +65,13 @@ function costReceiver(signer: TestSigner, store: StreamCursorStore, enforce: boo
     now: benchNow,
     store,
     ordering: enforce
-      ? {
+      ? streamOrdering({
           mode: 'enforce',
           // In-order deliveries never leave a gap; a call here means the pool is not in order, so the run fails.
           fetchEventsAfter: () => {
             throw new Error('an in-order delivery made the receiver backfill');
           },
-        }
+        })
       : { mode: 'off' },
   });
   return receiver.on('kyb.data_request.pending_approval', async () => {});

@@ -1,4 +1,10 @@
-import { createReceiver, isStreamCursorStore, type DedupeStore, type Receiver } from '@kyb-webhooks/core';
+import {
+  createReceiver,
+  isStreamCursorStore,
+  type DedupeStore,
+  type Receiver,
+  streamOrdering,
+} from '@kyb-webhooks/core';
 import { randomSecret, startKybService, type TestEnvelope } from '@kyb-webhooks/testing';
 import { createKybClient, recover } from '@kyb-webhooks/client';
 import type { ServedApp } from './demo.js';
@@ -41,11 +47,11 @@ export async function runStreamScenario(options: {
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store: options.store,
-    ordering: {
+    ordering: streamOrdering({
       mode: 'enforce',
       firstSeq: 0,
       fetchEventsAfter: (streamId, afterSeq, signal) => client.events(streamId, { afterSeq, signal }),
-    },
+    }),
   });
   const activity = registerDemoHandlers(receiver);
   const ran: { streamId: string; eventId: string; fetched: boolean }[] = [];

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMemoryStore } from '@kyb-webhooks/core';
+import { createMemoryStore, streamOrdering } from '@kyb-webhooks/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   CLI_TEST_TIMEOUT_MS,
@@ -193,7 +193,7 @@ describe('scenario against receivers started by the test', () => {
       enforcing = await startReceiver({
         secrets: { '1': keys.env.KYB_SECRET_V1!, '2': keys.env.KYB_SECRET_V2! },
         store: createMemoryStore(),
-        ordering: { mode: 'enforce', fetchEventsAfter: () => [] },
+        ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: () => [] }),
       });
       started.push(enforcing);
     });
@@ -226,7 +226,7 @@ describe('scenario against receivers started by the test', () => {
           jwksUrl: keys.env.KYB_JWKS_URL!,
         },
         store: createMemoryStore(),
-        ordering: { mode: 'enforce', fetchEventsAfter: () => [] },
+        ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: () => [] }),
       });
       started.push(attested);
       const { run, result } = await scenario('relabelled-attestation', attested.url);
@@ -288,7 +288,7 @@ describe('scenario against receivers started by the test', () => {
       const enforcing = await startReceiver({
         secrets: { '1': keys.env.KYB_SECRET_V1!, '2': keys.env.KYB_SECRET_V2! },
         store: createMemoryStore(),
-        ordering: { mode: 'enforce', fetchEventsAfter: () => [] },
+        ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: () => [] }),
       });
       started.push(enforcing);
       const { run, result } = await scenario('out-of-order', enforcing.url);

@@ -13,6 +13,7 @@ import {
   type Receiver,
   type StreamCursorStore,
   type UnfillableDecision,
+  streamOrdering,
 } from '@kyb-webhooks/core';
 import {
   API_SHAPE_VARIANTS,
@@ -77,11 +78,11 @@ async function setUp(
     ...(mode === 'off'
       ? {}
       : {
-          ordering: {
+          ordering: streamOrdering({
             mode,
             fetchEventsAfter: (s: string, a: number, signal: AbortSignal) => client.events(s, { afterSeq: a, signal }),
             ...orderingExtra,
-          },
+          }),
         }),
   });
   const handled: Handled[] = [];

@@ -115,7 +115,9 @@ export type {
   UnfillableReason,
   UnfillableDecision,
   UnfillableHandler,
+  StreamOrdering,
 } from './ordering/types.js';
+export { streamOrdering } from './ordering/stream-ordering.js';
 export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering/types.js';
 export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './ordering/backfill-guard.js';
 

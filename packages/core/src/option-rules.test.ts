@@ -4,6 +4,7 @@ import { describeValue, suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
 import { KybWebhookError } from './errors.js';
 import { createMemoryStore } from './store/memory-store.js';
+import { streamOrdering } from './ordering/stream-ordering.js';
 
 // The rules behind the configuration messages that the table in config.test.ts does not pin down: which option a
 // typo is taken for, how an option name that is not an identifier is shown, when cross-option rules speak, and the
@@ -220,18 +221,24 @@ describe('attestation key source', () => {
 
 describe('ordering', () => {
   it.each([0, 1])('accepts firstSeq %i', (firstSeq) => {
-    expect(() => validateReceiverOptions({ secrets, ordering: { mode: 'detect', firstSeq } })).not.toThrow();
+    expect(() =>
+      validateReceiverOptions({ secrets, ordering: streamOrdering({ mode: 'detect', firstSeq }) }),
+    ).not.toThrow();
   });
 
   it('accepts detect with the default store, which keeps cursors', () => {
-    expect(() => validateReceiverOptions({ secrets, ordering: { mode: 'detect' } })).not.toThrow();
+    expect(() => validateReceiverOptions({ secrets, ordering: streamOrdering({ mode: 'detect' }) })).not.toThrow();
   });
 
   it("refuses mode 'enforce' with a store that keeps no cursors", () => {
     const store = { claim() {}, complete() {}, release() {} };
     expect(
       messageOf(() =>
-        validateReceiverOptions({ secrets, store, ordering: { mode: 'enforce', fetchEventsAfter: () => [] } }),
+        validateReceiverOptions({
+          secrets,
+          store,
+          ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: () => [] }),
+        }),
       ),
     ).toContain(
       "`store` keeps no stream cursors (getCursor, completeInOrder, advanceCursor), which ordering mode 'enforce' needs",
@@ -239,9 +246,32 @@ describe('ordering', () => {
   });
 
   it("says where fetchEventsAfter comes from when 'enforce' has none", () => {
-    expect(messageOf(() => validateReceiverOptions({ secrets, ordering: { mode: 'enforce' } }))).toContain(
-      "with a client from @kyb-webhooks/client (or use mode 'detect')",
-    );
+    expect(
+      messageOf(() => validateReceiverOptions({ secrets, ordering: streamOrdering({ mode: 'enforce' }) })),
+    ).toContain("with a client from @kyb-webhooks/client (or use mode 'detect')");
+  });
+
+  it.each(['detect', 'enforce'] as const)(
+    "refuses mode '%s' as a plain object, naming streamOrdering (the import that brings the engine)",
+    (mode) => {
+      const message = messageOf(() =>
+        validateReceiverOptions({ secrets, ordering: { mode, fetchEventsAfter: () => [] } }),
+      );
+      expect(message).toContain(
+        `\`ordering\` mode '${mode}' needs the ordering engine: pass ordering: streamOrdering({ mode: '${mode}', … }) ` +
+          "(import { streamOrdering } from '@kyb-webhooks/core')",
+      );
+    },
+  );
+
+  it("accepts mode 'off' as a plain object: no engine is needed to do nothing", () => {
+    expect(() => validateReceiverOptions({ secrets, ordering: { mode: 'off' } })).not.toThrow();
+  });
+
+  it('creates no ordered path for a plain object whose engine is not a function', () => {
+    expect(
+      messageOf(() => validateReceiverOptions({ secrets, ordering: { mode: 'detect', engine: 'createOrderedPath' } })),
+    ).toContain('`ordering.engine` must be a function');
   });
 });
 

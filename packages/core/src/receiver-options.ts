@@ -237,6 +237,7 @@ const orderingFields: FieldsSpec = {
     onUnfillable: optionRules.func(
       "(report, event) => 'wait' | { skip: '<why, who decided>' }, called for an earlier event the API can never serve verifiably",
     ),
+    engine: optionRules.func("set by streamOrdering(): pass ordering: streamOrdering({ mode: 'enforce', … })"),
   },
   aliases: {
     cursorRetentionMs: 'cursorRetainMs',
@@ -362,6 +363,16 @@ const RECEIVER_SPEC: OptionsSpec = {
         'ordering.cursorRetainMs',
         `(${ordering.cursorRetainMs} ms) must be at least retainMs (${retainMs} ms): a cursor that expires before its stream's ` +
           'records makes the next event look like a new stream; raise it, or leave it out for 400 days.',
+      );
+    }
+    if (
+      (ordering?.mode === 'detect' || ordering?.mode === 'enforce') &&
+      typeof (ordering as { engine?: unknown }).engine !== 'function'
+    ) {
+      report(
+        'ordering',
+        `mode '${ordering.mode}' needs the ordering engine: pass ordering: streamOrdering({ mode: '${ordering.mode}', … }) ` +
+          "(import { streamOrdering } from '@kyb-webhooks/core'), which attaches it; receivers without ordering never load it.",
       );
     }
     if (

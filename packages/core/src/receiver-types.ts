@@ -18,7 +18,7 @@ import type { ErrorCode } from './errors.js';
 import type { KnownEventType, KybEvent, UnknownKybEvent } from './events/events.js';
 import type { HeadersInput } from './http/headers.js';
 import type { Logger } from './log/logger.js';
-import type { GapHandler, OrderingMode, OrderingOptions } from './ordering/types.js';
+import type { GapHandler, OrderingMode, OrderingOptions, StreamOrdering } from './ordering/types.js';
 import type { ReplayOptions } from './pipeline/replay.js';
 import type { SecretKeyring } from './verify/signature.js';
 
@@ -70,12 +70,13 @@ export interface ReceiverOptions {
    */
   logger?: Logger | false;
   /**
-   * Per-stream order (docs/architecture.md §8): `{ mode: 'off' | 'detect' | 'enforce', firstSeq?: 0 | 1, fetchEventsAfter? }`.
-   * Default off: each delivery on its own, no cursor read or written. `'detect'` and `'enforce'` need a store with
+   * Per-stream order (docs/architecture.md §8): `streamOrdering({ mode: 'detect' | 'enforce', firstSeq?: 0 | 1,
+   * fetchEventsAfter? })`, which attaches the ordering engine to the options (so receivers without ordering never load
+   * it). Default off: each delivery on its own, no cursor read or written. `'detect'` and `'enforce'` need a store with
    * stream cursors (every built-in store); `'enforce'` also needs `fetchEventsAfter`, e.g.
    * `(s, a, signal) => client.events(s, { afterSeq: a, signal })` with `@kyb-webhooks/client`. See {@link OrderingOptions}.
    */
-  ordering?: OrderingOptions;
+  ordering?: StreamOrdering | (OrderingOptions & { mode: 'off' });
   /** @internal Crypto implementation override for tests of both paths. */
   crypto?: PlatformCrypto;
 }

@@ -1,6 +1,6 @@
 import { createAttestationVerifier } from './verify/attestation.js';
-import { createChecks, type VerifiedItem } from './pipeline/checks.js';
-import { createClaimRunSettle, storeFailure, type ClaimRunSettle } from './pipeline/claim-run-settle.js';
+import { createChecks } from './pipeline/checks.js';
+import { createClaimRunSettle } from './pipeline/claim-run-settle.js';
 import { DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, validateReceiverOptions } from './receiver-options.js';
 import { createConsoleLogger } from './log/console-logger.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './store/dedupe.js';
@@ -11,19 +11,14 @@ import { handlerTypes } from './events/handler-types.js';
 import { DEFAULT_MAX_BODY_BYTES } from './pipeline/limits.js';
 import { safeLog, type Logger } from './log/logger.js';
 import { createMemoryStore } from './store/memory-store.js';
-import { createOrderedReceive } from './ordering/receive.js';
-import {
-  DEFAULT_BACKFILL_RETRY_AFTER_MS,
-  DEFAULT_BACKFILL_TIMEOUT_MS,
-  type GapHandler,
-  type OrderingOptions,
-} from './ordering/types.js';
+import type { createOrderedPath } from './ordering/stream-ordering.js';
+import type { GapHandler } from './ordering/types.js';
 import type { ReceiveInput, ReceiveResult, Receiver, ReceiverOptions, VerifiedDelivery } from './receiver-types.js';
 import { replayFetched } from './pipeline/replay.js';
-import { answerDuplicate, answerLate, answerProcessed, reject } from './pipeline/outcomes.js';
+import { reject } from './pipeline/outcomes.js';
 import { createHandlerRunner } from './pipeline/run-handlers.js';
 import { createSignatureCheck } from './verify/signature.js';
-import { DEFAULT_CURSOR_RETAIN_MS, isStreamCursorStore, type StreamCursorStore } from './store/stream-store.js';
+import { isStreamCursorStore } from './store/stream-store.js';
 import { createUnauthenticatedReceive } from './pipeline/unauthenticated.js';
 
 /** The checks of one receiver (checks.ts). */
@@ -111,11 +106,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // What nothing authenticates never reaches the store (unauthenticated.ts).
   const receiveUnauthenticated = createUnauthenticatedReceive(handlers, runHandlers, logger);
 
-  // Ordering off (the default) leaves `ordered` undefined: the hot path pays one branch on it and nothing else.
+  // Ordering off (the default) leaves `ordered` undefined: the hot path pays one branch on it and nothing else. The
+  // engine comes with the option (streamOrdering(), ordering/stream-ordering.ts), so a receiver without ordering never
+  // loads it; validateReceiverOptions refused 'detect' and 'enforce' without it.
   const ordering = options.ordering;
   const ordered =
     ordering && ordering.mode !== 'off' && isStreamCursorStore(store)
-      ? createOrdered(ordering.mode, ordering, {
+      ? (ordering.engine as typeof createOrderedPath)(ordering, {
+          mode: ordering.mode,
           hasSecrets,
           store,
           retainMs,
@@ -195,61 +193,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     maxBodyBytes,
   };
   return receiver;
-}
-
-/** What the ordered path of one receiver works with, besides its ordering options. */
-interface OrderedParts {
-  hasSecrets: boolean;
-  store: StreamCursorStore;
-  retainMs: number;
-  now: () => number;
-  handlerTimeoutMs: number;
-  logger: Logger | undefined;
-  gapHandlers: GapHandler[];
-  steps: ClaimRunSettle;
-  verifyFetched: Checks['verifyFetched'];
-}
-
-/**
- * The ordered path (ordering/receive.ts) of a receiver whose ordering is 'detect' or 'enforce', over its claim, run and settle
- * steps: it dedupes, orders and runs each verified event.
- */
-function createOrdered(
-  mode: 'detect' | 'enforce',
-  ordering: OrderingOptions,
-  parts: OrderedParts,
-): (item: VerifiedItem) => Promise<ReceiveResult> {
-  const { hasSecrets, store, retainMs, now, handlerTimeoutMs, logger, gapHandlers, verifyFetched } = parts;
-  const { callStore, claim, runClaimed, settleSuccess, settleFailure } = parts.steps;
-  return createOrderedReceive<VerifiedItem, ReceiveResult>({
-    mode,
-    firstSeq: ordering.firstSeq ?? 0,
-    fetchEventsAfter: ordering.fetchEventsAfter,
-    backfillTimeoutMs: ordering.backfillTimeoutMs ?? DEFAULT_BACKFILL_TIMEOUT_MS,
-    backfillRetryAfterMs: ordering.backfillRetryAfterMs ?? DEFAULT_BACKFILL_RETRY_AFTER_MS,
-    onUnfillable: ordering.onUnfillable,
-    hmacChecked: hasSecrets,
-    store,
-    retainMs,
-    cursorRetainMs: Math.max(ordering.cursorRetainMs ?? DEFAULT_CURSOR_RETAIN_MS, retainMs),
-    now,
-    handlerTimeoutMs,
-    logger,
-    gapHandlers,
-    callStore,
-    claim,
-    run: runClaimed,
-    verifyFetched,
-    complete: (item, token, ran) => settleSuccess(item, token, false, ran),
-    release: (item, token) => settleFailure(item.dedupeKey, token, item.envelope),
-    reject: (error, item) => ({ ...reject(logger, error, item.envelope), event: item.event }),
-    accept(item, code) {
-      if (code === 'duplicate') return answerDuplicate(logger, item.envelope, item.event);
-      if (code === 'late') return answerLate(logger, item.envelope, item.event);
-      return answerProcessed(logger, item.envelope, item.event);
-    },
-    describeStoreFailure: storeFailure,
-  });
 }
 
 /** `receiver.verify`: the checks of a delivery and nothing else; throws what a delivery would be refused with. */

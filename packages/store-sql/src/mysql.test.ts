@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { createReceiver, type OrderingOptions } from '@kyb-webhooks/core';
+import { createReceiver, streamOrdering } from '@kyb-webhooks/core';
 import { createTestSigner, testStream, ulid } from '@kyb-webhooks/testing';
 import { runStoreConformance } from '@kyb-webhooks/testing/store-suite';
 import mysql from 'mysql2/promise';
@@ -289,7 +289,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
       const { db, count } = countQueries(pool);
       const store = createMySqlStore({ pool: db, table });
       await store.ensureSchema();
-      const ordering: OrderingOptions = { mode, fetchEventsAfter: async function* () {} };
+      const ordering = streamOrdering({ mode, fetchEventsAfter: async function* () {} });
       const receiver = createReceiver({
         secrets: { '1': 'mysql-ordering-secret' },
         attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },

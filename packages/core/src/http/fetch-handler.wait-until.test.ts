@@ -9,6 +9,7 @@ import { createTestSigner, testEvents, testStream } from '../../test-kit.js';
 import { createFetchHandler } from './fetch-handler.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createReceiver } from '../receiver.js';
+import { streamOrdering } from '../ordering/stream-ordering.js';
 
 const url = 'http://localhost/webhooks/kyb';
 // A short deadline, and a lease long enough that only the late outcome can free the event during the test.
@@ -95,7 +96,7 @@ describe('waitUntil keeps a timed-out handler’s late outcome alive after the a
       logger: false,
       ...timing,
       store: createMemoryStore(),
-      ordering: { mode: 'enforce', fetchEventsAfter: () => [] },
+      ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: () => [] }),
     });
     const work = gate();
     receiver.on('kyb.data_request.pending_approval', () => work.closed);

@@ -85,7 +85,7 @@ export function peekFetched(raw: unknown): {
  *
  * @example
  * ```ts
- * createReceiver({ secrets, store, ordering: { mode: 'enforce', fetchEventsAfter, backfillRetryAfterMs: 2 * DEFAULT_BACKFILL_RETRY_AFTER_MS } })
+ * createReceiver({ secrets, store, ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter, backfillRetryAfterMs: 2 * DEFAULT_BACKFILL_RETRY_AFTER_MS }) })
  * ```
  */
 export const DEFAULT_BACKFILL_RETRY_AFTER_MS = 5_000;

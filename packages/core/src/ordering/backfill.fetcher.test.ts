@@ -7,6 +7,7 @@ import type { LogEntry } from '../log/logger.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import type { FetchEventsAfter, GapReport, OrderingOptions } from './types.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
+import { streamOrdering } from './stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 25, 11, 0, 0);
 const SECRET = 'fetcher-secret';
@@ -45,7 +46,7 @@ function setup(
     now: () => NOW,
     logger: (entry) => logs.push(entry),
     store,
-    ordering: { mode: 'enforce', fetchEventsAfter, ...options.ordering },
+    ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter, ...options.ordering }),
     ...options.overrides,
   });
   receiver.onAny((event) => {

@@ -13,6 +13,7 @@ import { createMemoryStore } from '../store/memory-store.js';
 import type { FetchEventsAfter, GapReport, OrderingOptions, UnfillableReport } from './types.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
+import { streamOrdering } from './stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const SECRET = 'unfillable-secret';
@@ -59,7 +60,7 @@ function setup(options: Setup = {}) {
     now: () => clock.ms,
     logger: (entry) => logs.push(entry),
     store,
-    ordering: { mode: 'enforce', fetchEventsAfter, ...options.ordering },
+    ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter, ...options.ordering }),
     ...options.overrides,
   });
   receiver.onAny((event) => {
@@ -333,16 +334,21 @@ describe('B. the recorded way out: ordering.onUnfillable', () => {
     const { skipSeq: _skipSeq, listSkips: _listSkips, ...rest } = createMemoryStore();
     const store = rest as DedupeStore;
     expect(
-      configError({ store, ordering: { mode: 'enforce', fetchEventsAfter: () => [], onUnfillable: () => 'wait' } }),
+      configError({
+        store,
+        ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: () => [], onUnfillable: () => 'wait' }),
+      }),
     ).toMatch(/`store` has no skipSeq.*onUnfillable/);
   });
 
   it('refuses onUnfillable outside enforce, and one that is not a function', () => {
-    expect(configError({ ordering: { mode: 'detect', onUnfillable: () => 'wait' } })).toMatch(
+    expect(configError({ ordering: streamOrdering({ mode: 'detect', onUnfillable: () => 'wait' }) })).toMatch(
       /ordering\.onUnfillable` is only called under mode 'enforce'/,
     );
     expect(
-      configError({ ordering: { mode: 'enforce', fetchEventsAfter: () => [], onUnfillable: 'skip' as never } }),
+      configError({
+        ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: () => [], onUnfillable: 'skip' as never }),
+      }),
     ).toMatch(/ordering\.onUnfillable/);
   });
 });
@@ -423,7 +429,11 @@ describe('C. backfill cannot be turned against the merchant', () => {
       expect(() =>
         createReceiver({
           secrets: { '1': SECRET },
-          ordering: { mode: 'enforce', fetchEventsAfter: () => [], backfillRetryAfterMs: value as number },
+          ordering: streamOrdering({
+            mode: 'enforce',
+            fetchEventsAfter: () => [],
+            backfillRetryAfterMs: value as number,
+          }),
         }),
       ).toThrow(/ordering\.backfillRetryAfterMs` must be a whole number of milliseconds/);
     },
@@ -447,7 +457,7 @@ describe('D. detect learns where a stream starts', () => {
       now: () => NOW,
       logger: false,
       store: createMemoryStore({ now: () => NOW }),
-      ordering: { mode: 'detect' },
+      ordering: streamOrdering({ mode: 'detect' }),
     });
     receiver.onAny((event) => {
       seen.push(event.seq);

@@ -7,6 +7,7 @@ import { createMemoryStore } from '../store/memory-store.js';
 import type { GapReport, OrderingOptions } from './types.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
+import { streamOrdering } from './stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 27, 6, 0, 0);
 const SECRET = 'gaps-secret';
@@ -46,13 +47,13 @@ async function stalled(
     now: () => NOW,
     logger: (entry) => logs.push(entry),
     store: options.store ?? createMemoryStore({ now: () => NOW }),
-    ordering: {
+    ordering: streamOrdering({
       mode: 'enforce',
       fetchEventsAfter: async function* (_streamId, afterSeq) {
         for (const event of api) if (event.seq > afterSeq) yield structuredClone(event);
       },
       ...options.ordering,
-    },
+    }),
     ...options.overrides,
   });
   receiver.onGap((report) => {

@@ -8,6 +8,7 @@ import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from
 import type { GapReport, OrderingMode } from './types.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createReceiver } from '../receiver.js';
+import { streamOrdering } from './stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 24, 3, 0, 0);
 const SECRET = 'cursor-retention-secret';
@@ -30,14 +31,14 @@ function setup(mode: Exclude<OrderingMode, 'off'>, ordering: { cursorRetainMs?: 
     logger: false,
     store,
     retainMs: 1_000, // stands for the 30-day default
-    ordering: {
+    ordering: streamOrdering({
       mode,
       ...ordering,
       fetchEventsAfter: async function* (_stream, after) {
         fetched.push(after);
         for (const event of events) if (event.seq > after) yield structuredClone(event);
       },
-    },
+    }),
   });
   receiver.onAny((event) => {
     ran.push(event.seq);
@@ -129,14 +130,17 @@ describe('a redelivery of an event processed longer ago than retainMs (its recor
 describe('ordering.cursorRetainMs', () => {
   it.each([
     [
-      { retainMs: 60_000, ordering: { mode: 'detect', cursorRetainMs: 59_999 } },
+      { retainMs: 60_000, ordering: streamOrdering({ mode: 'detect', cursorRetainMs: 59_999 }) },
       /`ordering.cursorRetainMs` \(59999 ms\) must be at least retainMs \(60000 ms\)/,
     ],
     [
-      { ordering: { mode: 'detect', cursorRetainMs: 1e300 } },
+      { ordering: streamOrdering({ mode: 'detect', cursorRetainMs: 1e300 }) },
       /`ordering.cursorRetainMs` must be at most 3155760000000 ms \(100 years\)/,
     ],
-    [{ ordering: { mode: 'detect', cursorTtlMs: 1 } }, /did you mean `ordering.cursorRetainMs`\?/],
+    [
+      { ordering: streamOrdering({ mode: 'detect', cursorTtlMs: 1 } as never) },
+      /did you mean `ordering.cursorRetainMs`\?/,
+    ],
   ])('refuses %j with config_invalid', (options, message) => {
     const create = () => createReceiver({ secrets: { '1': SECRET }, ...options } as never);
     expect(create).toThrow(message);

@@ -8,6 +8,7 @@ import { createMemoryStore } from '../store/memory-store.js';
 import type { OrderingOptions } from './types.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
 import { MAX_STREAM_ID_LENGTH, type StreamCursorStore } from '../store/stream-store.js';
+import { streamOrdering } from './stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 26, 7, 0, 0);
 const SECRET = 'enforce-paths-secret';
@@ -48,13 +49,13 @@ function setup(
     now: () => NOW,
     logger: (entry) => logs.push(entry),
     store: storeWith(options.store ?? {}, memory),
-    ordering: {
+    ordering: streamOrdering({
       mode: 'enforce',
       fetchEventsAfter: async function* (streamId, afterSeq) {
         for (const event of api) if (event.stream_id === streamId && event.seq > afterSeq) yield structuredClone(event);
       },
       ...options.ordering,
-    },
+    }),
     ...options.overrides,
   });
   receiver.onAny((event) => {

@@ -8,6 +8,7 @@ import { createMemoryStore } from '../store/memory-store.js';
 import type { GapReport, OrderingOptions } from './types.js';
 import { createReceiver } from '../receiver.js';
 import { MAX_STREAM_ID_LENGTH, type StreamCursorStore } from '../store/stream-store.js';
+import { streamOrdering } from './stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 23, 8, 30, 0);
 const SECRET = 'ordering-outcomes-secret';
@@ -51,7 +52,7 @@ function setup(
     logger: (entry) => logs.push(entry),
     store: options.store ?? storeWith(),
     handlerTimeoutMs: 50,
-    ordering: {
+    ordering: streamOrdering({
       mode: 'enforce',
       fetchEventsAfter: async function* (streamId, afterSeq) {
         for (const event of api) {
@@ -60,7 +61,7 @@ function setup(
         }
       },
       ...options.ordering,
-    },
+    }),
   });
   receiver.onAny((event) => {
     seen.push(event.seq);

@@ -4,9 +4,10 @@ import type { DedupeStore } from '../store/dedupe.js';
 import { KybWebhookError } from '../errors.js';
 import type { LogEntry } from '../log/logger.js';
 import { createMemoryStore } from '../store/memory-store.js';
-import type { GapReport, OrderingOptions } from './types.js';
+import type { GapReport, OrderingOptions, StreamOrdering } from './types.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
+import { streamOrdering } from './stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 let signer: TestSigner;
@@ -54,10 +55,10 @@ function setup(
   const gaps: GapReport[] = [];
   // The receiver's clock, which the tests move on to pass ordering.backfillRetryAfterMs.
   const clock = { ms: NOW };
-  const ordering: OrderingOptions | undefined =
+  const ordering: StreamOrdering | undefined =
     options.ordering === undefined
       ? undefined
-      : {
+      : streamOrdering({
           mode: 'enforce',
           fetchEventsAfter: async function* (streamId, afterSeq) {
             fetches.push([streamId, afterSeq]);
@@ -66,7 +67,7 @@ function setup(
               if (event.stream_id === streamId && event.seq > afterSeq) yield structuredClone(event);
           },
           ...options.ordering,
-        };
+        });
   const receiver = createReceiver({
     secrets: { '1': 'ordering-secret' },
     attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
@@ -670,14 +671,16 @@ describe('ordering options', () => {
   }
 
   it("refuses 'enforce' without fetchEventsAfter, naming the client one-liner", () => {
-    expect(configError({ ordering: { mode: 'enforce' } })).toMatch(
+    expect(configError({ ordering: streamOrdering({ mode: 'enforce' }) })).toMatch(
       /ordering\.fetchEventsAfter.*client\.events\(s, \{ afterSeq: a, signal \}\)/,
     );
   });
 
   it.each([0, -1, Number.NaN, '30s', 2 ** 31])('refuses backfillTimeoutMs %s, naming the option', (value) => {
     expect(
-      configError({ ordering: { mode: 'enforce', fetchEventsAfter: () => [], backfillTimeoutMs: value as number } }),
+      configError({
+        ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: () => [], backfillTimeoutMs: value as number }),
+      }),
     ).toMatch(/ordering\.backfillTimeoutMs/);
   });
 
@@ -687,7 +690,7 @@ describe('ordering options', () => {
       complete: async () => true,
       release: async () => true,
     };
-    expect(configError({ store, ordering: { mode: 'detect' } })).toMatch(
+    expect(configError({ store, ordering: streamOrdering({ mode: 'detect' }) })).toMatch(
       /`store` keeps no stream cursors.*createRedisStore/,
     );
   });
@@ -707,6 +710,6 @@ describe('ordering options', () => {
     [{}, /ordering\.mode/],
     [{ mode: 'detect', startSeq: 1 }, /did you mean.*firstSeq|firstSeq/],
   ])('refuses ordering %j', (ordering, message) => {
-    expect(configError({ ordering: ordering as unknown as OrderingOptions })).toMatch(message);
+    expect(configError({ ordering: ordering as never })).toMatch(message);
   });
 });

@@ -8,6 +8,7 @@ import { createMemoryStore } from '../store/memory-store.js';
 import type { GapReport, OrderingOptions } from './types.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
+import { streamOrdering } from './stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 26, 17, 0, 0);
 const SECRET = 'turn-secret';
@@ -50,13 +51,13 @@ function setup(
     now: () => clock.ms,
     logger: (entry) => logs.push(entry),
     store,
-    ordering: {
+    ordering: streamOrdering({
       mode: 'enforce',
       fetchEventsAfter: async function* (streamId, afterSeq) {
         for (const event of api) if (event.stream_id === streamId && event.seq > afterSeq) yield structuredClone(event);
       },
       ...options.ordering,
-    },
+    }),
     ...options.overrides,
   });
   receiver.onAny((event) => {

@@ -63,7 +63,7 @@ export type FetchEventsAfter = (
  * const client = createKybClient({ baseUrl, apiKey })
  * createReceiver({
  *   secrets, attestation, store: createRedisStore({ client: redis }),
- *   ordering: { mode: 'enforce', firstSeq: 0, fetchEventsAfter: (s, a, signal) => client.events(s, { afterSeq: a, signal }) },
+ *   ordering: streamOrdering({ mode: 'enforce', firstSeq: 0, fetchEventsAfter: (s, a, signal) => client.events(s, { afterSeq: a, signal }) }),
  * })
  * ```
  */
@@ -115,6 +115,26 @@ export interface OrderingOptions {
    */
   onUnfillable?: UnfillableHandler;
 }
+
+/**
+ * What {@link streamOrdering} returns, and what the `ordering` option of `createReceiver` takes for `'detect'` and
+ * `'enforce'`: the options, with the engine that runs them attached.
+ *
+ * @example
+ * ```ts
+ * const ordering: StreamOrdering = streamOrdering({ mode: 'detect' })
+ * ```
+ */
+export interface StreamOrdering extends OrderingOptions {
+  /** @internal The ordering engine (ordering/stream-ordering.ts), attached by `streamOrdering()`. */
+  readonly engine: OrderingEngine;
+}
+
+/**
+ * @internal The engine `streamOrdering()` attaches: the receiver calls it with its own parts (ordering/stream-ordering.ts),
+ * so its type is opaque here.
+ */
+export type OrderingEngine = (ordering: OrderingOptions, parts: never) => unknown;
 
 export { DEFAULT_BACKFILL_RETRY_AFTER_MS } from './backfill-guard.js';
 
@@ -169,7 +189,7 @@ export type UnfillableHandler = (
  *
  * @example
  * ```ts
- * createReceiver({ secrets, store, ordering: { mode: 'enforce', fetchEventsAfter, backfillTimeoutMs: 2 * DEFAULT_BACKFILL_TIMEOUT_MS } })
+ * createReceiver({ secrets, store, ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter, backfillTimeoutMs: 2 * DEFAULT_BACKFILL_TIMEOUT_MS }) })
  * ```
  */
 export const DEFAULT_BACKFILL_TIMEOUT_MS = 30_000;

@@ -9,6 +9,7 @@ import type { LogEntry } from '../log/logger.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
+import { streamOrdering } from '../ordering/stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 let signer: TestSigner;
@@ -189,7 +190,10 @@ describe('a store that answers synchronously', () => {
 
   it.for([
     { method: 'claim', ordering: undefined },
-    { method: 'getCursor', ordering: { mode: 'enforce' as const, fetchEventsAfter: async function* () {} } },
+    {
+      method: 'getCursor',
+      ordering: streamOrdering({ mode: 'enforce' as const, fetchEventsAfter: async function* () {} }),
+    },
   ] as const)(
     'answers 503 store_unavailable within storeTimeoutMs when a $method() replaced on it never settles',
     async ({ method, ordering }) => {

@@ -6,6 +6,7 @@ import type { ClaimResult, DedupeStore } from '../store/dedupe.js';
 import type { LogEntry } from '../log/logger.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
+import { streamOrdering } from '../ordering/stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 23, 8, 0, 0);
 const SECRET = 'log-entries-secret';
@@ -30,7 +31,7 @@ function setup(overrides: Partial<ReceiverOptions> = {}) {
   return { receiver, deliver, logs };
 }
 
-const ordered = { mode: 'enforce' as const, fetchEventsAfter: async function* () {} };
+const ordered = streamOrdering({ mode: 'enforce', fetchEventsAfter: async function* () {} });
 const where = (event: TestEnvelope) => ({ eventId: event.event_id, eventType: event.event });
 
 describe('an attestation-only receiver acknowledging a delivery it cannot authenticate', () => {

@@ -8,6 +8,7 @@ import type { LogEntry } from '../log/logger.js';
 import { createMemoryStore, type MemoryStore } from '../store/memory-store.js';
 import { RECORD_RETRY_DELAYS_MS } from './record-retry.js';
 import { createReceiver, type ReceiveInput, type ReceiverOptions } from '../receiver.js';
+import { streamOrdering } from '../ordering/stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 27, 8, 0, 0);
 const SECRET = 'record-retry-secret';
@@ -159,7 +160,7 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
     const fetchEventsAfter = vi.fn(async function* () {});
     const { deliver, logs, ran } = setup({
       store: failingFirst('completeInOrder', 1, 'reject'),
-      ordering: { mode: 'enforce', fetchEventsAfter },
+      ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter }),
     });
     const [first, second] = testStream(2);
     expect((await deliver(first!)).status).toBe(200);
@@ -176,7 +177,7 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
     const fetchEventsAfter = async function* () {};
     const { deliver, logs } = setup({
       store: failingFirst('completeInOrder', attempts, 'throw'),
-      ordering: { mode: 'enforce', fetchEventsAfter },
+      ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter }),
     });
     const [first] = testStream(1);
     expect((await deliver(first!)).status).toBe(200);
@@ -190,7 +191,7 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
 
   it('under detect, reports a gap once though the record after it is tried again', async () => {
     const store = failingFirst('complete', 1, 'reject');
-    const { receiver, deliver } = setup({ store, ordering: { mode: 'detect' } });
+    const { receiver, deliver } = setup({ store, ordering: streamOrdering({ mode: 'detect' }) });
     const gaps: string[] = [];
     receiver.onGap((report) => {
       gaps.push(`${report.kind} ${report.seq}`);
@@ -215,7 +216,7 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
     const { receiver, logs } = setup({
       store,
       storeTimeoutMs: 50,
-      ordering: { mode: 'enforce', fetchEventsAfter: async function* () {} },
+      ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter: async function* () {} }),
     });
     const [event] = testStream(1);
     const { headers, body } = await signer.sign(event!);
@@ -233,7 +234,7 @@ describe('with ordering enforce, a completeInOrder() that failed', () => {
 
   it('under detect, a retry after the record landed only moves the cursor: no second report, no lost-claim warning', async () => {
     const store = failingFirst('advanceCursor', 1, 'reject');
-    const { receiver, deliver, logs } = setup({ store, ordering: { mode: 'detect' } });
+    const { receiver, deliver, logs } = setup({ store, ordering: streamOrdering({ mode: 'detect' }) });
     const gaps: string[] = [];
     receiver.onGap((report) => {
       gaps.push(`${report.kind} ${report.seq}`);

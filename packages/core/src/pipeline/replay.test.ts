@@ -3,6 +3,7 @@ import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from
 import { createMemoryStore } from '../store/memory-store.js';
 import type { OrderingOptions } from '../ordering/types.js';
 import { createReceiver } from '../receiver.js';
+import { streamOrdering } from '../ordering/stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 let signer: TestSigner;
@@ -27,7 +28,7 @@ function setup(ordering?: OrderingOptions) {
     attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
     now: () => NOW,
     store: createMemoryStore({ now: () => NOW }),
-    ...(ordering ? { ordering } : {}),
+    ...(ordering ? { ordering: streamOrdering(ordering) } : {}),
   });
   const seen: { seq: number; fetched: boolean; attempt: number | undefined }[] = [];
   let failing = false;

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestSigner, testEvents, testStream, type TestEnvelope, type TestSigner } from '../../test-kit.js';
 import type { HandlerError } from './dispatch.js';
 import { createReceiver, type ReceiverOptions } from '../receiver.js';
+import { streamOrdering } from '../ordering/stream-ordering.js';
 
 const NOW = Date.UTC(2026, 10, 23, 8, 0, 0);
 const SECRET = 'deadline-secret';
@@ -14,7 +15,7 @@ beforeAll(async () => {
 });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const ordered = { mode: 'enforce' as const, fetchEventsAfter: async function* () {} };
+const ordered = streamOrdering({ mode: 'enforce', fetchEventsAfter: async function* () {} });
 
 function setup(overrides: Partial<ReceiverOptions> = {}) {
   const receiver = createReceiver({

@@ -400,7 +400,7 @@ export function checkStreamId(streamId: string): void {
  *
  * @example
  * ```ts
- * createReceiver({ secrets, ordering: { mode: 'enforce', fetchEventsAfter, cursorRetainMs: 3 * DEFAULT_CURSOR_RETAIN_MS } })
+ * createReceiver({ secrets, ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter, cursorRetainMs: 3 * DEFAULT_CURSOR_RETAIN_MS }) })
  * ```
  */
 export const DEFAULT_CURSOR_RETAIN_MS = 400 * 24 * 60 * 60 * 1000;

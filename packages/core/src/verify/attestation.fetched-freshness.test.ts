@@ -3,6 +3,7 @@ import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from
 import { createAttestationVerifier } from './attestation.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createReceiver } from '../receiver.js';
+import { streamOrdering } from '../ordering/stream-ordering.js';
 
 // An attestation pulled from the KYB API is "the same attestation the webhook would carry" (spec 4.2), so a gap
 // filled hours later, or a release pulled within retention, can carry a token past its exp. Those are verified in
@@ -32,13 +33,13 @@ function receiverFetching(api: TestEnvelope[]) {
     attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
     now: () => NOW,
     store: createMemoryStore({ now: () => NOW }),
-    ordering: {
+    ordering: streamOrdering({
       mode: 'enforce',
       firstSeq: 0,
       fetchEventsAfter: async function* (streamId, afterSeq) {
         for (const event of api) if (event.stream_id === streamId && event.seq > afterSeq) yield structuredClone(event);
       },
-    },
+    }),
   });
   receiver.onAny((event, context) => {
     seen.push({ seq: event.seq, fetched: context.authentication.fetched === true });
