@@ -19,10 +19,11 @@ import { probe } from './probe.js';
 import { FRAMEWORKS, variantsOf, WEBHOOK_PATH, type Framework, type ServerConfig, type Variant } from './protocol.js';
 import { createVerifyCost, type VerifyCost } from './verify-cost.js';
 
-/** Ours over the hand-written baseline, HMAC-only events: server CPU µs per request. */
+/**
+ * Ours over the hand-written baseline, server CPU µs per request: HMAC-only events against the hand-written receiver,
+ * attested events against the hand-written receiver with one crypto.verify of the token.
+ */
 const TARGET_OVER_HANDWRITTEN_US = 15;
-/** Attested events: ours may cost the hand-written baseline plus this many raw crypto.verify of the token. */
-const ATTESTED_VERIFY_ALLOWANCE = 1.3;
 /** Replica medians further apart than this get an info line: one process ran slower all its life. */
 const REPLICA_SPREAD_NOTE = 0.15;
 const PACKAGES_DIR = fileURLToPath(new URL('../../../packages/', import.meta.url));
@@ -213,6 +214,35 @@ function replicaMedians(samples: readonly Sample[], replicas: number): number[] 
   );
 }
 
+/**
+ * The attested verdict (issue 28 §2): ours ≤ hand-written + (hand-written with one crypto.verify − hand-written, in
+ * the same round) + 15 µs, i.e. ours − "hand-written + crypto.verify" ≤ 15 µs per round: the verify is measured where
+ * it runs, in a server under the same load, rather than scaled from a figure taken in the bench process. The bench
+ * process's own verify cost stays beside it as information.
+ */
+function attestedVerdicts(entry: Measured, framework: Framework, rounds: number): string[] {
+  if (!entry.byVariant.has('handwritten-verify') || !entry.byVariant.has('adapter-attested')) return [];
+  const overVerify = judgeAtMost(
+    differences(entry, 'adapter-attested', 'handwritten-verify'),
+    TARGET_OVER_HANDWRITTEN_US,
+  );
+  const verifyInServer = judgeAtMost(differences(entry, 'handwritten-verify', 'handwritten-attested'), Infinity);
+  const verifyMedian = median(entry.verifyUs);
+  return [
+    verdict(
+      overVerify.outcome,
+      `B ${framework} attested: ours costs ${signedUs(overVerify.median)} µs server CPU/request over the hand-written ` +
+        `receiver with one crypto.verify (${roundsText(overVerify, rounds)}); target ≤ +${TARGET_OVER_HANDWRITTEN_US}`,
+    ),
+    verdict(
+      'info',
+      `B ${framework} attested: one raw crypto.verify adds ${signedUs(verifyInServer.median)} µs to the hand-written ` +
+        `receiver in the server (interval ${intervalText(verifyInServer) || '—'}); ${us(verifyMedian)} µs alone in the bench process` +
+        `${plainInterval(entry.verifyUs) ? ` (interval ${plainInterval(entry.verifyUs)})` : ''}`,
+    ),
+  ];
+}
+
 function roundsText(judged: Judged, rounds: number): string {
   return judged.interval
     ? `median of ${rounds} paired rounds, 95% interval ${intervalText(judged)}`
@@ -359,41 +389,7 @@ export const httpSection: Section = {
           ),
         );
       }
-      const attestedExtra = differences(entry, 'adapter-attested', 'handwritten-attested');
-      const margin = judgeAtMost(
-        attestedExtra.map((extra, round) => extra - ATTESTED_VERIFY_ALLOWANCE * entry.verifyUs[round]!),
-        0,
-      );
-      const extra = judgeAtMost(attestedExtra, Infinity);
-      const verifyMedian = median(entry.verifyUs);
-      verdicts.push(
-        verdict(
-          margin.outcome,
-          `B ${framework} attested: ours costs ${signedUs(extra.median)} µs over the hand-written receiver (interval ${intervalText(extra) || '—'}); ` +
-            `allowance ${ATTESTED_VERIFY_ALLOWANCE} × crypto.verify = ${us(ATTESTED_VERIFY_ALLOWANCE * verifyMedian)} µs ` +
-            `(one verify ${us(verifyMedian)} µs${plainInterval(entry.verifyUs) ? `, interval ${plainInterval(entry.verifyUs)}` : ''}); ` +
-            `ours − hand-written − allowance per round: ${signedUs(margin.median)} (${roundsText(margin, rounds)}); target ≤ 0`,
-        ),
-      );
-      if (byVariant.has('handwritten-verify')) {
-        // The same target with the verify measured where it runs: in a server under the same load, as the cost of the
-        // hand-written receiver with one raw crypto.verify over the one without, paired in the same round.
-        const verifyInServer = differences(entry, 'handwritten-verify', 'handwritten-attested');
-        const inServer = judgeAtMost(verifyInServer, Infinity);
-        const marginInServer = judgeAtMost(
-          attestedExtra.map((extra, round) => extra - ATTESTED_VERIFY_ALLOWANCE * verifyInServer[round]!),
-          0,
-        );
-        verdicts.push(
-          verdict(
-            marginInServer.outcome,
-            `B ${framework} attested, verify measured in the server: one raw crypto.verify adds ${signedUs(inServer.median)} µs to the ` +
-              `hand-written receiver (interval ${intervalText(inServer) || '—'}; ${us(verifyMedian)} µs alone in the bench process); ` +
-              `ours − hand-written − ${ATTESTED_VERIFY_ALLOWANCE} × that, per round: ${signedUs(marginInServer.median)} ` +
-              `(${roundsText(marginInServer, rounds)}); target ≤ 0`,
-          ),
-        );
-      }
+      verdicts.push(...attestedVerdicts(entry, framework, rounds));
     }
     for (const reason of skipped) verdicts.push(verdict('skipped', `B ${reason}`));
 
@@ -428,12 +424,11 @@ export const httpSection: Section = {
             '  185 ours; warmed first: 106 and 133), and the target is the cost of a server at work.',
           ]
         : []),
-      `  crypto.verify: one raw RS256 check of the attested pool's token (no claims), CPU time in the bench process,`,
-      "  sampled once per round next to the attested pair, so the attested target uses the same round's figure.",
-      '  The same check inside a server costs more than alone: the "+ crypto.verify" endpoint (the hand-written one plus',
-      '  one raw verify, key by kid) measures it there, and the second attested verdict uses that figure instead. A',
-      '  server that does more per request also pays more per request for everything else (a hand-written endpoint that',
-      '  spins 30 µs more per request measured about +40 µs on this machine), so the in-server figure is the fair unit.',
+      '  Attested target: ours against the "+ crypto.verify" endpoint (the hand-written one plus one raw RS256 verify',
+      '  of the token, key by kid), paired in the same round: the verify is priced where it runs. Inside a server it',
+      '  costs more than alone (an info line gives both, the alone figure sampled in the bench process once per round),',
+      '  as does everything else a server adds per request (a hand-written endpoint that spins 30 µs more per request',
+      '  measured about +40 µs on this machine), so the in-server figure is the fair unit.',
       '  Servers import the built packages (dist), the code users install; the bench refuses a dist older than its sources.',
     ];
     return [

@@ -8,8 +8,7 @@ export type Framework = (typeof FRAMEWORKS)[number];
  * The endpoints, each in server processes of its own:
  * - `handwritten`: what a careful hand-written receiver does: the framework's raw body, HMAC over "<t>." + bytes
  *   compared in constant time, JSON.parse, a bounded Map for dedupe on event_id, 200;
- * - `handwritten-attested`: the same, fed the attested pool (it does not verify the attestation: the target allows
- *   ours 1.3 × a raw crypto.verify of the token for that);
+ * - `handwritten-attested`: the same, fed the attested pool (it does not verify the attestation);
  * - `handwritten-verify`: `handwritten-attested` plus one raw crypto.verify of the token (key by kid, nothing else):
  *   its cost over `handwritten-attested` is what that verify costs inside a server under the same load;
  * - `adapter`: our adapter, as a user sets it up (default memory store), HMAC-only events;

@@ -220,7 +220,7 @@ describe('attestation key source', () => {
 });
 
 describe('ordering', () => {
-  it.each([0, 1])('accepts firstSeq %i', (firstSeq) => {
+  it.each([0, 1] as const)('accepts firstSeq %i', (firstSeq) => {
     expect(() =>
       validateReceiverOptions({ secrets, ordering: streamOrdering({ mode: 'detect', firstSeq }) }),
     ).not.toThrow();
