@@ -6,9 +6,18 @@ import type { JSONWebKeySet } from 'jose';
 
 /**
  * The receivers measured: the hand-written one, Stripe's `constructEvent`, ours through `receive()` and through the
- * fetch handler, and ours with ordering `enforce`.
+ * fetch handler, ours with ordering `enforce`, and the hand-written one and ours inside a Fastify app driven in
+ * process by `inject()`.
  */
-export const SUBJECTS = ['hand', 'stripe', 'ours', 'ours-fetch', 'ours-enforce'] as const;
+export const SUBJECTS = [
+  'hand',
+  'stripe',
+  'ours',
+  'ours-fetch',
+  'ours-enforce',
+  'hand-fastify',
+  'ours-fastify',
+] as const;
 export type SubjectName = (typeof SUBJECTS)[number];
 
 /** What the receivers are configured with: the test kit signer's secrets and attestation settings. */

@@ -57,3 +57,15 @@ describe('insnVerdicts', () => {
     expect(lines).toContain('  MISSED  Workers bundle: 200 KB (target ≤ 120 KB)');
   });
 });
+
+describe('the Fastify pair', () => {
+  it('adds an info line, ours ÷ hand-written inside the same app, early and steady, when both were measured', () => {
+    const base = [figures('hand', 'hmac', 1), figures('ours', 'hmac', 1)];
+    const lines = insnVerdicts(
+      [...base, figures('hand-fastify', 'hmac', 2), { ...figures('ours-fastify', 'hmac', 2.5), steady: 110_000 }],
+      100 * 1024,
+    );
+    expect(lines.at(-1)).toBe('  info    in Fastify (inject), ours ÷ hand-written: early 1.25×, steady 1.10×');
+    expect(insnVerdicts(base, 100 * 1024).some((line) => line.includes('Fastify'))).toBe(false);
+  });
+});

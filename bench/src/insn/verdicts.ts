@@ -78,5 +78,17 @@ export function insnVerdicts(measured: readonly Measured[], bundleBytes: number)
     ratioLine('steady, ours ÷ Stripe', ours, stripe, 'steady', 1.0),
     ratioLine('steady attested, ours ÷ hand-written', oursAttested, handAttested, 'steady', 1.05),
     ratioLine('steady, ordering enforce ÷ off (memory store, one stream)', oursEnforce, oursOrderedOff, 'steady', 1.2),
+    ...frameworkInfo(find('ours-fastify', 'hmac'), find('hand-fastify', 'hmac')),
+  ];
+}
+
+/** Ours ÷ hand-written inside the same Fastify app (inject): information, the issue sets no target for it. */
+function frameworkInfo(ours: Measured | undefined, hand: Measured | undefined): string[] {
+  if (!ours || !hand) return [];
+  return [
+    verdict(
+      'info',
+      `in Fastify (inject), ours ÷ hand-written: early ${ratio(ours.early / hand.early)}, steady ${ratio(ours.steady / hand.steady)}`,
+    ),
   ];
 }

@@ -1,8 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
-import { answerBody, BODY_LIMIT_BYTES, header, type StartApp } from './types.js';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { answerBody, BODY_LIMIT_BYTES, header, type AppContext, type StartApp } from './types.js';
 
-export const start: StartApp = async ({ path, endpoint }) => {
+/**
+ * The Fastify app of one endpoint, not listening: the HTTP section starts it on a port, the instruction-count section
+ * drives it in process with `app.inject()`.
+ */
+export async function buildFastifyApp({ path, endpoint }: AppContext): Promise<FastifyInstance> {
   const app = Fastify({ logger: false });
   if (endpoint.kind === 'adapter') {
     const { kybWebhooks } = await import('@kyb-webhooks/fastify');
@@ -20,6 +24,11 @@ export const start: StartApp = async ({ path, endpoint }) => {
       });
     });
   }
+  return app;
+}
+
+export const start: StartApp = async (context) => {
+  const app = await buildFastifyApp(context);
   await app.listen({ port: 0, host: '127.0.0.1' });
   return (app.server.address() as AddressInfo).port;
 };
