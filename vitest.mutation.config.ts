@@ -35,6 +35,7 @@ export default defineConfig({
       { find: /^@kyb-webhooks\/core$/, replacement: coreEntry('index.ts') },
       { find: /^@kyb-webhooks\/core\/store$/, replacement: coreEntry('store.ts') },
       { find: /^@kyb-webhooks\/core\/adapter$/, replacement: coreEntry('adapter.ts') },
+      { find: /^@kyb-webhooks\/core\/queue$/, replacement: coreEntry('queue.ts') },
       { find: /^@kyb-webhooks\/core\/schemas$/, replacement: coreEntry('schemas.ts') },
     ],
   },

@@ -7,7 +7,13 @@ import { packageBuild } from '../../tsup.shared.js';
 // tests against from the root entry, under require() as under import.
 export default defineConfig([
   packageBuild(
-    { index: 'src/index.ts', store: 'src/store.ts', adapter: 'src/adapter.ts', schemas: 'src/schemas.ts' },
+    {
+      index: 'src/index.ts',
+      store: 'src/store.ts',
+      adapter: 'src/adapter.ts',
+      queue: 'src/queue.ts',
+      schemas: 'src/schemas.ts',
+    },
     { external: ['#crypto'], splitting: true },
   ),
   packageBuild(

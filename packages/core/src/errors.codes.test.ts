@@ -30,7 +30,9 @@ function advice(error: KybWebhookError): string {
     case 'store_unavailable':
     case 'backfill_unavailable':
     case 'internal_error':
-      return 'a dependency is down; the service retries';
+    case 'queue_unavailable':
+    case 'queue_full':
+      return 'a dependency is down or full; the service retries';
     case 'in_progress':
     case 'out_of_order':
     case 'backfill_invalid':

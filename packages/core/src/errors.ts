@@ -96,6 +96,9 @@ export const ERRORS = {
   internal_error: { status: 500, message: 'The receiver failed unexpectedly; the delivery will be retried.' },
   jwks_unavailable: { status: 503, message: 'The attestation keys could not be fetched; retry later.' },
   store_unavailable: { status: 503, message: 'The dedupe store is unavailable or answered unexpectedly; retry later.' },
+  // queue mode (docs/queue-mode.md): the event was verified but could not be handed to the queue, so it is not acknowledged
+  queue_unavailable: { status: 503, message: 'The event queue is unavailable; the delivery will be retried.' },
+  queue_full: { status: 429, message: 'The event queue is over its backlog limit; retry after the time given.' },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 /** A stable rejection code, e.g. `'signature_mismatch'`: one of {@link ERRORS}, each with its HTTP status. */
@@ -122,7 +125,8 @@ export type ErrorCode = keyof typeof ERRORS;
  *     case 'handler_failed': case 'handler_timeout': case 'late_unhandled':
  *       return 'your handler failed; the service retries'
  *     case 'jwks_unavailable': case 'store_unavailable': case 'backfill_unavailable': case 'internal_error':
- *       return 'a dependency is down; the service retries'
+ *     case 'queue_unavailable': case 'queue_full':
+ *       return 'a dependency is down or full; the service retries'
  *     case 'in_progress': case 'out_of_order': case 'backfill_invalid': case 'event_data_invalid':
  *       return 'retried until it can be processed'
  *     case 'backfill_unfillable':
@@ -139,14 +143,15 @@ export type KybWebhookErrorCode = ErrorCode | 'config_invalid';
 
 /**
  * The `code` of a 2xx answer that is not a plain first success: `duplicate` (processed before), `unauthenticated`
- * (nothing authenticates it; acknowledged, not processed), `late` (ordering enforce: taken by the `onGap` handlers).
+ * (nothing authenticates it; acknowledged, not processed), `late` (ordering enforce: taken by the `onGap` handlers),
+ * `queued` (queue mode: verified and durably handed to the queue; a worker runs the handlers).
  *
  * @example
  * ```ts
  * if (result.status === 200 && result.code === 'duplicate') metrics.increment('kyb.duplicate')
  * ```
  */
-export type AcknowledgementCode = 'duplicate' | 'unauthenticated' | 'late';
+export type AcknowledgementCode = 'duplicate' | 'unauthenticated' | 'late' | 'queued';
 
 /**
  * Every code, in one list: the rejection codes of {@link ERRORS} and `config_invalid`.

@@ -121,6 +121,14 @@ export { streamOrdering } from './ordering/stream-ordering.js';
 export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering/types.js';
 export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './ordering/backfill-guard.js';
 
+// Queue mode (docs/queue-mode.md); engine writers: the ./queue entry
+export { createQueueWorker, DEFAULT_WORKER_CONCURRENCY } from './queue/worker.js';
+export type { QueueWorker, QueueWorkerOptions } from './queue/worker.js';
+export { createMemoryQueue } from './queue/memory-queue.js';
+export type { MemoryQueue, MemoryQueueOptions } from './queue/memory-queue.js';
+export type { EventQueue, BlockedStream } from './queue/types.js';
+export type { JobInfo } from './pipeline/dispatch.js';
+
 // Errors and logs
 export { ERRORS, KybWebhookError, KYB_WEBHOOK_ERROR_CODES } from './errors.js';
 export type { ErrorCode, KybWebhookErrorCode, AcknowledgementCode } from './errors.js';

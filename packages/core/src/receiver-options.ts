@@ -300,6 +300,10 @@ const RECEIVER_SPEC: OptionsSpec = {
     now: optionRules.func('a clock in milliseconds, like Date.now'),
     logger: optionRules.funcOrFalse('called with each log entry; false silences the default console logger'),
     ordering: optionRules.fields(orderingFields, "e.g. { mode: 'enforce', fetchEventsAfter }"),
+    queue: optionRules.methods(
+      ['enqueue', 'work', 'blockedStreams', 'retryStream', 'skipBlocked'],
+      'an event queue (EventQueue): use createMemoryQueue() in one process, or the pg-boss or BullMQ queue',
+    ),
     crypto: optionRules.internal(),
   },
   aliases: {

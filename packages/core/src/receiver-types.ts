@@ -19,6 +19,7 @@ import type { KnownEventType, KybEvent, UnknownKybEvent } from './events/events.
 import type { HeadersInput } from './http/headers.js';
 import type { Logger } from './log/logger.js';
 import type { GapHandler, OrderingMode, OrderingOptions, StreamOrdering } from './ordering/types.js';
+import type { EventQueue } from './queue/types.js';
 import type { ReplayOptions } from './pipeline/replay.js';
 import type { SecretKeyring } from './verify/signature.js';
 
@@ -77,6 +78,13 @@ export interface ReceiverOptions {
    * `(s, a, signal) => client.events(s, { afterSeq: a, signal })` with `@kyb-webhooks/client`. See {@link OrderingOptions}.
    */
   ordering?: StreamOrdering | (OrderingOptions & { mode: 'off' });
+  /**
+   * Queue mode (docs/queue-mode.md): a verified delivery is written to this queue and answered `200 queued` once the
+   * queue has it (`503 queue_unavailable` / `429 queue_full` otherwise); `createQueueWorker(receiver)` runs the
+   * handlers from the queue, with the same dedupe, ordering and settle steps as inline. Default: none (inline: the
+   * answer waits for the handlers). Engines: `createMemoryQueue` (one process, tests), pg-boss, BullMQ.
+   */
+  queue?: EventQueue;
   /** @internal Crypto implementation override for tests of both paths. */
   crypto?: PlatformCrypto;
 }
@@ -116,7 +124,8 @@ export interface ReceiveInput {
  * ```
  */
 export type ResponseBody =
-  { received: true; code?: 'duplicate' | 'unauthenticated' | 'late' } | { error: { code: ErrorCode; message: string } };
+  | { received: true; code?: 'duplicate' | 'unauthenticated' | 'late' | 'queued' }
+  | { error: { code: ErrorCode; message: string } };
 
 /**
  * What the adapter writes back: status, extra headers and a JSON body.
@@ -130,10 +139,11 @@ export type ResponseBody =
 export interface ReceiveResult {
   status: number;
   /**
-   * `'duplicate'`, `'unauthenticated'`, `'late'` (ordering enforce: an event behind its stream's cursor that the
+   * `'duplicate'`, `'unauthenticated'`, `'queued'` (queue mode: handed to the queue), `'late'` (ordering enforce: an
+   * event behind its stream's cursor that the
    * `onGap` handlers took) or a rejection code; absent for a first, successful delivery.
    */
-  code?: ErrorCode | 'duplicate' | 'unauthenticated' | 'late';
+  code?: ErrorCode | 'duplicate' | 'unauthenticated' | 'late' | 'queued';
   headers: Record<string, string>;
   body: ResponseBody;
   /** The verified event, once it got that far; never set for an unauthenticated delivery. */

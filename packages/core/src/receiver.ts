@@ -3,7 +3,7 @@ import { createChecks } from './pipeline/checks.js';
 import { createClaimRunSettle } from './pipeline/claim-run-settle.js';
 import { DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, validateReceiverOptions } from './receiver-options.js';
 import { createConsoleLogger } from './log/console-logger.js';
-import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from './store/dedupe.js';
+import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, type DedupeStore } from './store/dedupe.js';
 import { HandlerRegistry, type AnyEventHandler } from './pipeline/dispatch.js';
 import { KybWebhookError, rejection } from './errors.js';
 import { ATTESTED_EVENT_TYPES, isKnownEventType } from './events/event-types.js';
@@ -20,6 +20,9 @@ import { createHandlerRunner } from './pipeline/run-handlers.js';
 import { createSignatureCheck } from './verify/signature.js';
 import { isStreamCursorStore } from './store/stream-store.js';
 import { createUnauthenticatedReceive } from './pipeline/unauthenticated.js';
+import { createHandoff } from './queue/handoff.js';
+import { linkWorkerPorts } from './queue/receiver-link.js';
+import type { VerifiedItem } from './pipeline/checks.js';
 
 /** The checks of one receiver (checks.ts). */
 type Checks = ReturnType<typeof createChecks>;
@@ -106,25 +109,25 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   // What nothing authenticates never reaches the store (unauthenticated.ts).
   const receiveUnauthenticated = createUnauthenticatedReceive(handlers, runHandlers, logger);
 
-  // Ordering off (the default) leaves `ordered` undefined: the hot path pays one branch on it and nothing else. The
-  // engine comes with the option (streamOrdering(), ordering/stream-ordering.ts), so a receiver without ordering never
-  // loads it; validateReceiverOptions refused 'detect' and 'enforce' without it.
   const ordering = options.ordering;
-  const ordered =
-    ordering && ordering.mode !== 'off' && isStreamCursorStore(store)
-      ? (ordering.engine as typeof createOrderedPath)(ordering, {
-          mode: ordering.mode,
-          hasSecrets,
-          store,
-          retainMs,
-          now,
-          handlerTimeoutMs,
-          logger,
-          gapHandlers,
-          steps: claimRunSettle,
-          verifyFetched,
-        })
-      : undefined;
+  const ordered = orderedPathOf(options, {
+    hasSecrets,
+    store,
+    retainMs,
+    now,
+    handlerTimeoutMs,
+    logger,
+    gapHandlers,
+    steps: claimRunSettle,
+    verifyFetched,
+  });
+
+  // Steps 6 to 8 as an inline delivery runs them (and as a queue worker runs a job): the ordered path, or claim-run-settle.
+  const processInline = ordered ?? processVerified;
+  // Queue mode (queue/handoff.ts): a verified delivery is enqueued and answered; a worker runs processInline later.
+  const accept: (item: VerifiedItem) => Promise<ReceiveResult> = options.queue
+    ? createHandoff({ queue: options.queue, logger, now, timeoutMs: storeTimeoutMs })
+    : processInline;
 
   async function receive(input: ReceiveInput): Promise<ReceiveResult> {
     try {
@@ -133,9 +136,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (checked instanceof Promise) checked = await checked;
       if ('refused' in checked) return reject(logger, checked.refused, checked.envelope);
       if ('unauthenticated' in checked) return await receiveUnauthenticated(checked.unauthenticated, input);
-      // 6 to 8: with ordering on, the ordered path dedupes, orders and runs it (ordering/receive.ts)
-      if (ordered) return await ordered(checked);
-      return await processVerified(checked);
+      // 6 to 8: with ordering on, the ordered path dedupes, orders and runs it (ordering/receive.ts); in queue mode,
+      // the queue takes it and a worker runs them
+      return await accept(checked);
     } catch (error) {
       // A bug of ours or a throwing logger: still a clean, retryable answer, never a crash and never a 2xx.
       return reject(logger, rejection('internal_error', undefined, error));
@@ -174,25 +177,56 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     receive,
     verify: (input) => verifyDelivery(check, input),
-    async replay(raw, replayOptions) {
-      try {
-        return await replayFetched(raw, replayOptions, {
-          verify: verifyFetched,
-          refuse: (error) => reject(logger, error),
-          process: (item) => (ordered ? ordered(item) : processVerified(item)),
-        });
-      } catch (error) {
-        if (replayOptions?.signal?.aborted && error === replayOptions.signal.reason) throw error;
-        return reject(logger, rejection('internal_error', undefined, error));
-      }
-    },
+    replay: (raw, replayOptions) => replayThrough(raw, replayOptions, { verifyFetched, logger, accept }),
     orderingMode: ordered ? ordering!.mode : 'off',
     reject(code) {
       return reject(logger, code);
     },
     maxBodyBytes,
   };
+  linkWorkerPorts(receiver, {
+    process: processInline,
+    answersClaim: options.attestation?.answersClaim,
+    queue: options.queue,
+  });
   return receiver;
+}
+
+/** `receiver.replay`: an event fetched from the API, verified and taken as a delivery would be (replay.ts). */
+async function replayThrough(
+  raw: unknown,
+  replayOptions: Parameters<Receiver['replay']>[1],
+  parts: {
+    verifyFetched: Checks['verifyFetched'];
+    logger: Logger | undefined;
+    accept: (item: VerifiedItem) => Promise<ReceiveResult>;
+  },
+): Promise<ReceiveResult> {
+  try {
+    return await replayFetched(raw, replayOptions, {
+      verify: parts.verifyFetched,
+      refuse: (error) => reject(parts.logger, error),
+      process: parts.accept,
+    });
+  } catch (error) {
+    if (replayOptions?.signal?.aborted && error === replayOptions.signal.reason) throw error;
+    return reject(parts.logger, rejection('internal_error', undefined, error));
+  }
+}
+
+/**
+ * The ordered path of a receiver whose ordering is 'detect' or 'enforce', or undefined with ordering off (the default:
+ * the hot path then pays one branch and nothing else). The engine comes with the option (`streamOrdering()`,
+ * ordering/stream-ordering.ts), so a receiver without ordering never loads it; validateReceiverOptions refused
+ * 'detect' and 'enforce' without it.
+ */
+function orderedPathOf(
+  options: ReceiverOptions,
+  parts: Omit<Parameters<typeof createOrderedPath>[1], 'mode' | 'store'> & { store: DedupeStore },
+): ReturnType<typeof createOrderedPath> | undefined {
+  const { ordering } = options;
+  if (!ordering || ordering.mode === 'off' || !isStreamCursorStore(parts.store)) return undefined;
+  return (ordering.engine as typeof createOrderedPath)(ordering, { ...parts, mode: ordering.mode, store: parts.store });
 }
 
 /** `receiver.verify`: the checks of a delivery and nothing else; throws what a delivery would be refused with. */

@@ -213,7 +213,7 @@ function validatedEvent(
 }
 
 /** A release's answers into the handler context, from the verified claims. */
-function withAnswers(
+export function withAnswers(
   context: DeliveryContext,
   envelope: Envelope,
   claims: AttestationClaims | undefined,

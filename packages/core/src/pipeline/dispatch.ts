@@ -36,6 +36,25 @@ export interface BaseHandlerContext {
    * `handler_timeout` and will be retried. Pass it to your database and HTTP calls so that a stuck handler stops.
    */
   readonly signal: AbortSignal;
+  /** Set when a queue worker runs the handlers (queue mode, docs/queue-mode.md); absent for a delivery run inline. */
+  job?: JobInfo;
+}
+
+/**
+ * The queue job a worker runs the handlers for (see {@link BaseHandlerContext.job}).
+ *
+ * @example
+ * ```ts
+ * receiver.onAny((event, { job }) => { if (job && job.attempt > 1) log.info(`retry ${job.attempt} of ${event.event_id}`) })
+ * ```
+ */
+export interface JobInfo {
+  /** The queue's id for the job. */
+  id: string;
+  /** 1 for the first run, 2 for the first retry, and so on. */
+  attempt: number;
+  /** When the receiver enqueued it (ms since the epoch). */
+  enqueuedAt: number;
 }
 
 /** Context of event type `T`: attested types always have `claims`; releases have `answers`. */
@@ -80,6 +99,7 @@ export class DeliveryContext {
   readonly claims: AttestationClaims | undefined;
   readonly deliveryAttempt: number | undefined;
   answers?: ReleasedAnswers;
+  job?: JobInfo;
   #controller: AbortController | undefined;
 
   constructor(

@@ -15,6 +15,7 @@ const RECEIVED_BODY: ResponseBody = Object.freeze({ received: true });
 const UNAUTHENTICATED_BODY: ResponseBody = Object.freeze({ received: true, code: 'unauthenticated' });
 const DUPLICATE_BODY: ResponseBody = Object.freeze({ received: true, code: 'duplicate' });
 const LATE_BODY: ResponseBody = Object.freeze({ received: true, code: 'late' });
+const QUEUED_BODY: ResponseBody = Object.freeze({ received: true, code: 'queued' });
 const RESPONSE_HEADERS: Partial<Record<ErrorCode, Record<string, string>>> = {
   method_not_allowed: Object.freeze({ allow: 'POST' }),
 };
@@ -63,6 +64,24 @@ export function answerProcessed(
       eventType: envelope.event,
     });
   return { status: 200, headers: NO_HEADERS, body: RECEIVED_BODY, event };
+}
+
+/** 200 `queued` (queue mode): the verified event is in the queue, where a worker will run its handlers. */
+export function answerQueued(
+  logger: Logger | undefined,
+  envelope: Envelope,
+  event: KybEvent | UnknownKybEvent,
+): ReceiveResult {
+  if (logger)
+    safeLog(logger, {
+      level: 'debug',
+      message: 'delivery queued',
+      code: 'queued',
+      status: 200,
+      eventId: envelope.event_id,
+      eventType: envelope.event,
+    });
+  return { status: 200, code: 'queued', headers: NO_HEADERS, body: QUEUED_BODY, event };
 }
 
 /** 200 `duplicate`: the event was processed before. */

@@ -1,0 +1,109 @@
+/*
+ * Queue mode, the worker's side (docs/queue-mode.md): jobs from the queue run through the receiver's own steps 6 to 8
+ * (claim, handlers, settle; the ordered path with ordering on), so a worker dedupes, orders and settles exactly as
+ * an inline delivery does, with the handlers registered on the receiver. A job whose run is not a 2xx is failed
+ * back to the queue, which retries it with backoff and, past its limit, dead-letters it and blocks its stream.
+ */
+import { KybWebhookError, type ErrorCode } from '../errors.js';
+import type { Receiver } from '../receiver-types.js';
+import { itemOfJob } from './job.js';
+import { workerPortsOf, type WorkerPorts } from './receiver-link.js';
+import type { EventQueue, QueueJob, QueueSubscription } from './types.js';
+
+/** Options of {@link createQueueWorker}. */
+export interface QueueWorkerOptions {
+  /** The queue to take jobs from; default the receiver's `queue` option. */
+  queue?: EventQueue;
+  /** Jobs run at once by this worker (different streams; a stream's jobs run one at a time). Default 4. */
+  concurrency?: number;
+}
+
+/** A worker: {@link createQueueWorker}. */
+export interface QueueWorker {
+  /** Starts taking jobs; resolves once subscribed. Calling it again changes nothing. */
+  start(): Promise<void>;
+  /** Stops taking jobs and resolves once the jobs already running have finished. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Why a job failed: the answer its run would have had inline (`handler_failed`, `store_unavailable`, `out_of_order`,
+ * …). Thrown back to the queue, which retries the job; the code is what `blockedStreams()` reports.
+ *
+ * @example
+ * ```ts
+ * if (error instanceof JobFailedError && error.code === 'handler_failed') alert(error.eventId)
+ * ```
+ */
+export class JobFailedError extends Error {
+  override readonly name = 'JobFailedError';
+  constructor(
+    readonly code: ErrorCode,
+    readonly status: number,
+    readonly eventId: string,
+  ) {
+    super(code);
+  }
+}
+
+export const DEFAULT_WORKER_CONCURRENCY = 4;
+
+/**
+ * Creates a worker that runs `receiver`'s handlers for the events its queue holds (queue mode). Run as many workers
+ * as you like, in as many processes: each stream's events still run one at a time, in order, and a processed event
+ * is never run again (the receiver's store dedupes it).
+ *
+ * @example
+ * ```ts
+ * const queue = createMemoryQueue()
+ * const receiver = createReceiver({ secrets, queue })
+ * receiver.on('kyb.data_request.released', async (event, { answers, job }) => save(event, answers, job?.attempt))
+ * const worker = createQueueWorker(receiver)
+ * await worker.start()
+ * process.on('SIGTERM', () => void worker.stop())
+ * ```
+ */
+export function createQueueWorker(receiver: Receiver, options: QueueWorkerOptions = {}): QueueWorker {
+  const ports = workerPortsOf(receiver);
+  if (!ports) {
+    throw new KybWebhookError(
+      'config_invalid',
+      'createQueueWorker: `receiver` was not made by createReceiver; pass the receiver whose handlers the worker runs.',
+    );
+  }
+  const queue = options.queue ?? ports.queue;
+  if (!queue) {
+    throw new KybWebhookError(
+      'config_invalid',
+      'createQueueWorker: no queue. Pass `queue` here, or create the receiver with its `queue` option (queue mode).',
+    );
+  }
+  const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1000) {
+    throw new KybWebhookError(
+      'config_invalid',
+      `createQueueWorker: \`concurrency\` must be a whole number from 1 to 1000 (jobs at once); the default is ${DEFAULT_WORKER_CONCURRENCY}.`,
+    );
+  }
+  let subscription: Promise<QueueSubscription> | undefined;
+  const runJob = (job: QueueJob) => runJobThrough(ports, job);
+  return {
+    async start() {
+      subscription ??= queue.work(runJob, { concurrency });
+      await subscription;
+    },
+    async stop() {
+      const running = subscription;
+      subscription = undefined;
+      if (running) await (await running).stop();
+    },
+  };
+}
+
+/** Runs one job through the receiver's steps 6 to 8; a non-2xx outcome fails the job back to the queue. */
+async function runJobThrough(ports: WorkerPorts, job: QueueJob): Promise<void> {
+  const item = await itemOfJob(job, ports.answersClaim);
+  const result = await ports.process(item);
+  if (result.status >= 200 && result.status < 300) return;
+  throw new JobFailedError((result.code ?? 'internal_error') as ErrorCode, result.status, job.event.eventId);
+}
