@@ -12,8 +12,13 @@ export interface PurgeResult {
   /** Expired records loaded. */
   rows: number;
   batchSize: number;
-  /** What purgeCompleted resolved to (records, cursors and skips deleted). */
-  deleted: number;
+  /** What purgeCompleted resolved to (records, cursors and skips deleted); absent when it failed. */
+  deleted?: number;
+  /** Why purgeCompleted failed, when it did. */
+  purgeError?: string;
+  /** Claims that failed while the purge ran (a receiver answers those 503), and the first one's error. */
+  failedClaims: number;
+  claimError?: string;
   purgeMs: number;
   without: P99;
   during: P99;
@@ -49,20 +54,42 @@ export async function measurePurge(
   let done = false;
   const start = performance.now();
   let end = start;
-  const purge = store.purge({ batchSize: options.batchSize }).finally(() => {
+  const purge = settle(store.purge({ batchSize: options.batchSize })).finally(() => {
     done = true;
     end = performance.now();
   });
   const during: number[] = [];
-  // Claims until the purge has finished; a purge that fails stops the loop too, and its error is thrown below.
-  while (!done) during.push(await timedClaim(store, nextId()));
-  const deleted = await purge;
+  let failedClaims = 0;
+  let claimError: string | undefined;
+  // Claims until the purge has ended. A claim that fails is what a receiver answers 503 to: counted, not fatal.
+  while (!done) {
+    try {
+      during.push(await timedClaim(store, nextId()));
+    } catch (error) {
+      failedClaims++;
+      claimError ??= firstLine(error);
+    }
+  }
+  const outcome = await purge;
   return {
     rows,
     batchSize: options.batchSize,
-    deleted,
+    ...outcome,
     purgeMs: end - start,
     without: p99(without),
     during: p99(during),
+    failedClaims,
+    ...(claimError === undefined ? {} : { claimError }),
   };
+}
+
+const firstLine = (error: unknown): string => String((error as Error)?.message ?? error).split('\n')[0]!;
+
+/** The purge's count, or its error: a purge that fails is reported beside the claims' figures, not thrown. */
+async function settle(purge: Promise<number>): Promise<{ deleted?: number; purgeError?: string }> {
+  try {
+    return { deleted: await purge };
+  } catch (error) {
+    return { purgeError: firstLine(error) };
+  }
 }

@@ -88,7 +88,7 @@ function purgeRows(purges: readonly { engine: Engine; result: PurgeResult }[]): 
       count(result.rows),
       int(result.batchSize),
       (result.purgeMs / 1000).toFixed(1),
-      int((result.deleted * 1000) / result.purgeMs),
+      result.deleted === undefined ? 'failed' : int((result.deleted * 1000) / result.purgeMs),
       `${int(result.without.n)} · ${p99Cell(result.without)}`,
       `${int(result.during.n)} · ${p99Cell(result.during)}`,
       `${ratio(slowdown.ratio)} (${interval(slowdown.low, slowdown.high)})`,
@@ -97,16 +97,30 @@ function purgeRows(purges: readonly { engine: Engine; result: PurgeResult }[]): 
 }
 
 function purgeVerdicts(purges: readonly { engine: Engine; result: PurgeResult }[]): string[] {
-  return purges.map(({ engine, result }) => {
+  return purges.flatMap(({ engine, result }) => {
     const slowdown = purgeSlowdown(result.during, result.without);
-    return verdict(
-      slowdown.outcome,
-      `${engine.name}, batchSize ${int(result.batchSize)}: claim p99 while purging ${count(result.rows)} expired rows ` +
-        `≤ ${MAX_PURGE_SLOWDOWN}× without: ` +
-        `${ratio(slowdown.ratio)} (${us(result.during.value)} against ${us(result.without.value)} µs; widest interval ` +
-        `${interval(slowdown.low, slowdown.high)}); the purge deleted ${int(result.deleted)} in ` +
-        `${(result.purgeMs / 1000).toFixed(1)} s, ${int((result.deleted * 1000) / result.purgeMs)} rows/s`,
-    );
+    const name = `${engine.name}, batchSize ${int(result.batchSize)}`;
+    const purged =
+      result.deleted === undefined
+        ? `the purge failed after ${(result.purgeMs / 1000).toFixed(1)} s`
+        : `the purge deleted ${int(result.deleted)} in ${(result.purgeMs / 1000).toFixed(1)} s, ` +
+          `${int((result.deleted * 1000) / result.purgeMs)} rows/s`;
+    const lines = [
+      verdict(
+        slowdown.outcome,
+        `${name}: claim p99 while purging ${count(result.rows)} expired rows ≤ ${MAX_PURGE_SLOWDOWN}× without: ` +
+          `${ratio(slowdown.ratio)} (${us(result.during.value)} against ${us(result.without.value)} µs; widest ` +
+          `interval ${interval(slowdown.low, slowdown.high)}); ${purged}`,
+      ),
+    ];
+    if (result.purgeError !== undefined)
+      lines.push(verdict(false, `${name}: purgeCompleted failed: ${result.purgeError}`));
+    if (result.failedClaims > 0) {
+      lines.push(
+        verdict(false, `${name}: ${int(result.failedClaims)} claims failed during the purge: ${result.claimError}`),
+      );
+    }
+    return lines;
   });
 }
 
