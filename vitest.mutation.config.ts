@@ -7,11 +7,12 @@ import { MutationSequencer } from './scripts/mutation-sequencer.js';
 // mutated packages, and without the globalSetup that starts database servers, which none of them needs.
 // KYB_MUTATE_TARGET is set by stryker.config.mjs (core, adapters, client or login).
 const TESTS: Record<string, string[]> = {
-  // The memory store's conformance run lives with the store suite in the test kit; it guards the core's memory store.
+  // The memory store's and memory queue's conformance runs live with their suites in the test kit; they guard the core's.
   core: [
     'packages/core/src/**/*.test.ts',
     'packages/core/fuzz/**/*.test.ts',
     'packages/testing/src/store-suite/memory-store.test.ts',
+    'packages/testing/src/queue-suite/memory-queue.test.ts',
   ],
   adapters: ['packages/{express,fastify,koa,hono,node}/src/**/*.test.ts'],
   client: ['packages/client/src/**/*.test.ts'],

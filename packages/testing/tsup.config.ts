@@ -5,7 +5,12 @@ import { packageBuild } from '../../tsup.shared.js';
 // One entry per package.json export.
 export default defineConfig(
   packageBuild(
-    { index: 'src/index.ts', 'store-suite': 'src/store-suite/index.ts', 'adapter-suite': 'src/adapter-suite/index.ts' },
+    {
+      index: 'src/index.ts',
+      'store-suite': 'src/store-suite/index.ts',
+      'queue-suite': 'src/queue-suite/index.ts',
+      'adapter-suite': 'src/adapter-suite/index.ts',
+    },
     { platform: 'node' },
   ),
 );
