@@ -2,6 +2,8 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createAdapter, toAdapterResponse } from './adapter-core.js';
 import { receiveDelivery } from './body-source.js';
+import { OVERSIZED_BODY_DRAIN } from './body.js';
+import { createTestSigner, testEvents } from '../../test-kit.js';
 import { createReceiver } from '../receiver.js';
 
 const receiver = createReceiver({ secrets: { '1': 'whsec_test' }, maxBodyBytes: 16 });
@@ -54,6 +56,87 @@ describe('receiveDelivery: the body-limit policy every entry point shares', () =
     const stream = new PassThrough();
     const pending = receiveDelivery(receiver, { method: 'POST', headers, body: { kind: 'stream', stream } });
     stream.end(new Uint8Array(32));
+    expect((await pending).status).toBe(413);
+  });
+});
+
+/** Whether `promise` has settled after pending I/O callbacks ran. */
+async function isSettled(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+/** One past what a drain reads beyond `maxBodyBytes` (16 here): a body declared this long is answered unread. */
+const PAST_DRAIN = String(16 + OVERSIZED_BODY_DRAIN.maxBytesPastLimit + 1);
+
+describe('receiveDelivery: Node streams, within and past the limit', () => {
+  it('hands a streamed body within maxBodyBytes to the receiver with the method and headers', async () => {
+    const signer = await createTestSigner();
+    const signed = await signer.sign(testEvents.dataRequestRefused());
+    const stream = new PassThrough();
+    const pending = receiveDelivery(createReceiver({ secrets: { ...signer.secrets } }), {
+      method: 'POST',
+      headers: signed.headers,
+      body: { kind: 'stream', stream, declaredLength: String(Buffer.byteLength(signed.body)) },
+    });
+    stream.end(signed.body);
+    const result = await pending;
+    expect([result.status, result.body]).toEqual([200, { received: true }]);
+  });
+
+  it('answers a stream declared over maxBodyBytes + maxBytesPastLimit with 413 at once, without reading it', async () => {
+    const stream = new PassThrough();
+    const pending = receiveDelivery(receiver, {
+      method: 'POST',
+      headers,
+      body: { kind: 'stream', stream, declaredLength: PAST_DRAIN },
+    });
+    expect(await isSettled(pending)).toBe(true);
+    expect([(await pending).status, (await pending).code]).toEqual([413, 'body_too_large']);
+    expect(stream.readableFlowing).toBeNull(); // never switched to reading
+  });
+});
+
+describe('receiveDelivery: a body the framework refused for its size', () => {
+  it('answers 413 body_too_large when there is no stream left to drain', async () => {
+    const result = await receiveDelivery(receiver, {
+      method: 'POST',
+      headers,
+      body: { kind: 'refused-too-large', maxBytes: 16, declaredLength: 64 },
+    });
+    expect([result.status, result.code]).toEqual([413, 'body_too_large']);
+  });
+
+  it('answers at once, without reading, when the declared length is past what a drain reads', async () => {
+    const stream = new PassThrough();
+    const pending = receiveDelivery(receiver, {
+      method: 'POST',
+      headers,
+      body: { kind: 'refused-too-large', stream, maxBytes: 16, declaredLength: PAST_DRAIN },
+    });
+    expect(await isSettled(pending)).toBe(true);
+    expect((await pending).status).toBe(413);
+    expect(stream.readableFlowing).toBeNull();
+  });
+
+  it('drains at most maxBytesPastLimit more when the framework already read past the limit', async () => {
+    const stream = new PassThrough();
+    stream.write(new Uint8Array(32));
+    stream.read(); // what the framework read before it refused the body
+    const pending = receiveDelivery(receiver, {
+      method: 'POST',
+      headers,
+      body: { kind: 'refused-too-large', stream, maxBytes: 16, declaredLength: 64 },
+    });
+    stream.write(new Uint8Array(OVERSIZED_BODY_DRAIN.maxBytesPastLimit));
+    expect(await isSettled(pending)).toBe(false);
+    stream.write(new Uint8Array(1)); // the sender goes on: the 413 goes out without waiting for the end
+    expect(await isSettled(pending)).toBe(true);
     expect((await pending).status).toBe(413);
   });
 });
