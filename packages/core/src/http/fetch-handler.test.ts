@@ -62,6 +62,19 @@ describe('createFetchHandler without a server', () => {
     expect(await response.json()).toMatchObject({ error: { code: 'body_already_parsed' } });
   });
 
+  it('answers 500 body_already_parsed when something read part of the body and let go of the stream', async () => {
+    const signer = await createTestSigner();
+    const handle = createFetchHandler(createReceiver({ secrets: { ...signer.secrets } }));
+    const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
+    const request = new Request(url, { method: 'POST', headers, body });
+    const reader = request.body!.getReader();
+    await reader.read();
+    reader.releaseLock(); // unlocked again, but what was read is gone
+    const response = await handle(request);
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ error: { code: 'body_already_parsed' } });
+  });
+
   it('refuses a body declared larger than maxBodyBytes + 4 MiB with 413 without reading it', async () => {
     const handle = createFetchHandler(createReceiver({ secrets: { '1': 'whsec_test' }, maxBodyBytes: 4096 }));
     const { stream, pulled } = endlessBody();
