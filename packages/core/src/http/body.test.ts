@@ -132,6 +132,15 @@ describe('oversized bodies are drained before the 413, within bounds (Web stream
     expect(await read).toEqual(TOO_LARGE);
   });
 
+  it('readWebBodyStream with drain: false (a client reading a response) answers at once, without draining', async () => {
+    const { stream, push } = manualWebStream();
+    const read = readWebBodyStream(stream, { maxBytes: 100, drain: false });
+    push(150);
+    // The stream stays open: a drain would wait here for more of it, up to its 5 s timer.
+    expect(await isSettled(read)).toBe(true);
+    expect(await read).toEqual(TOO_LARGE);
+  });
+
   // workerd throws from releaseLock() while a read is outstanding (Node, Bun and Deno reject the read instead); that
   // turned the 413 into an uncaught 500 there.
   it.each([
