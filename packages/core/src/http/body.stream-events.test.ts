@@ -120,3 +120,59 @@ describe('readWebBodyStream hands the stream back after a 413', () => {
     expect(stream.locked).toBe(false);
   });
 });
+
+// What a drain leaves behind once it is done: no timer holding the process open for another 5 s (a CLI or a test run
+// that answered a 413 would wait for it), and none of its listeners on a stream the caller keeps (Fastify's
+// request.raw), however many chunks follow the limit.
+describe('nothing of a finished drain stays behind', () => {
+  it('discardBodyStream leaves no timer pending', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stream = bareStream();
+    const drained = discardBodyStream(stream, { maxBytes: 100 });
+    stream.emit('end');
+    await drained;
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it.each(['end', 'close'])(
+    "discardBodyStream takes its 'data', 'end' and 'close' listeners off the stream (on '%s')",
+    async (event) => {
+      const stream = bareStream();
+      const drained = discardBodyStream(stream, { maxBytes: 100 });
+      stream.emit(event);
+      await drained;
+      expect(['data', 'end', 'close'].map((name) => stream.listenerCount(name))).toEqual([0, 0, 0]);
+    },
+  );
+
+  it('readWebBodyStream leaves no timer pending after the drain before its 413', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(150));
+        controller.enqueue(new Uint8Array(100));
+        controller.close();
+      },
+    });
+    expect(await readWebBodyStream(stream, { maxBytes: 100 })).toEqual({ ok: false, code: 'body_too_large' });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('readBodyStream stops listening at the limit: many chunks past it raise no listener-leak warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const stream = bareStream();
+      const read = readBodyStream(stream, { maxBytes: 10 });
+      for (let i = 0; i < 20; i += 1) stream.emit('data', new Uint8Array(11));
+      stream.emit('end');
+      expect(await read).toEqual({ ok: false, code: 'body_too_large' });
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      expect(warnings).toEqual([]);
+      expect(stream.listenerCount('data')).toBe(0);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});
