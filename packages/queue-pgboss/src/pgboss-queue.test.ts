@@ -224,6 +224,26 @@ describe.skipIf(!postgres.url)(`pg-boss queue against PostgreSQL ${postgres.skip
     expect(await queue.blockedStreams()).toEqual([]);
   }, 40_000);
 
+  it('pg-boss deletes a dead-lettered job nobody retried or skipped after deleteAfterSeconds, and its stream moves on', async () => {
+    // Pinned because it bends the contract ("blocked until retried or skipped"): pg-boss's maintenance deletes failed
+    // jobs like completed ones, once deleteAfterSeconds passed. The README says so, and `deleteAfterSeconds: 0` keeps them.
+    const queue = queueFor({ name: testQueueName(), retryLimit: 0, deleteAfterSeconds: 1 });
+    const streamId = ulid();
+    await queue.enqueue(queuedEvent(streamId, 0));
+    await queue.enqueue(queuedEvent(streamId, 1));
+    const done: number[] = [];
+    await work(queue, async ({ event }) => {
+      if (event.seq === 0) throw new Error('down');
+      done.push(event.seq);
+    });
+    await until(async () => (await queue.blockedStreams()).length === 1);
+    await sleep(1_500);
+    await boss.supervise(queue.queueName); // the maintenance pass the background timer would run
+    await until(() => done.includes(1));
+    expect(await queue.blockedStreams()).toEqual([]);
+    expect(await boss.findJobs(queue.deadLetterQueueName, { key: streamId })).toHaveLength(1); // the copy stays
+  }, 30_000);
+
   it('refuses an enqueue over maxBacklog with QueueFullError(retryAfterSeconds); a duplicate is still a duplicate', async () => {
     const queue = queueFor({ name: testQueueName(), maxBacklog: 3, retryAfterSeconds: 17 });
     const events = [0, 1, 2].map((seq) => queuedEvent(ulid(), seq));

@@ -9,7 +9,8 @@
  *   is what holds its stream back) and pg-boss copies it into `<name>-dead-letter`;
  * - retry / skip: pg-boss's `retry`, and `retry` + `complete` with the skip's reason as the job's output.
  *
- * The one query of its own is the backlog count (pg-boss's own counts are refreshed once a minute at best).
+ * Two reads of its own go to pg-boss's job table through pg-boss's pool: the backlog count (pg-boss's own counts are
+ * refreshed once a minute at best) and the failed jobs by state (findJobs has no state filter).
  */
 import { KybWebhookError } from '@kyb-webhooks/core';
 import {
@@ -81,10 +82,9 @@ export interface PgBossLike {
   getQueue(name: string): Promise<{ policy?: string | null } | null>;
   retry(name: string, id: string, options?: object): Promise<unknown>;
   complete(name: string, id: string, data: object, options: object): Promise<unknown>;
-  /** pg-boss 12.24+: lets retryStream give the job its full retries again (older: one more run). */
+  /** pg-boss 12.25+: lets retryStream give the job its full retries again (older: one more run). */
   update?(name: string, data: object, options: object): Promise<unknown>;
   findJobs(name: string, options: object): Promise<PgBossJobLike[]>;
-  getBlockedKeys(name: string, options?: object): Promise<string[]>;
   getDb(): PgBossDbLike;
 }
 
@@ -285,11 +285,10 @@ class PgBossQueueEngine implements PgBossQueue {
 
   async blockedStreams(): Promise<BlockedStream[]> {
     await this.ensureQueues();
-    const keys = await this.boss.getBlockedKeys(this.queueName, { limit: MAX_BLOCKED_LISTED });
     const blocked: BlockedStream[] = [];
-    for (const streamId of keys) {
-      const job = await this.failedJobOf(streamId);
-      if (job) blocked.push(blockedStreamOf(streamId, job));
+    for (const { id, streamId } of await this.failedJobIds()) {
+      const [job] = await this.boss.findJobs(this.queueName, { id });
+      if (job?.state === 'failed') blocked.push(blockedStreamOf(streamId, job));
     }
     return blocked;
   }
@@ -370,12 +369,35 @@ class PgBossQueueEngine implements PgBossQueue {
    * exact number does not matter, and the count stays cheap however deep the backlog.
    */
   private async countBacklog(): Promise<number> {
-    const sql =
+    const rows = await this.query(
       `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${this.settings.schema}.job ` +
-      `WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed') LIMIT $2) AS backlog`;
-    let rows: unknown[];
+        `WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed') LIMIT $2) AS backlog`,
+      [this.queueName, this.settings.maxBacklog],
+    );
+    const count = Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0);
+    this.backlog = { count, at: Date.now() };
+    return count;
+  }
+
+  /**
+   * The failed jobs of the queue (of one stream, when given), oldest failure first. Read by state in SQL (job_i8,
+   * pg-boss's unique index of key_strict_fifo, serves it): pg-boss's findJobs by key lists the key's jobs oldest first
+   * with completed ones among them, so a busy stream's failed job could lie past any page of it.
+   */
+  private async failedJobIds(streamId?: string): Promise<{ id: string; streamId: string }[]> {
+    const byStream = streamId === undefined ? '' : 'AND singleton_key = $2 ';
+    const rows = await this.query(
+      `SELECT id::text AS id, singleton_key AS "streamId" FROM ${this.settings.schema}.job ` +
+        `WHERE name = $1 AND state = 'failed' ${byStream}ORDER BY completed_on LIMIT ${MAX_BLOCKED_LISTED}`,
+      streamId === undefined ? [this.queueName] : [this.queueName, streamId],
+    );
+    return rows as { id: string; streamId: string }[];
+  }
+
+  /** One statement of this queue's own through pg-boss's pool; a schema without pg-boss's tables is a config error. */
+  private async query(sql: string, values: unknown[]): Promise<unknown[]> {
     try {
-      ({ rows } = await this.boss.getDb().executeSql(sql, [this.queueName, this.settings.maxBacklog]));
+      return (await this.boss.getDb().executeSql(sql, values)).rows;
     } catch (error) {
       if ((error as { code?: unknown })?.code === '42P01') {
         throw new KybWebhookError(
@@ -387,16 +409,15 @@ class PgBossQueueEngine implements PgBossQueue {
       }
       throw error;
     }
-    const count = Number((rows[0] as { n?: unknown } | undefined)?.n ?? 0);
-    this.backlog = { count, at: Date.now() };
-    return count;
   }
 
   /** The job that blocks `streamId`: its `failed` job (job_i8 of key_strict_fifo allows one per key). */
   private async failedJobOf(streamId: string): Promise<PgBossJobLike | undefined> {
     if (typeof streamId !== 'string' || streamId === '') return undefined;
-    const jobs = await this.boss.findJobs(this.queueName, { key: streamId });
-    return jobs.find((job) => job.state === 'failed');
+    const [failed] = await this.failedJobIds(streamId);
+    if (!failed) return undefined;
+    const [job] = await this.boss.findJobs(this.queueName, { id: failed.id });
+    return job?.state === 'failed' ? job : undefined;
   }
 
   /** Runs `change` in one transaction when pg-boss's database handle can open one, else statement by statement. */
@@ -494,18 +515,7 @@ const OPTIONS_SPEC: OptionsSpec = {
   options: {
     boss: optionRules.required(
       optionRules.methods(
-        [
-          'send',
-          'work',
-          'offWork',
-          'createQueue',
-          'getQueue',
-          'retry',
-          'complete',
-          'findJobs',
-          'getBlockedKeys',
-          'getDb',
-        ],
+        ['send', 'work', 'offWork', 'createQueue', 'getQueue', 'retry', 'complete', 'findJobs', 'getDb'],
         BOSS_FIX,
       ),
       BOSS_FIX,
