@@ -88,7 +88,15 @@ export interface PgBossLike {
   getDb(): PgBossDbLike;
 }
 
-/** Options of {@link createPgBossQueue}. */
+/**
+ * Options of {@link createPgBossQueue}.
+ *
+ * @example
+ * ```ts
+ * const options: PgBossQueueOptions = { boss, name: 'shop-kyb', retryLimit: 8, retryDelaySeconds: 5, maxBacklog: 50_000 }
+ * const queue = createPgBossQueue(options)
+ * ```
+ */
 export interface PgBossQueueOptions {
   /** Your started pg-boss instance (`await new PgBoss(url).start()`). The queue never starts or stops it. */
   boss: PgBossLike;
