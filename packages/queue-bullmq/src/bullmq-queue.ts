@@ -204,7 +204,11 @@ class BullMqQueueEngine implements BullMqQueue {
 
   /** The BullMQ Queue object, made on first use over the caller's connection (BullMQ never closes a shared one). */
   private get queue(): Queue {
-    this.queueObject ??= new Queue(this.settings.name, { connection: this.client, prefix: this.settings.prefix });
+    if (!this.queueObject) {
+      this.queueObject = new Queue(this.settings.name, { connection: this.client, prefix: this.settings.prefix });
+      // An 'error' event without a listener would throw out of the connection's event handler.
+      this.queueObject.on('error', (error) => this.settings.onError(error));
+    }
     return this.queueObject;
   }
 
@@ -352,6 +356,9 @@ class BullMqQueueEngine implements BullMqQueue {
       return;
     }
     const entry = JSON.parse(raw) as Entry;
+    // The two reads are not one atomic step; only this job's own success or a skip of a failed job can pop its event,
+    // and neither can happen while it runs, but a head that does not match is left alone all the same.
+    if (headJobIdOf(entry.key) !== job.id) return;
     try {
       await handle({ id: job.id, event: entry.event, attempt: job.attemptsMade + 1, enqueuedAt: entry.enqueuedAt });
     } catch (error) {

@@ -8,7 +8,16 @@
  */
 import { createHash } from 'node:crypto';
 
-/** The BullMQ job id of the event with dedupe key `key`: the same in Lua (redis.sha1hex) and here. */
+/**
+ * The BullMQ job id of the event with dedupe key `key` while it is its stream's head: `kyb-` and the SHA-1 of the key
+ * (UTF-8), the same in the Lua scripts (`redis.sha1hex`) and here, in every process and every version of this
+ * package. No `:` (BullMQ refuses it in custom ids) and never all digits (BullMQ refuses integer-like ids).
+ *
+ * @example
+ * ```ts
+ * const job = await bullQueue.getJob(headJobIdOf(event.key)) // the head job of a blocked stream, say
+ * ```
+ */
 export function headJobIdOf(key: string): string {
   return `kyb-${createHash('sha1').update(key, 'utf8').digest('hex')}`;
 }
