@@ -164,6 +164,14 @@ type Settings = Omit<Required<BullMqQueueOptions>, 'connection'>;
  */
 export function createBullMqQueue(options: BullMqQueueOptions): BullMqQueue {
   validateOptions(options, OPTIONS_SPEC);
+  if (options.connection.options?.keyPrefix) {
+    // BullMQ refuses it too, but only on first use; this queue's own keys would be prefixed twice over.
+    throw new KybWebhookError(
+      'config_invalid',
+      `createBullMqQueue: \`connection\` has ioredis's keyPrefix '${options.connection.options.keyPrefix}', which ` +
+        'BullMQ does not support. Make the connection without keyPrefix and pass the prefix as `prefix` instead.',
+    );
+  }
   const settings: Settings = {
     name: options.name ?? DEFAULTS.name,
     prefix: options.prefix ?? DEFAULTS.prefix,
@@ -234,6 +242,16 @@ class BullMqQueueEngine implements BullMqQueue {
       throw new KybWebhookError(
         'config_invalid',
         `BullMQ queue work(): \`concurrency\` must be a whole number of at least 1, got ${String(concurrency)}.`,
+      );
+    }
+    // BullMQ would throw a bare Error from its constructor here; say what to change instead.
+    if (this.client.options?.maxRetriesPerRequest != null) {
+      throw new KybWebhookError(
+        'config_invalid',
+        "BullMQ queue work(): BullMQ's workers need a connection made with `maxRetriesPerRequest: null` " +
+          `(it has ${String(this.client.options.maxRetriesPerRequest)}): ` +
+          '`new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: null })`. A process that only enqueues (the ' +
+          'receiver) may use any connection.',
       );
     }
     const worker = new Worker<HeadJobData>(this.settings.name, (job) => this.runHead(handle, job), {

@@ -38,6 +38,19 @@ describe('createBullMqQueue refuses a bad configuration at creation', () => {
     await expect(queue.work(async () => {}, { concurrency: 0 })).rejects.toMatchObject({ code: 'config_invalid' });
   });
 
+  it('refuses a connection with an ioredis keyPrefix at creation, naming the `prefix` option', () => {
+    const prefixed = new Redis('redis://127.0.0.1:1', { lazyConnect: true, keyPrefix: 'app:' });
+    expectConfigInvalid(() => createBullMqQueue({ connection: prefixed }), ["keyPrefix 'app:'", 'as `prefix` instead']);
+    prefixed.disconnect();
+  });
+
+  it('refuses to work over a connection whose maxRetriesPerRequest is not null, as BullMQ would, with the fix', async () => {
+    const queue = createBullMqQueue({ connection }); // ioredis's default: 20
+    const error = await queue.work(async () => {}, { concurrency: 1 }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'config_invalid' });
+    expect((error as Error).message).toContain('`maxRetriesPerRequest: null`');
+  });
+
   it('refuses a skip without a reason', async () => {
     const queue = createBullMqQueue({ connection });
     await expect(queue.skipBlocked('stream', { reason: ' ' })).rejects.toThrow(/needs a reason/);
