@@ -70,11 +70,13 @@ ${POP}`;
 /**
  * skipBlocked: keys as POP, KEYS[5] the skips list, KEYS[6] BullMQ's failed set; ARGV[1] the head job id, ARGV[3]
  * the skip record, ARGV[4] how many skip records to keep. Skips only a head whose job is failed (the stream is
- * blocked), so two skips, or a skip and a retry, cannot both win.
+ * blocked), and takes the job out of BullMQ's failed set, so two skips, or a skip and a `job.retry()` (which BullMQ
+ * refuses for a job not in that set), cannot both win. The caller then removes the job itself.
  */
 export const SKIP = `
 if redis.call('GET', KEYS[2]) ~= ARGV[1] then return {0} end
 if not redis.call('ZSCORE', KEYS[6], ARGV[1]) then return {0} end
+redis.call('ZREM', KEYS[6], ARGV[1])
 redis.call('LPUSH', KEYS[5], ARGV[3])
 redis.call('LTRIM', KEYS[5], 0, tonumber(ARGV[4]) - 1)
 ${POP}`;
