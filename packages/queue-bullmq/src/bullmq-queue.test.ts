@@ -6,7 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createBullMqQueue, headJobIdOf, type BullMqQueue, type BullMqQueueOptions } from './index.js';
-import { ADVANCE } from './scripts.js';
+import { ADVANCE, ENQUEUE } from './scripts.js';
 import { connect, dropPrefix, sleep, testNames, until } from './test-helpers.js';
 
 const redis = testService('redis');
@@ -136,6 +136,32 @@ describe.skipIf(!redis.url)(`BullMQ queue against Redis ${redis.skipReason ?? ''
     await until(() => seqs.length === 1);
     await sleep(200);
     expect(seqs).toEqual([1]);
+  });
+
+  it('recovers a receiver that died between the enqueue script and the add of the head job: the redelivery is a duplicate', async () => {
+    const { queue, base } = queueFor({ recoverIntervalMs: 3_600_000 });
+    const event = queuedEvent(ulid(), 0);
+    const keys = [`${base}key:${event.key}`, `${base}stream:${event.streamId}`, `${base}head:${event.streamId}`];
+    const entry = JSON.stringify({ key: event.key, enqueuedAt: Date.now(), event });
+    // The enqueue script as the dead receiver ran it; its BullMQ add never happened.
+    const outcome = await client.eval(
+      ENQUEUE,
+      5,
+      ...keys,
+      `${base}heads`,
+      `${base}backlog`,
+      entry,
+      60,
+      100,
+      headJobIdOf(event.key),
+      event.streamId,
+    );
+    expect(outcome).toBe(2);
+    expect(await queue.enqueue({ ...event })).toBe('duplicate'); // the service's retry: acknowledged, nothing added
+    const seen: QueueJob[] = [];
+    await queue.work(async (job) => void seen.push(job), { concurrency: 1 }); // recover() runs at start
+    await until(() => seen.length === 1);
+    expect(seen[0]!.event).toEqual(event);
   });
 
   it('a worker recovers such a head at start, and a stale job of a done event runs nothing', async () => {
