@@ -260,7 +260,17 @@ class BullMqQueueEngine implements BullMqQueue {
       concurrency,
     });
     worker.on('error', (error) => this.settings.onError(error));
-    const recovering = () => void this.recover().catch((error: unknown) => this.settings.onError(error));
+    // A run at start repairs what a crash of the last process left; one at a time, and awaited by stop(), so no
+    // recovery adds a job after the queue closed.
+    let recovery: Promise<void> | undefined;
+    const recovering = () => {
+      recovery ??= this.recover()
+        .then(
+          () => undefined,
+          (error: unknown) => this.settings.onError(error),
+        )
+        .finally(() => (recovery = undefined));
+    };
     recovering();
     const timer = setInterval(recovering, this.settings.recoverIntervalMs);
     timer.unref?.();
@@ -271,6 +281,7 @@ class BullMqQueueEngine implements BullMqQueue {
         (stopping ??= (async () => {
           clearInterval(timer);
           await worker.close();
+          await recovery;
           this.subscriptions.delete(subscription);
         })()),
     };
