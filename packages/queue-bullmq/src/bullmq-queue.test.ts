@@ -181,6 +181,41 @@ describe.skipIf(!redis.url)(`BullMQ queue against Redis ${redis.skipReason ?? ''
     expect(await client.exists(`${prefix}:${name}:${headJobIdOf(done.key)}`)).toBe(0);
   });
 
+  it('a job whose worker died mid-run is taken by another worker once its lock expired, and the stream goes on', async () => {
+    const dying = connect(redis.url!);
+    const { queue, name, prefix } = queueFor({ lockDurationMs: 1_000, stalledIntervalMs: 500 });
+    const dead = createBullMqQueue({
+      connection: dying,
+      name,
+      prefix,
+      lockDurationMs: 1_000,
+      stalledIntervalMs: 500,
+      onError: () => {}, // its connection is gone on purpose
+    });
+    const streamId = ulid();
+    await queue.enqueue(queuedEvent(streamId, 0));
+    await queue.enqueue(queuedEvent(streamId, 1));
+    let release!: () => void;
+    const hang = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    const deadSubscription = await dead.work(
+      async () => {
+        started = true;
+        await hang; // the process "dies" while its handler runs
+      },
+      { concurrency: 1 },
+    );
+    await until(() => started);
+    dying.disconnect(); // no lock renewal, no pop, no completion from here
+    const runs: { seq: number; attempt: number }[] = [];
+    await queue.work(async ({ event, attempt }) => void runs.push({ seq: event.seq, attempt }), { concurrency: 1 });
+    await until(() => runs.length === 2, 15_000);
+    expect(runs.map((r) => r.seq)).toEqual([0, 1]); // seq 0 ran again (at least once), then the stream went on
+    release();
+    await deadSubscription.stop().catch(() => {});
+    await dead.close().catch(() => {});
+  }, 30_000);
+
   it('blocks a stream past its retries, reports the error’s message when it has no code, and retryStream starts the attempts over', async () => {
     const { queue } = queueFor({ retryLimit: 1 });
     const streamId = ulid();

@@ -65,6 +65,13 @@ export interface BullMqQueueOptions {
   dedupeRetainSeconds?: number;
   /** How often a running worker repairs heads left without a BullMQ job by a crash (see `recover`). Default 60,000 ms. */
   recoverIntervalMs?: number;
+  /**
+   * How long a worker's hold on a running job lasts without renewal (BullMQ's `lockDuration`; a live worker renews
+   * it, so this is how long a job of a crashed worker waits before another takes it). Default 30,000 ms.
+   */
+  lockDurationMs?: number;
+  /** How often a worker looks for jobs whose holder died (BullMQ's `stalledInterval`). Default 30,000 ms. */
+  stalledIntervalMs?: number;
   /** How many skip records (`skipped()`) are kept, newest first. Default 10,000. */
   maxSkipsKept?: number;
   /** Errors of BullMQ's workers and of the periodic recovery (Redis gone, …). Default: a line on the console. */
@@ -139,6 +146,8 @@ const DEFAULTS = {
   retryAfterSeconds: 30,
   dedupeRetainSeconds: 30 * 24 * 3600,
   recoverIntervalMs: 60_000,
+  lockDurationMs: 30_000,
+  stalledIntervalMs: 30_000,
   maxSkipsKept: 10_000,
 } as const;
 
@@ -181,6 +190,8 @@ export function createBullMqQueue(options: BullMqQueueOptions): BullMqQueue {
     retryAfterSeconds: options.retryAfterSeconds ?? DEFAULTS.retryAfterSeconds,
     dedupeRetainSeconds: options.dedupeRetainSeconds ?? DEFAULTS.dedupeRetainSeconds,
     recoverIntervalMs: options.recoverIntervalMs ?? DEFAULTS.recoverIntervalMs,
+    lockDurationMs: options.lockDurationMs ?? DEFAULTS.lockDurationMs,
+    stalledIntervalMs: options.stalledIntervalMs ?? DEFAULTS.stalledIntervalMs,
     maxSkipsKept: options.maxSkipsKept ?? DEFAULTS.maxSkipsKept,
     onError: options.onError ?? ((error) => console.error('kyb-webhooks BullMQ queue:', error)),
   };
@@ -258,6 +269,8 @@ class BullMqQueueEngine implements BullMqQueue {
       connection: this.client,
       prefix: this.settings.prefix,
       concurrency,
+      lockDuration: this.settings.lockDurationMs,
+      stalledInterval: this.settings.stalledIntervalMs,
     });
     worker.on('error', (error) => this.settings.onError(error));
     // A run at start repairs what a crash of the last process left; one at a time, and awaited by stop(), so no
@@ -510,6 +523,8 @@ const OPTIONS_SPEC: OptionsSpec = {
     retryAfterSeconds: optionRules.positiveInteger('seconds'),
     dedupeRetainSeconds: optionRules.positiveInteger('seconds'),
     recoverIntervalMs: optionRules.positiveInteger('ms'),
+    lockDurationMs: optionRules.positiveInteger('ms'),
+    stalledIntervalMs: optionRules.positiveInteger('ms'),
     maxSkipsKept: optionRules.positiveInteger('records'),
     onError: optionRules.func(),
   },
