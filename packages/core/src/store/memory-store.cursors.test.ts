@@ -51,6 +51,14 @@ describe('completeInOrder', () => {
     ).toBe('lease_lost');
   });
 
+  it('names cursorRetainMs when it is not a positive number', async () => {
+    const { memory } = store();
+    const token = await tokenFor(memory, 'E0');
+    await expect(
+      memory.completeInOrder('E0', token, { retainMs: RETAIN, cursorRetainMs: -1, streamId: 's', seq: 0, firstSeq: 0 }),
+    ).rejects.toThrow(/^cursorRetainMs must be a positive number of milliseconds/);
+  });
+
   it('refuses a seq that is not a whole number', async () => {
     const { memory } = store();
     const token = await tokenFor(memory, 'E0');
@@ -77,6 +85,13 @@ describe('advanceCursor', () => {
       await memory.advanceCursor('s', 2, { retainMs: RETAIN }),
       await memory.getCursor('s'),
     ]).toEqual([false, false, 3]);
+  });
+
+  it('names retainMs when it is not a positive number', async () => {
+    const { memory } = store();
+    await expect(memory.advanceCursor('s', 1, { retainMs: 0 })).rejects.toThrow(
+      /^retainMs must be a positive number of milliseconds/,
+    );
   });
 
   it('refuses a negative seq', async () => {
@@ -141,5 +156,35 @@ describe('listStreams', () => {
     });
     const ids = [...first.streams, ...second.streams].map((stream) => stream.streamId).sort();
     expect({ ids, last: second.next }).toEqual({ ids: ['a', 'b'], last: undefined });
+  });
+
+  it('stops listing a stream at the very time its cursor expires, before any sweep', async () => {
+    const { memory, clock } = store();
+    await memory.advanceCursor('short', 1, { retainMs: 1_000 });
+    await memory.advanceCursor('long', 1, { retainMs: RETAIN });
+    clock.now += 1_000;
+    const page = await memory.listStreams!({ activeSince: START, limit: 10 });
+    expect(page.streams.map((stream) => stream.streamId)).toEqual(['long']);
+  });
+
+  it('lists streams active at one time by stream id', async () => {
+    const { memory } = store();
+    for (const id of ['d', 'b', 'e', 'a', 'c']) await memory.advanceCursor(id, 1, { retainMs: RETAIN });
+    const page = await memory.listStreams!({ activeSince: START, limit: 10 });
+    expect(page.streams.map((stream) => stream.streamId)).toEqual(['a', 'b', 'c', 'd', 'e']);
+  });
+
+  it('pages by activity first: a later stream comes on the next page whatever its id', async () => {
+    const { memory, clock } = store();
+    await memory.advanceCursor('z', 1, { retainMs: RETAIN });
+    clock.now += 1_000;
+    await memory.advanceCursor('a', 2, { retainMs: RETAIN });
+    const first = await memory.listStreams!({ activeSince: START, limit: 1 });
+    expect(first.next).toBeDefined();
+    const second = await memory.listStreams!({ activeSince: START, limit: 1, after: first.next! });
+    expect([...first.streams, ...second.streams]).toEqual([
+      { streamId: 'z', seq: 1, activeAt: START },
+      { streamId: 'a', seq: 2, activeAt: START + 1_000 },
+    ]);
   });
 });

@@ -170,4 +170,12 @@ describe('memory store', () => {
     expect(await store.getCursor('req_a')).toBeNull();
     expect(await store.advanceCursor('req_a', 1, { retainMs: 1_000 })).toBe(true);
   });
+
+  it.each(['max', 'maxSize', 'capacity', 'limit', 'maxKeys'])('points %s to maxEntries', (name) => {
+    expect(() => createMemoryStore({ [name]: 10 } as never)).toThrow('did you mean `maxEntries`?');
+  });
+
+  it('points clock to now', () => {
+    expect(() => createMemoryStore({ clock: () => 0 } as never)).toThrow('did you mean `now`?');
+  });
 });
