@@ -1,0 +1,45 @@
+// Memory the memory store gives back, in bytes of heap after full collections (as receiver.memory.test.ts measures):
+// skips are invisible to listSkips once their retention ends, and the minute sweep must also let go of them, or a
+// store that outlives many streams would keep every reason it was ever given.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from './memory-store.js';
+
+/** A full collection: Bun's own call on Bun (JavaScriptCore), V8's `gc` exposed at run time on Node and Deno. */
+function collector(): () => void {
+  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
+  if (bun) return () => bun.gc(true);
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
+const gc = collector();
+
+function heapAfterCollection(): number {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+}
+
+const STREAMS = 4_000;
+/** A reason of 500 two-byte characters: about 1 KB of heap, so the skips' reasons dominate what is measured. */
+const reason = (i: number) => `${i} `.padEnd(500, '→');
+
+describe('memory store, memory', () => {
+  it('gives back the skips whose retention ended at the sweep, whether or not their stream goes on', async () => {
+    const clock = { now: 1_000 };
+    const store = createMemoryStore({ now: () => clock.now }); // the next sweep is at 61s
+    for (let i = 0; i < STREAMS; i++) {
+      // Every stream skips seq 0 until 61s; every other one then skips seq 1 for an hour (its cursor stays too).
+      await store.skipSeq!(`s${i}`, 0, { reason: reason(i), retainMs: 60_000 });
+      if (i % 2 === 1) await store.skipSeq!(`s${i}`, 1, { reason: 'kept', retainMs: 3_600_000 });
+    }
+    const before = heapAfterCollection();
+    clock.now = 61_000;
+    await store.claim('trigger', { leaseMs: 1_000 }); // sweeps
+    const freed = before - heapAfterCollection();
+    // At least the 4,000 reasons of about 1 KB each, less a margin for what the collections move.
+    expect(freed).toBeGreaterThan(STREAMS * 900);
+    expect(await store.listSkips!('s1')).toEqual([{ seq: 1, reason: 'kept', skippedAt: 1_000 }]);
+  });
+});
