@@ -251,6 +251,25 @@ describe('queue mode: the worker', () => {
     expect(finished).toBe(true);
   });
 
+  it('start() after a failed subscription tries again, and stop() after one has nothing to stop', async () => {
+    const { receiver, deliver, queue } = setup();
+    const ran: string[] = [];
+    receiver.onAny((event) => void ran.push(event.event_id));
+    const work = queue.work.bind(queue);
+    let down = true;
+    queue.work = (handle, options) => (down ? Promise.reject(new Error('queue down')) : work(handle, options));
+    const worker = createQueueWorker(receiver);
+    await expect(worker.start()).rejects.toThrow('queue down');
+    await worker.stop();
+    down = false;
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    await deliver(event!);
+    await worker.start();
+    await until(() => queue.backlog() === 0);
+    await worker.stop();
+    expect(ran).toEqual([event!.event_id]);
+  });
+
   it('fails a job back to the queue with the code its run would have answered inline', async () => {
     const failures: unknown[] = [];
     const queue = createMemoryQueue({ retryLimit: 0 });

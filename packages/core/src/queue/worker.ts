@@ -89,13 +89,18 @@ export function createQueueWorker(receiver: Receiver, options: QueueWorkerOption
   const runJob = (job: QueueJob) => runJobThrough(ports, job);
   return {
     async start() {
-      subscription ??= queue.work(runJob, { concurrency });
+      // A subscription that failed (the queue was down) is forgotten, so the next start() tries again.
+      subscription ??= queue.work(runJob, { concurrency }).catch((error: unknown) => {
+        subscription = undefined;
+        throw error;
+      });
       await subscription;
     },
     async stop() {
       const running = subscription;
       subscription = undefined;
-      if (running) await (await running).stop();
+      const active = await running?.catch(() => undefined);
+      await active?.stop();
     },
   };
 }
