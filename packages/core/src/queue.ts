@@ -24,7 +24,7 @@
  */
 
 // The contract
-export { QueueFullError } from './queue/types.js';
+export { QueueFullError, describeJobFailure } from './queue/types.js';
 export type {
   EventQueue,
   QueuedEvent,

@@ -17,6 +17,7 @@
 import { KybWebhookError } from '@kyb-webhooks/core';
 import {
   QueueFullError,
+  describeJobFailure,
   optionRules,
   validateOptions,
   type BlockedStream,
@@ -405,7 +406,7 @@ class BullMqQueueEngine implements BullMqQueue {
       await handle({ id: job.id, event: entry.event, attempt: job.attemptsMade + 1, enqueuedAt: entry.enqueuedAt });
     } catch (error) {
       // BullMQ keeps only the message as failedReason; blockedStreams() reports a rejection's code when it has one.
-      await job.updateData({ ...job.data, lastError: describeFailure(error) }).catch(() => {});
+      await job.updateData({ ...job.data, lastError: describeJobFailure(error) }).catch(() => {});
       throw error instanceof Error ? error : new Error(String(error));
     }
     const result = (await this.run(ADVANCE, this.streamKeys(streamId), [job.id, streamId])) as [number, string?];
@@ -481,13 +482,6 @@ function blockedStreamOf(job: Job<HeadJobData>): BlockedStream {
     error: job.data.lastError ?? job.failedReason ?? 'unknown failure',
     blockedAt: job.finishedOn ?? job.timestamp,
   };
-}
-
-/** A failure as `blockedStreams()` reports it: a rejection code when the worker gave one, else the error's message. */
-function describeFailure(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return code;
-  return error instanceof Error ? error.message : String(error);
 }
 
 const CONNECTION_FIX =

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryQueue } from './memory-queue.js';
+import { createMemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
 import { QueueFullError, type QueuedEvent, type QueueJob } from './types.js';
 
 const eventOf = (streamId: string, seq: number, key = `${streamId}:${seq}`): QueuedEvent => ({
@@ -119,11 +119,12 @@ describe('createMemoryQueue', () => {
 
   it.each([
     [{ retryLimit: -1 }, /`retryLimit` must be a whole number of at least 0/],
-    [{ retryDelayMs: 1.5 }, /`retryDelayMs` must be a whole number of at least 0/],
-    [{ maxBacklog: 0 }, /`maxBacklog` must be a whole number of at least 1/],
-    [{ maxRememberedKeys: Number.NaN }, /`maxRememberedKeys` must be a whole number of at least 1/],
+    [{ retryDelayMs: 1.5 }, /`retryDelayMs` must be a whole number of ms of at least 0, got a fraction/],
+    [{ maxBacklog: 0 }, /`maxBacklog` must be a positive whole number of jobs, got zero/],
+    [{ maxRememberedKeys: Number.NaN }, /`maxRememberedKeys` must be a positive whole number of keys, got NaN/],
+    [{ retryLimt: 3 }, /did you mean `retryLimit`\?/],
   ])('refuses %j with config_invalid', (options, message) => {
-    expect(() => createMemoryQueue(options)).toThrow(
+    expect(() => createMemoryQueue(options as MemoryQueueOptions)).toThrow(
       expect.objectContaining({ code: 'config_invalid', message: expect.stringMatching(message) }),
     );
   });

@@ -4,9 +4,9 @@
  * in production use the pg-boss or BullMQ queue. Per stream, jobs run one at a time in enqueue order; a failed job is
  * retried with exponential backoff and, past `retryLimit`, blocks its stream until it is retried or skipped.
  */
-import { KybWebhookError } from '../errors.js';
+import { optionRules, validateOptions } from '../option-rules.js';
 import type { BlockedStream, EventQueue, JobHandler, QueuedEvent, QueueJob, QueueSubscription } from './types.js';
-import { QueueFullError } from './types.js';
+import { describeJobFailure, QueueFullError } from './types.js';
 
 /** Options of {@link createMemoryQueue}. */
 export interface MemoryQueueOptions {
@@ -62,7 +62,19 @@ export function createMemoryQueue(options: MemoryQueueOptions = {}): MemoryQueue
 type Settings = Required<MemoryQueueOptions>;
 
 function checkedOptions(options: MemoryQueueOptions): Settings {
-  const settings: Settings = {
+  validateOptions(options, {
+    owner: 'createMemoryQueue',
+    example: 'createMemoryQueue({ retryLimit: 3, retryDelayMs: 500 })',
+    options: {
+      retryLimit: optionRules.wholeNumber(0),
+      retryDelayMs: optionRules.wholeNumber(0, 'ms'),
+      maxBacklog: optionRules.positiveInteger('jobs'),
+      retryAfterSeconds: optionRules.positiveInteger('seconds'),
+      maxRememberedKeys: optionRules.positiveInteger('keys'),
+      now: optionRules.func('a clock in milliseconds, like Date.now'),
+    },
+  });
+  return {
     retryLimit: options.retryLimit ?? 5,
     retryDelayMs: options.retryDelayMs ?? 1_000,
     maxBacklog: options.maxBacklog ?? 10_000,
@@ -70,17 +82,6 @@ function checkedOptions(options: MemoryQueueOptions): Settings {
     maxRememberedKeys: options.maxRememberedKeys ?? 100_000,
     now: options.now ?? Date.now,
   };
-  for (const name of ['retryLimit', 'retryDelayMs', 'maxBacklog', 'retryAfterSeconds', 'maxRememberedKeys'] as const) {
-    const value = settings[name];
-    const least = name === 'retryLimit' || name === 'retryDelayMs' ? 0 : 1;
-    if (!Number.isInteger(value) || value < least) {
-      throw new KybWebhookError(
-        'config_invalid',
-        `createMemoryQueue: \`${name}\` must be a whole number of at least ${least}; got ${String(value)}.`,
-      );
-    }
-  }
-  return settings;
 }
 
 class MemoryQueueEngine implements MemoryQueue {
@@ -209,7 +210,7 @@ class MemoryQueueEngine implements MemoryQueue {
   }
 
   private failed(streamId: string, line: StreamLine, job: Job, error: unknown): void {
-    job.lastError = describeFailure(error);
+    job.lastError = describeJobFailure(error);
     if (job.attempt > this.settings.retryLimit) {
       line.state = 'blocked';
       line.blocked = {
@@ -248,11 +249,4 @@ class MemoryQueueEngine implements MemoryQueue {
     }
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
-}
-
-/** A failure as `blockedStreams()` reports it: a rejection code when the worker gave one, else the error's message. */
-function describeFailure(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return code;
-  return error instanceof Error ? error.message : String(error);
 }

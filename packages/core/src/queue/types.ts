@@ -150,3 +150,19 @@ export class QueueFullError extends Error {
     super(`the queue is over its backlog limit; retry after ${retryAfterSeconds} s`);
   }
 }
+
+/**
+ * A job's failure as {@link EventQueue.blockedStreams} reports it: the rejection code a worker failed it with
+ * (`JobFailedError.code`, e.g. `handler_failed`), else the error's message. One rule for every engine.
+ *
+ * @example
+ * ```ts
+ * describeJobFailure(new JobFailedError('handler_failed', 500, eventId)) // 'handler_failed'
+ * describeJobFailure(new Error('connection reset')) // 'connection reset'
+ * ```
+ */
+export function describeJobFailure(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? error.message : String(error);
+}

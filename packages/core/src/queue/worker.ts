@@ -46,6 +46,15 @@ export class JobFailedError extends Error {
   }
 }
 
+/**
+ * The jobs a worker runs at once unless `concurrency` says otherwise (different streams; a stream's jobs run one at a
+ * time).
+ *
+ * @example
+ * ```ts
+ * const worker = createQueueWorker(receiver, { concurrency: 2 * DEFAULT_WORKER_CONCURRENCY })
+ * ```
+ */
 export const DEFAULT_WORKER_CONCURRENCY = 4;
 
 /**
