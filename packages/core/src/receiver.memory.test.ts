@@ -4,9 +4,8 @@
  * documents (“Memory”), with room for what V8's collections and Map growth move between runs (measured: about 3 KB
  * per delivery in flight, 80 to 190 bytes per store record).
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { heapAfterCollection } from '../test-heap.js';
 import { createTestSigner, testEvents } from '../test-kit.js';
 import { createReceiver } from './receiver.js';
 import { createMemoryStore } from './store/memory-store.js';
@@ -15,21 +14,6 @@ import { createMemoryStore } from './store/memory-store.js';
 const IN_FLIGHT_BYTES = 8 * 1024;
 /** Documented: a record of the memory store costs at most this. */
 const RECORD_BYTES = 512;
-
-/** A full collection: Bun's own call on Bun (JavaScriptCore), V8's `gc` exposed at run time on Node and Deno. */
-function collector(): () => void {
-  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
-  if (bun) return () => bun.gc(true);
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
-const gc = collector();
-
-function heapAfterCollection(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 describe('memory', () => {
   it(`holds at most ${IN_FLIGHT_BYTES} bytes per delivery in flight, 1,000 at once, and answers each once released`, async () => {

@@ -1,25 +1,9 @@
 // Memory the memory store gives back, in bytes of heap after full collections (as receiver.memory.test.ts measures):
 // skips are invisible to listSkips once their retention ends, and the minute sweep must also let go of them, or a
 // store that outlives many streams would keep every reason it was ever given.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { heapAfterCollection } from '../../test-heap.js';
 import { createMemoryStore } from './memory-store.js';
-
-/** A full collection: Bun's own call on Bun (JavaScriptCore), V8's `gc` exposed at run time on Node and Deno. */
-function collector(): () => void {
-  const bun = (globalThis as { Bun?: { gc(force: boolean): void } }).Bun;
-  if (bun) return () => bun.gc(true);
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
-const gc = collector();
-
-function heapAfterCollection(): number {
-  gc();
-  gc();
-  return process.memoryUsage().heapUsed;
-}
 
 const STREAMS = 4_000;
 /** A reason of 500 two-byte characters: about 1 KB of heap, so the skips' reasons dominate what is measured. */
