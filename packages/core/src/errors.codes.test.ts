@@ -8,6 +8,8 @@ function advice(error: KybWebhookError): string {
   switch (code) {
     case 'config_invalid':
       return error.message;
+    case 'job_undecryptable':
+      return 'a queue worker lacks the key a job was sealed with: ' + error.message;
     case 'signature_missing':
     case 'signature_malformed':
     case 'signature_mismatch':
@@ -55,8 +57,10 @@ function advice(error: KybWebhookError): string {
 }
 
 describe('one error model', () => {
-  it('lists every rejection code of ERRORS and config_invalid, once each', () => {
-    expect([...KYB_WEBHOOK_ERROR_CODES].sort()).toEqual([...Object.keys(ERRORS), 'config_invalid'].sort());
+  it('lists every rejection code of ERRORS, config_invalid and job_undecryptable, once each', () => {
+    expect([...KYB_WEBHOOK_ERROR_CODES].sort()).toEqual(
+      [...Object.keys(ERRORS), 'config_invalid', 'job_undecryptable'].sort(),
+    );
   });
 
   it.each(KYB_WEBHOOK_ERROR_CODES.map((code) => [code]))('the documented switch handles %s', (code) => {

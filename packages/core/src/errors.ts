@@ -106,8 +106,9 @@ export type ErrorCode = keyof typeof ERRORS;
 
 /**
  * Every code a {@link KybWebhookError} carries, in one union: the rejection codes of {@link ERRORS} (each answered
- * with its status, so the service retries what a retry can cure) plus `config_invalid`, thrown at creation for
- * invalid options and never answered to the service. Switch over it exhaustively; a code added in a minor release
+ * with its status, so the service retries what a retry can cure) plus two never answered to the service:
+ * `config_invalid`, thrown at creation for invalid options, and `job_undecryptable`, a queue worker's failure of a
+ * job whose payload it cannot open (queue mode's `queueEncryption`: a key missing or wrong, or an unsealed job). Switch over it exhaustively; a code added in a minor release
  * makes the `never` check fail to compile, which is the point.
  *
  * @example
@@ -116,6 +117,7 @@ export type ErrorCode = keyof typeof ERRORS;
  *   const code: KybWebhookErrorCode = error.code
  *   switch (code) {
  *     case 'config_invalid': return error.message // names the option and the fix
+ *     case 'job_undecryptable': return 'a queue worker lacks the key a job was sealed with: ' + error.message
  *     case 'signature_missing': case 'signature_malformed': case 'signature_mismatch': case 'signature_expired':
  *     case 'signature_future': case 'signature_unknown_version': case 'signature_version_expired':
  *       return 'not from the service, or a secret is missing'
@@ -139,7 +141,7 @@ export type ErrorCode = keyof typeof ERRORS;
  * }
  * ```
  */
-export type KybWebhookErrorCode = ErrorCode | 'config_invalid';
+export type KybWebhookErrorCode = ErrorCode | 'config_invalid' | 'job_undecryptable';
 
 /**
  * The `code` of a 2xx answer that is not a plain first success: `duplicate` (processed before), `unauthenticated`
@@ -154,7 +156,7 @@ export type KybWebhookErrorCode = ErrorCode | 'config_invalid';
 export type AcknowledgementCode = 'duplicate' | 'unauthenticated' | 'late' | 'queued';
 
 /**
- * Every code, in one list: the rejection codes of {@link ERRORS} and `config_invalid`.
+ * Every code, in one list: the rejection codes of {@link ERRORS}, `config_invalid` and `job_undecryptable`.
  *
  * @example
  * ```ts
@@ -164,6 +166,7 @@ export type AcknowledgementCode = 'duplicate' | 'unauthenticated' | 'late' | 'qu
 export const KYB_WEBHOOK_ERROR_CODES: readonly KybWebhookErrorCode[] = Object.freeze([
   ...(Object.keys(ERRORS) as ErrorCode[]),
   'config_invalid',
+  'job_undecryptable',
 ]);
 
 /**
@@ -184,12 +187,18 @@ export class KybWebhookError extends Error {
   readonly detail: string | undefined;
 
   constructor(code: KybWebhookErrorCode, message?: string, options?: { detail?: string; cause?: unknown }) {
-    super(message ?? (code === 'config_invalid' ? 'Invalid receiver configuration.' : ERRORS[code].message), {
+    super(message ?? defaultMessageOf(code), {
       cause: options?.cause,
     });
     this.code = code;
     this.detail = options?.detail;
   }
+}
+
+function defaultMessageOf(code: KybWebhookErrorCode): string {
+  if (code === 'config_invalid') return 'Invalid receiver configuration.';
+  if (code === 'job_undecryptable') return 'A queue job could not be decrypted.';
+  return ERRORS[code].message;
 }
 
 export function rejection(code: ErrorCode, detail?: string, cause?: unknown): KybWebhookError {

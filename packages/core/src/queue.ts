@@ -29,12 +29,15 @@ export type {
   EventQueue,
   QueuedEvent,
   QueuedPayload,
+  SealedPayload,
   QueueJob,
   JobHandler,
   QueueSubscription,
   BlockedStream,
 } from './queue/types.js';
 export { JobFailedError } from './queue/worker.js';
+export { isSealedPayload } from './queue/payload-cipher.js';
+export type { QueueEncryptionOptions } from './queue/payload-cipher.js';
 
 // The reference implementation
 export { createMemoryQueue } from './queue/memory-queue.js';

@@ -21,6 +21,7 @@ import { createSignatureCheck } from './verify/signature.js';
 import { isStreamCursorStore } from './store/stream-store.js';
 import { createUnauthenticatedReceive } from './pipeline/unauthenticated.js';
 import { createHandoff } from './queue/handoff.js';
+import { createPayloadCipher } from './queue/payload-cipher.js';
 import { linkWorkerPorts } from './queue/receiver-link.js';
 import type { VerifiedItem } from './pipeline/checks.js';
 
@@ -122,11 +123,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     verifyFetched,
   });
 
+  // queueEncryption: the receiver seals what it enqueues, its workers open it (queue/payload-cipher.ts).
+  const cipher = options.queueEncryption ? createPayloadCipher(options.queueEncryption) : undefined;
   // Steps 6 to 8 as an inline delivery runs them (and as a queue worker runs a job): the ordered path, or claim-run-settle.
   const processInline = ordered ?? processVerified;
   // Queue mode (queue/handoff.ts): a verified delivery is enqueued and answered; a worker runs processInline later.
   const accept: (item: VerifiedItem) => Promise<ReceiveResult> = options.queue
-    ? createHandoff({ queue: options.queue, logger, now, timeoutMs: storeTimeoutMs })
+    ? createHandoff({ queue: options.queue, logger, now, timeoutMs: storeTimeoutMs, cipher })
     : processInline;
 
   async function receive(input: ReceiveInput): Promise<ReceiveResult> {
@@ -188,6 +191,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     process: processInline,
     answersClaim: options.attestation?.answersClaim,
     queue: options.queue,
+    cipher,
+    logger,
   });
   return receiver;
 }

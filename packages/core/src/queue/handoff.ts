@@ -11,6 +11,7 @@ import { settleWithin, TIMED_OUT } from '../pipeline/deadline.js';
 import { answerDuplicate, answerQueued, reject } from '../pipeline/outcomes.js';
 import type { ReceiveResult } from '../receiver-types.js';
 import { queuedEventOf } from './job.js';
+import type { PayloadCipher } from './payload-cipher.js';
 import { QueueFullError, type EventQueue } from './types.js';
 
 /** What the hand-off of one receiver works with. */
@@ -20,6 +21,8 @@ export interface HandoffParts {
   now: () => number;
   /** The longest an enqueue may take before the delivery is answered 503 (the receiver's `storeTimeoutMs`). */
   timeoutMs: number;
+  /** With `queueEncryption`: seals each job's payload before it is enqueued. */
+  cipher: PayloadCipher | undefined;
 }
 
 /**
@@ -27,11 +30,15 @@ export interface HandoffParts {
  * lost: the service's retry of the 503 finds the job there (`duplicate`), as the queue dedupes on the event's key.
  */
 export function createHandoff(parts: HandoffParts): (item: VerifiedItem) => Promise<ReceiveResult> {
-  const { queue, logger, now, timeoutMs } = parts;
+  const { queue, logger, now, timeoutMs, cipher } = parts;
+  const enqueue = async (item: VerifiedItem) => {
+    const event = queuedEventOf(item, now());
+    return queue.enqueue(cipher ? await cipher.seal(event) : event);
+  };
   return async function handOff(item) {
     let outcome: 'enqueued' | 'duplicate' | typeof TIMED_OUT;
     try {
-      outcome = await settleWithin(queue.enqueue(queuedEventOf(item, now())), timeoutMs);
+      outcome = await settleWithin(enqueue(item), timeoutMs);
     } catch (error) {
       if (error instanceof QueueFullError) return queueFull(logger, item, error);
       return refuse(logger, item, `${queue.name} enqueue failed`, error);

@@ -7,7 +7,7 @@ import type { Envelope } from '../events/envelope.js';
 import type { KybEvent, UnknownKybEvent } from '../events/events.js';
 import { withAnswers, type VerifiedItem } from '../pipeline/checks.js';
 import { DeliveryContext } from '../pipeline/dispatch.js';
-import type { QueuedEvent, QueueJob } from './types.js';
+import type { QueuedEvent, QueuedPayload, QueueJob } from './types.js';
 
 /** The job a verified delivery becomes. `now` is the receiver's clock. */
 export function queuedEventOf(item: VerifiedItem, now: number): QueuedEvent {
@@ -31,11 +31,14 @@ export function queuedEventOf(item: VerifiedItem, now: number): QueuedEvent {
 }
 
 /**
- * The item a worker runs through the pipeline for `job`: the handlers get the context they would have got inline
+ * The item a worker runs through the pipeline for `job`, whose `payload` is opened (queueEncryption) or as stored: the handlers get the context they would have got inline
  * (a release's answers read from the claims again), plus the job's id, attempt and enqueue time.
  */
-export async function itemOfJob(job: QueueJob, answersClaim: string | undefined): Promise<VerifiedItem> {
-  const { payload } = job.event;
+export async function itemOfJob(
+  job: QueueJob,
+  payload: QueuedPayload,
+  answersClaim: string | undefined,
+): Promise<VerifiedItem> {
   const event = payload.envelope as unknown as KybEvent | UnknownKybEvent;
   const envelope = event as unknown as Envelope;
   const context = new DeliveryContext(payload.authentication, payload.claims, payload.deliveryAttempt);

@@ -5,6 +5,8 @@
  */
 import type { VerifiedItem } from '../pipeline/checks.js';
 import type { ReceiveResult } from '../receiver-types.js';
+import type { Logger } from '../log/logger.js';
+import type { PayloadCipher } from './payload-cipher.js';
 import type { EventQueue } from './types.js';
 
 /** The parts of a receiver its workers run jobs with. */
@@ -15,6 +17,9 @@ export interface WorkerPorts {
   answersClaim: string | undefined;
   /** The receiver's `queue` option, the worker's default queue. */
   queue: EventQueue | undefined;
+  /** With `queueEncryption`: opens each job's payload before it runs. */
+  cipher: PayloadCipher | undefined;
+  logger: Logger | undefined;
 }
 
 const portsByReceiver = new WeakMap<object, WorkerPorts>();

@@ -28,7 +28,32 @@ export interface QueuedEvent {
   seq: number;
   /** The event type, for the queue's own views; the handlers read it from the envelope. */
   type: string;
-  payload: QueuedPayload;
+  /**
+   * What the worker needs to run it: the verified delivery, or, with the receiver's `queueEncryption`, the same sealed
+   * with AES-256-GCM (engines store it as it is, as JSON, and never read it).
+   */
+  payload: QueuedPayload | SealedPayload;
+}
+
+/**
+ * A payload sealed by the receiver's `queueEncryption` (AES-256-GCM): the {@link QueuedPayload} as JSON, encrypted
+ * with the key `kid` names, bound to the job's readable ids. JSON-safe.
+ *
+ * @example
+ * ```ts
+ * const sealed: SealedPayload = { sealed: { alg: 'A256GCM', kid: '2026-11', iv: 'base64url', ciphertext: 'base64url' } }
+ * ```
+ */
+export interface SealedPayload {
+  sealed: {
+    alg: 'A256GCM';
+    /** The id, in `queueEncryption.keys`, of the key it was sealed with. */
+    kid: string;
+    /** The 96-bit nonce, base64url. */
+    iv: string;
+    /** The ciphertext with its 128-bit tag appended (WebCrypto's form), base64url. */
+    ciphertext: string;
+  };
 }
 
 /** The verified delivery inside a {@link QueuedEvent}. */

@@ -5,10 +5,12 @@
  * back to the queue, which retries it with backoff and, past its limit, dead-letters it and blocks its stream.
  */
 import { KybWebhookError, type ErrorCode } from '../errors.js';
+import { safeLog } from '../log/logger.js';
 import type { Receiver } from '../receiver-types.js';
 import { itemOfJob } from './job.js';
+import { isSealedPayload } from './payload-cipher.js';
 import { workerPortsOf, type WorkerPorts } from './receiver-link.js';
-import type { EventQueue, QueueJob, QueueSubscription } from './types.js';
+import type { EventQueue, QueuedPayload, QueueJob, QueueSubscription } from './types.js';
 
 /** Options of {@link createQueueWorker}. */
 export interface QueueWorkerOptions {
@@ -116,8 +118,38 @@ export function createQueueWorker(receiver: Receiver, options: QueueWorkerOption
 
 /** Runs one job through the receiver's steps 6 to 8; a non-2xx outcome fails the job back to the queue. */
 async function runJobThrough(ports: WorkerPorts, job: QueueJob): Promise<void> {
-  const item = await itemOfJob(job, ports.answersClaim);
+  const item = await itemOfJob(job, await payloadOf(ports, job), ports.answersClaim);
   const result = await ports.process(item);
   if (result.status >= 200 && result.status < 300) return;
   throw new JobFailedError((result.code ?? 'internal_error') as ErrorCode, result.status, job.event.eventId);
+}
+
+/**
+ * The job's payload, opened (queueEncryption). One that cannot be opened fails with `job_undecryptable` and is
+ * logged: the queue retries it and, past its limit, keeps it dead-lettered with its stream blocked, so nothing is
+ * dropped; it runs once the missing key is back and the stream is retried.
+ */
+async function payloadOf(ports: WorkerPorts, job: QueueJob): Promise<QueuedPayload> {
+  const { cipher } = ports;
+  try {
+    if (cipher) return await cipher.open(job.event, job.id);
+    if (isSealedPayload(job.event.payload)) {
+      throw new KybWebhookError(
+        'job_undecryptable',
+        `Job ${job.id} (event ${job.event.eventId}) is encrypted (key id ${JSON.stringify(job.event.payload.sealed.kid)}) and this receiver has no queueEncryption: create the worker's receiver with the same queueEncryption keys as the receiver that enqueued it.`,
+      );
+    }
+    return job.event.payload;
+  } catch (error) {
+    const { message, detail, code } = error as KybWebhookError;
+    safeLog(ports.logger, {
+      level: 'error',
+      message,
+      code,
+      detail,
+      eventId: job.event.eventId,
+      eventType: job.event.type,
+    });
+    throw error;
+  }
 }
