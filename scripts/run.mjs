@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // The README's commands, runnable on a fresh machine with only Node and npm: finds or fetches pnpm 10, installs the
 // workspace from the lockfile when needed, then runs the task.
-//   node scripts/run.mjs demo [framework] [sqlite]   the demo scenario (default: express, memory store)
+//   node scripts/run.mjs demo [framework] [sqlite] [--queue[=pgboss|bullmq]]   the demo scenario (default: express,
+//                                                    memory store, inline; --queue: queue mode with a worker)
 //   node scripts/run.mjs demo [framework] login      sign in to the example through a local login server
 //   node scripts/run.mjs test               typecheck, lint, format check, build, package checks, every test
 //   node scripts/run.mjs bench              the benchmarks
 //   node scripts/run.mjs mutate [core|adapters|client|login|all] [stryker options]   mutation testing (not in CI)
 //   node scripts/run.mjs cli <command> [options]       the kyb-webhooks CLI from this clone (in the folder npm ran in)
-//   node scripts/run.mjs example [framework]          an example app as a dev server, configured by the environment
+//   node scripts/run.mjs example [framework] [--queue[=pgboss|bullmq]]   an example app as a dev server, configured
+//                                                    by the environment (--queue: queue mode, a worker in the process)
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -107,7 +109,10 @@ ensureInstalled();
 switch (task) {
   case 'demo': {
     // `demo login` is the Express example's login demo, as `demo` alone is its webhook demo.
-    const [framework = 'express', ...demoArgs] = rest[0] === 'login' ? ['express', ...rest] : rest;
+    // The framework is the first word that is not an option or a mode: `demo -- --queue` is Express's too.
+    const [framework = 'express', ...demoArgs] = /^(-|login$|sqlite$)/.test(rest[0] ?? '-')
+      ? ['express', ...rest]
+      : rest;
     steps([[`demo (${framework})`, ['--filter', `@kyb-webhooks/example-${framework}`, 'run', 'demo', ...demoArgs]]]);
     break;
   }
@@ -170,13 +175,14 @@ switch (task) {
   case 'example': {
     // An example app as a dev server on 127.0.0.1 (PORT, default 3000), configured by the environment that
     // `npm run -s cli -- keys --export` prints; the CLI can then send it deliveries.
-    const [framework = 'express'] = rest;
+    // `--queue` (`--queue=pgboss`, `--queue=bullmq`) runs it in queue mode with a worker (examples/shared/src/queue.ts).
+    const [framework = 'express', ...appArgs] = (rest[0] ?? '-').startsWith('-') ? ['express', ...rest] : rest;
     const dir = join(root, 'examples', framework);
     if (!existsSync(join(dir, 'src', 'server.ts'))) {
       console.error(`no example app "${framework}": use express, fastify, koa or hono`);
       process.exit(2);
     }
-    process.exit(runFromSource(join(dir, 'src', 'server.ts'), [], dir));
+    process.exit(runFromSource(join(dir, 'src', 'server.ts'), appArgs, dir));
     break;
   }
   default:

@@ -1,10 +1,11 @@
 /** Runs the example as a real server on 127.0.0.1 (see examples/shared/src/config.ts and login.ts for the environment it reads). */
 import { createApp } from './app.js';
-import { exitWith, loginFromEnv, orExit, port, receiverFromEnv } from '@kyb-webhooks/example-shared';
+import { exitWith, loginFromEnv, port, exampleReceiver } from '@kyb-webhooks/example-shared';
 
 const login = await loginFromEnv().catch(exitWith);
+const { receiver } = await exampleReceiver().catch(exitWith); // --queue: queue mode, a worker in this process
 
-createApp(orExit(() => receiverFromEnv()).receiver, login)
+createApp(receiver, login)
   .listen(port, '127.0.0.1', () => {
     console.log(`KYB webhooks Koa example listening on http://127.0.0.1:${port}/webhooks/kyb`);
     if (login) console.log(`Sign in with the service: http://127.0.0.1:${port}/`);

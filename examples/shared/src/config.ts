@@ -1,14 +1,19 @@
-import { createReceiver, type Receiver } from '@kyb-webhooks/core';
+import { createReceiver, type DedupeStore, type EventQueue, type Receiver } from '@kyb-webhooks/core';
 import { registerDemoHandlers, type Activity } from './handlers.js';
+import { openQueue, queueFlag, startWorker } from './queue.js';
 
 // Used only when no KYB_SECRET_V<n> is set, so `pnpm start` works out of the box on a developer's machine.
 const DEVELOPMENT_SECRET = 'whsec_development_only_do_not_use_in_production';
 
 /**
  * The receiver of `pnpm start`, configured from the environment: KYB_SECRET_V1 (and KYB_SECRET_V2 … during a
- * rotation), and for attested events KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL.
+ * rotation), and for attested events KYB_ATTESTATION_ISSUER, KYB_AUDIENCE and KYB_JWKS_URL. With `queue` it is in
+ * queue mode (a worker runs its handlers: {@link exampleReceiver}), with `store` it dedupes there.
  */
-export function receiverFromEnv(env: NodeJS.ProcessEnv = process.env): { receiver: Receiver; activity: Activity } {
+export function receiverFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  mode: { queue?: EventQueue; store?: DedupeStore } = {},
+): { receiver: Receiver; activity: Activity } {
   let secrets: Record<string, string> = Object.fromEntries(
     Object.entries(env)
       .filter(([name, value]) => /^KYB_SECRET_V\d+$/.test(name) && value)
@@ -33,6 +38,8 @@ export function receiverFromEnv(env: NodeJS.ProcessEnv = process.env): { receive
   const receiver = createReceiver({
     secrets,
     attestation: issuer && audience && jwksUrl ? { issuer, audience, jwksUrl } : undefined,
+    ...(mode.queue ? { queue: mode.queue } : {}),
+    ...(mode.store ? { store: mode.store } : {}),
     logger: (entry) => {
       if (entry.level !== 'debug')
         console.log(
@@ -47,13 +54,55 @@ export function receiverFromEnv(env: NodeJS.ProcessEnv = process.env): { receive
     },
   });
   const activity = registerDemoHandlers(receiver);
-  receiver.onAny((event) => {
+  receiver.onAny((event, { job }) => {
     // onAny runs beside the typed handler; by the next microtask the typed one has recorded what it did.
+    const worker = job ? ` (worker: job ${job.id}, run ${job.attempt})` : '';
     queueMicrotask(() =>
-      console.log(`${event.event} ${event.event_id}: ${activity.get(event.event_id) ?? 'no handler'}`),
+      console.log(`${event.event} ${event.event_id}: ${activity.get(event.event_id) ?? 'no handler'}${worker}`),
     );
   });
   return { receiver, activity };
+}
+
+/**
+ * The receiver of an example app's `server.ts`: {@link receiverFromEnv}, inline; or with `--queue` among `args`, in
+ * queue mode with a worker in this process (`--queue` the memory queue, `--queue=pgboss` with DATABASE_URL,
+ * `--queue=bullmq` with REDIS_URL). It says which on the console, and on SIGINT or SIGTERM stops the worker (the jobs
+ * running finish) and closes the queue before the process exits.
+ *
+ * @example
+ * ```ts
+ * const { receiver } = await exampleReceiver().catch(exitWith)
+ * createApp(receiver).listen(port, '127.0.0.1')
+ * ```
+ */
+export async function exampleReceiver(
+  args: readonly string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ receiver: Receiver; activity: Activity }> {
+  const engine = queueFlag(args);
+  if (!engine) return receiverFromEnv(env);
+  const opened = await openQueue(engine, env);
+  try {
+    const example = receiverFromEnv(env, { queue: opened.queue, store: opened.store });
+    const worker = await startWorker(example.receiver);
+    console.log(
+      `Queue mode, ${opened.description}: each verified delivery is answered 200 queued once the queue holds it; a worker in this process then runs the handlers.`,
+    );
+    console.log(opened.durability);
+    const shutdown = () => {
+      void (async () => {
+        await worker.stop();
+        await opened.close();
+        process.exit(0);
+      })();
+    };
+    process.once('SIGINT', shutdown).once('SIGTERM', shutdown);
+    return example;
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
 }
 
 /** PORT or 3000. */

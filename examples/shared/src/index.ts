@@ -1,7 +1,17 @@
 export { registerDemoHandlers, type Activity } from './handlers.js';
 export { runDemoScenario, formatScenarioTable, type ScenarioRow, type DemoApp } from './scenario.js';
-export { receiverFromEnv, port } from './config.js';
-export { runDemo, listening, type ServedApp, type DemoStore, type DemoResult } from './demo.js';
+export { receiverFromEnv, exampleReceiver, port } from './config.js';
+export { runDemo, listening, type ServedApp, type DemoStore, type DemoOptions, type DemoResult } from './demo.js';
+export {
+  queueFlag,
+  openQueue,
+  startWorker,
+  trackQueue,
+  QUEUE_ENGINES,
+  type QueueEngine,
+  type ExampleQueue,
+  type TrackedQueue,
+} from './queue.js';
 export { runStreamScenario, type StreamScenarioResult } from './streams.js';
 export {
   loginFromEnv,

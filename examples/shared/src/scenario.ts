@@ -15,6 +15,8 @@ export interface ScenarioRow {
 export interface DemoApp {
   url: string;
   activity: Activity;
+  /** Queue mode: resolves once the worker has run every job queued so far, so a row shows what it then ran. */
+  settled?: () => Promise<void>;
 }
 
 /**
@@ -28,10 +30,11 @@ export async function runDemoScenario(options: {
   restart: () => Promise<DemoApp>;
 }): Promise<ScenarioRow[]> {
   const { signer } = options;
-  let { url, activity } = options.app;
+  let { url, activity, settled } = options.app;
   let sender = createTestSender({ url, signer, retry: { maxAttempts: 3, baseDelayMs: 50 } });
   const rows: ScenarioRow[] = [];
-  const record = (step: string, envelope: TestEnvelope, status: number | null, code: string | undefined) => {
+  const record = async (step: string, envelope: TestEnvelope, status: number | null, code: string | undefined) => {
+    await settled?.(); // queue mode: the answer came at enqueue; the row waits for what the worker then ran
     rows.push({
       step,
       event: envelope.event.replace(/^kyb\./, ''),
@@ -50,23 +53,23 @@ export async function runDemoScenario(options: {
   const stream = 'dr_demo_acme_' + Date.now().toString(36);
   const pending = testEvents.dataRequestPendingApproval({ stream_id: stream, seq: 0 });
   let result = await last(pending);
-  record('data request pending approval', pending, result.status, result.code);
+  await record('data request pending approval', pending, result.status, result.code);
 
   // The service keeps the same attestation across retries; sign once and reuse the carried envelope.
   const released = await signer.withAttestation(testEvents.dataRequestReleased({ stream_id: stream, seq: 1 }));
   result = await last(released);
-  record('released with attestation (two directors)', released, result.status, result.code);
+  await record('released with attestation (two directors)', released, result.status, result.code);
 
   let attempt = await sender.deliverOnce(released, { attempt: 2 });
-  record('same release redelivered', released, attempt.status, attempt.code);
+  await record('same release redelivered', released, attempt.status, attempt.code);
 
   const refusedForged = testEvents.dataRequestRefused();
   attempt = await sender.deliverOnce(refusedForged, { secret: 'whsec_guessed_by_attacker' });
-  record('forged HMAC', refusedForged, attempt.status, attempt.code);
+  await record('forged HMAC', refusedForged, attempt.status, attempt.code);
 
   const relabelled = { ...released, event_id: testEvents.dataRequestReleased().event_id };
   attempt = await sender.deliverOnce(relabelled);
-  record('release relabelled to another event_id', relabelled, attempt.status, attempt.code);
+  await record('release relabelled to another event_id', relabelled, attempt.status, attempt.code);
 
   const unknown: TestEnvelope = {
     ...testEvents.dataRequestRefused(),
@@ -75,27 +78,27 @@ export async function runDemoScenario(options: {
   };
   const attestedUnknown = await signer.withAttestation(unknown, { attest: true });
   result = await last(attestedUnknown);
-  record('attested event of an unknown type', attestedUnknown, result.status, result.code);
+  await record('attested event of an unknown type', attestedUnknown, result.status, result.code);
 
   const refused = testEvents.dataRequestRefused({ data: { reason: 'threshold_not_met' } });
   result = await last(refused);
-  record('another data request refused', refused, result.status, result.code);
+  await record('another data request refused', refused, result.status, result.code);
 
   const signed = testEvents.signatureRequestSigned();
   result = await last(signed);
-  record('signature request signed', signed, result.status, result.code);
+  await record('signature request signed', signed, result.status, result.code);
 
-  ({ url, activity } = await options.restart());
+  ({ url, activity, settled } = await options.restart());
   sender = createTestSender({ url, signer, retry: { maxAttempts: 3, baseDelayMs: 50 } });
   attempt = await sender.deliverOnce(released, { attempt: 3 });
-  record('same release after an app restart', released, attempt.status, attempt.code);
+  await record('same release after an app restart', released, attempt.status, attempt.code);
 
   return rows;
 }
 
-/** The rows as an aligned text table. */
-export function formatScenarioTable(rows: readonly ScenarioRow[]): string {
-  const header = { step: 'delivery', event: 'event', status: 'status', code: 'code', handler: 'what the handler did' };
+/** The rows as an aligned text table; `handlerHeader` titles the last column. */
+export function formatScenarioTable(rows: readonly ScenarioRow[], handlerHeader = 'what the handler did'): string {
+  const header = { step: 'delivery', event: 'event', status: 'status', code: 'code', handler: handlerHeader };
   const all = [header, ...rows.map((row) => ({ ...row, status: String(row.status ?? '—') }))];
   const keys = ['step', 'event', 'status', 'code', 'handler'] as const;
   const widths = keys.map((key) => Math.max(...all.map((row) => String(row[key]).length)));

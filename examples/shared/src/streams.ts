@@ -2,6 +2,7 @@ import {
   createReceiver,
   isStreamCursorStore,
   type DedupeStore,
+  type EventQueue,
   type Receiver,
   streamOrdering,
 } from '@kyb-webhooks/core';
@@ -29,6 +30,8 @@ const SERVICE_OPTIONS = { timeScale: 1e-3, retry: { maxAttempts: 3 }, quarantine
  * (retries, seq order, quarantine), and the app's receiver enforces each stream's order, backfilling gaps through
  * the KYB API client. It plays a wallet change given up on during a short outage (a gap, backfilled when the next
  * change arrives), then a longer outage that gets the endpoint quarantined, recovered in one call by `recover()`.
+ * With `queue` (queue mode), deliveries and replays are answered at enqueue and `startWorker` runs the handlers;
+ * `settled` waits for it before each row.
  *
  * @example
  * ```ts
@@ -39,6 +42,9 @@ const SERVICE_OPTIONS = { timeScale: 1e-3, retry: { maxAttempts: 3 }, quarantine
 export async function runStreamScenario(options: {
   serve: (receiver: Receiver) => Promise<ServedApp>;
   store: DedupeStore;
+  queue?: EventQueue;
+  settled?: () => Promise<void>;
+  startWorker?: (receiver: Receiver) => Promise<void>;
 }): Promise<StreamScenarioResult> {
   const service = await startKybService(SERVICE_OPTIONS);
   const secrets = { '1': randomSecret() };
@@ -47,6 +53,7 @@ export async function runStreamScenario(options: {
     secrets,
     attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
     store: options.store,
+    ...(options.queue ? { queue: options.queue } : {}),
     ordering: streamOrdering({
       mode: 'enforce',
       firstSeq: 0,
@@ -58,6 +65,12 @@ export async function runStreamScenario(options: {
   receiver.onAny((event, context) => {
     ran.push({ streamId: event.stream_id, eventId: event.event_id, fetched: context.authentication.fetched === true });
   });
+  await options.startWorker?.(receiver);
+  // The service has delivered what it had; in queue mode, the worker has then run it.
+  const idle = async () => {
+    await service.idle();
+    await options.settled?.();
+  };
 
   let app: ServedApp | undefined;
   const up = async () => {
@@ -93,7 +106,7 @@ export async function runStreamScenario(options: {
       previous: '0x1111aaaa',
       next: '0x2222bbbb',
     });
-    await service.idle();
+    await idle();
     row('wallet changed (seq 0)', first);
     await down();
     const missed = await service.changeBusinessWallet({
@@ -101,7 +114,7 @@ export async function runStreamScenario(options: {
       previous: '0x2222bbbb',
       next: '0x3333cccc',
     });
-    await service.idle();
+    await idle();
     row('wallet changed (seq 1), app down', missed, {
       status: null,
       code: `service gave up after ${attemptsOf(missed).length} attempts`,
@@ -112,7 +125,7 @@ export async function runStreamScenario(options: {
       previous: '0x3333cccc',
       next: '0x4444dddd',
     });
-    await service.idle();
+    await idle();
     row('wallet changed (seq 2), app back: a gap', missed, { status: null, code: 'seq 1 backfilled from the API' });
     row('  then seq 2 itself', next);
 
@@ -124,11 +137,11 @@ export async function runStreamScenario(options: {
       service.createDataRequest(),
       service.createSignatureRequest(),
     ]);
-    await service.idle();
+    await idle();
     await service.release(requests[0]!);
     await service.refuse(requests[1]!, 'threshold_not_met');
     await service.sign(requests[2]!);
-    await service.idle();
+    await idle();
     const held = service.pending();
     const failed = service.attempts().filter((attempt) => requests.includes(attempt.streamId)).length;
     rows.push({
@@ -150,6 +163,7 @@ export async function runStreamScenario(options: {
     // These streams never completed an event, so the store has no cursor for them: they are named.
     const store = isStreamCursorStore(options.store) ? options.store : undefined;
     const report = await recover({ client, receiver, store, requestIds: requests });
+    await options.settled?.();
     rows.push({
       step: 'app back: recover({ requestIds })',
       event: '—',
@@ -167,7 +181,7 @@ export async function runStreamScenario(options: {
       }
     }
     // recover() reactivated the endpoint last, so the service's held backlog finds every event already done.
-    await service.idle();
+    await idle();
     const backlog = service
       .attempts()
       .filter((attempt) => requests.includes(attempt.streamId) && attempt.status !== null);
