@@ -1,6 +1,6 @@
 /**
  * The benchmarks: `pnpm bench` from the root, or `pnpm --filter @kyb-webhooks/bench run bench [-- flags]`.
- *   --only <section>   run one section: micro | http | stores | streams | insn | scale
+ *   --only <section>   run one section: micro | http | stores | streams | insn | scale | queue
  *   --quick            a short smoke run (rough figures, under a minute)
  *   --framework <name> the HTTP section for this framework only (repeatable): express | fastify | koa | hono
  * Speed is reported as ratios against baselines measured in the same run; these are not tests and CI does not run
@@ -12,13 +12,22 @@ import { httpSection } from './http/index.js';
 import { insnSection } from './insn/index.js';
 import { FRAMEWORKS, type Framework } from './http/protocol.js';
 import { microSection } from './micro/index.js';
+import { queueSection } from './queue/index.js';
 import { scaleSection } from './scale/index.js';
 import type { BenchOptions, Section } from './section.js';
 import { storeSection } from './stores/index.js';
 import { streamSection } from './streams/index.js';
 
 // A later store section (bench/src/stores/index.ts exporting a `Section`) is added here.
-const sections: Section[] = [microSection, httpSection, storeSection, streamSection, insnSection, scaleSection];
+const sections: Section[] = [
+  microSection,
+  httpSection,
+  storeSection,
+  streamSection,
+  insnSection,
+  scaleSection,
+  queueSection,
+];
 
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((arg) => arg !== '--'),
@@ -52,6 +61,8 @@ const stale = staleBuilds([
   'hono',
   'store-redis',
   'store-sql',
+  'queue-pgboss',
+  'queue-bullmq',
 ]);
 if (stale.length > 0) {
   console.error(`${stale.join('; ')}: run \`pnpm build\` first (\`npm run bench\` builds before it measures).`);
