@@ -109,7 +109,9 @@ async function openPgBoss(url: string, name: string): Promise<ExampleQueue> {
   ]);
   const boss = new PgBoss(url);
   boss.on('error', (error: Error) => console.error(`pg-boss: ${error.message}`)); // pg-boss needs an 'error' listener
-  await boss.start();
+  await boss.start().catch((error: Error) => {
+    throw new Error(`PostgreSQL at DATABASE_URL is not reachable: ${error.message}`);
+  });
   const pool = new pg.Pool({ connectionString: url });
   try {
     const store = createPostgresStore({ pool });
@@ -144,6 +146,13 @@ async function openBullMq(url: string, name: string): Promise<ExampleQueue> {
   ]);
   // BullMQ's workers want maxRetriesPerRequest: null; the queue and the store never close this connection.
   const connection = new Redis(url, { maxRetriesPerRequest: null });
+  // Fail at start-up, not on the first delivery: ioredis would otherwise retry an unreachable server for ever.
+  await new Promise<void>((resolve, reject) => {
+    connection.once('ready', resolve).once('error', (error: Error) => {
+      connection.disconnect();
+      reject(new Error(`Redis at REDIS_URL is not reachable: ${error.message}`));
+    });
+  });
   const queue = createBullMqQueue({ connection, name });
   return {
     engine: 'bullmq',

@@ -100,7 +100,7 @@ export async function runStreamScenario(options: {
   try {
     await up();
     // 1. A gap: the app is down while a wallet change is delivered; the service gives it up and moves on.
-    const business = 'biz_demo_acme';
+    const business = 'biz_demo_acme_' + Date.now().toString(36); // a new stream per run: a durable store keeps cursors
     const first = await service.changeBusinessWallet({
       businessId: business,
       previous: '0x1111aaaa',
