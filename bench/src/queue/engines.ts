@@ -4,7 +4,7 @@
  * at their defaults except `maxBacklog` (a run's backlog must never answer 429) and the names.
  */
 import type { EventQueue } from '@kyb-webhooks/core';
-import type { QueueConfig } from './protocol.js';
+import { PG_BOSS_DEFAULT_POLLING_S, type QueueConfig } from './protocol.js';
 
 export interface OpenedQueue {
   queue: EventQueue;
@@ -33,16 +33,23 @@ export async function openQueue(config: QueueConfig): Promise<OpenedQueue> {
     });
     boss.on('error', (error: unknown) => console.error('pg-boss:', error));
     await boss.start();
+    const polling = config.pollingIntervalSeconds;
     const queue = createPgBossQueue({
       boss,
       name: config.name,
       schema: config.namespace,
       maxBacklog: config.maxBacklog,
+      ...(polling === undefined ? {} : { pollingIntervalSeconds: polling }),
     });
     await queue.ensureQueues();
     return {
       queue,
-      describe: `pg-boss 12 (pool ${PG_BOSS_POOL}, pollingIntervalSeconds 2 as the engine's default), PostgreSQL`,
+      describe:
+        `pg-boss 12 (pool ${PG_BOSS_POOL}, maintenance off), pollingIntervalSeconds ` +
+        (polling === undefined
+          ? `${PG_BOSS_DEFAULT_POLLING_S} (the engine's default)`
+          : `${polling} (KYB_BENCH_PGBOSS_POLLING_S)`) +
+        ', on PostgreSQL',
       close: () => boss.stop({ graceful: true, timeout: 10_000 }),
     };
   }
@@ -59,7 +66,7 @@ export async function openQueue(config: QueueConfig): Promise<OpenedQueue> {
   });
   return {
     queue,
-    describe: 'BullMQ 6 over one ioredis connection (its workers duplicate it), Redis',
+    describe: 'BullMQ 6 over one ioredis connection (its workers duplicate it), on Redis',
     async close() {
       await queue.close();
       await connection.quit();

@@ -4,7 +4,9 @@ import {
   checkOrder,
   fleetBound,
   idealRate,
+  judgeScaling,
   newOrderCheck,
+  pollingCeiling,
   roundRatios,
   summarize,
   windowRate,
@@ -57,9 +59,32 @@ describe('queue section figures', () => {
 });
 
 describe('fleetBound', () => {
-  it('names the handler at 90% of the ideal rate, else the CPU at 90% busy, else the engine', () => {
+  it('names the handler at 90% of the ideal rate, else the polling ceiling, else the CPU at 90% busy, else the engine', () => {
     expect(fleetBound(75, 80, 0.99)).toBe('handler');
+    expect(fleetBound(75, 80, 0.99, 2)).toBe('handler');
+    expect(fleetBound(2, 80, 0.99, 2)).toBe('polling');
     expect(fleetBound(50, 80, 0.95)).toBe('cpu');
+    expect(fleetBound(1, 80, 0.95, 2)).toBe('cpu');
     expect(fleetBound(2, 80, 0.3)).toBe('engine');
+  });
+
+  it('gives a polling ceiling of one job per slot per interval, or per handler when it is longer', () => {
+    expect(pollingCeiling(4, 2, 50)).toBe(2);
+    expect(pollingCeiling(8, 0.5, 50)).toBe(16);
+    expect(pollingCeiling(4, 0.5, 1000)).toBe(4);
+  });
+});
+
+describe('judgeScaling', () => {
+  const summary = (low: number, high: number) => ({ median: (low + high) / 2, interval: { low, high }, n: 6 });
+  it('meets at or above 0.8 × P over the whole interval, misses below it, and is unsure across it', () => {
+    expect(judgeScaling(summary(3.2, 4.1), 4, 'handler')).toBe(true);
+    expect(judgeScaling(summary(2.0, 3.1), 4, 'engine')).toBe(false);
+    expect(judgeScaling(summary(3.0, 3.5), 4, 'engine')).toBe('unsure');
+  });
+
+  it('is unsure below the target when the cores were full, and without an interval', () => {
+    expect(judgeScaling(summary(1.5, 2.0), 4, 'cpu')).toBe('unsure');
+    expect(judgeScaling({ median: 4, interval: undefined, n: 1 }, 4, 'handler')).toBe('unsure');
   });
 });

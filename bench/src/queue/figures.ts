@@ -100,15 +100,43 @@ export function busyFraction(
 }
 
 /** What bounds a fleet measurement, read from its own figures. */
-export type FleetBound = 'handler' | 'cpu' | 'engine';
+export type FleetBound = 'handler' | 'polling' | 'cpu' | 'engine';
+
+/**
+ * The most a polling engine's slots can run when each slot fetches one job per polling interval however busy the
+ * queue is (pg-boss's worker loop waits out the interval after every fetch, a job found or not): one job per slot
+ * per interval, or per handler when the handler takes longer.
+ */
+export function pollingCeiling(slots: number, intervalS: number, handlerMs: number): number {
+  return slots / Math.max(intervalS, handlerMs / 1000);
+}
 
 /**
  * `handler` when the fleet reached 90% of its slots' ideal rate (the handler's time bounds it: the engine keeps
- * up); else `cpu` when the machine was 90% busy or more (this machine's cores bound it, not the engine); else
- * `engine`: neither the handler nor the CPU, so the engine's own cadence (fetching, polling, round trips) bounds it.
+ * up); else `polling` when it reached 85% of the engine's polling ceiling (given for a polling engine): the polling
+ * interval bounds it, whatever the machine; else `cpu` when the machine was 90% busy or more (the cores were full:
+ * a quieter or larger machine may carry more); else `engine`: the engine's own cadence (round trips per job).
  */
-export function fleetBound(eventsPerSecond: number, ideal: number, machineBusy: number): FleetBound {
+export function fleetBound(eventsPerSecond: number, ideal: number, machineBusy: number, ceiling?: number): FleetBound {
   if (eventsPerSecond >= 0.9 * ideal) return 'handler';
+  if (ceiling !== undefined && eventsPerSecond >= 0.85 * ceiling) return 'polling';
   if (machineBusy >= 0.9) return 'cpu';
   return 'engine';
+}
+
+/** A fleet of P processes "scales" when it runs at least this share of P × one process's rate, in the same round. */
+export const SCALING_TARGET = 0.8;
+
+/**
+ * The scaling verdict of P processes from the per-round ratios P ÷ 1: `met` when the whole 95% interval is at or
+ * above SCALING_TARGET × P, `missed` when all of it is below, `unsure` otherwise (no interval: fewer than 6 rounds).
+ * Below the target on a machine whose cores were full (`bound` cpu) it is `unsure` too: the machine, not the
+ * engine, may have held the fleet back, so this machine cannot carry a verdict.
+ */
+export function judgeScaling(ratios: Summary, processes: number, bound: FleetBound): boolean | 'unsure' {
+  const target = SCALING_TARGET * processes;
+  if (!ratios.interval) return 'unsure';
+  if (ratios.interval.low >= target) return true;
+  if (ratios.interval.high < target) return bound === 'cpu' ? 'unsure' : false;
+  return 'unsure';
 }

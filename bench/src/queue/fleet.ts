@@ -15,6 +15,7 @@ import type { EventQueue, Receiver } from '@kyb-webhooks/core';
 import type { ChildHandle } from './child.js';
 import type { Delivery } from './deliveries.js';
 import { busyFraction, checkOrder, idealRate, newOrderCheck, windowRate, type OrderCheck } from './figures.js';
+import { treeCpuMicros } from './proc.js';
 import type { Handled } from './protocol.js';
 
 export interface FleetSettings {
@@ -35,6 +36,11 @@ export interface FleetSample {
   workerCpuMicrosPerEvent: number;
   /** The whole machine's CPU busy fraction over the window (2 cores: 1.0 is both full). */
   machineBusy: number;
+  /**
+   * This run's share of the machine over the window: the CPU of the bench process and all it started (database
+   * servers, workers) ÷ (window × cores). NaN where /proc cannot be read.
+   */
+  runShare: number;
   /** Events left in the queue when the window ended: under the fleet's slots, the backlog ran dry. */
   backlogLeft: number;
 }
@@ -121,9 +127,11 @@ export async function measureFleet(
       await sleep(settings.warmupS * 1000);
       const cpuBefore = await Promise.all(active.map((worker) => worker.cpuMicros()));
       const machineBefore = cpus();
+      const runBefore = treeCpuMicros();
       const from = Date.now();
       await sleep(settings.windowS * 1000);
       const to = Date.now();
+      const runAfter = treeCpuMicros();
       const machineAfter = cpus();
       const cpuAfter = await Promise.all(active.map((worker) => worker.cpuMicros()));
       await Promise.all(active.map((worker) => worker.command({ type: 'stop' }, 'stopped')));
@@ -137,6 +145,7 @@ export async function measureFleet(
         eventsPerSecond,
         workerCpuMicrosPerEvent: inWindow > 0 ? cpu / inWindow : Number.NaN,
         machineBusy: busyFraction(machineBefore, machineAfter),
+        runShare: (runAfter - runBefore) / ((to - from) * 1000 * machineAfter.length),
         backlogLeft: enqueued - handledByEnd,
       };
       samples.push(sample);
@@ -144,7 +153,7 @@ export async function measureFleet(
       progress(
         `queue: fleet: round ${round + 1}/${settings.rounds}, ${processes} process${processes > 1 ? 'es' : ''}: ` +
           `${eventsPerSecond.toFixed(1)} events/s (ideal ${idealRate(processes, settings.concurrency, settings.handlerMs)}), ` +
-          `machine ${(sample.machineBusy * 100).toFixed(0)}% busy`,
+          `machine ${(sample.machineBusy * 100).toFixed(0)}% busy, this run ${(sample.runShare * 100).toFixed(0)}%`,
       );
     }
   }

@@ -18,7 +18,12 @@ export interface QueueConfig {
   namespace: string;
   /** Above any backlog a run builds: the receiver must answer 200 queued, never 429 queue_full. */
   maxBacklog: number;
+  /** pg-boss: the engine's `pollingIntervalSeconds` when not its default (KYB_BENCH_PGBOSS_POLLING_S). */
+  pollingIntervalSeconds?: number;
 }
+
+/** pg-boss engine's default `pollingIntervalSeconds` (packages/queue-pgboss). */
+export const PG_BOSS_DEFAULT_POLLING_S = 2;
 
 /** How long the handler of every bench event takes (a setTimeout: it holds a slot, not a core). */
 export const HANDLER_MS = 50;
