@@ -64,11 +64,19 @@ export function receiverFromEnv(
   return { receiver, activity };
 }
 
+/** The receiver of an example app, and, in queue mode, how to stop its worker and close its queue. */
+export interface ExampleReceiver {
+  receiver: Receiver;
+  activity: Activity;
+  /** Stops the worker (its running jobs finish) and closes the queue; nothing to do inline. */
+  close(): Promise<void>;
+}
+
 /**
  * The receiver of an example app's `server.ts`: {@link receiverFromEnv}, inline; or with `--queue` among `args`, in
  * queue mode with a worker in this process (`--queue` the memory queue, `--queue=pgboss` with DATABASE_URL,
- * `--queue=bullmq` with REDIS_URL). It says which on the console, and on SIGINT or SIGTERM stops the worker (the jobs
- * running finish) and closes the queue before the process exits.
+ * `--queue=bullmq` with REDIS_URL). It says which on the console, and on each of `signals` closes the worker and
+ * the queue before the process exits.
  *
  * @example
  * ```ts
@@ -79,9 +87,10 @@ export function receiverFromEnv(
 export async function exampleReceiver(
   args: readonly string[] = process.argv.slice(2),
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ receiver: Receiver; activity: Activity }> {
+  signals: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM'],
+): Promise<ExampleReceiver> {
   const engine = queueFlag(args);
-  if (!engine) return receiverFromEnv(env);
+  if (!engine) return { ...receiverFromEnv(env), close: async () => {} };
   const opened = await openQueue(engine, env);
   try {
     const example = receiverFromEnv(env, { queue: opened.queue, store: opened.store });
@@ -90,15 +99,14 @@ export async function exampleReceiver(
       `Queue mode, ${opened.description}: each verified delivery is answered 200 queued once the queue holds it; a worker in this process then runs the handlers.`,
     );
     console.log(opened.durability);
-    const shutdown = () => {
-      void (async () => {
+    let closing: Promise<void> | undefined;
+    const close = () =>
+      (closing ??= (async () => {
         await worker.stop();
         await opened.close();
-        process.exit(0);
-      })();
-    };
-    process.once('SIGINT', shutdown).once('SIGTERM', shutdown);
-    return example;
+      })());
+    for (const signal of signals) process.once(signal, () => void close().then(() => process.exit(0)));
+    return { ...example, close };
   } catch (error) {
     await opened.close();
     throw error;

@@ -1,6 +1,6 @@
 export { registerDemoHandlers, type Activity } from './handlers.js';
 export { runDemoScenario, formatScenarioTable, type ScenarioRow, type DemoApp } from './scenario.js';
-export { receiverFromEnv, exampleReceiver, port } from './config.js';
+export { receiverFromEnv, exampleReceiver, port, type ExampleReceiver } from './config.js';
 export { runDemo, listening, type ServedApp, type DemoStore, type DemoOptions, type DemoResult } from './demo.js';
 export {
   queueFlag,
