@@ -17,6 +17,7 @@ export const WORKERD_SUITES = [
   'packages/core/src/receiver.test.ts',
   'packages/core/src/verify/signature.test.ts',
   'packages/core/src/verify/attestation.test.ts',
+  'packages/core/src/telemetry/channels.test.ts',
 ];
 const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 

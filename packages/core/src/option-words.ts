@@ -120,3 +120,17 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   // Object.prototype of this realm or another one (a vm context, a test environment), or no prototype at all.
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
+
+/**
+ * `1st`, `2nd`, `3rd`, `4th`, … `11th`, `21st`: a position in words, for messages that describe an entry without
+ * showing it.
+ *
+ * @example
+ * ```ts
+ * ordinal(22) // '22nd'
+ * ```
+ */
+export function ordinal(n: number): string {
+  const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}

@@ -24,6 +24,7 @@ import { createHandoff } from './queue/handoff.js';
 import { createPayloadCipher } from './queue/payload-cipher.js';
 import { linkWorkerPorts } from './queue/receiver-link.js';
 import type { VerifiedItem } from './pipeline/checks.js';
+import { withReceiveTrace } from './telemetry/receive-trace.js';
 
 /** The checks of one receiver (checks.ts). */
 type Checks = ReturnType<typeof createChecks>;
@@ -178,7 +179,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       gapHandlers.push(handler);
       return receiver;
     },
-    receive,
+    receive: withReceiveTrace(receive),
     verify: (input) => verifyDelivery(check, input),
     replay: (raw, replayOptions) => replayThrough(raw, replayOptions, { verifyFetched, logger, accept }),
     orderingMode: ordered ? ordering!.mode : 'off',

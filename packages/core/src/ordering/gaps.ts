@@ -140,7 +140,9 @@ export async function settleUnfillable<Item extends OrderedItem, Result>(
     try {
       const options: SkipSeqOptions = { reason, retainMs: steps.cursorRetainMs, firstSeq: start };
       if (report.missingEventId !== undefined) options.eventId = report.missingEventId;
-      moved = await steps.callStore('skipSeq', () => store.skipSeq!(report.streamId, report.missingSeq, options));
+      moved = await steps.callStore('skipSeq', report.streamId, () =>
+        store.skipSeq!(report.streamId, report.missingSeq, options),
+      );
     } catch (error) {
       return rejection('store_unavailable', steps.describeStoreFailure('skipSeq', error), error);
     }

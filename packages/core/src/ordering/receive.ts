@@ -61,7 +61,7 @@ async function receiveEnforced<Item extends OrderedItem, Result>(
   let cursor: number | null;
   try {
     // The hint lets a store that needs a cursor row before completing in order (MySQL) create it in this round trip.
-    cursor = await steps.callStore('getCursor', () =>
+    cursor = await steps.callStore('getCursor', envelope.stream_id, () =>
       steps.store.getCursor(envelope.stream_id, { firstEvent: envelope.seq <= context.startGuess }),
     );
   } catch (error) {

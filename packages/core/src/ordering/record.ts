@@ -81,7 +81,7 @@ async function recordInOrder<Item extends OrderedItem, Result>(
   const { envelope } = item;
   const where = { eventId: envelope.event_id, eventType: envelope.event };
   if (progress.completed) return advanceDetected(context, envelope);
-  const outcome = await steps.callStore('completeInOrder', () =>
+  const outcome = await steps.callStore('completeInOrder', item.dedupeKey, () =>
     store.completeInOrder(item.dedupeKey, token, {
       retainMs: steps.retainMs,
       cursorRetainMs: steps.cursorRetainMs,
@@ -102,7 +102,9 @@ async function recordInOrder<Item extends OrderedItem, Result>(
   // cursor_moved: the handlers ran, so the event is done whatever the cursor says; under detect this is how a
   // gap or a late event shows, and the cursor is pulled forward so the next event is compared with this one.
   if (!progress.reported) await reportMovedCursor(context, envelope, progress);
-  await steps.callStore('complete', () => store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }));
+  await steps.callStore('complete', item.dedupeKey, () =>
+    store.complete(item.dedupeKey, token, { retainMs: steps.retainMs }),
+  );
   progress.completed = true;
   return advanceDetected(context, envelope);
 }
@@ -116,7 +118,9 @@ async function reportMovedCursor<Item extends OrderedItem, Result>(
   const { steps } = context;
   const { logger } = steps;
   if (steps.mode === 'detect') {
-    const cursor = await steps.callStore('getCursor', () => steps.store.getCursor(envelope.stream_id));
+    const cursor = await steps.callStore('getCursor', envelope.stream_id, () =>
+      steps.store.getCursor(envelope.stream_id),
+    );
     progress.reported = true;
     if (!startsStreamUnderDetect(cursor, envelope.seq)) {
       const expected = cursor === null ? steps.firstSeq : cursor + 1;
@@ -145,7 +149,7 @@ async function advanceDetected<Item extends OrderedItem, Result>(
 ): Promise<true> {
   const { steps } = context;
   if (steps.mode === 'detect') {
-    await steps.callStore('advanceCursor', () =>
+    await steps.callStore('advanceCursor', envelope.stream_id, () =>
       steps.store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }),
     );
   }

@@ -51,7 +51,7 @@ export async function runInTurn<Item extends OrderedItem, Result>(
     // Done before (e.g. while ordering was off) yet the cursor is behind it: move the cursor on, it is its turn.
     if (steps.mode === 'enforce') {
       try {
-        await steps.callStore('advanceCursor', () =>
+        await steps.callStore('advanceCursor', envelope.stream_id, () =>
           steps.store.advanceCursor(envelope.stream_id, envelope.seq, { retainMs: steps.cursorRetainMs }),
         );
       } catch (error) {

@@ -286,7 +286,7 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   handlerTimeoutMs: number;
   logger: Logger | undefined;
   gapHandlers: readonly GapHandler[];
-  callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
+  callStore<T>(operation: string, subject: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
   claim(dedupeKey: string, waitUntil?: OrderedItem['waitUntil']): Promise<ClaimResult>;
   /** Runs the handlers of a claimed event; on failure it has released the claim and says why. */
   run(item: Item, token: string, settleLateSuccess: () => Promise<void>): Promise<KybWebhookError | undefined>;

@@ -4,6 +4,7 @@
  * release() after a failure so the service's retry runs the handlers again. Every store call has a deadline shorter
  * than the lease, so every delivery gets an answer.
  */
+import { TRACING_CHANNELS, traceOperation, tracingChannelsOf, type StoreTrace } from '../telemetry/channels.js';
 import type { VerifiedItem } from './checks.js';
 import { handOff, isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { checkClaimResult, type ClaimResult, type DedupeStore } from '../store/dedupe.js';
@@ -38,7 +39,7 @@ export interface ClaimRunSettle {
    */
   processVerified(item: VerifiedItem): Promise<ReceiveResult>;
   /** Calls the store's method `operation` within storeTimeoutMs; a synchronous throw, a rejection and a timeout all throw. */
-  callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
+  callStore<T>(operation: string, subject: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
   /** Claims the key within storeTimeoutMs; an answer outside the contract throws. */
   claim(dedupeKey: string, waitUntil?: VerifiedItem['waitUntil']): Promise<ClaimResult>;
   /** Runs the handlers of a claimed event for the ordered path; a failure has released the claim. */
@@ -73,7 +74,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
 
   /** Claims the key within storeTimeoutMs, synchronously when the store answers so; throws as {@link claim}. */
   function claimSoon(dedupeKey: string, waitUntil: VerifiedItem['waitUntil']): ClaimResult | Promise<ClaimResult> {
-    const answer = callStoreSoon('claim', () => store.claim(dedupeKey, claimOptions));
+    const answer = callStoreSoon('claim', dedupeKey, () => store.claim(dedupeKey, claimOptions));
     if (!(answer instanceof Promise)) return checkClaimResult(answer);
     return answer.then(checkClaimResult, (error: unknown) => {
       if (error instanceof StoreTimeoutError) {
@@ -82,7 +83,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
           (late) => {
             const token = (late as { status?: unknown; token?: unknown } | null)?.token;
             if ((late as { status?: unknown } | null)?.status === 'acquired' && typeof token === 'string') {
-              callStore('release', () => store.release(dedupeKey, token)).catch(() => {});
+              callStore('release', dedupeKey, () => store.release(dedupeKey, token)).catch(() => {});
             }
           },
           () => {},
@@ -170,8 +171,11 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   return { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure };
 }
 
+// The `kyb-webhooks:store` tracing channel (telemetry/channels.ts), looked up once per process.
+const storeChannels = tracingChannelsOf(TRACING_CHANNELS.store);
+
 /** A store method's call within storeTimeoutMs; see {@link createStoreCaller}. */
-type CallStoreSoon = <T>(operation: string, call: () => T | PromiseLike<T>) => T | Promise<Awaited<T>>;
+type CallStoreSoon = <T>(operation: string, subject: string, call: () => T | PromiseLike<T>) => T | Promise<Awaited<T>>;
 type CallStore = ClaimRunSettle['callStore'];
 
 /**
@@ -181,7 +185,7 @@ type CallStore = ClaimRunSettle['callStore'];
  * that answers with a promise (any I/O store, or a memory-store method replaced by a slow one) keeps its deadline.
  */
 function createStoreCaller(storeTimeoutMs: number): { callStoreSoon: CallStoreSoon; callStore: CallStore } {
-  function callStoreSoon<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
+  function callWithin<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
     const pending = call();
     if (!isThenable(pending)) return pending;
     return (settleWithin(pending, storeTimeoutMs) as Promise<Awaited<T> | typeof TIMED_OUT>).then((answer) => {
@@ -190,8 +194,19 @@ function createStoreCaller(storeTimeoutMs: number): { callStoreSoon: CallStoreSo
     });
   }
 
-  async function callStore<T>(operation: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
-    return (await callStoreSoon(operation, call)) as Awaited<T>;
+  // `subject` (the event's key, or the stream id) only names the call on the store tracing channel.
+  function callStoreSoon<T>(
+    operation: string,
+    subject: string,
+    call: () => T | PromiseLike<T>,
+  ): T | Promise<Awaited<T>> {
+    if (!storeChannels?.observed) return callWithin(operation, call);
+    const trace: StoreTrace = { operation, subject };
+    return traceOperation(storeChannels, trace, () => callWithin(operation, call));
+  }
+
+  async function callStore<T>(operation: string, subject: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {
+    return (await callStoreSoon(operation, subject, call)) as Awaited<T>;
   }
 
   return { callStoreSoon, callStore };
@@ -222,7 +237,7 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
   function settleSuccess(item: SettledItem, token: string, late: boolean, ran = 'the handlers'): void | Promise<void> {
     let answer: boolean | Promise<boolean>;
     try {
-      answer = callStoreSoon('complete', () => store.complete(item.dedupeKey, token, completeOptions));
+      answer = callStoreSoon('complete', item.dedupeKey, () => store.complete(item.dedupeKey, token, completeOptions));
     } catch (error) {
       completeFailed(error, item, token, ran);
       return;
@@ -272,7 +287,9 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
     });
     retryRecording(
       async (attempt) => {
-        const completed = await callStore('complete', () => store.complete(item.dedupeKey, token, completeOptions));
+        const completed = await callStore('complete', item.dedupeKey, () =>
+          store.complete(item.dedupeKey, token, completeOptions),
+        );
         if (completed === true) {
           safeLog(logger, {
             level: 'info',
@@ -310,7 +327,7 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
 
   async function settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void> {
     try {
-      const released = await callStore('release', () => store.release(dedupeKey, token));
+      const released = await callStore('release', dedupeKey, () => store.release(dedupeKey, token));
       if (typeof released !== 'boolean')
         throw new TypeError('the store answered release() with something other than a boolean');
     } catch (error) {

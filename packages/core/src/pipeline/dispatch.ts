@@ -1,6 +1,7 @@
 import type { ReleasedAnswers } from '../events/released-answers.js';
 import type { AttestationClaims } from '../verify/attestation.js';
 import type { Envelope } from '../events/envelope.js';
+import { TRACING_CHANNELS, traceOperation, tracingChannelsOf, type HandlerTrace } from '../telemetry/channels.js';
 import type { KnownEventType, KybEvent, UnknownKybEvent } from '../events/events.js';
 
 /**
@@ -216,15 +217,27 @@ export class HandlerRegistry {
 
   private runList(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): unknown {
     if (handlers.length === 0) return undefined;
-    if (handlers.length === 1) return handlers[0]!(event as UnknownKybEvent, context);
+    if (handlers.length === 1) return runHandler(handlers[0]!, event, context);
     return this.runAll(handlers, event, context);
   }
 
   private async runAll(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): Promise<void> {
-    const outcomes = await Promise.allSettled(
-      handlers.map(async (handler) => handler(event as UnknownKybEvent, context)),
-    );
+    const outcomes = await Promise.allSettled(handlers.map(async (handler) => runHandler(handler, event, context)));
     const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
     if (failures.length > 0) throw new HandlerError(event.event, event.event_id, failures);
   }
+}
+
+// The `kyb-webhooks:handler` tracing channel (telemetry/channels.ts), looked up once per process.
+const handlerChannels = tracingChannelsOf(TRACING_CHANNELS.handler);
+
+/** Runs one handler; published on the handler channel while someone subscribes to it. */
+function runHandler(handler: AnyEventHandler, event: Envelope, context: HandlerContext): unknown {
+  if (!handlerChannels?.observed) return handler(event as UnknownKybEvent, context);
+  const trace: HandlerTrace = {
+    eventId: event.event_id,
+    eventType: event.event,
+    handler: handler.name || '<anonymous>',
+  };
+  return traceOperation(handlerChannels, trace, () => handler(event as UnknownKybEvent, context));
 }

@@ -1,0 +1,196 @@
+// The tracing channels as a subscriber sees them (docs/observability.md), on every runtime the core runs on: Node,
+// Bun and Deno have diagnostics_channel (through process.getBuiltinModule, as the core finds it); workerd without
+// nodejs_compat has not, and there the receiver must answer exactly as it does elsewhere, publishing nothing.
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from '../../test-kit.js';
+import { createReceiver } from '../receiver.js';
+import type { ReceiverOptions } from '../receiver-types.js';
+import { createMemoryStore } from '../store/memory-store.js';
+import type { DedupeStore } from '../store/dedupe.js';
+import { TRACING_CHANNELS, type HandlerTrace, type StoreTrace } from './channels.js';
+
+interface TracingChannelLike {
+  subscribe(handlers: Record<Phase, (message: unknown) => void>): void;
+  unsubscribe(handlers: Record<Phase, (message: unknown) => void>): void;
+}
+type Phase = 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
+const diagnostics = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('diagnostics_channel') as
+  { tracingChannel(name: string): TracingChannelLike } | undefined;
+
+const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
+const SECRET = 'channels-secret-do-not-publish';
+let signer: TestSigner;
+beforeAll(async () => {
+  signer = await createTestSigner({ now: NOW, secrets: { '1': SECRET } });
+});
+
+/** Every message of the named tracing channels, as [channel, phase, a copy of the context at that moment]. */
+function record(...names: (keyof typeof TRACING_CHANNELS)[]) {
+  const seen: [string, Phase, Record<string, unknown>][] = [];
+  for (const name of names) {
+    const channel = diagnostics!.tracingChannel(TRACING_CHANNELS[name]);
+    const phase = (which: Phase) => (message: unknown) =>
+      void seen.push([name, which, { ...(message as Record<string, unknown>) }]);
+    const handlers = {
+      start: phase('start'),
+      end: phase('end'),
+      asyncStart: phase('asyncStart'),
+      asyncEnd: phase('asyncEnd'),
+      error: phase('error'),
+    };
+    channel.subscribe(handlers);
+    unsubscribers.push(() => channel.unsubscribe(handlers));
+  }
+  return seen;
+}
+let unsubscribers: (() => void)[] = [];
+afterEach(() => {
+  for (const unsubscribe of unsubscribers) unsubscribe();
+  unsubscribers = [];
+});
+
+function setup(overrides: Partial<ReceiverOptions> = {}) {
+  const receiver = createReceiver({
+    secrets: { '1': SECRET },
+    attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+    now: () => NOW,
+    logger: false,
+    store: createMemoryStore({ now: () => NOW }),
+    ...overrides,
+  });
+  const deliver = async (envelope: TestEnvelope, headers: Record<string, string> = {}) => {
+    const signed = await signer.sign(envelope);
+    return receiver.receive({ method: 'POST', headers: { ...signed.headers, ...headers }, body: signed.body });
+  };
+  return { receiver, deliver };
+}
+
+describe.runIf(diagnostics)('tracing channels', () => {
+  it('traces a delivery: start with what is known before verifying, asyncEnd with the answer and the event', async () => {
+    const { receiver, deliver } = setup();
+    receiver.on('kyb.data_request.released', async function saveRelease() {});
+    const seen = record('receive');
+    const [event] = testStream(['kyb.data_request.released']);
+    const result = await deliver(await signer.withAttestation(event!), { 'service-delivery-attempt': '3' });
+    expect(result.status).toBe(200);
+    expect(seen).toEqual([
+      ['receive', 'start', { method: 'POST', deliveryAttempt: 3 }],
+      ['receive', 'end', { method: 'POST', deliveryAttempt: 3 }],
+      ['receive', 'asyncStart', expect.anything()],
+      [
+        'receive',
+        'asyncEnd',
+        {
+          method: 'POST',
+          deliveryAttempt: 3,
+          status: 200,
+          eventId: event!.event_id,
+          eventType: 'kyb.data_request.released',
+          streamId: event!.stream_id,
+          seq: event!.seq,
+          apiVersion: event!.api_version,
+        },
+      ],
+    ]);
+  });
+
+  it('names no event for a delivery that failed verification, only the answer', async () => {
+    const { receiver } = setup();
+    const seen = record('receive');
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    const { headers, body } = await signer.sign(event!);
+    const forged = new TextEncoder().encode(new TextDecoder().decode(body).replace('pending', 'pendinG'));
+    expect((await receiver.receive({ method: 'POST', headers, body: forged })).status).toBe(401);
+    expect(seen.at(-1)).toEqual([
+      'receive',
+      'asyncEnd',
+      { method: 'POST', deliveryAttempt: 1, status: 401, code: 'signature_mismatch' },
+    ]);
+  });
+
+  it('traces each handler, synchronous (start, end) or not (asyncEnd), and a failure on error', async () => {
+    const { receiver, deliver } = setup();
+    receiver
+      .on('kyb.data_request.pending_approval', function notify() {})
+      .on('kyb.data_request.pending_approval', async function audit() {
+        throw new Error('audit is down');
+      });
+    const seen = record('handler');
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    expect((await deliver(event!)).status).toBe(500);
+    const base = { eventId: event!.event_id, eventType: 'kyb.data_request.pending_approval' };
+    const phases = (handler: string) =>
+      seen.filter(([, , trace]) => (trace as unknown as HandlerTrace).handler === handler).map(([, phase]) => phase);
+    expect(phases('notify')).toEqual(['start', 'end']);
+    expect(phases('audit')).toEqual(['start', 'end', 'error', 'asyncStart', 'asyncEnd']);
+    const failed = seen.find(([, phase]) => phase === 'error')![2] as unknown as HandlerTrace;
+    expect(failed).toMatchObject({ ...base, handler: 'audit' });
+    expect((failed.error as Error).message).toBe('audit is down');
+  });
+
+  it('traces the store calls of a delivery with the operation and the event key', async () => {
+    const { deliver } = setup();
+    const seen = record('store');
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    await deliver(event!);
+    // The memory store answers synchronously: start and end only, as Node's traceSync.
+    expect(seen.map(([, phase, trace]) => [phase, (trace as unknown as StoreTrace).operation])).toEqual([
+      ['start', 'claim'],
+      ['end', 'claim'],
+      ['start', 'complete'],
+      ['end', 'complete'],
+    ]);
+    expect(seen.every(([, , trace]) => trace.subject === event!.event_id)).toBe(true);
+  });
+
+  it('traces a store that rejects with the error, and the delivery still answers 503', async () => {
+    const down = new Error('connection refused');
+    const store: DedupeStore = {
+      claim: () => Promise.reject(down),
+      complete: () => Promise.resolve(true),
+      release: () => Promise.resolve(true),
+    };
+    const { deliver } = setup({ store });
+    const seen = record('store');
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    expect((await deliver(event!)).status).toBe(503);
+    expect(seen.map(([, phase]) => phase)).toEqual(['start', 'end', 'error', 'asyncStart', 'asyncEnd']);
+    expect(seen.at(-1)![2]).toMatchObject({ operation: 'claim', subject: event!.event_id, error: down });
+  });
+
+  it('publishes no secret, body or token, whatever the channel', async () => {
+    const { receiver, deliver } = setup();
+    receiver.onAny(async () => {});
+    const seen = record('receive', 'handler', 'store');
+    const [released] = testStream(['kyb.data_request.released']);
+    const attested = await signer.withAttestation(released!);
+    await deliver(attested);
+    const published = JSON.stringify(seen);
+    expect(published).not.toContain(SECRET);
+    expect(published).not.toContain(attested.attestation!.slice(0, 40));
+    expect(published).not.toContain('Jane Doe');
+    expect(published).not.toContain('"data"');
+  });
+
+  it('publishes nothing once unsubscribed', async () => {
+    const { deliver } = setup();
+    const seen = record('receive', 'store');
+    for (const unsubscribe of unsubscribers) unsubscribe();
+    unsubscribers = [];
+    await deliver(testStream(['kyb.data_request.pending_approval'])[0]!);
+    expect(seen).toEqual([]);
+  });
+});
+
+describe.skipIf(diagnostics)('without diagnostics_channel (workerd without nodejs_compat)', () => {
+  it('answers as anywhere else, with nothing to publish to', async () => {
+    const { receiver, deliver } = setup();
+    const ran: string[] = [];
+    receiver.onAny((event) => void ran.push(event.event_id));
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    expect((await deliver(event!)).status).toBe(200);
+    expect(ran).toEqual([event!.event_id]);
+  });
+});
