@@ -179,7 +179,7 @@ switch (task) {
     const [framework = 'express', ...appArgs] = (rest[0] ?? '-').startsWith('-') ? ['express', ...rest] : rest;
     const dir = join(root, 'examples', framework);
     if (!existsSync(join(dir, 'src', 'server.ts'))) {
-      console.error(`no example app "${framework}": use express, fastify, koa or hono`);
+      console.error(`no example app "${framework}": use express, fastify, koa, hono or node-http`);
       process.exit(2);
     }
     process.exit(runFromSource(join(dir, 'src', 'server.ts'), appArgs, dir));
