@@ -78,8 +78,7 @@ function intervalText(summary: Summary, format: (value: number) => string): stri
   return summary.interval ? `${format(summary.interval.low)} … ${format(summary.interval.high)}` : '—';
 }
 
-const ms = (value: number): string =>
-  Number.isFinite(value) ? `${value < 10 ? value.toFixed(1) : Math.round(value)}` : '—';
+const ms = (value: number): string => (Number.isFinite(value) ? (value < 10 ? value.toFixed(1) : int(value)) : '—');
 const modeLabel = (mode: ServerMode): string => (mode === 'inline' ? 'inline' : `queue, ${ENGINE_TITLE[mode]}`);
 
 function answerReport(samples: Map<ServerMode, AnswerSample[]>, settings: AnswerSettings): string[] {
@@ -134,8 +133,9 @@ function answerReport(samples: Map<ServerMode, AnswerSample[]>, settings: Answer
     ),
     [
       `  Inline, every answer waits for the handler: ${settings.connections} connections ÷ ${HANDLER_MS} ms caps it at ` +
-        `${int(inlineCeiling)} answers/s whatever the machine, so the throughput ratio says how much the sender's ` +
-        "concurrency, not the CPU, held inline back: it grows with the handler's time and shrinks with more connections.",
+        `${int(inlineCeiling)} answers/s`,
+      "  whatever the machine, so the throughput ratio says how much the sender's concurrency, not the CPU, held inline",
+      "  back: it grows with the handler's time and shrinks with more connections.",
       '  In queue mode the server only verifies and enqueues (no worker runs in it); its answers/s is bound by the 2',
       '  shared cores it splits with autocannon and the database, so that figure (and its ratio) moves with the load of',
       '  the machine. The latency ratios are the firmer reading: 50 ms of handler against one enqueue round trip.',
