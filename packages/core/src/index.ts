@@ -131,6 +131,8 @@ export type { QueueWorker, QueueWorkerOptions } from './queue/worker.js';
 export { createMemoryQueue } from './queue/memory-queue.js';
 export type { MemoryQueue, MemoryQueueOptions } from './queue/memory-queue.js';
 export type { EventQueue, BlockedStream } from './queue/types.js';
+export { queuePayloadEncryption } from './queue/payload-encryption.js';
+export type { QueuePayloadEncryption } from './queue/payload-encryption.js';
 export type { QueueEncryptionOptions } from './queue/payload-cipher.js';
 export type { JobInfo } from './pipeline/dispatch.js';
 

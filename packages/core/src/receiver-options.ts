@@ -7,7 +7,6 @@ import { checkFields, optionRules, rule, validateOptions, type FieldsSpec, type 
 import { describeValue, isPlainObject, ordinal } from './option-words.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './store/dedupe.js';
 import { isStreamCursorStore } from './store/stream-store.js';
-import { queueEncryptionFields } from './queue/encryption-options.js';
 
 /**
  * Default of `handlerTimeoutMs`: how long a handler may run before the delivery is answered 5xx.
@@ -305,9 +304,10 @@ const RECEIVER_SPEC: OptionsSpec = {
       ['enqueue', 'work', 'blockedStreams', 'retryStream', 'skipBlocked'],
       'an event queue (EventQueue): use createMemoryQueue() in one process, or the pg-boss or BullMQ queue',
     ),
-    queueEncryption: optionRules.fields(
-      queueEncryptionFields,
-      "e.g. { keys: { '2026-11': process.env.KYB_QUEUE_KEY }, encryptWith: '2026-11' }",
+    queueEncryption: rule((value) =>
+      typeof (value as { cipher?: { seal?: unknown } } | null)?.cipher?.seal === 'function'
+        ? undefined
+        : "must be made by queuePayloadEncryption({ keys, encryptWith }) (import { queuePayloadEncryption } from '@kyb-webhooks/core'), which checks the keys and attaches the cipher; receivers without encryption never load it.",
     ),
     crypto: optionRules.internal(),
   },

@@ -19,7 +19,7 @@ import type { KnownEventType, KybEvent, UnknownKybEvent } from './events/events.
 import type { HeadersInput } from './http/headers.js';
 import type { Logger } from './log/logger.js';
 import type { GapHandler, OrderingMode, OrderingOptions, StreamOrdering } from './ordering/types.js';
-import type { QueueEncryptionOptions } from './queue/payload-cipher.js';
+import type { QueuePayloadEncryption } from './queue/payload-encryption.js';
 import type { EventQueue } from './queue/types.js';
 import type { ReplayOptions } from './pipeline/replay.js';
 import type { SecretKeyring } from './verify/signature.js';
@@ -90,9 +90,9 @@ export interface ReceiverOptions {
    * Queue mode: seal each job's payload (the verified envelope and the attestation claims, a release's answers
    * among them) with AES-256-GCM before it is enqueued, so the queue's tables hold no personal data in the clear;
    * the workers' receiver opens it with the key the job names. Give the HTTP process and the workers the same keys.
-   * See {@link QueueEncryptionOptions}. Default: none (payloads stored as JSON).
+   * Made by `queuePayloadEncryption({ keys, encryptWith })`. Default: none (payloads stored as JSON).
    */
-  queueEncryption?: QueueEncryptionOptions;
+  queueEncryption?: QueuePayloadEncryption;
   /** @internal Crypto implementation override for tests of both paths. */
   crypto?: PlatformCrypto;
 }

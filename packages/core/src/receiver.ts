@@ -21,7 +21,6 @@ import { createSignatureCheck } from './verify/signature.js';
 import { isStreamCursorStore } from './store/stream-store.js';
 import { createUnauthenticatedReceive } from './pipeline/unauthenticated.js';
 import { createHandoff } from './queue/handoff.js';
-import { createPayloadCipher } from './queue/payload-cipher.js';
 import { linkWorkerPorts } from './queue/receiver-link.js';
 import type { VerifiedItem } from './pipeline/checks.js';
 import { withReceiveTrace } from './telemetry/receive-trace.js';
@@ -125,7 +124,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   });
 
   // queueEncryption: the receiver seals what it enqueues, its workers open it (queue/payload-cipher.ts).
-  const cipher = options.queueEncryption ? createPayloadCipher(options.queueEncryption) : undefined;
+  const cipher = options.queueEncryption?.cipher;
   // Steps 6 to 8 as an inline delivery runs them (and as a queue worker runs a job): the ordered path, or claim-run-settle.
   const processInline = ordered ?? processVerified;
   // Queue mode (queue/handoff.ts): a verified delivery is enqueued and answered; a worker runs processInline later.

@@ -15,7 +15,7 @@ import { decodeBase64url, isBase64url } from '../verify/base64url.js';
 import type { QueuedEvent, QueuedPayload, SealedPayload } from './types.js';
 
 /**
- * The receiver's `queueEncryption` option: the keys job payloads are sealed and opened with.
+ * What {@link queuePayloadEncryption} takes: the keys job payloads are sealed and opened with.
  *
  * @example
  * ```ts
@@ -116,7 +116,7 @@ function bytesOfText(text: string): Uint8Array<ArrayBuffer> | undefined {
 
 /**
  * Makes the sealer and opener of job payloads for a checked `queueEncryption` option (the receiver has checked it
- * with the option kit and {@link queueKeyProblem}). Keys are imported into WebCrypto once, on first use.
+ * with the option kit and {@link queueKeyProblem}, in `queuePayloadEncryption`). Keys are imported into WebCrypto once, on first use.
  *
  * @example
  * ```ts
@@ -126,9 +126,11 @@ function bytesOfText(text: string): Uint8Array<ArrayBuffer> | undefined {
  * ```
  */
 export function createPayloadCipher(options: QueueEncryptionOptions): PayloadCipher {
+  // A copy: changing the caller's object later changes nothing here.
+  const keys = { ...options.keys };
   const imported = new Map<string, Promise<CryptoKey>>();
   const keyOf = (id: string): Promise<CryptoKey> | undefined => {
-    const key = Object.hasOwn(options.keys, id) ? options.keys[id] : undefined;
+    const key = Object.hasOwn(keys, id) ? keys[id] : undefined;
     if (key === undefined) return undefined;
     let promise = imported.get(id);
     if (!promise) {

@@ -7,6 +7,7 @@ import type { ReceiverOptions } from '../receiver-types.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createMemoryQueue, type MemoryQueue } from './memory-queue.js';
 import type { QueueEncryptionOptions } from './payload-cipher.js';
+import { queuePayloadEncryption } from './payload-encryption.js';
 import type { EventQueue, QueuedEvent } from './types.js';
 import { createQueueWorker } from './worker.js';
 
@@ -47,7 +48,7 @@ function receiverOver(queue: EventQueue, queueEncryption?: QueueEncryptionOption
     store: createMemoryStore({ now: () => NOW }),
     logger: (entry) => logs.push(entry),
     queue,
-    ...(queueEncryption ? { queueEncryption } : {}),
+    ...(queueEncryption ? { queueEncryption: queuePayloadEncryption(queueEncryption) } : {}),
   };
   return createReceiver(options);
 }
@@ -168,55 +169,73 @@ describe('queue mode: payload encryption (queueEncryption)', () => {
   });
 });
 
-describe('queueEncryption options', () => {
-  function configError(queueEncryption: unknown, withQueue = true): KybWebhookError {
+describe('queuePayloadEncryption and the queueEncryption option', () => {
+  function configError(make: () => unknown): KybWebhookError {
     try {
-      createReceiver({
-        secrets: { '1': SECRET },
-        ...(withQueue ? { queue: createMemoryQueue() } : {}),
-        queueEncryption: queueEncryption as QueueEncryptionOptions,
-      });
+      make();
     } catch (error) {
       expect(error).toBeInstanceOf(KybWebhookError);
       expect((error as KybWebhookError).code).toBe('config_invalid');
       return error as KybWebhookError;
     }
-    throw new Error('createReceiver accepted it');
+    throw new Error('accepted');
   }
 
   it.each([
     [
       'a short key',
       { keys: { k1: btoa('sixteen bytes!!!') }, encryptWith: 'k1' },
-      "`queueEncryption.keys['k1']` must be 32 bytes (AES-256), got 16",
+      "queuePayloadEncryption: `keys['k1']` must be 32 bytes (AES-256), got 16",
     ],
     [
       'an unset key',
       { keys: { k1: undefined }, encryptWith: 'k1' },
-      "`queueEncryption.keys['k1']` must be base64 text, a Uint8Array or a CryptoKey",
+      "`keys['k1']` must be base64 text, a Uint8Array or a CryptoKey",
     ],
-    ['no keys', { keys: {}, encryptWith: 'k1' }, '`queueEncryption.keys` is empty'],
-    ['no encryptWith', { keys: { k1: KEY_A } }, '`queueEncryption.encryptWith` is missing'],
+    ['no keys', { keys: {}, encryptWith: 'k1' }, '`keys` is empty'],
+    ['no encryptWith', { keys: { k1: KEY_A } }, '`encryptWith` is missing'],
     [
       'an encryptWith not among the keys',
       { keys: { k1: KEY_A }, encryptWith: 'k2' },
-      '`queueEncryption.encryptWith` must be one of the key ids in `queueEncryption.keys`',
+      '`encryptWith` must be one of the key ids in `keys`',
     ],
-    ['another library’s name', { keys: { k1: KEY_A }, kid: 'k1' }, 'did you mean `queueEncryption.encryptWith`'],
+    ['another library’s name', { keys: { k1: KEY_A }, kid: 'k1' }, 'did you mean `encryptWith`'],
     [
       'a key pasted where its id goes',
       { keys: { [KEY_A]: KEY_A }, encryptWith: 'k1' },
-      '`queueEncryption.keys` has a key id (the 1st, not shown)',
+      '`keys` has a key id (the 1st, not shown)',
     ],
   ])('refuses %s at creation, naming the fix and never the key', (_, options, expected) => {
-    const error = configError(options);
+    const error = configError(() => queuePayloadEncryption(options as unknown as QueueEncryptionOptions));
     expect(error.message).toContain(expected);
     expect(error.message).not.toContain(KEY_A.slice(0, 12));
   });
 
-  it('refuses queueEncryption without a queue', () => {
-    expect(configError({ keys: { k1: KEY_A }, encryptWith: 'k1' }, false).message).toContain(
-      '`queueEncryption` seals the payloads of queue mode, but `queue` is not set',
+  it('shows no key in what it returns', () => {
+    const encryption = queuePayloadEncryption({ keys: { k1: KEY_A }, encryptWith: 'k1' });
+    expect(Object.keys(encryption).sort()).toEqual(['cipher', 'encryptWith']);
+    expect(JSON.stringify(encryption)).not.toContain(KEY_A.slice(0, 12));
+  });
+
+  it('refuses a plain object for queueEncryption, naming the function to import', () => {
+    const error = configError(() =>
+      createReceiver({
+        secrets: { '1': SECRET },
+        queue: createMemoryQueue(),
+        queueEncryption: { keys: { k1: KEY_A }, encryptWith: 'k1' } as never,
+      }),
     );
+    expect(error.message).toContain('`queueEncryption` must be made by queuePayloadEncryption({ keys, encryptWith })');
+    expect(error.message).not.toContain(KEY_A.slice(0, 12));
+  });
+
+  it('refuses queueEncryption without a queue', () => {
+    const error = configError(() =>
+      createReceiver({
+        secrets: { '1': SECRET },
+        queueEncryption: queuePayloadEncryption({ keys: { k1: KEY_A }, encryptWith: 'k1' }),
+      }),
+    );
+    expect(error.message).toContain('`queueEncryption` seals the payloads of queue mode, but `queue` is not set');
   });
 });
