@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findBinary, postgresBinDirs } from './binaries.js';
@@ -26,7 +26,7 @@ export const postgres: ServiceDefinition = {
     if (server && initdb) return { ok: true, binaries: { server, initdb } };
     return { ok: false, missing: 'postgres/initdb are not installed' };
   },
-  async start(binaries, dir, port) {
+  async start(binaries, dir, port, options = {}) {
     const user = serverUser();
     const data = join(dir, 'data');
     await mkdir(data, { recursive: true });
@@ -36,15 +36,18 @@ export const postgres: ServiceDefinition = {
     }
     const ids = user ? { uid: user.uid, gid: user.gid } : {};
     const env = { ...process.env, LC_ALL: 'C', ...(user ? { HOME: dir, USER: user.name } : {}) };
-    await run(
-      binaries.initdb!,
-      ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'],
-      {
-        ...ids,
-        env,
-        label: 'initdb',
-      },
-    );
+    // A data directory that holds a cluster already is a restart: the server starts on it as it is.
+    if (!existsSync(join(data, 'PG_VERSION'))) {
+      await run(
+        binaries.initdb!,
+        ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync'],
+        {
+          ...ids,
+          env,
+          label: 'initdb',
+        },
+      );
+    }
     const server = await startProcess({
       label: 'postgres',
       command: binaries.server!,
@@ -60,7 +63,10 @@ export const postgres: ServiceDefinition = {
         '-c',
         'fsync=off',
         '-c',
-        'synchronous_commit=off',
+        // Off, a commit is acknowledged before its WAL is written, and an immediate stop can lose it; durable
+        // servers are stopped and started again by their tests, so they keep what they acknowledged. (fsync stays
+        // off: it guards against a crash of the machine, not of the server.)
+        `synchronous_commit=${options.durable ? 'on' : 'off'}`,
         '-c',
         'full_page_writes=off',
         '-c',

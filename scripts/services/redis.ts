@@ -2,7 +2,11 @@ import { findBinary } from './binaries.js';
 import { startProcess } from './process.js';
 import type { ServiceDefinition } from './service.js';
 
-/** Redis 7 without persistence: the data is thrown away after the run, so nothing is written to disk. */
+/**
+ * Redis 7 without persistence: the data is thrown away after the run, so nothing is written to disk. A durable server
+ * (a test that restarts it) appends every write to its AOF under `dir` before answering, and loads it again when
+ * started on the same `dir`.
+ */
 export const redis: ServiceDefinition = {
   name: 'redis',
   title: 'Redis',
@@ -12,7 +16,7 @@ export const redis: ServiceDefinition = {
     const server = findBinary('redis-server');
     return server ? { ok: true, binaries: { server } } : { ok: false, missing: 'redis-server is not installed' };
   },
-  async start(binaries, dir, port) {
+  async start(binaries, dir, port, options = {}) {
     const process = await startProcess({
       label: 'redis-server',
       command: binaries.server!,
@@ -26,7 +30,8 @@ export const redis: ServiceDefinition = {
         '--save',
         '',
         '--appendonly',
-        'no',
+        options.durable ? 'yes' : 'no',
+        ...(options.durable ? ['--appendfsync', 'always'] : []),
         '--daemonize',
         'no',
         '--logfile',

@@ -17,8 +17,26 @@ export interface ServiceDefinition {
   aptPackage: string;
   /** The binaries, or a sentence saying which one is missing. */
   locate(): { ok: true; binaries: Record<string, string> } | { ok: false; missing: string };
-  /** Initialise a data directory under `dir` and start the server on `port`; resolves once it accepts connections. */
-  start(binaries: Record<string, string>, dir: string, port: number): Promise<{ url: string; process: RunningProcess }>;
+  /**
+   * Initialise a data directory under `dir` (unless it holds one already: a restart) and start the server on `port`;
+   * resolves once it accepts connections.
+   */
+  start(
+    binaries: Record<string, string>,
+    dir: string,
+    port: number,
+    options?: ServerOptions,
+  ): Promise<{ url: string; process: RunningProcess }>;
+}
+
+/** How a test wants its own server run (the shared servers of a test run take the defaults). */
+export interface ServerOptions {
+  /**
+   * Keep every write the server acknowledged across a stop (even an immediate one) and a start on the same `dir` and
+   * port: Redis appends to its AOF with fsync always, PostgreSQL commits synchronously. For tests that restart the
+   * server while clients write; the default trades that away for speed, as the data is thrown away after the run.
+   */
+  durable?: boolean;
 }
 
 export interface StartedService {
