@@ -55,6 +55,8 @@ export interface OpenedEngine {
   store: DedupeStore;
   /** pg-boss only: the instance, for the test's own reads and queue settings. */
   boss?: PgBoss;
+  /** Jobs not finished yet: waiting, running, or waiting for a retry (dead-lettered ones not counted). */
+  unfinished(): Promise<number>;
   /** The engine's own view of the job of the event with dedupe key `key`, in one line (for timeout messages). */
   describeJob(key: string, streamId: string): Promise<string>;
   close(): Promise<void>;
@@ -95,6 +97,15 @@ async function openPgBoss(env: EngineEnv, role: Role, onError: (error: unknown) 
     queue,
     store,
     boss,
+    async unfinished() {
+      const { rows } = await boss
+        .getDb()
+        .executeSql(
+          `SELECT count(*)::int AS n FROM ${env.KYB_NAMESPACE}.job WHERE name = $1 AND state IN ('created', 'retry', 'active')`,
+          [QUEUE_NAME],
+        );
+      return (rows[0] as { n: number }).n;
+    },
     async describeJob(key) {
       const [job] = await boss.findJobs(QUEUE_NAME, { id: await jobIdOf(key) });
       if (!job) return 'no pg-boss job';
@@ -129,6 +140,8 @@ async function openBullMq(env: EngineEnv, role: Role, onError: (error: unknown) 
   return {
     queue,
     store,
+    // The events in the streams' lists, less those whose head job is dead-lettered (failed).
+    unfinished: async () => (await queue.backlog()) - (await queue.blockedStreams()).length,
     async describeJob(key, streamId) {
       const base = `${env.KYB_NAMESPACE}:${QUEUE_NAME}`;
       const id = headJobIdOf(key);

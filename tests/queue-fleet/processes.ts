@@ -52,6 +52,11 @@ export class Fleet {
     await Promise.all(Array.from({ length: this.workers }, () => this.spawn('worker').ready));
   }
 
+  /** Resolves once every live process is ready (a restarted one included). */
+  async ready(): Promise<void> {
+    await Promise.all(this.alive().map((entry) => entry.ready));
+  }
+
   alive(role?: Role): FleetProcess[] {
     return this.started.filter(
       (entry) =>
