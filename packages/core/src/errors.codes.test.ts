@@ -39,6 +39,7 @@ function advice(error: KybWebhookError): string {
     case 'out_of_order':
     case 'backfill_invalid':
     case 'event_data_invalid':
+    case 'api_version_unsupported':
       return 'retried until it can be processed';
     case 'backfill_unfillable':
       return 'an earlier event is gone for good: skip it with ordering.onUnfillable';

@@ -46,6 +46,11 @@ export const ERRORS = {
     status: 422,
     message: 'The event data does not match the schema for its type; it will be retried.',
   },
+  // api_version (spec 9): only with apiVersion.onOther 'reject', so the service retries while you deploy
+  api_version_unsupported: {
+    status: 503,
+    message: 'This receiver does not accept the api_version of this delivery yet; the delivery will be retried.',
+  },
   // dedupe
   in_progress: { status: 409, message: 'This event is being processed by another delivery; retry later.' },
   // ordering (docs/architecture.md §8): answers the service retries, so a stream never loses an event and never stalls for good
@@ -130,6 +135,7 @@ export type ErrorCode = keyof typeof ERRORS;
  *     case 'queue_unavailable': case 'queue_full':
  *       return 'a dependency is down or full; the service retries'
  *     case 'in_progress': case 'out_of_order': case 'backfill_invalid': case 'event_data_invalid':
+ *     case 'api_version_unsupported':
  *       return 'retried until it can be processed'
  *     case 'backfill_unfillable':
  *       return 'an earlier event is gone for good: skip it with ordering.onUnfillable'

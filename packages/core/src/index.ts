@@ -121,6 +121,9 @@ export { streamOrdering } from './ordering/stream-ordering.js';
 export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering/types.js';
 export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './ordering/backfill-guard.js';
 
+// API versions (docs/receiver.md#api-versions)
+export type { ApiVersion, ApiVersionOptions } from './pipeline/api-version.js';
+
 // Tracing channels (docs/observability.md): node:diagnostics_channel, where the runtime has it
 export { TRACING_CHANNELS } from './telemetry/channels.js';
 export type { ReceiveTrace, HandlerTrace, StoreTrace } from './telemetry/channels.js';

@@ -7,6 +7,7 @@ import { checkFields, optionRules, rule, validateOptions, type FieldsSpec, type 
 import { describeValue, isPlainObject, ordinal } from './option-words.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './store/dedupe.js';
 import { isStreamCursorStore } from './store/stream-store.js';
+import { apiVersionFields } from './pipeline/api-version.js';
 
 /**
  * Default of `handlerTimeoutMs`: how long a handler may run before the delivery is answered 5xx.
@@ -309,6 +310,7 @@ const RECEIVER_SPEC: OptionsSpec = {
         ? undefined
         : "must be made by queuePayloadEncryption({ keys, encryptWith }) (import { queuePayloadEncryption } from '@kyb-webhooks/core'), which checks the keys and attaches the cipher; receivers without encryption never load it.",
     ),
+    apiVersion: optionRules.fields(apiVersionFields, "e.g. { expected: '2026-01-01', onOther: 'accept' }"),
     crypto: optionRules.internal(),
   },
   aliases: {

@@ -21,6 +21,7 @@ import type { Logger } from './log/logger.js';
 import type { GapHandler, OrderingMode, OrderingOptions, StreamOrdering } from './ordering/types.js';
 import type { QueuePayloadEncryption } from './queue/payload-encryption.js';
 import type { EventQueue } from './queue/types.js';
+import type { ApiVersionOptions } from './pipeline/api-version.js';
 import type { ReplayOptions } from './pipeline/replay.js';
 import type { SecretKeyring } from './verify/signature.js';
 
@@ -86,6 +87,13 @@ export interface ReceiverOptions {
    * answer waits for the handlers). Engines: `createMemoryQueue` (one process, tests), pg-boss, BullMQ.
    */
   queue?: EventQueue;
+  /**
+   * The `api_version` your handlers were written for, and what a delivery of another version gets: processed and
+   * logged once per version (`onOther: 'accept'`, the default), or `503 api_version_unsupported` so the service
+   * retries it while you deploy (`'reject'`). Default: none (every version processed, nothing logged about it). A
+   * `Service-Kyb-Api-Version` header that disagrees with the signed body is logged as suspect either way.
+   */
+  apiVersion?: ApiVersionOptions;
   /**
    * Queue mode: seal each job's payload (the verified envelope and the attestation claims, a release's answers
    * among them) with AES-256-GCM before it is enqueued, so the queue's tables hold no personal data in the clear;

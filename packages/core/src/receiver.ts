@@ -1,5 +1,6 @@
 import { createAttestationVerifier } from './verify/attestation.js';
 import { createChecks } from './pipeline/checks.js';
+import { createApiVersionCheck } from './pipeline/api-version.js';
 import { createClaimRunSettle } from './pipeline/claim-run-settle.js';
 import { DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS, validateReceiverOptions } from './receiver-options.js';
 import { createConsoleLogger } from './log/console-logger.js';
@@ -43,6 +44,7 @@ function createReceiverChecks(
   options: ReceiverOptions,
   now: () => number,
   maxBodyBytes: number,
+  logger: Logger | undefined,
 ): ReturnType<typeof createChecks> {
   const toleranceSeconds = options.toleranceSeconds ?? 300;
   const checkSignature =
@@ -57,6 +59,7 @@ function createReceiverChecks(
     checkSignature,
     verifyAttestation,
     answersClaim: options.attestation?.answersClaim,
+    checkApiVersion: createApiVersionCheck(options.apiVersion, logger),
   });
 }
 
@@ -93,7 +96,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const handlers = new HandlerRegistry();
   const gapHandlers: GapHandler[] = [];
 
-  const { check, verifyFetched } = createReceiverChecks(options, now, maxBodyBytes);
+  const { check, verifyFetched } = createReceiverChecks(options, now, maxBodyBytes, logger);
   // Step 7 (run-handlers.ts): handlers within handlerTimeoutMs, failures told to onError.
   const runHandlers = createHandlerRunner(handlers, handlerTimeoutMs);
   // Steps 6 to 8 (claim-run-settle.ts): claim in the store, run the handlers, complete or release the claim.

@@ -18,6 +18,7 @@ import { createLazyValidator, releasedAnswersOf } from '../events/lazy-validatio
 import type { SchemaPlan, ValidationResult } from '../events/schema-plan.js';
 import { DATA_PLANS, ENVELOPE_PLAN } from '../events/schema-plans.generated.js';
 import type { createSignatureCheck, VerifiedSignature } from '../verify/signature.js';
+import type { ApiVersionCheck } from './api-version.js';
 
 /** A verified event, ready for dedupe: what the handlers get, and how it is deduped. */
 export interface VerifiedItem extends OrderedItem {
@@ -36,6 +37,8 @@ export interface CheckOptions {
   verifyAttestation: ReturnType<typeof createAttestationVerifier> | undefined;
   /** `attestation.answersClaim`: where a release's answers are. */
   answersClaim?: string | undefined;
+  /** The receiver's `apiVersion` rule (api-version.ts); absent, every version goes on unlogged. */
+  checkApiVersion?: ApiVersionCheck;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -55,7 +58,13 @@ function then<T, R>(value: T | Promise<T>, fn: (settled: T) => R | Promise<R>): 
 }
 
 /** Creates the checks of one receiver. */
-export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, answersClaim }: CheckOptions): {
+export function createChecks({
+  maxBodyBytes,
+  checkSignature,
+  verifyAttestation,
+  answersClaim,
+  checkApiVersion,
+}: CheckOptions): {
   check(input: ReceiveInput): Checked | Promise<Checked>;
   verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError>;
 } {
@@ -135,10 +144,14 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
   ): Checked | Promise<Checked> {
     return then(validatedEvent(envelope), (event) => {
       if (event instanceof KybWebhookError) return { refused: event, envelope };
+      // The version, once the body is authenticated: its api_version is signed, the header is not (api-version.ts).
+      const refused = checkApiVersion?.(envelope, readHeader(input.headers, 'service-kyb-api-version'));
+      if (refused) return { refused, envelope };
       const context = new DeliveryContext(
         { hmac, attestation: claims !== undefined },
         claims,
         parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+        envelope.api_version,
       );
       // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
       const item = {
@@ -185,6 +198,7 @@ async function verifyFetchedEvent(
     { hmac: null, attestation: claims !== undefined, fetched: true },
     claims,
     undefined,
+    envelope.api_version,
   );
   await withAnswers(context, envelope, claims, answersClaim);
   return {

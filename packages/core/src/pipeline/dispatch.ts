@@ -1,6 +1,7 @@
 import type { ReleasedAnswers } from '../events/released-answers.js';
 import type { AttestationClaims } from '../verify/attestation.js';
 import type { Envelope } from '../events/envelope.js';
+import type { ApiVersion } from './api-version.js';
 import { TRACING_CHANNELS, traceOperation, tracingChannelsOf, type HandlerTrace } from '../telemetry/channels.js';
 import type { KnownEventType, KybEvent, UnknownKybEvent } from '../events/events.js';
 
@@ -32,6 +33,11 @@ export interface BaseHandlerContext {
   claims: AttestationClaims | undefined;
   /** `Service-Delivery-Attempt`, starting at 1, when the header was present and numeric. */
   deliveryAttempt: number | undefined;
+  /**
+   * The event's `api_version` (`YYYY-MM-DD`), from the signed body (the `Service-Kyb-Api-Version` header is not
+   * authenticated): branch on it when a version changes what a field means, e.g. `apiVersion >= '2026-06-01'`.
+   */
+  apiVersion: ApiVersion;
   /**
    * Aborted when the handler passed the receiver's `handlerTimeoutMs`: the delivery has then been answered 503
    * `handler_timeout` and will be retried. Pass it to your database and HTTP calls so that a stuck handler stops.
@@ -99,6 +105,7 @@ export class DeliveryContext {
   readonly authentication: DeliveryAuthentication;
   readonly claims: AttestationClaims | undefined;
   readonly deliveryAttempt: number | undefined;
+  readonly apiVersion: ApiVersion;
   answers?: ReleasedAnswers;
   job?: JobInfo;
   #controller: AbortController | undefined;
@@ -107,10 +114,13 @@ export class DeliveryContext {
     authentication: DeliveryAuthentication,
     claims: AttestationClaims | undefined,
     deliveryAttempt: number | undefined,
+    apiVersion: string,
   ) {
     this.authentication = authentication;
     this.claims = claims;
     this.deliveryAttempt = deliveryAttempt;
+    // Date-shaped by the envelope schema.
+    this.apiVersion = apiVersion as ApiVersion;
   }
 
   get signal(): AbortSignal {

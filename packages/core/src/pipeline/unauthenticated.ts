@@ -29,6 +29,7 @@ export function createUnauthenticatedReceive(
         UNAUTHENTICATED,
         undefined,
         parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+        envelope.api_version,
       );
       const outcome = await runHandlers(
         () => handlers.runUnauthenticated(envelope, context as unknown as UnauthenticatedContext),

@@ -41,7 +41,12 @@ export async function itemOfJob(
 ): Promise<VerifiedItem> {
   const event = payload.envelope as unknown as KybEvent | UnknownKybEvent;
   const envelope = event as unknown as Envelope;
-  const context = new DeliveryContext(payload.authentication, payload.claims, payload.deliveryAttempt);
+  const context = new DeliveryContext(
+    payload.authentication,
+    payload.claims,
+    payload.deliveryAttempt,
+    envelope.api_version,
+  );
   context.job = { id: job.id, attempt: job.attempt, enqueuedAt: job.enqueuedAt };
   await withAnswers(context, envelope, payload.claims, answersClaim);
   return { envelope, event, context, dedupeKey: job.event.key, typed: payload.typed };
