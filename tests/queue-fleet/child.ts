@@ -14,7 +14,7 @@ export interface ChildEnv extends EngineEnv {
   KYB_PORT?: string;
   /** Jobs a worker runs at once; default 3. */
   KYB_CONCURRENCY?: string;
-  /** The receivers' queueEncryption, as JSON. */
+  /** The options of the receivers' queuePayloadEncryption (queueEncryption), as JSON. */
   KYB_QUEUE_KEYS?: string;
 }
 

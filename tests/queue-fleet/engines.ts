@@ -57,6 +57,8 @@ export interface OpenedEngine {
   boss?: PgBoss;
   /** Jobs not finished yet: waiting, running, or waiting for a retry (dead-lettered ones not counted). */
   unfinished(): Promise<number>;
+  /** The payload of the event with dedupe key `key` as the engine stores it (to see that it is sealed). */
+  storedPayload(key: string, streamId: string): Promise<unknown>;
   /** The engine's own view of the job of the event with dedupe key `key`, in one line (for timeout messages). */
   describeJob(key: string, streamId: string): Promise<string>;
   close(): Promise<void>;
@@ -106,6 +108,10 @@ async function openPgBoss(env: EngineEnv, role: Role, onError: (error: unknown) 
         );
       return (rows[0] as { n: number }).n;
     },
+    async storedPayload(key) {
+      const [job] = await boss.findJobs(QUEUE_NAME, { id: await jobIdOf(key) });
+      return (job?.data as { event?: { payload?: unknown } } | undefined)?.event?.payload;
+    },
     async describeJob(key) {
       const [job] = await boss.findJobs(QUEUE_NAME, { id: await jobIdOf(key) });
       if (!job) return 'no pg-boss job';
@@ -142,6 +148,14 @@ async function openBullMq(env: EngineEnv, role: Role, onError: (error: unknown) 
     store,
     // The events in the streams' lists, less those whose head job is dead-lettered (failed).
     unfinished: async () => (await queue.backlog()) - (await queue.blockedStreams()).length,
+    async storedPayload(key, streamId) {
+      // The events wait in their stream's list; the head job holds only their ids.
+      const entries = await client.lrange(`${env.KYB_NAMESPACE}:${QUEUE_NAME}:kyb:stream:${streamId}`, 0, -1);
+      const entry = entries
+        .map((raw) => JSON.parse(raw) as { key: string; event: { payload: unknown } })
+        .find((candidate) => candidate.key === key);
+      return entry?.event.payload;
+    },
     async describeJob(key, streamId) {
       const base = `${env.KYB_NAMESPACE}:${QUEUE_NAME}`;
       const id = headJobIdOf(key);

@@ -20,6 +20,7 @@
  *    always fails (dead letter, `blockedStreams()` lists it with `handler_failed`, later events wait, skipBlocked with
  *    a reason, and the stream moves on).
  */
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSender, type KybService, type TestEnvelope } from '@kyb-webhooks/testing';
 import type { BullMqQueue } from '@kyb-webhooks/queue-bullmq';
@@ -328,6 +329,59 @@ describe.each(ENGINES)('queue mode over $engine, four worker processes', ({ engi
         const key = linesOf(lines, failing.event_id, 'enqueue')[0]!.key!;
         const [job] = await opened.boss!.findJobs(QUEUE_NAME, { id: await jobIdOf(key) });
         expect(job).toMatchObject({ state: 'completed', output: { skipped: { reason } } });
+      }
+    },
+  );
+
+  it.skipIf(!service.url)(
+    `keeps a job its worker cannot decrypt (wrong key) dead-lettered, and runs it once the key is back and the stream retried ${service.skipReason ?? ''}`,
+    { timeout: 90_000 },
+    async () => {
+      const { service: kyb, fleet, opened } = rig!;
+      // The receiver seals every job with AES-256-GCM under the key id 'fleet'; the workers have another key under
+      // that id.
+      const right = randomBytes(32).toString('base64');
+      const wrong = randomBytes(32).toString('base64');
+      const keyed = (key: string) => ({
+        KYB_QUEUE_KEYS: JSON.stringify({ keys: { fleet: key }, encryptWith: 'fleet' }),
+      });
+      await fleet.replace('receiver', keyed(right));
+      await fleet.replace('worker', keyed(wrong));
+      const sealed = await emitWallets(kyb, `biz_sealed_${engine}`, 3);
+      const streamId = sealed[0]!.stream_id;
+      await rig!.until('the stream of the job no worker can decrypt is blocked', async () =>
+        (await opened.queue.blockedStreams()).some((blocked) => blocked.streamId === streamId),
+      );
+      const blocked = (await opened.queue.blockedStreams()).find((entry) => entry.streamId === streamId);
+      expect(blocked).toMatchObject({
+        streamId,
+        eventId: sealed[0]!.event_id,
+        seq: 0,
+        attempts: RETRY_LIMIT + 1,
+        error: 'job_undecryptable',
+      });
+      // Kept, sealed in the queue's storage (nothing of the event's data readable there), and never run.
+      let lines = rig!.lines();
+      const key = linesOf(lines, sealed[0]!.event_id, 'enqueue')[0]!.key!;
+      const stored = await opened.storedPayload(key, streamId);
+      expect(stored).toMatchObject({ sealed: { alg: 'A256GCM', kid: 'fleet' } });
+      expect(JSON.stringify(stored)).not.toContain('wallet_address');
+      for (const envelope of sealed) expect(linesOf(lines, envelope.event_id, 'start')).toEqual([]);
+
+      // The right key back in the workers, and the operator retries the stream: its events run, once, in order, the
+      // retried job from attempt 1 again.
+      await fleet.replace('worker', keyed(right));
+      expect(await opened.queue.retryStream(streamId)).toBe(true);
+      await rig!.processed('the retried stream is processed', sealed);
+      await kyb.idle();
+      await rig!.drained();
+      expect(await opened.queue.blockedStreams()).toEqual([]);
+      lines = rig!.lines();
+      expect(runViolations(lines, [sealed], { killed: fleet.killed })).toEqual([]);
+      for (const envelope of sealed) {
+        expect(
+          linesOf(lines, envelope.event_id, 'start', 'done').map((line) => `${line.kind} ${line.attempt}`),
+        ).toEqual(['start 1', 'done 1']);
       }
     },
   );

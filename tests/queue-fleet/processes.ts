@@ -35,7 +35,7 @@ export class Fleet {
   port = 0;
   private stopping = false;
   private restarts = 0;
-  private workerEnv: Record<string, string> = {};
+  private readonly roleEnv: Record<Role, Record<string, string>> = { receiver: {}, worker: {} };
 
   constructor(
     private readonly env: Record<string, string>,
@@ -73,17 +73,16 @@ export class Fleet {
   }
 
   /**
-   * Replaces every worker by one started with `env` added to its environment (e.g. other keys): each old one is asked
-   * to stop (SIGTERM: it stops taking jobs and waits for its running ones) before its replacement starts.
+   * Replaces every process of `role` by one started with `env` added to its environment (e.g. other keys): the old
+   * ones are asked to stop (SIGTERM: a worker stops taking jobs and waits for its running ones), and each one's
+   * replacement starts once it exited, the receiver's on the same port. Resolves once the replacements are ready.
    */
-  async replaceWorkers(env: Record<string, string>): Promise<void> {
-    this.workerEnv = env;
-    const old = this.alive('worker');
-    for (const entry of old) {
-      entry.child.kill('SIGTERM');
-      await entry.exited;
-    }
-    await Promise.all(this.alive('worker').map((entry) => entry.ready));
+  async replace(role: Role, env: Record<string, string>): Promise<void> {
+    this.roleEnv[role] = env;
+    const old = this.alive(role);
+    for (const entry of old) entry.child.kill('SIGTERM');
+    await Promise.all(old.map((entry) => entry.exited));
+    await this.ready();
   }
 
   /** SIGKILLs every process by PID, restarting none, and waits until they are gone. */
@@ -115,7 +114,8 @@ export class Fleet {
       env: {
         ...process.env,
         ...this.env,
-        ...(role === 'receiver' ? { KYB_PORT: String(this.port) } : this.workerEnv),
+        ...this.roleEnv[role],
+        ...(role === 'receiver' ? { KYB_PORT: String(this.port) } : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -142,7 +142,8 @@ export class Fleet {
     this.started.push(entry);
     child.once('exit', (_code, signal) => {
       if (signal === 'SIGKILL') this.killed.add(entry.pid);
-      if (this.stopping || (role === 'worker' && this.alive('worker').length >= this.workers)) return;
+      const wanted = role === 'worker' ? this.workers : 1;
+      if (this.stopping || this.alive(role).length >= wanted) return;
       if (++this.restarts > MAX_RESTARTS) return; // something is wrong: the scenario times out and shows describe()
       this.spawn(role);
     });

@@ -6,11 +6,11 @@
  * the service sees the connection drop and retries, and the retry must be answered `duplicate`.
  *
  * Environment: the EngineEnv of engines.ts, KYB_SECRET, KYB_ATTESTATION_ISSUER, KYB_AUDIENCE, KYB_JWKS_URL,
- * KYB_LEDGER, KYB_PLAN, KYB_PORT, KYB_QUEUE_KEYS (optional: queueEncryption as JSON). Prints `READY <port>`.
+ * KYB_LEDGER, KYB_PLAN, KYB_PORT, KYB_QUEUE_KEYS (optional: the options of queuePayloadEncryption, as JSON). Prints `READY <port>`.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createReceiver, type ReceiverOptions } from '@kyb-webhooks/core';
+import { createReceiver, queuePayloadEncryption, type QueueEncryptionOptions } from '@kyb-webhooks/core';
 import type { EventQueue } from '@kyb-webhooks/core/queue';
 import { kybWebhooks } from '@kyb-webhooks/node';
 import { HTTP_RECEIVER, openEngine } from './engines.js';
@@ -43,7 +43,7 @@ const receiver = createReceiver({
   queue: observed,
   ...HTTP_RECEIVER,
   ...(env.KYB_QUEUE_KEYS
-    ? { queueEncryption: JSON.parse(env.KYB_QUEUE_KEYS) as NonNullable<ReceiverOptions['queueEncryption']> }
+    ? { queueEncryption: queuePayloadEncryption(JSON.parse(env.KYB_QUEUE_KEYS) as QueueEncryptionOptions) }
     : {}),
   logger: childLogger,
 });

@@ -8,10 +8,16 @@
  * process SIGKILLs itself right after the store's complete resolved, so the queue never hears the job succeeded).
  *
  * Environment: the EngineEnv of engines.ts, KYB_SECRET, KYB_ATTESTATION_ISSUER, KYB_AUDIENCE, KYB_JWKS_URL,
- * KYB_LEDGER, KYB_PLAN, KYB_CONCURRENCY, KYB_QUEUE_KEYS (optional: queueEncryption as JSON). Prints `READY <pid>`
+ * KYB_LEDGER, KYB_PLAN, KYB_CONCURRENCY, KYB_QUEUE_KEYS (optional: the options of queuePayloadEncryption, as JSON). Prints `READY <pid>`
  * once it takes jobs.
  */
-import { createQueueWorker, createReceiver, type DedupeStore, type ReceiverOptions } from '@kyb-webhooks/core';
+import {
+  createQueueWorker,
+  createReceiver,
+  queuePayloadEncryption,
+  type DedupeStore,
+  type QueueEncryptionOptions,
+} from '@kyb-webhooks/core';
 import { childEnv, childLogger, reportError } from './child.js';
 import { openEngine, WORKER_RECEIVER } from './engines.js';
 import { countLines, faultAt, record } from './ledger.js';
@@ -80,7 +86,7 @@ const receiver = createReceiver({
   queue,
   ...WORKER_RECEIVER,
   ...(env.KYB_QUEUE_KEYS
-    ? { queueEncryption: JSON.parse(env.KYB_QUEUE_KEYS) as NonNullable<ReceiverOptions['queueEncryption']> }
+    ? { queueEncryption: queuePayloadEncryption(JSON.parse(env.KYB_QUEUE_KEYS) as QueueEncryptionOptions) }
     : {}),
   logger: childLogger,
 });
