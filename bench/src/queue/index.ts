@@ -202,7 +202,9 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
             ? `; ${scaling.n} round${scaling.n === 1 ? '' : 's'}: no interval`
             : judged === 'unsure' && bound === 'cpu'
               ? '; the cores were full (this machine cannot carry a verdict here)'
-              : '';
+              : bound === 'polling'
+                ? `, at ${percent(rate.median / ideal)} of its ideal: what scales is the polling ceiling, not the slots`
+                : '';
         lines.push(
           verdict(
             judged,
@@ -263,14 +265,14 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
     [
       `  ideal = processes × concurrency × 1000 ÷ ${settings.handlerMs} ms: the rate if only the handler's time bounded the`,
       '  fleet. The handler sleeps, so 4 processes on 2 cores can reach it: a process holds 4 slots that wait, not 4',
-      `  cores. ms/job/slot = slots ÷ events/s: what one job holds a slot for (${settings.handlerMs} ms of handler, the rest the`,
-      '  engine\'s fetch and settle). polling ceiling (pg-boss) = slots ÷ max(pollingIntervalSeconds, handler). "machine busy" is all of the',
-      '  machine (other work included); "this run" the share used by the bench process and everything it started',
-      '  (database servers, workers). bound by: handler = at least 90% of ideal (the engine keeps its slots busy);',
-      '  polling = at least 85% of the polling ceiling (the interval holds the fleet, on any machine); cpu = the',
-      '  machine was at least 90% busy (the cores were full: a quieter or larger machine may carry more, so a figure',
-      "  below the target is this machine's, not the engine's); engine = neither: the engine's round trips per job.",
-      '  "(ran dry)": the backlog was nearly empty at the window\'s end, the fleet had little left to do: a floor.',
+      `  cores. ms/job/slot = slots ÷ events/s: what one job holds a slot for (${settings.handlerMs} ms of handler, the rest`,
+      "  the engine's fetch and settle). polling ceiling (pg-boss) = slots ÷ max(pollingIntervalSeconds, handler).",
+      '  "machine busy" is all of the machine (other work included); "this run" the share used by the bench process and',
+      '  everything it started (database servers, workers). bound by: handler = at least 90% of ideal (the engine keeps',
+      '  its slots busy); polling = at least 85% of the polling ceiling (the interval holds the fleet, on any machine);',
+      '  cpu = the machine was at least 90% busy (the cores were full: a quieter or larger machine may carry more, so a',
+      "  figure below the target is this machine's, not the engine's); engine = neither: the engine's round trips per",
+      '  job. "(ran dry)": the backlog was nearly empty at the window\'s end, the fleet had little left to do: a floor.',
     ].join('\n'),
     ...(lines.length > 0 ? [['Verdicts (F2)', ...lines].join('\n')] : []),
   ];
@@ -392,7 +394,8 @@ export const queueSection: Section = {
       const footer = [
         `Machine: ${availableParallelism()} CPUs shared with other work; wall-clock moves 2–3× between runs, so only the`,
         "  ratios taken within a round are figures to compare, and a verdict on absolute rates is not this machine's to give.",
-        `Engines: ${describes.join('; ')}; options at their defaults except maxBacklog (${int(MAX_BACKLOG)}, so no run answers 429).`,
+        `Engines: ${describes.join('; ')};`,
+        `  options at their defaults except maxBacklog (${int(MAX_BACKLOG)}, so no run answers 429).`,
         "Servers: the test harness's (scripts/services/) on 127.0.0.1: PostgreSQL with fsync and synchronous_commit off,",
         "  Redis without persistence; an enqueue there costs less than on a durable server, so queue mode's latency is a",
         '  floor. Each receiver uses the default memory store (its dedupe and claims cost no round trip).',
