@@ -8,6 +8,7 @@ import { describeValue, isPlainObject, ordinal } from './option-words.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './store/dedupe.js';
 import { isStreamCursorStore } from './store/stream-store.js';
 import { apiVersionFields } from './pipeline/api-version.js';
+import { QUEUE_OPTION_RULES } from './queue/queue-options.js';
 
 /**
  * Default of `handlerTimeoutMs`: how long a handler may run before the delivery is answered 5xx.
@@ -301,16 +302,12 @@ const RECEIVER_SPEC: OptionsSpec = {
     now: optionRules.func('a clock in milliseconds, like Date.now'),
     logger: optionRules.funcOrFalse('called with each log entry; false silences the default console logger'),
     ordering: optionRules.fields(orderingFields, "e.g. { mode: 'enforce', fetchEventsAfter }"),
-    queue: optionRules.methods(
-      ['enqueue', 'work', 'blockedStreams', 'retryStream', 'skipBlocked'],
-      'an event queue (EventQueue): use createMemoryQueue() in one process, or the pg-boss or BullMQ queue',
-    ),
-    queueEncryption: rule((value) =>
-      typeof (value as { cipher?: { seal?: unknown } } | null)?.cipher?.seal === 'function'
-        ? undefined
-        : "must be made by queuePayloadEncryption({ keys, encryptWith }) (import { queuePayloadEncryption } from '@kyb-webhooks/core'), which checks the keys and attaches the cipher; receivers without encryption never load it.",
-    ),
+    ...QUEUE_OPTION_RULES,
     apiVersion: optionRules.fields(apiVersionFields, "e.g. { expected: '2026-01-01', onOther: 'accept' }"),
+    telemetry: optionRules.methods(
+      ['around'],
+      'an observability layer with around(operation, trace, run), e.g. openTelemetry() from @kyb-webhooks/opentelemetry',
+    ),
     crypto: optionRules.internal(),
   },
   aliases: {

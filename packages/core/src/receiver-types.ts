@@ -22,6 +22,7 @@ import type { GapHandler, OrderingMode, OrderingOptions, StreamOrdering } from '
 import type { QueuePayloadEncryption } from './queue/payload-encryption.js';
 import type { EventQueue } from './queue/types.js';
 import type { ApiVersionOptions } from './pipeline/api-version.js';
+import type { ReceiverTelemetry } from './telemetry/observers.js';
 import type { ReplayOptions } from './pipeline/replay.js';
 import type { SecretKeyring } from './verify/signature.js';
 
@@ -94,6 +95,12 @@ export interface ReceiverOptions {
    * `Service-Kyb-Api-Version` header that disagrees with the signed body is logged as suspect either way.
    */
   apiVersion?: ApiVersionOptions;
+  /**
+   * An observability layer that runs every delivery, handler run and store call (`openTelemetry()` of
+   * `@kyb-webhooks/opentelemetry`, or your own {@link ReceiverTelemetry}). Default: none; the tracing channels of
+   * `node:diagnostics_channel` are published either way while someone subscribes (docs/observability.md).
+   */
+  telemetry?: ReceiverTelemetry;
   /**
    * Queue mode: seal each job's payload (the verified envelope and the attestation claims, a release's answers
    * among them) with AES-256-GCM before it is enqueued, so the queue's tables hold no personal data in the clear;

@@ -93,7 +93,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   const store = options.store ?? createMemoryStore({ now });
   const logger = options.logger === false ? undefined : (options.logger ?? createConsoleLogger());
-  const handlers = new HandlerRegistry();
+  const handlers = new HandlerRegistry(options.telemetry);
   const gapHandlers: GapHandler[] = [];
 
   const { check, verifyFetched } = createReceiverChecks(options, now, maxBodyBytes, logger);
@@ -108,6 +108,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     logger,
     handlers,
     runHandlers,
+    telemetry: options.telemetry,
   });
   const { processVerified } = claimRunSettle;
   // What nothing authenticates never reaches the store (unauthenticated.ts).
@@ -181,7 +182,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       gapHandlers.push(handler);
       return receiver;
     },
-    receive: withReceiveTrace(receive),
+    receive: withReceiveTrace(receive, options.telemetry),
     verify: (input) => verifyDelivery(check, input),
     replay: (raw, replayOptions) => replayThrough(raw, replayOptions, { verifyFetched, logger, accept }),
     orderingMode: ordered ? ordering!.mode : 'off',

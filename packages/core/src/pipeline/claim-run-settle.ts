@@ -4,7 +4,8 @@
  * release() after a failure so the service's retry runs the handlers again. Every store call has a deadline shorter
  * than the lease, so every delivery gets an answer.
  */
-import { TRACING_CHANNELS, traceOperation, tracingChannelsOf, type StoreTrace } from '../telemetry/channels.js';
+import { TRACING_CHANNELS, tracingChannelsOf, type StoreTrace } from '../telemetry/channels.js';
+import { Observers, type ReceiverTelemetry } from '../telemetry/observers.js';
 import type { VerifiedItem } from './checks.js';
 import { handOff, isThenable, settleWithin, TIMED_OUT } from './deadline.js';
 import { checkClaimResult, type ClaimResult, type DedupeStore } from '../store/dedupe.js';
@@ -29,6 +30,8 @@ export interface ClaimRunSettleOptions {
   logger: Logger | undefined;
   handlers: HandlerRegistry;
   runHandlers: RunHandlers;
+  /** The receiver's `telemetry`, which watches every store call with the store channel. */
+  telemetry?: ReceiverTelemetry | undefined;
 }
 
 /** The claim, run and settle steps of one receiver; the ordered path (ordering/receive.ts) borrows the parts it needs. */
@@ -62,7 +65,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   const { store, storeTimeoutMs, logger, handlers, runHandlers } = options;
   // Frozen once: the store only reads them, and a delivery need not allocate them again.
   const claimOptions = Object.freeze({ leaseMs: options.leaseMs });
-  const { callStoreSoon, callStore } = createStoreCaller(storeTimeoutMs);
+  const { callStoreSoon, callStore } = createStoreCaller(storeTimeoutMs, options.telemetry);
   // 8. settle: complete() after a success, release() after a failure
   const { settleSuccess, settleFailure } = createSettle({
     store,
@@ -184,7 +187,11 @@ type CallStore = ClaimRunSettle['callStore'];
  * synchronous call cannot be cut short anyway, and a delivery spares a promise and a microtask per call. A method
  * that answers with a promise (any I/O store, or a memory-store method replaced by a slow one) keeps its deadline.
  */
-function createStoreCaller(storeTimeoutMs: number): { callStoreSoon: CallStoreSoon; callStore: CallStore } {
+function createStoreCaller(
+  storeTimeoutMs: number,
+  telemetry: ReceiverTelemetry | undefined,
+): { callStoreSoon: CallStoreSoon; callStore: CallStore } {
+  const observers = new Observers('store', storeChannels, telemetry);
   function callWithin<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
     const pending = call();
     if (!isThenable(pending)) return pending;
@@ -200,9 +207,9 @@ function createStoreCaller(storeTimeoutMs: number): { callStoreSoon: CallStoreSo
     subject: string,
     call: () => T | PromiseLike<T>,
   ): T | Promise<Awaited<T>> {
-    if (!storeChannels?.observed) return callWithin(operation, call);
+    if (!observers.active) return callWithin(operation, call);
     const trace: StoreTrace = { operation, subject };
-    return traceOperation(storeChannels, trace, () => callWithin(operation, call));
+    return observers.run(trace, () => callWithin(operation, call));
   }
 
   async function callStore<T>(operation: string, subject: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>> {

@@ -2,7 +2,8 @@ import type { ReleasedAnswers } from '../events/released-answers.js';
 import type { AttestationClaims } from '../verify/attestation.js';
 import type { Envelope } from '../events/envelope.js';
 import type { ApiVersion } from './api-version.js';
-import { TRACING_CHANNELS, traceOperation, tracingChannelsOf, type HandlerTrace } from '../telemetry/channels.js';
+import { TRACING_CHANNELS, tracingChannelsOf, type HandlerTrace } from '../telemetry/channels.js';
+import { Observers, type ReceiverTelemetry } from '../telemetry/observers.js';
 import type { KnownEventType, KybEvent, UnknownKybEvent } from '../events/events.js';
 
 /**
@@ -166,6 +167,12 @@ export class HandlerRegistry {
    */
   private readonly resolved = new Map<string, readonly AnyEventHandler[]>();
   private forUnregisteredKnown: readonly AnyEventHandler[] | undefined;
+  /** Who watches handler runs: the handler channel, and the receiver's `telemetry`. */
+  private readonly observers: Observers<'handler'>;
+
+  constructor(telemetry?: ReceiverTelemetry) {
+    this.observers = new Observers('handler', handlerChannels, telemetry);
+  }
   private forUnregisteredUnknown: readonly AnyEventHandler[] | undefined;
 
   add(type: string, handler: AnyEventHandler): void {
@@ -227,12 +234,23 @@ export class HandlerRegistry {
 
   private runList(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): unknown {
     if (handlers.length === 0) return undefined;
-    if (handlers.length === 1) return runHandler(handlers[0]!, event, context);
+    if (handlers.length === 1) return this.runOne(handlers[0]!, event, context);
     return this.runAll(handlers, event, context);
   }
 
+  /** Runs one handler, watched while anyone watches. */
+  private runOne(handler: AnyEventHandler, event: Envelope, context: HandlerContext): unknown {
+    if (!this.observers.active) return handler(event as UnknownKybEvent, context);
+    const trace: HandlerTrace = {
+      eventId: event.event_id,
+      eventType: event.event,
+      handler: handler.name || '<anonymous>',
+    };
+    return this.observers.run(trace, () => handler(event as UnknownKybEvent, context));
+  }
+
   private async runAll(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): Promise<void> {
-    const outcomes = await Promise.allSettled(handlers.map(async (handler) => runHandler(handler, event, context)));
+    const outcomes = await Promise.allSettled(handlers.map(async (handler) => this.runOne(handler, event, context)));
     const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
     if (failures.length > 0) throw new HandlerError(event.event, event.event_id, failures);
   }
@@ -240,14 +258,3 @@ export class HandlerRegistry {
 
 // The `kyb-webhooks:handler` tracing channel (telemetry/channels.ts), looked up once per process.
 const handlerChannels = tracingChannelsOf(TRACING_CHANNELS.handler);
-
-/** Runs one handler; published on the handler channel while someone subscribes to it. */
-function runHandler(handler: AnyEventHandler, event: Envelope, context: HandlerContext): unknown {
-  if (!handlerChannels?.observed) return handler(event as UnknownKybEvent, context);
-  const trace: HandlerTrace = {
-    eventId: event.event_id,
-    eventType: event.event,
-    handler: handler.name || '<anonymous>',
-  };
-  return traceOperation(handlerChannels, trace, () => handler(event as UnknownKybEvent, context));
-}

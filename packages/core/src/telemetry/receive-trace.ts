@@ -5,20 +5,21 @@
 import { readHeader } from '../http/headers.js';
 import { parseAttempt } from '../pipeline/checks.js';
 import type { ReceiveInput, ReceiveResult } from '../receiver-types.js';
-import { TRACING_CHANNELS, traceOperation, tracingChannelsOf, type ReceiveTrace } from './channels.js';
+import { TRACING_CHANNELS, tracingChannelsOf, type ReceiveTrace } from './channels.js';
+import { Observers, type ReceiverTelemetry } from './observers.js';
 
 type Receive = (input: ReceiveInput) => Promise<ReceiveResult>;
 
 /**
- * `receive`, published on the receive channel whenever someone subscribes to it; `receive` itself where the runtime
- * has no diagnostics_channel.
+ * `receive`, watched by the receive channel while someone subscribes to it and by the receiver's `telemetry`; `receive`
+ * itself when neither can ever watch.
  */
-export function withReceiveTrace(receive: Receive): Receive {
-  const channels = tracingChannelsOf(TRACING_CHANNELS.receive);
-  if (!channels) return receive;
+export function withReceiveTrace(receive: Receive, telemetry: ReceiverTelemetry | undefined): Receive {
+  const observers = new Observers('receive', tracingChannelsOf(TRACING_CHANNELS.receive), telemetry);
+  if (!observers.channels && !telemetry) return receive;
   return function tracedReceive(input) {
-    if (!channels.observed) return receive(input);
-    return traceOperation(channels, receiveTraceOf(input), () => receive(input), describeAnswer);
+    if (!observers.active) return receive(input);
+    return observers.run(receiveTraceOf(input), () => receive(input), describeAnswer);
   };
 }
 

@@ -1,0 +1,93 @@
+/*
+ * Who watches one kind of operation of one receiver (docs/observability.md): the tracing channels of
+ * telemetry/channels.ts, while someone subscribes, and the receiver's `telemetry` option (an OpenTelemetry layer, say),
+ * which runs the operation itself so that the work inside it (a handler's own database calls) happens in its span's
+ * context. Nothing watching: the operation runs as it is, with no trace object made.
+ */
+import { isThenable } from '../pipeline/deadline.js';
+import {
+  traceOperation,
+  type HandlerTrace,
+  type ReceiveTrace,
+  type StoreTrace,
+  type TracingChannels,
+} from './channels.js';
+
+/** The operations the receiver reports. */
+export type TracedOperation = 'receive' | 'handler' | 'store';
+
+/** The trace object of each operation. */
+export interface TraceOf {
+  receive: ReceiveTrace;
+  handler: HandlerTrace;
+  store: StoreTrace;
+}
+
+/**
+ * The receiver's `telemetry` option: what an observability layer (the OpenTelemetry one of
+ * `@kyb-webhooks/opentelemetry`) implements. `around` is called for every delivery, handler run and store call, and
+ * must call `run` exactly once and return what it returned (the same promise, or a promise of the same value), never
+ * throwing an error of its own. The trace object is filled in as the receiver learns more: a delivery's status, code
+ * and event once `run`'s promise settled, a handler's or a store call's `error` when it failed.
+ *
+ * @example
+ * ```ts
+ * const timing: ReceiverTelemetry = {
+ *   around(operation, trace, run) {
+ *     const started = performance.now()
+ *     const result = run()
+ *     void Promise.resolve(result).finally(() => metrics.record(operation, performance.now() - started))
+ *     return result
+ *   },
+ * }
+ * createReceiver({ secrets, telemetry: timing })
+ * ```
+ */
+export interface ReceiverTelemetry {
+  around<O extends TracedOperation, R>(operation: O, trace: TraceOf[O], run: () => R): R;
+}
+
+/** The watchers of one operation of one receiver. */
+export class Observers<O extends TracedOperation> {
+  constructor(
+    readonly operation: O,
+    readonly channels: TracingChannels | undefined,
+    readonly telemetry: ReceiverTelemetry | undefined,
+  ) {}
+
+  /** Whether anyone watches now: checked before a trace object is made. */
+  get active(): boolean {
+    return this.telemetry !== undefined || this.channels?.observed === true;
+  }
+
+  /** Runs `run` watched, `settled` filling the trace from its value before anyone reads the outcome. */
+  run<R>(trace: TraceOf[O], run: () => R, settled?: (trace: TraceOf[O], value: Awaited<R>) => void): R {
+    const channels = this.channels?.observed ? this.channels : undefined;
+    const inner = channels
+      ? () => traceOperation(channels, trace, run, settled)
+      : () => settleInto(trace, run, settled);
+    return this.telemetry ? this.telemetry.around(this.operation, trace, inner) : inner();
+  }
+}
+
+/** `run()`, its outcome copied into the trace (by a reaction registered before the caller's own). */
+function settleInto<C extends object, R>(trace: C, run: () => R, settled?: (trace: C, value: Awaited<R>) => void): R {
+  let result: R;
+  try {
+    result = run();
+  } catch (error) {
+    (trace as { error?: unknown }).error = error;
+    throw error;
+  }
+  if (!isThenable(result)) {
+    settled?.(trace, result as Awaited<R>);
+    return result;
+  }
+  result.then(
+    (value) => settled?.(trace, value as Awaited<R>),
+    (error: unknown) => {
+      (trace as { error?: unknown }).error = error;
+    },
+  );
+  return result;
+}
