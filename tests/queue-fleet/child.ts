@@ -20,6 +20,11 @@ export interface ChildEnv extends EngineEnv {
 
 export const childEnv = process.env as unknown as ChildEnv;
 
+// The test holds this process's stdin open: when it closes, the test process is gone (killed without its afterAll),
+// and so must this process be.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
+
 /**
  * The receivers' logger: warnings and errors on stderr, one line each (the test keeps the last lines of each process
  * and shows them when a scenario times out); the per-delivery info and debug lines are dropped.

@@ -238,7 +238,9 @@ describe.each(ENGINES)('queue mode over $engine, four worker processes', ({ engi
             .filter((line) => line.kind === 'complete').length >= 8,
       );
       const downFrom = Date.now();
+      rig!.note('mark', 'down');
       await server.restart(1_000);
+      rig!.note('mark', 'up');
       const upAt = Date.now();
       await emitting;
       const streams = ids.map((id) => [...kyb.request(id)!.events]);
@@ -250,6 +252,13 @@ describe.each(ENGINES)('queue mode over $engine, four worker processes', ({ engi
       const lines = rig!.lines();
       expect(runViolations(lines, streams, { killed: rig!.fleet.killed })).toEqual([]);
       expect(kyb.exhausted).toEqual([]);
+      // Events flowed on both sides of the restart: some ran before it, some were enqueued after it.
+      const down = lines.find((line) => line.kind === 'mark' && line.result === 'down')!.index;
+      const up = lines.find((line) => line.kind === 'mark' && line.result === 'up')!.index;
+      const eventIds = new Set(streams.flat().map((envelope) => envelope.event_id));
+      const mine = lines.filter((line) => eventIds.has(line.eventId));
+      expect(mine.some((line) => line.kind === 'done' && line.index < down)).toBe(true);
+      expect(mine.some((line) => line.kind === 'enqueue' && line.result === 'enqueued' && line.index > up)).toBe(true);
       // The restart was felt: some deliveries made while the server was down were not acknowledged.
       const refused = ids.flatMap((id) =>
         kyb.attempts(id).filter((a) => a.attemptedAt >= downFrom && a.attemptedAt <= upAt && (a.status ?? 0) >= 300),

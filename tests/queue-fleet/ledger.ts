@@ -11,6 +11,7 @@
  *   complete <eventId> <ok|lost|error> <pid>                        … a complete (lost: the claim was no longer held)
  *   release  <eventId> <ok|lost|error> <pid>                        … a release
  *   skip     <streamId>                                             the test is about to skip the stream's blocked job
+ *   mark     <word>                                                 a moment the test notes (the server going down, …)
  *
  * Also the plan: what the test wants to go wrong at which event, a JSON file of `<streamId>#<seq>` to a fault, read
  * by the processes at each event (it is written before the events exist, as their ids are not known yet).
@@ -56,7 +57,7 @@ export function record(path: string, ...words: (string | number)[]): void {
 /** One parsed line; `index` is its place in the file. */
 export interface Line {
   index: number;
-  kind: 'enqueue' | 'start' | 'done' | 'fail' | 'claim' | 'complete' | 'release' | 'skip';
+  kind: 'enqueue' | 'start' | 'done' | 'fail' | 'claim' | 'complete' | 'release' | 'skip' | 'mark';
   eventId: string;
   streamId?: string;
   seq?: number;
@@ -106,6 +107,8 @@ export function readLedger(path: string): Line[] {
           };
         case 'skip':
           return { index, kind, eventId: '', streamId: first, pid: 0 };
+        case 'mark':
+          return { index, kind, eventId: '', result: first, pid: 0 };
         default:
           return { index, kind, eventId: first, result: rest[0], pid: Number(rest[1]) };
       }

@@ -117,7 +117,8 @@ export class Fleet {
         ...this.roleEnv[role],
         ...(role === 'receiver' ? { KYB_PORT: String(this.port) } : {}),
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      // stdin stays open for the child's life: it exits when the pipe closes (this process died, see child.ts).
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     const tail: string[] = [];
     child.stderr!.on('data', (chunk: Buffer) => {

@@ -4,9 +4,11 @@
  * service delivering to the HTTP receiver process, and the supervised fleet (processes.ts). stop() undoes all of it,
  * and kills every process by PID.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   createTestSigner,
   randomSecret,
@@ -23,6 +25,8 @@ import { Fleet } from './processes.js';
 import { startTestServer, type TestServer } from './server.js';
 
 export const WORKERS = 4;
+
+const REAPER = fileURLToPath(new URL('../../scripts/services/reaper.mjs', import.meta.url));
 
 export interface Rig {
   engine: EngineName;
@@ -73,12 +77,31 @@ export async function startRig(engine: EngineName, kind: 'postgres' | 'redis'): 
   const dir = mkdtempSync(join(tmpdir(), 'kyb-queue-fleet-'));
   chmodSync(dir, 0o755); // PostgreSQL runs as the postgres user, who must reach its data directory inside
   const cleanups: (() => Promise<void>)[] = [async () => rmSync(dir, { recursive: true, force: true })];
+  // If this process dies without its afterAll (vitest SIGKILLed), the watchdog of scripts/services stops the server
+  // and the processes by PID and deletes the directory; the list it reads is kept current every half second.
+  const processes: (() => { pid: number; signal: NodeJS.Signals }[])[] = [];
+  const stateFile = join(dir, 'watchdog.json');
+  const saveState = () =>
+    writeFileSync(stateFile, JSON.stringify({ root: dir, servers: processes.flatMap((list) => list()) }));
+  saveState();
+  const watchdog = spawn(process.execPath, [REAPER, String(process.pid), stateFile], {
+    detached: true,
+    stdio: 'ignore',
+  });
+  watchdog.unref();
+  const saving = setInterval(saveState, 500);
+  saving.unref();
+  cleanups.push(async () => {
+    clearInterval(saving);
+    if (watchdog.pid) process.kill(watchdog.pid, 'SIGKILL');
+  });
   const stop = async () => {
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
   };
   try {
     const server = await startTestServer(kind, join(dir, 'server'));
     cleanups.push(() => server.stop());
+    processes.push(() => (server.pid ? [{ pid: server.pid, signal: server.stopSignal }] : []));
     const env: EngineEnv = {
       KYB_ENGINE: engine,
       KYB_QUEUE_URL: server.url,
@@ -111,6 +134,7 @@ export async function startRig(engine: EngineName, kind: 'postgres' | 'redis'): 
       WORKERS,
     );
     cleanups.push(() => fleet.stop());
+    processes.push(() => fleet.alive().map((entry) => ({ pid: entry.pid, signal: 'SIGKILL' as const })));
     await fleet.start();
     service.setEndpoint({ url: fleet.url, secrets: { '1': secret } });
     const signer = await createTestSigner({ secrets: { '1': secret } });

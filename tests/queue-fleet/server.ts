@@ -15,6 +15,8 @@ import type { ServiceDefinition } from '../../scripts/services/service.js';
 export interface TestServer {
   url: string;
   readonly pid: number;
+  /** The signal that stops it (for the watchdog, see rig.ts). */
+  readonly stopSignal: NodeJS.Signals;
   /** Stops the server by its PID (PostgreSQL: immediate shutdown, SIGQUIT; Redis: SIGTERM), waits `downMs`, starts it again. */
   restart(downMs: number): Promise<void>;
   stop(): Promise<void>;
@@ -34,6 +36,7 @@ export async function startTestServer(kind: 'postgres' | 'redis', dir: string): 
     get pid() {
       return current?.pid ?? 0;
     },
+    stopSignal: process.stopSignal,
     async restart(downMs) {
       await current?.stop();
       current = undefined;
