@@ -6,19 +6,28 @@
  * with the endpoint's HMAC secret and attests the events as the real service does, and delivers them, with its retry
  * rules, to one HTTP receiver process (@kyb-webhooks/node, queue mode: `200 queued` once the job is in the queue);
  * four worker processes run createQueueWorker over the same queue. Nothing is taken from the workers' word: every
- * handler run, store answer and enqueue is a line in a ledger file (ledger.ts), and the rules are checked from it
- * (checks.ts says exactly what at-least-once means here: a handler run that did not finish may run again; a run that
- * finished never does).
+ * handler run, store answer and enqueue is a line in a ledger file (ledger.ts), and the rules are checked from it.
+ *
+ * At-least-once, as checked here (checks.ts has the rules in full): nothing the receiver acknowledged is lost; a
+ * handler run that did not finish runs again (its worker was killed mid-run, it threw, or its completion reached
+ * neither the store nor the queue); a run the store recorded complete never runs again, even when the queue runs its
+ * job again; and a stream's next event starts only after every run of the one before it ended.
  *
  * 1. A fleet: streams interleaved across four workers, redeliveries by the service and concurrent copies of the same
  *    delivery: every event enqueued once, processed once, every stream in seq order.
- * 2. Crashes: a worker SIGKILLed in the middle of a handler (the handler runs again, once, and the stream waits for
- *    it); the receiver SIGKILLed between the enqueue and its answer (the service's retry is a `duplicate`); a worker
- *    SIGKILLed after the store's complete and before the queue's job completion (the rerun is a duplicate, the
- *    handler does not run again). Then the queue's server is stopped by PID and started again while events flow.
+ * 2. Crashes: the receiver SIGKILLed between the enqueue and its answer (the service's retry is a `duplicate`); a
+ *    worker SIGKILLed after the store's complete and before the queue's job completion (the rerun is a duplicate, the
+ *    handler does not run again); a worker SIGKILLed in the middle of a handler (the handler runs again, once, and the
+ *    stream waits for it); the queue's server stopped by PID and started again while events flow.
  * 3. Failures: a handler that fails three times then succeeds (its stream waits, then moves on in order); one that
  *    always fails (dead letter, `blockedStreams()` lists it with `handler_failed`, later events wait, skipBlocked with
  *    a reason, and the stream moves on).
+ * 4. Encryption: workers with the wrong `queueEncryption` key fail the sealed job with `job_undecryptable`, the stream
+ *    is blocked and the job kept; with the right key back and `retryStream`, it runs.
+ *
+ * Locally a missing PostgreSQL or Redis skips its engine with a message; with CI=true the test run's setup fails
+ * instead (scripts/services/global-setup.ts). Every process is stopped by PID in afterAll (rig.stop), or by the
+ * watchdog if this process is killed first.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +54,7 @@ async function emitWallets(kyb: KybService, businessId: string, count: number): 
   }
   return [...kyb.request(businessId)!.events];
 }
+
 describe.each(ENGINES)('queue mode over $engine, four worker processes', ({ engine, kind, service }) => {
   let rig: Rig | undefined;
   beforeAll(async () => {
