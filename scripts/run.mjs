@@ -10,7 +10,7 @@
 //   node scripts/run.mjs cli <command> [options]       the kyb-webhooks CLI from this clone (in the folder npm ran in)
 //   node scripts/run.mjs example [framework] [--queue[=pgboss|bullmq]]   an example app as a dev server, configured
 //                                                    by the environment (--queue: queue mode, a worker in the process)
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -43,10 +43,33 @@ const pnpmRun = (...args) => {
   return run(pnpm, [...pnpmPrefix, ...args], options);
 };
 
+/**
+ * Runs a long-lived child (an example app, the CLI) and resolves its exit code. A SIGTERM, SIGINT or SIGHUP sent to
+ * this runner is passed on to the child, so `kill <pid of npm run example>` stops the app and frees its port instead of
+ * leaving it orphaned (spawnSync would block this process's own signal handling).
+ */
+function runForwardingSignals(command, args, options = {}) {
+  const child = spawn(command, args, { cwd: root, stdio: 'inherit', ...options });
+  const forward = (signal) => child.kill(signal);
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+  for (const signal of signals) process.on(signal, forward);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      for (const name of signals) process.off(name, forward);
+      resolve(code ?? (signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : 1));
+    });
+  });
+}
+
 /** Runs a TypeScript entry of the workspace from its sources, as the tests do: tsx, and the packages' source exports. */
 function runFromSource(entry, args, cwd) {
   const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
-  return run(process.execPath, ['--conditions=@kyb-webhooks/source', '--import', tsx, entry, ...args], { cwd });
+  return runForwardingSignals(
+    process.execPath,
+    ['--conditions=@kyb-webhooks/source', '--import', tsx, entry, ...args],
+    { cwd },
+  );
 }
 
 function ensureInstalled() {
@@ -169,7 +192,7 @@ switch (task) {
     // Before the packages are published: the CLI from this clone, run in the folder `npm run` was called from (npm
     // says which in INIT_CWD), so its development keys (.kyb-webhooks/) land there, as with an installed CLI.
     process.exit(
-      runFromSource(join(root, 'packages', 'cli', 'src', 'cli.ts'), rest, process.env.INIT_CWD ?? process.cwd()),
+      await runFromSource(join(root, 'packages', 'cli', 'src', 'cli.ts'), rest, process.env.INIT_CWD ?? process.cwd()),
     );
     break;
   case 'example': {
@@ -182,7 +205,7 @@ switch (task) {
       console.error(`no example app "${framework}": use express, fastify, koa, hono or node-http`);
       process.exit(2);
     }
-    process.exit(runFromSource(join(dir, 'src', 'server.ts'), appArgs, dir));
+    process.exit(await runFromSource(join(dir, 'src', 'server.ts'), appArgs, dir));
     break;
   }
   default:

@@ -96,6 +96,12 @@ describe('README: from a clone of this repository', () => {
     expect(JSON.parse(sent.stdout).deliveries).toEqual([
       expect.objectContaining({ event: 'kyb.data_request.released', attested: true, status: 200 }),
     ]);
+
+    // SIGTERM to the runner alone (what `kill <pid>` of `npm run example` does) stops the app too and frees its port.
+    const exited = new Promise<number | null>((resolve) => app!.once('exit', (code) => resolve(code)));
+    process.kill(app.pid!, 'SIGTERM');
+    expect(await exited).toBe(0);
+    expect(await portOpen(port)).toBe(false);
   }, 180_000);
 
   // Two example apps on one port: the second must say so and stop, not print an unhandled 'error' event's stack.
