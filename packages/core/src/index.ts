@@ -121,6 +121,9 @@ export { streamOrdering } from './ordering/stream-ordering.js';
 export { DEFAULT_BACKFILL_TIMEOUT_MS, DEFAULT_BACKFILL_RETRY_AFTER_MS } from './ordering/types.js';
 export { GONE_CODES, MAX_STALE_BACKFILL_EVENTS } from './ordering/backfill-guard.js';
 
+// receiver.verify's refusals as HTTP answers
+export { answerForError } from './pipeline/outcomes.js';
+
 // API versions (docs/receiver.md#api-versions)
 export type { ApiVersion, ApiVersionOptions } from './pipeline/api-version.js';
 

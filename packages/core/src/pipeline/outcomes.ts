@@ -4,7 +4,7 @@
  * go to the logger only, never to the sender.
  */
 import type { Envelope } from '../events/envelope.js';
-import { ERRORS, rejection, type ErrorCode, type KybWebhookError } from '../errors.js';
+import { ERRORS, KybWebhookError, rejection, type ErrorCode } from '../errors.js';
 import type { KybEvent, UnknownKybEvent } from '../events/events.js';
 import { safeLog, type Logger } from '../log/logger.js';
 import type { ReceiveResult, ResponseBody } from '../receiver-types.js';
@@ -47,6 +47,37 @@ export function reject(
     headers: RESPONSE_HEADERS[code] ?? NO_HEADERS,
     body: { error: { code, message } },
   };
+}
+
+/**
+ * The HTTP answer `receive` gives for `error`: for code that calls `receiver.verify` and answers the service itself.
+ * A `KybWebhookError` with a rejection code gets its status, headers and JSON body (`{ error: { code, message } }`,
+ * the generic message, never the detail); anything else, a bug of yours included, `500 internal_error`, so the
+ * service retries and nothing is acknowledged by mistake. Logs nothing.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   const { event } = await receiver.verify({ method: req.method, headers: req.headers, body: rawBody })
+ *   await jobs.enqueueOnce(event.event_id, event)
+ *   res.status(200).json({ received: true })
+ * } catch (error) {
+ *   const answer = answerForError(error)
+ *   res.status(answer.status).set(answer.headers).json(answer.body)
+ * }
+ * ```
+ */
+export function answerForError(error: unknown): {
+  status: number;
+  headers: Readonly<Record<string, string>>;
+  body: ResponseBody;
+} {
+  const code: ErrorCode =
+    error instanceof KybWebhookError && Object.hasOwn(ERRORS, error.code)
+      ? (error.code as ErrorCode)
+      : 'internal_error';
+  const { status, headers, body } = reject(undefined, code);
+  return { status, headers, body };
 }
 
 /** 200: the handlers succeeded (or there were none). */
