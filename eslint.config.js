@@ -17,8 +17,9 @@ export default tseslint.config(
     },
   },
   {
-    // The core runs on Web-standard runtimes: no node: modules and no Buffer, except the selected crypto module.
-    files: ['packages/core/src/**/*.ts', 'packages/hono/src/**/*.ts'],
+    // The core (and what runs wherever it runs: Hono, the OpenTelemetry layer) is for Web-standard runtimes: no node:
+    // modules and no Buffer, except the core's selected crypto module.
+    files: ['packages/core/src/**/*.ts', 'packages/hono/src/**/*.ts', 'packages/opentelemetry/src/**/*.ts'],
     ignores: ['**/*.test.ts', 'packages/core/src/verify/crypto/node.ts'],
     rules: {
       'no-restricted-imports': [

@@ -1,0 +1,53 @@
+/*
+ * The names this package records under: OpenTelemetry semantic-convention attributes where one fits (messaging,
+ * CloudEvents, HTTP, error.type), `kyb.webhook.*` for what the conventions have no name for. Kept in one place so the
+ * README's table, the tests and the code agree.
+ */
+
+/** The span and metric attributes, by key. */
+export const ATTRIBUTES = Object.freeze({
+  messagingSystem: 'messaging.system',
+  messagingOperationType: 'messaging.operation.type',
+  messagingOperationName: 'messaging.operation.name',
+  messagingMessageId: 'messaging.message.id',
+  cloudEventsEventId: 'cloudevents.event_id',
+  cloudEventsEventType: 'cloudevents.event_type',
+  cloudEventsEventSubject: 'cloudevents.event_subject',
+  httpRequestMethod: 'http.request.method',
+  httpResponseStatusCode: 'http.response.status_code',
+  errorType: 'error.type',
+  /** `Service-Delivery-Attempt` (1 for the first delivery); the conventions name one only for Pub/Sub. */
+  deliveryAttempt: 'kyb.webhook.delivery_attempt',
+  /** The stream's sequence number of the event. */
+  seq: 'kyb.webhook.seq',
+  /** The envelope's `api_version`. */
+  apiVersion: 'kyb.webhook.api_version',
+  /** The receiver's answer code: a rejection code, or an acknowledgement such as `duplicate`, `queued`, `late`. */
+  code: 'kyb.webhook.code',
+  /** `accepted` (2xx), `rejected` (4xx) or `failed` (5xx: the receiver's own failure, the service retries). */
+  outcome: 'kyb.webhook.outcome',
+  /** The handler function's name. */
+  handler: 'kyb.webhook.handler',
+  /** The store method: `claim`, `complete`, `release`, `getCursor`, `completeInOrder`, `advanceCursor`, `skipSeq`. */
+  storeOperation: 'kyb.webhook.store.operation',
+  /** `ok` or `error`, for a store call. */
+  storeOutcome: 'kyb.webhook.store.outcome',
+} as const);
+
+/** The metric instruments, by name. */
+export const METRICS = Object.freeze({
+  /** Counter of deliveries, by outcome, code, status and (once authenticated) event type. */
+  deliveries: 'kyb.webhook.deliveries',
+  /** Histogram of a delivery's processing time in the receiver, in seconds. */
+  processDuration: 'kyb.webhook.process.duration',
+  /** Histogram of the `Service-Delivery-Attempt` number seen. */
+  deliveryAttempt: 'kyb.webhook.delivery.attempt',
+  /** Histogram of a store call's duration in seconds, by operation and outcome. */
+  storeDuration: 'kyb.webhook.store.duration',
+} as const);
+
+/** The value of `messaging.system`: the KYB service's webhook delivery, a system of its own. */
+export const MESSAGING_SYSTEM = 'kyb_webhooks';
+
+/** The delivery span's name until the event's type is authenticated, and for a delivery refused before that. */
+export const UNAUTHENTICATED_SPAN_NAME = 'process kyb-webhook';

@@ -1,0 +1,303 @@
+/*
+ * The receiver's `telemetry` option as OpenTelemetry spans and metrics, through `@opentelemetry/api` only. The core
+ * calls `around` for every delivery ('receive'), handler run ('handler') and store call ('store'), nested as they run;
+ * each becomes a span, and `run` runs in that span's context (`context.with`) so the handler's own spans (its database,
+ * its HTTP calls) and the store driver's spans become its children. The trace object the core passes is filled in by
+ * the time `run`'s promise settles: that is when the span gets its outcome, its final name and its metrics.
+ *
+ * What is recorded is ids and outcomes only. Never a body, a header value, a secret, a token, an answer value, nor an
+ * exception's message or stack (a handler's error message is user code and may hold personal data): a failure is
+ * recorded as its type (the error's `code`, else its class name) in `error.type` and an exception event carrying only
+ * `exception.type`.
+ */
+import {
+  context,
+  metrics,
+  SpanKind,
+  SpanStatusCode,
+  trace as traceApi,
+  ValueType,
+  type Attributes,
+  type Context,
+  type Counter,
+  type Histogram,
+  type Meter,
+  type MeterProvider,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
+import type { HandlerTrace, ReceiverTelemetry, ReceiveTrace, StoreTrace } from '@kyb-webhooks/core';
+import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS, UNAUTHENTICATED_SPAN_NAME } from './names.js';
+import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './version.js';
+
+/**
+ * Options of {@link openTelemetry}: the providers to use instead of the global ones.
+ *
+ * @example
+ * ```ts
+ * const telemetry = openTelemetry({ tracerProvider, meterProvider })
+ * ```
+ */
+export interface OpenTelemetryOptions {
+  /** Default: the global one (`trace.getTracerProvider()`), looked up when a span starts, so it may be registered later. */
+  tracerProvider?: TracerProvider;
+  /** Default: the global one (`metrics.getMeterProvider()`), looked up again whenever the global one changed. */
+  meterProvider?: MeterProvider;
+}
+
+/** Seconds buckets for a delivery's processing time (the conventions' HTTP and messaging duration buckets). */
+const PROCESS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
+/** Seconds buckets for a store call: most take well under a millisecond to a few. */
+const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+/** The service retries for about 9 hours on an exponential schedule: attempts stay in the low tens. */
+const ATTEMPT_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30];
+
+const HTTP_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
+/** What an error type may look like: an identifier or a code; anything else is recorded as `_OTHER`. */
+const ERROR_TYPE = /^[A-Za-z0-9_$][\w$.:-]{0,63}$/;
+
+interface Instruments {
+  deliveries: Counter;
+  processDuration: Histogram;
+  deliveryAttempt: Histogram;
+  storeDuration: Histogram;
+}
+
+function instrumentsOf(meter: Meter): Instruments {
+  return {
+    deliveries: meter.createCounter(METRICS.deliveries, {
+      description: 'Webhook deliveries answered, by outcome, code, status and (once authenticated) event type.',
+      unit: '{delivery}',
+      valueType: ValueType.INT,
+    }),
+    processDuration: meter.createHistogram(METRICS.processDuration, {
+      description: 'Time from a delivery reaching the receiver to its answer.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: PROCESS_BUCKETS },
+    }),
+    deliveryAttempt: meter.createHistogram(METRICS.deliveryAttempt, {
+      description: 'The Service-Delivery-Attempt number of the deliveries seen (1 for a first delivery).',
+      unit: '{attempt}',
+      valueType: ValueType.INT,
+      advice: { explicitBucketBoundaries: ATTEMPT_BUCKETS },
+    }),
+    storeDuration: meter.createHistogram(METRICS.storeDuration, {
+      description: 'Time of one call of the dedupe or cursor store, by operation and outcome.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: STORE_BUCKETS },
+    }),
+  };
+}
+
+/**
+ * The receiver's `telemetry` option for OpenTelemetry: a CONSUMER span per delivery (`process <event type>`), an
+ * INTERNAL child span per handler run and per store call, and the `kyb.webhook.*` metrics. The tracer and meter are
+ * named `@kyb-webhooks/opentelemetry` with the package's version.
+ *
+ * @example
+ * ```ts
+ * import { createReceiver } from '@kyb-webhooks/core'
+ * import { openTelemetry } from '@kyb-webhooks/opentelemetry'
+ *
+ * const receiver = createReceiver({ secrets: { '1': process.env.KYB_SECRET_V1! }, telemetry: openTelemetry() })
+ * ```
+ */
+export function openTelemetry(options: OpenTelemetryOptions = {}): ReceiverTelemetry {
+  return new OpenTelemetryLayer(options);
+}
+
+class OpenTelemetryLayer implements ReceiverTelemetry {
+  private readonly tracer: Tracer;
+  /** The meter provider the instruments came from; the global one is checked again at each delivery. */
+  private meterProvider: MeterProvider | undefined;
+  private instruments: Instruments | undefined;
+  private readonly globalMeter: boolean;
+
+  constructor(options: OpenTelemetryOptions) {
+    // The global tracer provider is a proxy: a provider registered after this call is used from then on.
+    this.tracer = (options.tracerProvider ?? traceApi.getTracerProvider()).getTracer(
+      INSTRUMENTATION_NAME,
+      INSTRUMENTATION_VERSION,
+    );
+    this.globalMeter = options.meterProvider === undefined;
+    if (options.meterProvider) this.useMeterProvider(options.meterProvider);
+  }
+
+  around<O extends 'receive' | 'handler' | 'store', R>(operation: O, trace: unknown, run: () => R): R {
+    let span: Span;
+    let parent: Context;
+    try {
+      parent = context.active();
+      if (operation === 'receive') span = this.startDelivery(trace as ReceiveTrace, parent);
+      else if (operation === 'handler') span = this.startHandler(trace as HandlerTrace, parent);
+      else if (operation === 'store') span = this.startStore(trace as StoreTrace, parent);
+      else return run();
+    } catch {
+      return run(); // the layer never fails an operation of its own
+    }
+    const started = performance.now();
+    let result: R;
+    try {
+      result = context.with(traceApi.setSpan(parent, span), run);
+    } catch (error) {
+      this.finish(operation, span, trace, started);
+      throw error;
+    }
+    if (isThenable(result)) {
+      // The core's own reaction, registered inside run, has filled the trace in by the time this one runs.
+      const settle = () => this.finish(operation, span, trace, started);
+      result.then(settle, settle);
+    } else {
+      this.finish(operation, span, trace, started);
+    }
+    return result;
+  }
+
+  private finish(operation: string, span: Span, trace: unknown, started: number): void {
+    try {
+      const seconds = (performance.now() - started) / 1000;
+      if (operation === 'receive') this.endDelivery(span, trace as ReceiveTrace, seconds);
+      else if (operation === 'handler') this.endHandler(span, trace as HandlerTrace);
+      else this.endStore(span, trace as StoreTrace, seconds);
+    } catch {
+      // A failing exporter or SDK must not turn into an unhandled rejection of the receiver's.
+    }
+  }
+
+  private startDelivery(trace: ReceiveTrace, parent: Context): Span {
+    const attributes: Attributes = {
+      [A.messagingSystem]: MESSAGING_SYSTEM,
+      [A.messagingOperationType]: 'process',
+      [A.messagingOperationName]: 'process',
+      [A.httpRequestMethod]: HTTP_METHODS.has(trace.method) ? trace.method : '_OTHER',
+    };
+    if (trace.deliveryAttempt !== undefined) attributes[A.deliveryAttempt] = trace.deliveryAttempt;
+    return this.tracer.startSpan(UNAUTHENTICATED_SPAN_NAME, { kind: SpanKind.CONSUMER, attributes }, parent);
+  }
+
+  private endDelivery(span: Span, trace: ReceiveTrace, seconds: number): void {
+    const { status, code, eventType } = trace;
+    const outcome = status === undefined || status >= 500 ? 'failed' : status >= 400 ? 'rejected' : 'accepted';
+    // The same small set on the span and on every metric: outcome, code, status, the type once authenticated.
+    const shared: Attributes = { [A.outcome]: outcome };
+    if (status !== undefined) shared[A.httpResponseStatusCode] = status;
+    if (code !== undefined) shared[A.code] = code;
+    if (eventType !== undefined) shared[A.cloudEventsEventType] = eventType;
+    if (outcome !== 'accepted') {
+      // Our rejection code; a delivery that threw before it was answered has its error's type.
+      shared[A.errorType] = code ?? ('error' in trace ? errorTypeOf((trace as { error?: unknown }).error) : '_OTHER');
+    }
+    this.recordDelivery(shared, seconds, trace.deliveryAttempt);
+
+    // Set only once the delivery was authenticated (the core leaves them out otherwise): ids on the span only.
+    const attributes: Attributes = { ...shared };
+    if (trace.eventId !== undefined) {
+      attributes[A.messagingMessageId] = trace.eventId;
+      attributes[A.cloudEventsEventId] = trace.eventId;
+    }
+    if (trace.streamId !== undefined) attributes[A.cloudEventsEventSubject] = trace.streamId;
+    if (trace.seq !== undefined) attributes[A.seq] = trace.seq;
+    if (trace.apiVersion !== undefined) attributes[A.apiVersion] = trace.apiVersion;
+    span.setAttributes(attributes);
+    if (eventType !== undefined) span.updateName(`process ${eventType}`);
+    // A 5xx is the receiver's own failure, which the service retries: an error. A 4xx refuses a bad or early
+    // delivery (forged, malformed, in progress elsewhere): the sender's fault, as HTTP server spans leave it unset.
+    if (outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: shared[A.errorType] as string });
+    span.end();
+  }
+
+  private recordDelivery(attributes: Attributes, seconds: number, attempt: number | undefined): void {
+    const instruments = this.currentInstruments();
+    if (!instruments) return;
+    instruments.deliveries.add(1, attributes);
+    instruments.processDuration.record(seconds, attributes);
+    if (attempt !== undefined) instruments.deliveryAttempt.record(attempt, attributes);
+  }
+
+  private startHandler(trace: HandlerTrace, parent: Context): Span {
+    return this.tracer.startSpan(
+      `handler ${trace.handler}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          [A.handler]: trace.handler,
+          [A.cloudEventsEventType]: trace.eventType,
+          [A.cloudEventsEventId]: trace.eventId,
+        },
+      },
+      parent,
+    );
+  }
+
+  private endHandler(span: Span, trace: HandlerTrace): void {
+    if ('error' in trace) recordFailure(span, errorTypeOf(trace.error));
+    span.end();
+  }
+
+  private startStore(trace: StoreTrace, parent: Context): Span {
+    // INTERNAL: the store is the receiver's contract (memory, Redis, SQL); the driver's own instrumentation makes the
+    // CLIENT spans, as children of this one. No db.* attributes: the database is not known here.
+    return this.tracer.startSpan(
+      trace.operation,
+      { kind: SpanKind.INTERNAL, attributes: { [A.storeOperation]: trace.operation } },
+      parent,
+    );
+  }
+
+  private endStore(span: Span, trace: StoreTrace, seconds: number): void {
+    const attributes: Attributes = { [A.storeOperation]: trace.operation, [A.storeOutcome]: 'ok' };
+    if ('error' in trace) {
+      const type = errorTypeOf(trace.error);
+      attributes[A.storeOutcome] = 'error';
+      attributes[A.errorType] = type;
+      recordFailure(span, type);
+    }
+    span.end();
+    this.currentInstruments()?.storeDuration.record(seconds, attributes);
+  }
+
+  private currentInstruments(): Instruments | undefined {
+    if (this.globalMeter) {
+      const provider = metrics.getMeterProvider();
+      if (provider !== this.meterProvider) this.useMeterProvider(provider);
+    }
+    return this.instruments;
+  }
+
+  private useMeterProvider(provider: MeterProvider): void {
+    this.meterProvider = provider;
+    this.instruments = instrumentsOf(provider.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION));
+  }
+}
+
+/** A failed handler run or store call: its type only, as `error.type`, an exception event and the status. */
+function recordFailure(span: Span, type: string): void {
+  span.setAttribute(A.errorType, type);
+  // Only the type: the message and the stack (which repeats the message) are user text and may hold personal data.
+  span.recordException({ name: type });
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/**
+ * A low-cardinality name for what was thrown, free of user text: its string `code` (our rejection codes, a driver's
+ * `ECONNREFUSED`), else its class's name (`TypeError`, `KybWebhookError`), else `_OTHER`.
+ */
+export function errorTypeOf(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    const { code, name } = error as { code?: unknown; name?: unknown };
+    if (typeof code === 'string' && ERROR_TYPE.test(code)) return code;
+    if (typeof name === 'string' && ERROR_TYPE.test(name)) return name;
+    const constructorName = (error as { constructor?: { name?: unknown } }).constructor?.name;
+    if (typeof constructorName === 'string' && ERROR_TYPE.test(constructorName)) return constructorName;
+  }
+  return '_OTHER';
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
