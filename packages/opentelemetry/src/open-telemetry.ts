@@ -281,15 +281,18 @@ function recordFailure(span: Span, type: string): void {
 
 /**
  * A low-cardinality name for what was thrown, free of user text: its string `code` (our rejection codes, a driver's
- * `ECONNREFUSED`), else its class's name (`TypeError`, `KybWebhookError`), else `_OTHER`.
+ * `ECONNREFUSED`), else its name or class's name (`TypeError`, `StoreDown`), else `_OTHER`.
  */
 export function errorTypeOf(error: unknown): string {
   if (typeof error === 'object' && error !== null) {
     const { code, name } = error as { code?: unknown; name?: unknown };
     if (typeof code === 'string' && ERROR_TYPE.test(code)) return code;
-    if (typeof name === 'string' && ERROR_TYPE.test(name)) return name;
+    // A subclass that does not set `name` still says `Error` there: its class's name says more.
+    if (typeof name === 'string' && name !== 'Error' && ERROR_TYPE.test(name)) return name;
     const constructorName = (error as { constructor?: { name?: unknown } }).constructor?.name;
-    if (typeof constructorName === 'string' && ERROR_TYPE.test(constructorName)) return constructorName;
+    if (typeof constructorName === 'string' && constructorName !== 'Object' && ERROR_TYPE.test(constructorName))
+      return constructorName;
+    if (name === 'Error') return name;
   }
   return '_OTHER';
 }
