@@ -5,10 +5,10 @@
  *
  * Retries and crash detection are shortened so that the scenarios take seconds, and sized against each other:
  *
- * - a worker's claim in the dedupe store lasts LEASE_MS (3 s);
+ * - a worker's claim in the dedupe store lasts 4.5 s (WORKER_RECEIVER.leaseMs);
  * - the queue notices a worker that died holding a job later than that: pg-boss fails an active job after the
- *   queue's `expireInSeconds` (5 s, checked every second by the workers' supervision), BullMQ takes back a job whose
- *   lock (4 s) was not renewed (checked every second). So the rerun of a killed handler finds the dead worker's claim
+ *   queue's `expireInSeconds` (6 s, checked every second by the workers' supervision), BullMQ takes back a job whose
+ *   lock (5 s) was not renewed (checked every second). So the rerun of a killed handler finds the dead worker's claim
  *   expired and runs, instead of answering `in_progress` and spending a retry;
  * - retries: RETRY_LIMIT (3: four runs, then dead letter), pg-boss 1 s doubling (its smallest backoff), BullMQ 500 ms
  *   doubling.
@@ -30,10 +30,14 @@ export const RETRY_LIMIT = 3;
 /** The queue name, in every engine. */
 export const QUEUE_NAME = 'kyb-fleet';
 /** pg-boss: how long a job may stay active before the supervision fails it (its worker died). */
-export const PGBOSS_EXPIRE_SECONDS = 5;
+export const PGBOSS_EXPIRE_SECONDS = 6;
 
-/** The workers' receiver: the claim of a handler run lasts LEASE_MS; its deadlines fit in it, as the receiver demands. */
-export const WORKER_RECEIVER = { leaseMs: 3_000, handlerTimeoutMs: 1_500, storeTimeoutMs: 600 } as const;
+/**
+ * The workers' receiver: the claim of a handler run lasts leaseMs, and its deadlines fit in it as the receiver demands
+ * (handlerTimeoutMs + 2 × storeTimeoutMs < leaseMs). The handlers take milliseconds (a hanging one is killed by the
+ * test at once); the store gets 1.5 s, as a store call that times out on a loaded machine would spend a retry.
+ */
+export const WORKER_RECEIVER = { leaseMs: 4_500, handlerTimeoutMs: 1_000, storeTimeoutMs: 1_500 } as const;
 /**
  * The HTTP receiver answers 503 when an enqueue takes longer than its storeTimeoutMs; on a loaded machine pg-boss's
  * insert can take a while, so it is given 5 s (the lease is unused there: the receiver process runs no handler).
@@ -135,7 +139,7 @@ async function openBullMq(env: EngineEnv, role: Role, onError: (error: unknown) 
     prefix: env.KYB_NAMESPACE,
     retryLimit: RETRY_LIMIT,
     retryDelayMs: 500,
-    lockDurationMs: 4_000,
+    lockDurationMs: 5_000,
     stalledIntervalMs: 1_000,
     recoverIntervalMs: 2_000,
     onError,
