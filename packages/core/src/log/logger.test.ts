@@ -60,6 +60,19 @@ describe('serializeError', () => {
     expect(serialized.errors?.map((error) => error.message)).toEqual(['first', 'second']);
   });
 
+  it("shows a HandlerError's first failure once, in its errors, not again as its cause (one stack per failure)", () => {
+    const failure = new Error('db down');
+    const serialized = serializeError(new HandlerError('kyb.x', '01J', [failure]));
+    expect(serialized.cause).toBeUndefined();
+    expect(serialized.errors).toEqual([expect.objectContaining({ message: 'db down' })]);
+    expect(JSON.stringify(serialized).split('db down').length - 1).toBe(2); // its message and its stack's first line
+  });
+
+  it('keeps a cause that is not among the aggregated errors', () => {
+    const error = new AggregateError([new Error('one')], 'several', { cause: new Error('why') });
+    expect(serializeError(error)).toMatchObject({ cause: { message: 'why' }, errors: [{ message: 'one' }] });
+  });
+
   it('keeps no text of a thrown non-Error value, which could be anything', () => {
     expect(JSON.stringify(serializeError('secret-token-value'))).not.toContain('secret-token-value');
   });

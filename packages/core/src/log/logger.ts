@@ -106,11 +106,13 @@ export function serializeError(error: unknown, depth = 0): SerializedError {
   if (typeof code === 'string') serialized.code = sanitizeLogText(code, MAX_TEXT);
   if (typeof error.stack === 'string') serialized.stack = sanitizeLogText(error.stack, MAX_STACK, CONTROL_BUT_LINES);
   if (depth < MAX_DEPTH) {
-    if (error.cause !== undefined) serialized.cause = serializeError(error.cause, depth + 1);
     const errors = (error as { errors?: unknown }).errors;
-    if (Array.isArray(errors) && errors.length > 0) {
-      serialized.errors = errors.slice(0, MAX_AGGREGATED).map((item) => serializeError(item, depth + 1));
+    const aggregated = Array.isArray(errors) && errors.length > 0 ? errors.slice(0, MAX_AGGREGATED) : undefined;
+    // A HandlerError's cause is its first failure, already in `errors`: one stack per failure, not two.
+    if (error.cause !== undefined && !aggregated?.includes(error.cause)) {
+      serialized.cause = serializeError(error.cause, depth + 1);
     }
+    if (aggregated) serialized.errors = aggregated.map((item) => serializeError(item, depth + 1));
   }
   return serialized;
 }

@@ -486,7 +486,9 @@ const HOSTILE: HostileCase[] = [
   {
     name: 'another iss',
     expected: 'attestation_invalid',
-    detail: /unexpected "iss"/,
+    // Expected against received, so a misconfigured issuer is seen at once.
+    detail:
+      /^unexpected "iss" claim value "https:\/\/evil\.example", expected "https:\/\/[^"]+" \(attestation\.issuer\)$/,
     token: (p) => signer.attest(p.envelope, { claims: { iss: 'https://evil.example' } }),
   },
   // iss and aud are compared whole (spec 5.5.4 "equals"): a prefix or substring match let look-alikes through, and
@@ -533,7 +535,7 @@ const HOSTILE: HostileCase[] = [
   {
     name: 'another aud',
     expected: 'attestation_invalid',
-    detail: /unexpected "aud"/,
+    detail: /^unexpected "aud" claim value "another-merchant", expected "[^"]+" \(attestation\.audience\)$/,
     token: (p) => signer.attest(p.envelope, { claims: { aud: 'another-merchant' } }),
   },
   {
@@ -555,7 +557,9 @@ const HOSTILE: HostileCase[] = [
   {
     name: 'exp 31 s ago (leeway 30)',
     expected: 'attestation_invalid',
-    detail: /"exp" claim timestamp check failed/,
+    detail: new RegExp(
+      `^"exp" claim timestamp check failed: expired ${new Date((NOW_S - 31) * 1000).toISOString()}, now ${new Date(NOW_S * 1000).toISOString()} \\(leeway 30 s\\)$`,
+    ),
     token: (p) => signer.attest(p.envelope, { claims: { exp: NOW_S - 31 } }),
   },
   {

@@ -305,19 +305,53 @@ function checkRegisteredClaims(
   for (const claim of REQUIRED_CLAIMS) {
     if (!Object.hasOwn(claims, claim)) throw rejection('attestation_invalid', `missing required "${claim}" claim`);
   }
-  if (claims.iss !== options.issuer) throw rejection('attestation_invalid', 'unexpected "iss" claim value');
+  // Expected against received, so an operator sees a misconfigured issuer or audience at once: claim values are
+  // neither secret nor the token, and a log entry cuts and escapes them.
+  if (claims.iss !== options.issuer) {
+    throw rejection(
+      'attestation_invalid',
+      `unexpected "iss" claim value ${describeClaim(claims.iss)}, expected ${JSON.stringify(options.issuer)} (attestation.issuer)`,
+    );
+  }
   const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-  if (!audiences.includes(options.audience)) throw rejection('attestation_invalid', 'unexpected "aud" claim value');
+  if (!audiences.includes(options.audience)) {
+    throw rejection(
+      'attestation_invalid',
+      `unexpected "aud" claim value ${describeClaim(claims.aud)}, expected ${JSON.stringify(options.audience)} (attestation.audience)`,
+    );
+  }
   for (const claim of ['exp', 'iat', 'nbf'] as const) {
     if (claims[claim] !== undefined && !isNumericDate(claims[claim])) {
       throw rejection('attestation_invalid', `"${claim}" claim must be a finite number`);
     }
   }
   // An absent nbf compares false.
-  if ((claims.nbf as number) > now + leeway)
-    throw rejection('attestation_invalid', '"nbf" claim timestamp check failed');
-  if (!fetched && (claims.exp as number) <= now - leeway)
-    throw rejection('attestation_invalid', '"exp" claim timestamp check failed');
+  if ((claims.nbf as number) > now + leeway) {
+    throw rejection(
+      'attestation_invalid',
+      `"nbf" claim timestamp check failed: not before ${isoOf(claims.nbf as number)}, now ${isoOf(now)} (leeway ${leeway} s)`,
+    );
+  }
+  if (!fetched && (claims.exp as number) <= now - leeway) {
+    throw rejection(
+      'attestation_invalid',
+      `"exp" claim timestamp check failed: expired ${isoOf(claims.exp as number)}, now ${isoOf(now)} (leeway ${leeway} s)`,
+    );
+  }
   // A token issued in the future is refused too (jose checks iat only against maxTokenAge).
   if ((claims.iat as number) > now + leeway) throw rejection('attestation_invalid', '"iat" claim is in the future');
+}
+
+/** A claim value for a log detail: JSON, cut short (an array of audiences shows its first few). */
+function describeClaim(value: unknown): string {
+  if (value === undefined) return '(absent)';
+  const shown = Array.isArray(value) && value.length > 5 ? [...value.slice(0, 5), `… ${value.length - 5} more`] : value;
+  const text = JSON.stringify(shown) ?? String(shown);
+  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
+}
+
+/** Unix seconds as ISO 8601, or the number itself when it is no date. */
+function isoOf(seconds: number): string {
+  const date = new Date(seconds * 1000);
+  return Number.isNaN(date.getTime()) ? String(seconds) : date.toISOString();
 }

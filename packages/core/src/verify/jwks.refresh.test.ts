@@ -95,11 +95,22 @@ describe('refetching the JWKS for a kid it does not have', () => {
 });
 
 describe('a failed JWKS fetch says why in the detail for the logger', () => {
+  it('names the URL without credentials or query', async () => {
+    const check = verifierFor({
+      jwksUrl: 'https://ops:hunter2@kyb.example.test/jwks?token=abc',
+      fetch: countingFetch(async () => new Response(null, { status: 404 })).fetch,
+    });
+    const error = (await check()) as { detail?: string } | undefined;
+    expect(error?.detail).toContain('JWKS https://kyb.example.test/jwks answered HTTP 404, expected 200');
+    expect(error?.detail).not.toContain('hunter2');
+    expect(error?.detail).not.toContain('token=abc');
+  });
+
   it.each<[string, () => Promise<Response>, string]>([
     [
       'an error status without a body',
       async () => new Response(null, { status: 503 }),
-      'JWKS answered HTTP 503, expected 200',
+      `JWKS ${JWKS_URL} answered HTTP 503, expected 200`,
     ],
     [
       'a declared size over the cap without a body',

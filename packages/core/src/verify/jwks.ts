@@ -252,7 +252,7 @@ async function downloadKeySet(options: RemoteKeySourceOptions, fetchImpl: typeof
   );
   if (response.status !== 200) {
     void response.body?.cancel().catch(() => {});
-    throw new Error(`JWKS answered HTTP ${response.status}, expected 200`);
+    throw new Error(`JWKS ${shownUrl(options.url)} answered HTTP ${response.status}, expected 200`);
   }
   const bytes = await readCapped(response, options.maxBytes, signal);
   let jwks: unknown;
@@ -338,4 +338,14 @@ function timeoutError(signal: AbortSignal): Error {
 
 function describeFailure(cause: unknown): string {
   return cause instanceof Error ? cause.message : 'unknown error';
+}
+
+/** The JWKS URL as a log line shows it: origin and path, without credentials or query (whatever was put there). */
+function shownUrl(url: string | URL): string {
+  try {
+    const parsed = new URL(String(url));
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return '(the configured URL)';
+  }
 }
