@@ -190,17 +190,18 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     }
     this.recordDelivery(shared, seconds, trace.deliveryAttempt);
 
-    // Set only once the delivery was authenticated (the core leaves them out otherwise): ids on the span only.
-    const attributes: Attributes = { ...shared };
-    if (trace.eventId !== undefined) {
-      attributes[A.messagingMessageId] = trace.eventId;
-      attributes[A.cloudEventsEventId] = trace.eventId;
+    if (span.isRecording()) {
+      span.setAttributes(shared);
+      // Set only once the delivery was authenticated (the core leaves them out otherwise): ids on the span only.
+      if (trace.eventId !== undefined) {
+        span.setAttribute(A.messagingMessageId, trace.eventId);
+        span.setAttribute(A.cloudEventsEventId, trace.eventId);
+      }
+      if (trace.streamId !== undefined) span.setAttribute(A.cloudEventsEventSubject, trace.streamId);
+      if (trace.seq !== undefined) span.setAttribute(A.seq, trace.seq);
+      if (trace.apiVersion !== undefined) span.setAttribute(A.apiVersion, trace.apiVersion);
+      if (eventType !== undefined) span.updateName(`process ${eventType}`);
     }
-    if (trace.streamId !== undefined) attributes[A.cloudEventsEventSubject] = trace.streamId;
-    if (trace.seq !== undefined) attributes[A.seq] = trace.seq;
-    if (trace.apiVersion !== undefined) attributes[A.apiVersion] = trace.apiVersion;
-    span.setAttributes(attributes);
-    if (eventType !== undefined) span.updateName(`process ${eventType}`);
     // A 5xx is the receiver's own failure, which the service retries: an error. A 4xx refuses a bad or early
     // delivery (forged, malformed, in progress elsewhere): the sender's fault, as HTTP server spans leave it unset.
     if (outcome === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: shared[A.errorType] as string });
