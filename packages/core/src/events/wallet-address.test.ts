@@ -162,4 +162,15 @@ describe('walletAddressChangeHandler (spec 6 rule 1)', () => {
       /replace\(previousAddress, currentAddress\)/,
     );
   });
+
+  it('gives the refusal of a directory without replace the code config_invalid', () => {
+    let thrown: unknown;
+    try {
+      walletAddressChangeHandler({} as unknown as WalletAddressDirectory);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(KybWebhookError);
+    expect((thrown as KybWebhookError).code).toBe('config_invalid');
+  });
 });
