@@ -12,6 +12,7 @@
  */
 import {
   context,
+  isSpanContextValid,
   metrics,
   SpanKind,
   SpanStatusCode,
@@ -139,7 +140,8 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     const started = performance.now();
     let result: R;
     try {
-      result = context.with(traceApi.setSpan(parent, span), run);
+      // A span with no valid context (the API's no-op tracer: no SDK registered) has nothing to pass on to children.
+      result = isSpanContextValid(span.spanContext()) ? context.with(traceApi.setSpan(parent, span), run) : run();
     } catch (error) {
       this.finish(operation, span, trace, started);
       throw error;
