@@ -379,6 +379,35 @@ describe('a delivery that fails', () => {
   });
 });
 
+describe('a handler past handlerTimeoutMs', () => {
+  it('answers 503 handler_timeout (delivery span ERROR); the handler span ends when the handler does', async () => {
+    const receiver = createReceiver({
+      secrets: { '1': SECRET },
+      now: () => NOW,
+      logger: false,
+      handlerTimeoutMs: 20,
+      telemetry: openTelemetry({ tracerProvider: rig.tracerProvider, meterProvider: rig.meterProvider }),
+    });
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    receiver.onAny(async function slowSave() {
+      await finished;
+    });
+    const [event] = testStream([PENDING]);
+    const result = await deliver(receiver, await signer.sign(event!));
+    expect({ status: result.status, code: result.code }).toEqual({ status: 503, code: 'handler_timeout' });
+    const delivery = rig.spans().find((span) => span.kind === SpanKind.CONSUMER);
+    expect(delivery!.name).toBe(`process ${PENDING}`);
+    expect(delivery!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'handler_timeout' });
+    expect(rig.spans().map((span) => span.name)).not.toContain('handler slowSave');
+
+    finish();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const root = deliveryTree();
+    expect(child(root, 'handler slowSave').status.code).toBe(SpanStatusCode.UNSET);
+  });
+});
+
 describe('what is never recorded', () => {
   it('no secret, signature, token, body text, answer value or handler message in any span, event or metric', async () => {
     const meterRig = sdkRig();
