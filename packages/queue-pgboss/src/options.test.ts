@@ -14,7 +14,7 @@ describe('createPgBossQueue refuses a bad configuration at creation', () => {
     [
       'an object that is not pg-boss',
       { boss: { send() {} } },
-      ['`boss` has no work, offWork', 'findJobs or getDb methods'],
+      ['`boss` has no fetch, fail', 'findJobs or getDb methods'],
     ],
     ['a start() promise that was not awaited', { boss: boss.start().catch(() => {}) }, ['`boss` must be an object']],
     ['a queue name pg-boss refuses', { boss, name: 'kyb webhooks' }, ['`name` must be a pg-boss queue name']],

@@ -39,6 +39,18 @@ describe.skipIf(!postgres.url)(`pg-boss queue against PostgreSQL ${postgres.skip
     return subscription;
   };
 
+  it('runs a backlog without waiting the polling interval between jobs: only an empty fetch waits', async () => {
+    // An hour between polls: each job after the first must come from the fetch that follows a found job at once
+    // (pg-boss's own work() waited the interval after every fetch: one job per slot per interval).
+    const queue = queueFor({ name: testQueueName(), pollingIntervalSeconds: 3_600 });
+    const events = Array.from({ length: 5 }, () => queuedEvent(ulid(), 0));
+    for (const event of events) await queue.enqueue(event);
+    const ran: string[] = [];
+    await work(queue, async (job) => void ran.push(job.event.eventId));
+    await until(() => ran.length === events.length);
+    expect(ran.sort()).toEqual(events.map((event) => event.eventId).sort());
+  });
+
   it('enqueues an event and hands it to a worker as attempt 1, with its id and enqueue time', async () => {
     const queue = queueFor({ name: testQueueName() });
     const event = queuedEvent(ulid(), 0);

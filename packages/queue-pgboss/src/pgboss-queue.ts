@@ -26,6 +26,7 @@ import {
   type QueueJob,
   type QueueSubscription,
 } from '@kyb-webhooks/core/queue';
+import { startFetchLoop } from './fetch-loop.js';
 import { jobIdOf } from './job-id.js';
 
 /**
@@ -72,16 +73,19 @@ export interface PgBossDbLike {
  */
 export interface PgBossLike {
   send(name: string, data: object, options: object): Promise<string | null>;
-  work(
-    name: string,
-    options: { batchSize: number; localConcurrency: number; includeMetadata: true; pollingIntervalSeconds: number },
-    handler: (jobs: PgBossJobLike[]) => Promise<void>,
-  ): Promise<string>;
-  offWork(name: string, options: { id: string; wait: boolean }): Promise<void>;
+  /** One job at a time, fetched by the queue's worker slots (fetch-loop.ts). */
+  fetch(name: string, options: { batchSize: number; includeMetadata: true }): Promise<PgBossJobLike[] | null>;
+  /** Fails a job fenced by the claim it was fetched with (`{ id, retryCount }`). */
+  fail(name: string, id: { id: string; retryCount: number }, data: object): Promise<unknown>;
   createQueue(name: string, options: object): Promise<void>;
   getQueue(name: string): Promise<{ policy?: string | null } | null>;
   retry(name: string, id: string, options?: object): Promise<unknown>;
-  complete(name: string, id: string, data: object, options: object): Promise<unknown>;
+  complete(
+    name: string,
+    id: string | { id: string; retryCount: number },
+    data?: object,
+    options?: object,
+  ): Promise<unknown>;
   /** pg-boss 12.25+: lets retryStream give the job its full retries again (older: one more run). */
   update?(name: string, data: object, options: object): Promise<unknown>;
   findJobs(name: string, options: object): Promise<PgBossJobLike[]>;
@@ -113,7 +117,10 @@ export interface PgBossQueueOptions {
   maxBacklog?: number;
   /** The `Retry-After` of a 429 over the backlog. Default 30 s. */
   retryAfterSeconds?: number;
-  /** How often an idle worker asks for the next job (pg-boss's `pollingIntervalSeconds`, at least 0.5). Default 2. */
+  /**
+   * How long a worker slot whose last fetch found no job waits before it asks again (at least 0.5). A slot that found
+   * one asks again at once, so a backlog drains as fast as the handlers run. Default 2.
+   */
   pollingIntervalSeconds?: number;
   /**
    * How long pg-boss keeps a finished job (pg-boss's `deleteAfterSeconds`): the dedupe window of `enqueue`, and also
@@ -125,6 +132,8 @@ export interface PgBossQueueOptions {
   retentionSeconds?: number;
   /** The PostgreSQL schema of your pg-boss instance (its `schema` option), for the backlog count. Default `'pgboss'`. */
   schema?: string;
+  /** Errors of the worker slots' fetches and settles (PostgreSQL unreachable, …); the slots go on. Default: a line on the console. */
+  onError?: (error: unknown) => void;
 }
 
 /**
@@ -204,6 +213,7 @@ export function createPgBossQueue(options: PgBossQueueOptions): PgBossQueue {
     deleteAfterSeconds: options.deleteAfterSeconds ?? DEFAULTS.deleteAfterSeconds,
     retentionSeconds: options.retentionSeconds ?? DEFAULTS.retentionSeconds,
     schema: options.schema ?? DEFAULTS.schema,
+    onError: options.onError ?? logWorkerError,
   };
   return new PgBossQueueEngine(options.boss, settings);
 }
@@ -270,25 +280,20 @@ class PgBossQueueEngine implements PgBossQueue {
       );
     }
     await this.ensureQueues();
-    const workId = await this.boss.work(
-      this.queueName,
+    // Our own fetch loop (fetch-loop.ts), not pg-boss's work(): a slot that found a job fetches the next at once. One
+    // job per fetch: a batch would be settled as a whole, and one stream's head holds only its own stream.
+    const loop = startFetchLoop(
       {
-        // One job per fetch: a batch would be settled as a whole, and one stream's head holds only its own stream.
-        batchSize: 1,
-        localConcurrency: concurrency,
-        includeMetadata: true,
-        pollingIntervalSeconds: this.settings.pollingIntervalSeconds,
+        boss: this.boss,
+        queueName: this.queueName,
+        pollingIntervalMs: this.settings.pollingIntervalSeconds * 1000,
+        run: (job) => runOne(handle, job),
+        onError: this.settings.onError,
       },
-      async (jobs) => {
-        for (const job of jobs) await runOne(handle, job);
-      },
+      concurrency,
     );
-    let stopping: Promise<void> | undefined;
-    return {
-      // This subscription's workers only (offWork by id), not the caller's other workers or their pg-boss instance;
-      // wait: true resolves once the handlers already running have settled their jobs.
-      stop: () => (stopping ??= this.boss.offWork(this.queueName, { id: workId, wait: true })),
-    };
+    // stop() ends this subscription's slots only, never the caller's pg-boss instance, once their jobs are settled.
+    return { stop: () => loop.stop() };
   }
 
   async blockedStreams(): Promise<BlockedStream[]> {
@@ -445,6 +450,11 @@ class PgBossQueueEngine implements PgBossQueue {
 }
 
 /** Runs one pg-boss job through the handler; a rejection goes back to pg-boss, which retries or dead-letters it. */
+/** The default `onError`: one line, the error's message only (a job's data is never printed). */
+function logWorkerError(error: unknown): void {
+  console.error(`kyb-webhooks pg-boss queue: ${error instanceof Error ? error.message : String(error)}`);
+}
+
 async function runOne(handle: JobHandler, job: PgBossJobLike): Promise<void> {
   const queueJob = queueJobOf(job);
   try {
@@ -523,7 +533,7 @@ const OPTIONS_SPEC: OptionsSpec = {
   options: {
     boss: optionRules.required(
       optionRules.methods(
-        ['send', 'work', 'offWork', 'createQueue', 'getQueue', 'retry', 'complete', 'findJobs', 'getDb'],
+        ['send', 'fetch', 'fail', 'createQueue', 'getQueue', 'retry', 'complete', 'findJobs', 'getDb'],
         BOSS_FIX,
       ),
       BOSS_FIX,
@@ -537,6 +547,7 @@ const OPTIONS_SPEC: OptionsSpec = {
     deleteAfterSeconds: optionRules.wholeNumber(0, 'seconds'),
     retentionSeconds: optionRules.positiveInteger('seconds'),
     schema: schemaName,
+    onError: optionRules.func('called with each error of the worker slots (PostgreSQL unreachable, …)'),
   },
   aliases: {
     pgBoss: 'boss',
