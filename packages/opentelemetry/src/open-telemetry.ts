@@ -28,7 +28,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import type { HandlerTrace, ReceiverTelemetry, ReceiveTrace, StoreTrace } from '@kyb-webhooks/core';
+import type { HandlerTrace, ReceiverTelemetry, ReceiveTrace, StoreTrace, TracedOperation } from '@kyb-webhooks/core';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS, UNAUTHENTICATED_SPAN_NAME } from './names.js';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './version.js';
 
@@ -110,7 +110,7 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): ReceiverTelem
 
 class OpenTelemetryLayer implements ReceiverTelemetry {
   private readonly tracer: Tracer;
-  /** The meter provider the instruments came from; the global one is checked again at each delivery. */
+  /** The meter provider the instruments came from; the global one is checked again at each delivery and store call. */
   private meterProvider: MeterProvider | undefined;
   private instruments: Instruments | undefined;
   private readonly globalMeter: boolean;
@@ -125,7 +125,7 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     if (options.meterProvider) this.useMeterProvider(options.meterProvider);
   }
 
-  around<O extends 'receive' | 'handler' | 'store', R>(operation: O, trace: unknown, run: () => R): R {
+  around<O extends TracedOperation, R>(operation: O, trace: unknown, run: () => R): R {
     let span: Span;
     let parent: Context;
     try {
