@@ -183,25 +183,31 @@ describe.each(ENGINES)('queue mode over $engine, four worker processes', ({ engi
   );
 
   it.skipIf(!service.url)(
-    `runs a handler again, once, when its worker is SIGKILLed mid-run, and holds the stream until then ${service.skipReason ?? ''}`,
+    `runs a handler again when its worker is SIGKILLed mid-run, twice, and holds the stream until it finished ${service.skipReason ?? ''}`,
     { timeout: 90_000 },
     async () => {
       const { service: kyb, fleet } = rig!;
       const hang = `biz_hang_${engine}`;
-      rig!.plan({ [planKey(hang, 2)]: 'hang-once' });
+      // Twice: a second crash of the same job must not dead-letter it while its retries are unused (BullMQ's own
+      // maxStalledCount of 1 did; the engine now allows retryLimit + 1 stalls).
+      rig!.plan({ [planKey(hang, 2)]: 'hang-twice' });
       const [hangStream, ...others] = await Promise.all([
         emitWallets(kyb, hang, 5),
         walletStream(kyb, 'h1', 6),
         walletStream(kyb, 'h2', 6),
       ]);
       const hung = hangStream![2]!;
-      // The test kills the worker whose handler hangs, as soon as the ledger shows the run began.
-      let hungPid = 0;
-      await rig!.until('the hanging handler starts', () => {
-        hungPid = linesOf(rig!.lines(), hung.event_id, 'start')[0]?.pid ?? 0;
-        return hungPid !== 0;
-      });
-      await fleet.kill(hungPid);
+      // The test kills the worker whose handler hangs, as soon as the ledger shows the run began; then again.
+      const hungPids: number[] = [];
+      for (const run of [0, 1]) {
+        await rig!.until(`run ${run + 1} of the hanging handler starts`, () => {
+          const pid = linesOf(rig!.lines(), hung.event_id, 'start')[run]?.pid ?? 0;
+          if (pid !== 0) hungPids[run] = pid;
+          return pid !== 0;
+        });
+        await fleet.kill(hungPids[run]!);
+      }
+      const hungPid = hungPids[0]!;
       const streams = [hangStream!, ...others];
       await rig!.processed('every event of the mid-handler crash scenario is processed', streams.flat());
       await kyb.idle();
@@ -210,13 +216,16 @@ describe.each(ENGINES)('queue mode over $engine, four worker processes', ({ engi
       const lines = rig!.lines();
       expect(runViolations(lines, streams, { killed: fleet.killed })).toEqual([]);
 
-      // The handler ran again in another worker, once, and finished there; the stream's next event waited for it.
+      // The handler ran again in another worker after each crash, and finished in the third; the stream's next event
+      // waited for it.
       const hungRuns = linesOf(lines, hung.event_id, 'start', 'done');
-      expect(hungRuns.map((line) => line.kind)).toEqual(['start', 'start', 'done']);
+      expect(hungRuns.map((line) => line.kind)).toEqual(['start', 'start', 'start', 'done']);
       expect(hungRuns[0]!.pid).toBe(hungPid);
-      expect(hungRuns[1]!.pid).not.toBe(hungPid);
-      expect(hungRuns[2]!.pid).toBe(hungRuns[1]!.pid);
-      expect(linesOf(lines, hangStream![3]!.event_id, 'start')[0]!.index).toBeGreaterThan(hungRuns[2]!.index);
+      expect(hungRuns[1]!.pid).toBe(hungPids[1]);
+      expect(hungRuns[2]!.pid).not.toBe(hungPid);
+      expect(hungRuns[2]!.pid).not.toBe(hungPids[1]);
+      expect(hungRuns[3]!.pid).toBe(hungRuns[2]!.pid);
+      expect(linesOf(lines, hangStream![3]!.event_id, 'start')[0]!.index).toBeGreaterThan(hungRuns[3]!.index);
       expect(kyb.exhausted).toEqual([]);
       await fleet.ready();
       expect(fleet.alive('worker').length).toBe(WORKERS);

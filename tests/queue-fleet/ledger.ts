@@ -21,6 +21,8 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 export type Fault =
   /** The handler's first run hangs (the test SIGKILLs its worker); later runs work. */
   | 'hang-once'
+  /** The handler's first two runs hang (the test SIGKILLs each one's worker); the third works. */
+  | 'hang-twice'
   /** The handler throws in its first three runs, then works. */
   | 'fail-3'
   /** The handler always throws. */

@@ -96,7 +96,9 @@ receiver.onAny(async (event, context) => {
   const fault = faultAt(env.KYB_PLAN, event.stream_id, event.seq);
   const runsBefore = countLines(ledger, `start ${event.event_id} `);
   record(ledger, 'start', ...words);
-  if (fault === 'hang-once' && runsBefore === 0) await new Promise(() => {});
+  if ((fault === 'hang-once' && runsBefore === 0) || (fault === 'hang-twice' && runsBefore < 2)) {
+    await new Promise(() => {});
+  }
   if (fault === 'fail-always' || (fault === 'fail-3' && runsBefore < 3)) {
     record(ledger, 'fail', ...words);
     throw new Error(`planned failure (${fault}, run ${runsBefore + 1})`);

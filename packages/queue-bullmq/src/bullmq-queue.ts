@@ -73,6 +73,12 @@ export interface BullMqQueueOptions {
   lockDurationMs?: number;
   /** How often a worker looks for jobs whose holder died (BullMQ's `stalledInterval`). Default 30,000 ms. */
   stalledIntervalMs?: number;
+  /**
+   * How many times a job may be taken back from a worker that died while running it before BullMQ fails it (BullMQ's
+   * `maxStalledCount`, whose own default of 1 dead-lettered a job at its second crash, retries unused). Default
+   * `retryLimit + 1`: crashes get as many runs as failures do.
+   */
+  maxStalledCount?: number;
   /** How many skip records (`skipped()`) are kept, newest first. Default 10,000. */
   maxSkipsKept?: number;
   /** Errors of BullMQ's workers and of the periodic recovery (Redis gone, …). Default: a line on the console. */
@@ -193,6 +199,7 @@ export function createBullMqQueue(options: BullMqQueueOptions): BullMqQueue {
     recoverIntervalMs: options.recoverIntervalMs ?? DEFAULTS.recoverIntervalMs,
     lockDurationMs: options.lockDurationMs ?? DEFAULTS.lockDurationMs,
     stalledIntervalMs: options.stalledIntervalMs ?? DEFAULTS.stalledIntervalMs,
+    maxStalledCount: options.maxStalledCount ?? (options.retryLimit ?? DEFAULTS.retryLimit) + 1,
     maxSkipsKept: options.maxSkipsKept ?? DEFAULTS.maxSkipsKept,
     onError: options.onError ?? ((error) => console.error('kyb-webhooks BullMQ queue:', error)),
   };
@@ -272,6 +279,7 @@ class BullMqQueueEngine implements BullMqQueue {
       concurrency,
       lockDuration: this.settings.lockDurationMs,
       stalledInterval: this.settings.stalledIntervalMs,
+      maxStalledCount: this.settings.maxStalledCount,
     });
     worker.on('error', (error) => this.settings.onError(error));
     // A run at start repairs what a crash of the last process left; one at a time, and awaited by stop(), so no
@@ -519,6 +527,7 @@ const OPTIONS_SPEC: OptionsSpec = {
     recoverIntervalMs: optionRules.positiveInteger('ms'),
     lockDurationMs: optionRules.positiveInteger('ms'),
     stalledIntervalMs: optionRules.positiveInteger('ms'),
+    maxStalledCount: optionRules.wholeNumber(0),
     maxSkipsKept: optionRules.positiveInteger('records'),
     onError: optionRules.func(),
   },
