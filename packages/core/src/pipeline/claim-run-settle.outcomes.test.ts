@@ -208,8 +208,11 @@ describe('a store that answers synchronously', () => {
       const handler = vi.fn();
       receiver.onAny(handler);
       store[method] = () => new Promise<never>(() => {});
-      const result = await deliver(testEvents.dataRequestPendingApproval());
+      const event = testEvents.dataRequestPendingApproval();
+      const result = await deliver(event);
       expect([result.status, result.code]).toEqual([503, 'store_unavailable']);
+      // The verified event stays on the result, as for every answer after verification (onResult, telemetry).
+      expect(result.event?.event_id).toBe(event.event_id);
       expect(handler).not.toHaveBeenCalled();
     },
   );

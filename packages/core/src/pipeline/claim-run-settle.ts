@@ -109,7 +109,10 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
       claimed = claimSoon(dedupeKey, item.waitUntil);
       if (claimed instanceof Promise) claimed = await claimed;
     } catch (error) {
-      return reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope);
+      return {
+        ...reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope),
+        event,
+      };
     }
     if (claimed.status === 'completed') return answerDuplicate(logger, envelope, event);
     if (claimed.status === 'in_progress') return { ...reject(logger, 'in_progress', envelope), event };
