@@ -41,6 +41,59 @@ describe('schemas with a check the guard cannot run compile to undefined, and cr
     ],
     ['a union with an option the guard does not know', z.union([z.string(), z.date()]), ['a', new Date(0), 1]],
     ['a record of values the guard does not know', z.record(z.string(), z.date()), [{ a: new Date(0) }, { a: 1 }]],
+    // A check with its own `when` (a def built with zod's check classes, or z.custom's `when` parameter) runs only
+    // when that says so; the guard would run it on every value.
+    [
+      'a minimum length that applies only when a condition holds',
+      z.string().check(new z.core.$ZodCheckMinLength({ check: 'min_length', minimum: 3, when: () => false })),
+      ['a', 'abcd', 1],
+    ],
+    [
+      'a maximum length that applies only when a condition holds',
+      z.string().check(new z.core.$ZodCheckMaxLength({ check: 'max_length', maximum: 1, when: () => false })),
+      ['a', 'abcd', 1],
+    ],
+    [
+      'a lower bound that applies only when a condition holds',
+      z
+        .number()
+        .check(
+          new z.core.$ZodCheckGreaterThan({ check: 'greater_than', value: 5, inclusive: true, when: () => false }),
+        ),
+      [1, 6],
+    ],
+    [
+      'an upper bound that applies only when a condition holds',
+      z
+        .number()
+        .check(new z.core.$ZodCheckLessThan({ check: 'less_than', value: 5, inclusive: false, when: () => false })),
+      [1, 6],
+    ],
+    [
+      'a custom check that applies only when a condition holds',
+      z.custom((value) => value === 'x', { when: () => false }),
+      ['x', 'y'],
+    ],
+    // Bounds that are not numbers compare by coercion: the plan, written down as data, takes numbers only.
+    ['a number with a bigint lower bound', z.number().check(z.gte(5n as unknown as number)), [4, 6]],
+    ['a number with a bigint upper bound', z.number().check(z.lte(5n as unknown as number)), [4, 6]],
+    // zod checks a symbol key of the shape like any other; the guard only knows string keys.
+    [
+      'a loose object with a symbol key in its shape',
+      z.looseObject({ [Symbol.for('kyb.test')]: z.string() }),
+      [{}, { [Symbol.for('kyb.test')]: 'x' }, { [Symbol.for('kyb.test')]: 1 }],
+    ],
+    ['a record with number keys', z.record(z.number(), z.string()), [{ 1: 'x' }, { a: 'x' }, { 1: 2 }]],
+    [
+      'a loose record (keys its key type refuses pass)',
+      z.looseRecord(z.string().regex(/^a/), z.number()),
+      [{ a: 1 }, { b: 'x' }],
+    ],
+    [
+      'a map (its def has a key type and a value type, like a record)',
+      z.map(z.string(), z.number()),
+      [new Map([['a', 1]]), { a: 1 }],
+    ],
   ];
 
   it.each(cases)('%s', (_, schema, values) => {
@@ -92,5 +145,16 @@ describe('a compiled guard refuses what zod refuses or would copy', () => {
     const guard = compileSchemaGuard(schema);
     expect(guard).toBeDefined();
     expect(values.map((value) => guard!(value))).toEqual(values.map((value) => zodKeepsValue(schema, value)));
+  });
+});
+
+describe('something that is not a zod schema has no guard', () => {
+  it.each<[string, unknown]>([
+    ['undefined', undefined],
+    ['null', null],
+    ['a plain object', {}],
+    ['an object with an empty _zod', { _zod: {} }],
+  ])('compileSchemaGuard(%s) answers undefined instead of throwing', (_what, notASchema) => {
+    expect(compileSchemaGuard(notASchema as z.ZodType)).toBeUndefined();
   });
 });
