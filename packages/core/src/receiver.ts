@@ -182,7 +182,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       gapHandlers.push(handler);
       return receiver;
     },
-    receive: withReceiveTrace(receive, options.telemetry),
+    receive: withReceiveTrace(receive, options.telemetry, hasSecrets),
     verify: (input) => verifyDelivery(check, input),
     replay: (raw, replayOptions) => replayThrough(raw, replayOptions, { verifyFetched, logger, accept }),
     orderingMode: ordered ? ordering!.mode : 'off',

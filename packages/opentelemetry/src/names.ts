@@ -42,6 +42,11 @@ export const METRICS = Object.freeze({
   processDuration: 'kyb.webhook.process.duration',
   /** Histogram of the `Service-Delivery-Attempt` number seen. */
   deliveryAttempt: 'kyb.webhook.delivery.attempt',
+  /**
+   * Histogram of a delivery's lag: from when the service signed it (the verified `t` of its signature) to its answer,
+   * in seconds. Only for deliveries whose HMAC held (receivers with `secrets`).
+   */
+  deliveryLag: 'kyb.webhook.delivery.lag',
   /** Histogram of a store call's duration in seconds, by operation and outcome. */
   storeDuration: 'kyb.webhook.store.duration',
 } as const);

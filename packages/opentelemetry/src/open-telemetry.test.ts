@@ -162,6 +162,10 @@ describe('a delivery processed', () => {
       { attributes: accepted, count: 2, sum: expect.any(Number) },
     ]);
     expect(histogramOf(collected, METRICS.deliveryAttempt)).toEqual([{ attributes: accepted, count: 2, sum: 5 }]);
+    // Lag from the verified signature timestamp to the answer, against the real clock (never negative).
+    const [lag] = histogramOf(collected, METRICS.deliveryLag);
+    expect(lag).toMatchObject({ attributes: accepted, count: 2 });
+    expect(lag!.sum).toBeGreaterThanOrEqual(0);
     expect(histogramOf(collected, METRICS.storeDuration)).toEqual([
       {
         attributes: { 'kyb.webhook.store.operation': 'claim', 'kyb.webhook.store.outcome': 'ok' },
@@ -179,6 +183,7 @@ describe('a delivery processed', () => {
       [METRICS.deliveries]: '{delivery}',
       [METRICS.processDuration]: 's',
       [METRICS.deliveryAttempt]: '{attempt}',
+      [METRICS.deliveryLag]: 's',
       [METRICS.storeDuration]: 's',
     });
     await meterRig.shutdown();

@@ -54,6 +54,9 @@ const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.2
 /** The service retries for about 9 hours on an exponential schedule: attempts stay in the low tens. */
 const ATTEMPT_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30];
 
+/** Seconds: a fresh delivery lags a second or so; a retry, minutes to hours (the service retries for about 9 hours). */
+const LAG_BUCKETS = [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3_600, 10_800, 32_400];
+
 const HTTP_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
 /** What an error type may look like: an identifier or a code; anything else is recorded as `_OTHER`. */
 const ERROR_TYPE = /^[A-Za-z0-9_$][\w$.:-]{0,63}$/;
@@ -62,6 +65,7 @@ interface Instruments {
   deliveries: Counter;
   processDuration: Histogram;
   deliveryAttempt: Histogram;
+  deliveryLag: Histogram;
   storeDuration: Histogram;
 }
 
@@ -82,6 +86,11 @@ function instrumentsOf(meter: Meter): Instruments {
       unit: '{attempt}',
       valueType: ValueType.INT,
       advice: { explicitBucketBoundaries: ATTEMPT_BUCKETS },
+    }),
+    deliveryLag: meter.createHistogram(METRICS.deliveryLag, {
+      description: 'Time from the service signing a delivery (its verified signature timestamp) to its answer.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: LAG_BUCKETS },
     }),
     storeDuration: meter.createHistogram(METRICS.storeDuration, {
       description: 'Time of one call of the dedupe or cursor store, by operation and outcome.',
@@ -190,7 +199,7 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       // Our rejection code; a delivery that threw before it was answered has its error's type.
       shared[A.errorType] = code ?? ('error' in trace ? errorTypeOf((trace as { error?: unknown }).error) : '_OTHER');
     }
-    this.recordDelivery(shared, seconds, trace.deliveryAttempt);
+    this.recordDelivery(shared, seconds, trace.deliveryAttempt, trace.signedAt);
 
     if (span.isRecording()) {
       span.setAttributes(shared);
@@ -210,12 +219,19 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     span.end();
   }
 
-  private recordDelivery(attributes: Attributes, seconds: number, attempt: number | undefined): void {
+  private recordDelivery(
+    attributes: Attributes,
+    seconds: number,
+    attempt: number | undefined,
+    signedAt: number | undefined,
+  ): void {
     const instruments = this.currentInstruments();
     if (!instruments) return;
     instruments.deliveries.add(1, attributes);
     instruments.processDuration.record(seconds, attributes);
     if (attempt !== undefined) instruments.deliveryAttempt.record(attempt, attributes);
+    // Against this machine's clock: a negative lag (a clock ahead of ours, within the signature's skew) counts as 0.
+    if (signedAt !== undefined) instruments.deliveryLag.record(Math.max(0, Date.now() / 1000 - signedAt), attributes);
   }
 
   private startHandler(trace: HandlerTrace, parent: Context): Span {

@@ -91,6 +91,7 @@ describe.runIf(diagnostics)('tracing channels', () => {
           streamId: event!.stream_id,
           seq: event!.seq,
           apiVersion: event!.api_version,
+          signedAt: NOW / 1000,
         },
       ],
     ]);

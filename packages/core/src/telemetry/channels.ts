@@ -68,6 +68,11 @@ export interface ReceiveTrace {
   seq?: number;
   /** The envelope's `api_version`. */
   apiVersion?: string;
+  /**
+   * When the service signed the delivery: the verified `t` of `Service-KYB-Signature`, in Unix seconds (set on
+   * receivers with `secrets` once the HMAC held). Now minus it is the delivery's lag.
+   */
+  signedAt?: number;
 }
 
 /**

@@ -80,6 +80,7 @@ describe('the telemetry option', () => {
       streamId: event!.stream_id,
       seq: event!.seq,
       apiVersion: event!.api_version,
+      signedAt: NOW / 1000,
     });
   });
 
@@ -104,6 +105,24 @@ describe('the telemetry option', () => {
     const release = finished.find((entry) => entry.trace.operation === 'release')!;
     expect(release.trace).toMatchObject({ subject: event!.event_id, error: down });
     expect(finished.at(-1)!.trace).toMatchObject({ status: 500, code: 'handler_failed' });
+  });
+
+  it('gives no signedAt on a receiver without secrets, whose signature header nothing verifies', async () => {
+    const { telemetry, finished } = recordingTelemetry();
+    const receiver = createReceiver({
+      attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+      now: () => NOW,
+      logger: false,
+      telemetry,
+    });
+    receiver.onAny(() => {});
+    const [event] = testStream(['kyb.data_request.released']);
+    const { headers, body } = await signer.sign(await signer.withAttestation(event!));
+    expect((await receiver.receive({ method: 'POST', headers, body })).status).toBe(200);
+    await Promise.resolve();
+    const delivery = finished.find((entry) => entry.operation === 'receive')!;
+    expect(delivery.trace).toMatchObject({ status: 200, eventId: event!.event_id });
+    expect(delivery.trace).not.toHaveProperty('signedAt');
   });
 
   it('refuses a telemetry option without around(), naming the fix', () => {

@@ -4,6 +4,7 @@
  */
 import { readHeader } from '../http/headers.js';
 import { parseAttempt } from '../pipeline/checks.js';
+import { parseSignatureHeader } from '../verify/signature.js';
 import type { ReceiveInput, ReceiveResult } from '../receiver-types.js';
 import { TRACING_CHANNELS, tracingChannelsOf, type ReceiveTrace } from './channels.js';
 import { Observers, type ReceiverTelemetry } from './observers.js';
@@ -14,12 +15,20 @@ type Receive = (input: ReceiveInput) => Promise<ReceiveResult>;
  * `receive`, watched by the receive channel while someone subscribes to it and by the receiver's `telemetry`; `receive`
  * itself when neither can ever watch.
  */
-export function withReceiveTrace(receive: Receive, telemetry: ReceiverTelemetry | undefined): Receive {
+export function withReceiveTrace(
+  receive: Receive,
+  telemetry: ReceiverTelemetry | undefined,
+  hmacChecked: boolean,
+): Receive {
   const observers = new Observers('receive', tracingChannelsOf(TRACING_CHANNELS.receive), telemetry);
   if (!observers.channels && !telemetry) return receive;
   return function tracedReceive(input) {
     if (!observers.active) return receive(input);
-    return observers.run(receiveTraceOf(input), () => receive(input), describeAnswer);
+    return observers.run(
+      receiveTraceOf(input),
+      () => receive(input),
+      (trace, result) => describeAnswer(trace, result, hmacChecked ? input : undefined),
+    );
   };
 }
 
@@ -30,8 +39,11 @@ function receiveTraceOf(input: ReceiveInput): ReceiveTrace {
   return trace;
 }
 
-/** The answer and, once it was authenticated, the event it was about. */
-function describeAnswer(trace: ReceiveTrace, result: ReceiveResult): void {
+/**
+ * The answer and, once it was authenticated, the event it was about, and when the service signed it: the signature
+ * header's `t`, read only when the receiver checks HMACs, so an event on the result means the header verified.
+ */
+function describeAnswer(trace: ReceiveTrace, result: ReceiveResult, signed: ReceiveInput | undefined): void {
   trace.status = result.status;
   if (result.code !== undefined) trace.code = result.code;
   const event = result.event;
@@ -41,4 +53,11 @@ function describeAnswer(trace: ReceiveTrace, result: ReceiveResult): void {
   trace.streamId = event.stream_id;
   trace.seq = event.seq;
   trace.apiVersion = event.api_version;
+  if (signed) {
+    try {
+      trace.signedAt = parseSignatureHeader(readHeader(signed.headers, 'service-kyb-signature') ?? '').timestamp;
+    } catch {
+      // Verified moments ago; a header that no longer parses is left out rather than guessed.
+    }
+  }
 }
