@@ -184,3 +184,73 @@ describe('receiver.on refuses a name of another shape that is no near miss eithe
     expect(error?.message).toContain('kyb.<resource>.<action> in lower-case snake_case');
   });
 });
+
+describe('receiver.on picks the likeliest known type for its did-you-mean', () => {
+  it.each([
+    // One edit from refused, two from released: the fewest edits win, whatever the lengths.
+    ['one extra letter in refused', 'kyb.data_request.refeused', 'kyb.data_request.refused'],
+    ['one letter changed in refused', 'kyb.data_request.refased', 'kyb.data_request.refused'],
+    ['one letter dropped from released', 'kyb.data_request.reeased', 'kyb.data_request.released'],
+    // Two edits from each: the first known type in the list keeps the tie.
+    ['a blend of released and refused', 'kyb.data_request.reefsed', 'kyb.data_request.released'],
+    // Part of both pending approvals: the one closest in length.
+    ['a resource cut to its last word', 'kyb.request.pending', 'kyb.data_request.pending_approval'],
+    ['only the shared word', 'kyb.request', 'kyb.data_request.refused'],
+    // Containing two known types (a list written as one string): the one closest in length.
+    [
+      'two types in one string',
+      'kyb.data_request.refused,kyb.signature_request.refused',
+      'kyb.signature_request.refused',
+    ],
+    [
+      'two types separated by a space',
+      'kyb.data_request.released kyb.data_request.refused',
+      'kyb.data_request.released',
+    ],
+    // No kyb prefix and a typo: still two edits or fewer once the prefix is ignored.
+    ['no kyb. prefix and a letter missing', 'data_request.relesed', 'kyb.data_request.released'],
+  ])('%s: %s', (_what, type, meant) => {
+    const error = registrationError(type);
+    expect(error?.code).toBe('config_invalid');
+    expect(error?.message).toContain(`is not an event type: did you mean '${meant}'?`);
+  });
+});
+
+describe('receiver.on: the code and the shown name of a refusal', () => {
+  it('gives config_invalid to a handler that is not a function, and to an empty list', () => {
+    const { receiver } = setup();
+    const on = receiver.on as unknown as (type: unknown, handler: unknown) => unknown;
+    const codeOf = (register: () => unknown) => {
+      try {
+        register();
+      } catch (error) {
+        return error instanceof KybWebhookError ? error.code : error;
+      }
+      return undefined;
+    };
+    expect(codeOf(() => on('kyb.data_request.refused', 'handleRefusal'))).toBe('config_invalid');
+    expect(codeOf(() => on([], () => {}))).toBe('config_invalid');
+  });
+
+  it('shows at most the first 80 characters of a refused name', () => {
+    const type = `kyb.${'x'.repeat(300)}`;
+    const error = registrationError(type);
+    expect(error?.code).toBe('config_invalid');
+    expect(error?.message).toContain(`receiver.on: ${JSON.stringify(type.slice(0, 80))} is not an event type;`);
+    expect(error?.message).not.toContain('x'.repeat(77));
+  });
+});
+
+describe('receiver.on refuses what only looks like a well-formed name', () => {
+  it.each<[string, unknown]>([
+    ['a name of the right shape longer than 200 characters', `kyb.${'a'.repeat(200)}.created`],
+    ['a kyb type behind another prefix', 'acme.kyb.new_thing.happened'],
+    ['a known type inside a nested list', ['kyb.data_request.released']],
+    ['a new type inside a nested list', ['kyb.new_thing.happened']],
+    ['an object whose string form is a known type', { toString: () => 'kyb.data_request.released' }],
+  ])('%s', (_what, type) => {
+    const error = registrationError([type]);
+    expect(error?.code).toBe('config_invalid');
+    expect(error?.message).toMatch(/ is not an event type; pass a name such as 'kyb\.data_request\.released'/);
+  });
+});
