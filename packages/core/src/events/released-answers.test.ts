@@ -46,6 +46,22 @@ describe('released answers, keyed by subject and name (spec 2.6)', () => {
     expect(JSON.parse(JSON.stringify(answers))).toEqual(directors);
   });
 
+  it('keeps every answer of a subject that answered several fields', () => {
+    const business = [
+      { name: 'company_name', subject_type: 'business', subject: 'biz-1', value: 'Acme' },
+      { name: 'registered_country', subject_type: 'business', subject: 'biz-1', value: 'GB' },
+      { name: 'director_full_name', subject_type: 'director', subject: 'subj-1', value: 'Ada Lovelace' },
+      { name: 'director_birth_year', subject_type: 'director', subject: 'subj-1', value: 1815 },
+    ];
+    const several = new ReleasedAnswers(business);
+    expect(several.get('biz-1', 'company_name')?.value).toBe('Acme');
+    expect(several.get('biz-1', 'registered_country')?.value).toBe('GB');
+    expect(several.get('subj-1', 'director_full_name')?.value).toBe('Ada Lovelace');
+    expect(several.bySubject('biz-1')).toEqual(business.slice(0, 2));
+    expect(several.bySubject('subj-1')).toEqual(business.slice(2));
+    expect(several.subjects()).toEqual(['biz-1', 'subj-1']);
+  });
+
   it('is not changed by a later change to the list it was built from', () => {
     const list = [...directors];
     const built = new ReleasedAnswers(list);
@@ -62,6 +78,8 @@ describe('finding the answers among the claims (the claim name is not shown, spe
     ['no list of answers', { iss: 'x', other: [1, 2] }, 0],
     ['an empty list only', { iss: 'x', other: [] }, 0],
     ['a list with one entry that is not an answer', { released: [...directors, { name: 'x' }] }, 0],
+    ['a list of answers after a list of something else', { iss: 'x', other: [1, 2], released: directors }, 3],
+    ['a list of answers after an empty list', { empty: [], released: directors }, 3],
   ])('answersFromClaims finds %s', (_case, claims, size) => {
     expect(answersFromClaims(claims).size).toBe(size);
   });
