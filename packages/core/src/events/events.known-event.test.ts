@@ -44,6 +44,11 @@ describe('isKnownEvent in an onAny handler', () => {
     ['a new type', { event: 'kyb.business.sanctions_flagged' }, false],
     ['a prototype name', { event: 'constructor' }, false],
     ['no type', {}, false],
+    // Plain JavaScript can hand it anything: it answers false rather than throwing, and never coerces a type.
+    ['undefined', undefined, false],
+    ['null', null, false],
+    ['a known type inside a list', { event: ['kyb.data_request.released'] }, false],
+    ['an object whose string form is a known type', { event: { toString: () => 'kyb.data_request.released' } }, false],
   ])('answers %s', (_what, event, expected) => {
     expect(isKnownEvent(event as never)).toBe(expected);
   });
