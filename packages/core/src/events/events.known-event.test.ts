@@ -48,7 +48,11 @@ describe('isKnownEvent in an onAny handler', () => {
     ['undefined', undefined, false],
     ['null', null, false],
     ['a known type inside a list', { event: ['kyb.data_request.released'] }, false],
-    ['an object whose string form is a known type', { event: { toString: () => 'kyb.data_request.released' } }, false],
+    [
+      'an object whose string form is a known type',
+      { event: { toString: (): string => 'kyb.data_request.released' } },
+      false,
+    ],
   ])('answers %s', (_what, event, expected) => {
     expect(isKnownEvent(event as never)).toBe(expected);
   });
