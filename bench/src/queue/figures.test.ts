@@ -6,7 +6,6 @@ import {
   idealRate,
   judgeScaling,
   newOrderCheck,
-  pollingCeiling,
   roundRatios,
   summarize,
   windowRate,
@@ -59,19 +58,10 @@ describe('queue section figures', () => {
 });
 
 describe('fleetBound', () => {
-  it('names the handler at 90% of the ideal rate, else the polling ceiling, else the CPU at 90% busy, else the engine', () => {
+  it('names the handler at 90% of the ideal rate, else the CPU at 90% busy, else the engine', () => {
     expect(fleetBound(75, 80, 0.99)).toBe('handler');
-    expect(fleetBound(75, 80, 0.99, 2)).toBe('handler');
-    expect(fleetBound(2, 80, 0.99, 2)).toBe('polling');
     expect(fleetBound(50, 80, 0.95)).toBe('cpu');
-    expect(fleetBound(1, 80, 0.95, 2)).toBe('cpu');
     expect(fleetBound(2, 80, 0.3)).toBe('engine');
-  });
-
-  it('gives a polling ceiling of one job per slot per interval, or per handler when it is longer', () => {
-    expect(pollingCeiling(4, 2, 50)).toBe(2);
-    expect(pollingCeiling(8, 0.5, 50)).toBe(16);
-    expect(pollingCeiling(4, 0.5, 1000)).toBe(4);
   });
 });
 

@@ -100,26 +100,17 @@ export function busyFraction(
 }
 
 /** What bounds a fleet measurement, read from its own figures. */
-export type FleetBound = 'handler' | 'polling' | 'cpu' | 'engine';
-
-/**
- * The most a polling engine's slots can run when each slot fetches one job per polling interval however busy the
- * queue is (pg-boss's worker loop waits out the interval after every fetch, a job found or not): one job per slot
- * per interval, or per handler when the handler takes longer.
- */
-export function pollingCeiling(slots: number, intervalS: number, handlerMs: number): number {
-  return slots / Math.max(intervalS, handlerMs / 1000);
-}
+export type FleetBound = 'handler' | 'cpu' | 'engine';
 
 /**
  * `handler` when the fleet reached 90% of its slots' ideal rate (the handler's time bounds it: the engine keeps
- * up); else `polling` when it reached 85% of the engine's polling ceiling (given for a polling engine): the polling
- * interval bounds it, whatever the machine; else `cpu` when the machine was 90% busy or more (the cores were full:
- * a quieter or larger machine may carry more); else `engine`: the engine's own cadence (round trips per job).
+ * up); else `cpu` when the machine was 90% busy or more (the cores were full: a quieter or larger machine may carry
+ * more); else `engine`: the engine's own cadence (round trips per job). (pg-boss's worker loop used to wait its
+ * polling interval after every fetch, which bounded it at one job per slot per interval; the engine now fetches the
+ * next job at once, packages/queue-pgboss/src/fetch-loop.ts.)
  */
-export function fleetBound(eventsPerSecond: number, ideal: number, machineBusy: number, ceiling?: number): FleetBound {
+export function fleetBound(eventsPerSecond: number, ideal: number, machineBusy: number): FleetBound {
   if (eventsPerSecond >= 0.9 * ideal) return 'handler';
-  if (ceiling !== undefined && eventsPerSecond >= 0.85 * ceiling) return 'polling';
   if (machineBusy >= 0.9) return 'cpu';
   return 'engine';
 }

@@ -26,7 +26,6 @@ import {
   fleetBound,
   idealRate,
   judgeScaling,
-  pollingCeiling,
   roundRatios,
   SCALING_TARGET,
   summarize,
@@ -164,10 +163,6 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
       const list = ofProcesses(processes);
       const rate = summarize(list.map((sample) => sample.eventsPerSecond));
       const ideal = idealRate(processes, settings.concurrency, settings.handlerMs);
-      const ceiling =
-        engine === 'pgboss'
-          ? pollingCeiling(processes * settings.concurrency, pgBossPollingS(), settings.handlerMs)
-          : undefined;
       const scaling = summarize(
         roundRatios(
           list.map((sample) => sample.eventsPerSecond),
@@ -178,7 +173,7 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
       const share = summarize(list.map((sample) => sample.runShare));
       const cpu = summarize(list.map((sample) => sample.workerCpuMicrosPerEvent));
       const left = Math.min(...list.map((sample) => sample.backlogLeft));
-      const bound = fleetBound(rate.median, ideal, busy.median, ceiling);
+      const bound = fleetBound(rate.median, ideal, busy.median);
       bounds.push(`${processes}: ${bound}`);
       rows.push([
         ENGINE_TITLE[engine],
@@ -186,7 +181,6 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
         `${rate.median.toFixed(1)}${left < processes * settings.concurrency ? ' (ran dry)' : ''}`,
         intervalText(rate, (value) => value.toFixed(1)),
         int(ideal),
-        ceiling === undefined ? '—' : int(ceiling),
         percent(rate.median / ideal),
         ms((processes * settings.concurrency * 1000) / rate.median),
         processes === 1 ? '' : `${ratio(scaling.median)} (${intervalText(scaling, ratio)})`,
@@ -202,9 +196,7 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
             ? `; ${scaling.n} round${scaling.n === 1 ? '' : 's'}: no interval`
             : judged === 'unsure' && bound === 'cpu'
               ? '; the cores were full (this machine cannot carry a verdict here)'
-              : bound === 'polling'
-                ? `, at ${percent(rate.median / ideal)} of its ideal: what scales is the polling ceiling, not the slots`
-                : '';
+              : '';
         lines.push(
           verdict(
             judged,
@@ -213,19 +205,6 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
           ),
         );
       }
-    }
-    if (engine === 'pgboss') {
-      const one = summarize(ofProcesses(1).map((sample) => sample.eventsPerSecond));
-      const ceiling = pollingCeiling(settings.concurrency, pgBossPollingS(), settings.handlerMs);
-      lines.push(
-        verdict(
-          'info',
-          `F2 pg-boss: one process runs ${one.median.toFixed(1)} events/s against a polling ceiling of ${ceiling.toFixed(1)} ` +
-            `(${settings.concurrency} slots ÷ pollingIntervalSeconds ${pgBossPollingS()}) and an ideal of ` +
-            `${int(idealRate(1, settings.concurrency, settings.handlerMs))}: pg-boss's worker loop waits out the polling interval ` +
-            'after every fetch, a job found or not, and the engine fetches one job at a time (batchSize 1)',
-        ),
-      );
     }
     lines.push(verdict('info', `F2 ${ENGINE_TITLE[engine]}: bound by ${bounds.join(', ')} (processes: bound)`));
     const { order } = result;
@@ -251,7 +230,6 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
         'events/s',
         '95% interval',
         'ideal',
-        'polling ceiling',
         'of ideal',
         'ms/job/slot',
         '÷ 1 process',
@@ -266,10 +244,9 @@ function fleetReport(results: Map<EngineId, FleetResult>, settings: FleetSetting
       `  ideal = processes × concurrency × 1000 ÷ ${settings.handlerMs} ms: the rate if only the handler's time bounded the`,
       '  fleet. The handler sleeps, so 4 processes on 2 cores can reach it: a process holds 4 slots that wait, not 4',
       `  cores. ms/job/slot = slots ÷ events/s: what one job holds a slot for (${settings.handlerMs} ms of handler, the rest`,
-      "  the engine's fetch and settle). polling ceiling (pg-boss) = slots ÷ max(pollingIntervalSeconds, handler).",
+      "  the engine's fetch and settle; a slot that found a job fetches the next at once, on both engines).",
       '  "machine busy" is all of the machine (other work included); "this run" the share used by the bench process and',
       '  everything it started (database servers, workers). bound by: handler = at least 90% of ideal (the engine keeps',
-      '  its slots busy); polling = at least 85% of the polling ceiling (the interval holds the fleet, on any machine);',
       '  cpu = the machine was at least 90% busy (the cores were full: a quieter or larger machine may carry more, so a',
       "  figure below the target is this machine's, not the engine's); engine = neither: the engine's round trips per",
       '  job. "(ran dry)": the backlog was nearly empty at the window\'s end, the fleet had little left to do: a floor.',
