@@ -13,7 +13,7 @@ beforeAll(async () => {
 describe('answerForError', () => {
   it('answers a refusal thrown by receiver.verify as receive would answer the same delivery', async () => {
     const receiver = createReceiver({ secrets: { '1': 'answer-secret' }, now: () => NOW, logger: false });
-    const { headers, body } = await signer.sign(testStream(['kyb.data_request.pending_approval'])[0]!);
+    const { headers } = await signer.sign(testStream(['kyb.data_request.pending_approval'])[0]!);
     const forged = { method: 'POST', headers, body: new TextEncoder().encode('{"forged":true}') };
     const thrown = await receiver.verify(forged).then(
       () => undefined,
