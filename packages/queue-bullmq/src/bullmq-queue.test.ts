@@ -51,7 +51,13 @@ describe.skipIf(!redis.url)(`BullMQ queue against Redis ${redis.skipReason ?? ''
     const jobs: QueueJob[] = [];
     await queue.work(async (job) => void jobs.push(job), { concurrency: 1 });
     await until(() => jobs.length === 1);
-    expect(jobs[0]).toEqual({ id: headJobIdOf(event.key), event, attempt: 1, enqueuedAt: expect.any(Number) });
+    expect(jobs[0]).toEqual({
+      id: headJobIdOf(event.key),
+      event,
+      attempt: 1,
+      enqueuedAt: expect.any(Number),
+      lastAttempt: false,
+    });
     expect(Math.abs(jobs[0]!.enqueuedAt - before)).toBeLessThan(5_000);
     // Done: the list, the head marker and the backlog are gone; the dedupe marker stays.
     await until(async () => (await client.exists(`${base}head:${event.streamId}`)) === 0);

@@ -411,7 +411,13 @@ class BullMqQueueEngine implements BullMqQueue {
     // and neither can happen while it runs, but a head that does not match is left alone all the same.
     if (headJobIdOf(entry.key) !== job.id) return;
     try {
-      await handle({ id: job.id, event: entry.event, attempt: job.attemptsMade + 1, enqueuedAt: entry.enqueuedAt });
+      await handle({
+        id: job.id,
+        event: entry.event,
+        attempt: job.attemptsMade + 1,
+        enqueuedAt: entry.enqueuedAt,
+        lastAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+      });
     } catch (error) {
       // BullMQ keeps only the message as failedReason; blockedStreams() reports a rejection's code when it has one.
       await job.updateData({ ...job.data, lastError: describeJobFailure(error) }).catch(() => {});

@@ -64,6 +64,7 @@ describe.skipIf(!postgres.url)(`pg-boss queue against PostgreSQL ${postgres.skip
       event,
       attempt: 1,
       enqueuedAt: expect.any(Number),
+      lastAttempt: false,
     });
     expect(Math.abs(jobs[0]!.enqueuedAt - before)).toBeLessThan(5_000);
     // Completed by pg-boss once the handler resolved.

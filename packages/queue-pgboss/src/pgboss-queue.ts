@@ -43,6 +43,8 @@ export interface PgBossJobLike {
   state?: string;
   /** Claims after the first: 0 on the first run. */
   retryCount: number;
+  /** The job's retry limit (with `includeMetadata`): a run at `retryCount >= retryLimit` is its last. */
+  retryLimit?: number;
   createdOn: Date | string;
   completedOn?: Date | string | null;
   output?: unknown;
@@ -477,6 +479,7 @@ function queueJobOf(job: PgBossJobLike): QueueJob {
     event: data.event,
     attempt: job.retryCount + 1 - (data.attemptBase ?? 0),
     enqueuedAt: new Date(job.createdOn).getTime(),
+    lastAttempt: job.retryLimit !== undefined && job.retryCount >= job.retryLimit,
   };
 }
 

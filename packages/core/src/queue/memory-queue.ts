@@ -189,7 +189,13 @@ class MemoryQueueEngine implements MemoryQueue {
     const job = line.jobs[0]!;
     const run = (async () => {
       try {
-        await handle({ id: job.id, event: job.event, attempt: job.attempt, enqueuedAt: job.enqueuedAt });
+        await handle({
+          id: job.id,
+          event: job.event,
+          attempt: job.attempt,
+          enqueuedAt: job.enqueuedAt,
+          lastAttempt: job.attempt > this.settings.retryLimit,
+        });
         this.succeeded(streamId, line);
       } catch (error) {
         this.failed(streamId, line, job, error);

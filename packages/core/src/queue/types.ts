@@ -87,6 +87,11 @@ export interface QueueJob {
   attempt: number;
   /** When it was enqueued (ms since the epoch). */
   enqueuedAt: number;
+  /**
+   * True when a failure of this run dead-letters the job and blocks its stream (its retries are used up): the worker
+   * then logs the stream as blocked. Engines set it when they can tell; absent counts as false.
+   */
+  lastAttempt?: boolean;
 }
 
 /**

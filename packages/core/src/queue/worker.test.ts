@@ -164,7 +164,7 @@ describe('queue mode: the worker', () => {
   });
 
   it('blocks a stream whose job fails every retry; its later events wait until the job is skipped with a reason', async () => {
-    const { receiver, deliver, queue } = setup();
+    const { receiver, deliver, queue, logs } = setup();
     const ran: number[] = [];
     receiver.onAny((event) => {
       if (event.seq === 1) throw new Error('always fails');
@@ -177,6 +177,16 @@ describe('queue mode: the worker', () => {
     await expect.poll(() => queue.blockedStreams().then((list) => list.length)).toBe(1);
     const [blocked] = await queue.blockedStreams();
     expect(blocked).toMatchObject({ streamId: events[1]!.stream_id, seq: 1, attempts: 3, error: 'handler_failed' });
+    // Logged once, when the last attempt failed: which stream, where, why, and what to do.
+    const blockedLines = logs.filter((entry) => entry.code === 'stream_blocked');
+    expect(blockedLines).toEqual([
+      expect.objectContaining({
+        level: 'error',
+        eventId: events[1]!.event_id,
+        detail: 'handler_failed',
+        message: `stream ${events[1]!.stream_id} is blocked at seq 1: its job failed 3 time(s), last with handler_failed, and is dead-lettered; its later events wait. Fix the cause, then queue.retryStream('${events[1]!.stream_id}'), or skip it with queue.skipBlocked('${events[1]!.stream_id}', { reason })`,
+      }),
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(ran).toEqual([0]);
 

@@ -10,7 +10,13 @@ import type { Receiver } from '../receiver-types.js';
 import { itemOfJob } from './job.js';
 import { isSealedPayload } from './payload-cipher.js';
 import { workerPortsOf, type WorkerPorts } from './receiver-link.js';
-import type { EventQueue, QueuedPayload, QueueJob, QueueSubscription } from './types.js';
+import {
+  describeJobFailure,
+  type EventQueue,
+  type QueuedPayload,
+  type QueueJob,
+  type QueueSubscription,
+} from './types.js';
 
 /** Options of {@link createQueueWorker}. */
 export interface QueueWorkerOptions {
@@ -116,12 +122,33 @@ export function createQueueWorker(receiver: Receiver, options: QueueWorkerOption
   };
 }
 
-/** Runs one job through the receiver's steps 6 to 8; a non-2xx outcome fails the job back to the queue. */
+/**
+ * Runs one job through the receiver's steps 6 to 8; a non-2xx outcome fails the job back to the queue. The failure of
+ * a job's last attempt is logged as its stream blocked, with what to do about it.
+ */
 async function runJobThrough(ports: WorkerPorts, job: QueueJob): Promise<void> {
-  const item = await itemOfJob(job, await payloadOf(ports, job), ports.answersClaim);
-  const result = await ports.process(item);
-  if (result.status >= 200 && result.status < 300) return;
-  throw new JobFailedError((result.code ?? 'internal_error') as ErrorCode, result.status, job.event.eventId);
+  try {
+    const item = await itemOfJob(job, await payloadOf(ports, job), ports.answersClaim);
+    const result = await ports.process(item);
+    if (result.status >= 200 && result.status < 300) return;
+    throw new JobFailedError((result.code ?? 'internal_error') as ErrorCode, result.status, job.event.eventId);
+  } catch (error) {
+    if (job.lastAttempt) logBlocked(ports, job, error);
+    throw error;
+  }
+}
+
+function logBlocked(ports: WorkerPorts, job: QueueJob, error: unknown): void {
+  const { streamId, seq, eventId, type } = job.event;
+  const why = describeJobFailure(error);
+  safeLog(ports.logger, {
+    level: 'error',
+    message: `stream ${streamId} is blocked at seq ${seq}: its job failed ${job.attempt} time(s), last with ${why}, and is dead-lettered; its later events wait. Fix the cause, then queue.retryStream('${streamId}'), or skip it with queue.skipBlocked('${streamId}', { reason })`,
+    code: 'stream_blocked',
+    detail: why,
+    eventId,
+    eventType: type,
+  });
 }
 
 /**

@@ -201,9 +201,12 @@ function registerFailureCases(rig: Rig, waitFor: WaitFor): void {
     await queue.enqueue(queuedEvent(blockedStream, 1));
     await queue.enqueue(queuedEvent(otherStream, 0));
     const done: string[] = [];
-    await work(queue, async ({ event }) => {
-      if (event.eventId === failing.eventId)
+    const lastAttempts: boolean[] = [];
+    await work(queue, async ({ event, lastAttempt }) => {
+      if (event.eventId === failing.eventId) {
+        lastAttempts.push(lastAttempt === true);
         throw Object.assign(new Error('handler_failed'), { code: 'handler_failed' });
+      }
       done.push(`${event.streamId === blockedStream ? 'blocked' : 'other'}:${event.seq}`);
     });
     await waitFor(async () => (await queue.blockedStreams()).length === 1 && done.includes('other:0'));
@@ -216,6 +219,8 @@ function registerFailureCases(rig: Rig, waitFor: WaitFor): void {
       attempts: 2,
       error: 'handler_failed',
     });
+    // The run whose failure dead-letters the job is marked as the last (the worker logs its stream as blocked).
+    expect(lastAttempts).toEqual([false, true]);
     await sleep(200);
     expect(done).toEqual(['other:0']);
     await expect(queue.skipBlocked(blockedStream, { reason: '' })).rejects.toThrow();
@@ -232,7 +237,9 @@ function registerFailureCases(rig: Rig, waitFor: WaitFor): void {
     await queue.enqueue(queuedEvent(streamId, 1));
     let healthy = false;
     const done: number[] = [];
-    await work(queue, async ({ event }) => {
+    const lastAttempts: boolean[] = [];
+    await work(queue, async ({ event, lastAttempt }) => {
+      if (event.seq === 0) lastAttempts.push(lastAttempt === true);
       if (!healthy) throw new Error('down');
       done.push(event.seq);
     });
@@ -241,6 +248,8 @@ function registerFailureCases(rig: Rig, waitFor: WaitFor): void {
     expect(await queue.retryStream(streamId)).toBe(true);
     await waitFor(() => done.length === 2);
     expect(done).toEqual([0, 1]);
+    // retryLimit 0: every run is the last, the one after retryStream included (its retries start over).
+    expect(lastAttempts).toEqual([true, true]);
     expect(await queue.retryStream(streamId)).toBe(false);
   });
 }
