@@ -197,6 +197,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     queue: options.queue,
     cipher,
     logger,
+    telemetry: options.telemetry,
   });
   return receiver;
 }

@@ -47,6 +47,8 @@ export const METRICS = Object.freeze({
    * in seconds. Only for deliveries whose HMAC held (receivers with `secrets`).
    */
   deliveryLag: 'kyb.webhook.delivery.lag',
+  /** Counter of streams blocked in queue mode (a job's last attempt failed), by `error.type`. */
+  streamsBlocked: 'kyb.webhook.streams.blocked',
   /** Histogram of a store call's duration in seconds, by operation and outcome. */
   storeDuration: 'kyb.webhook.store.duration',
 } as const);

@@ -28,7 +28,14 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
-import type { HandlerTrace, ReceiverTelemetry, ReceiveTrace, StoreTrace, TracedOperation } from '@kyb-webhooks/core';
+import type {
+  HandlerTrace,
+  ReceiverTelemetry,
+  ReceiveTrace,
+  StoreTrace,
+  StreamBlockedReport,
+  TracedOperation,
+} from '@kyb-webhooks/core';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS, UNAUTHENTICATED_SPAN_NAME } from './names.js';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './version.js';
 
@@ -67,6 +74,7 @@ interface Instruments {
   deliveryAttempt: Histogram;
   deliveryLag: Histogram;
   storeDuration: Histogram;
+  streamsBlocked: Counter;
 }
 
 function instrumentsOf(meter: Meter): Instruments {
@@ -91,6 +99,11 @@ function instrumentsOf(meter: Meter): Instruments {
       description: 'Time from the service signing a delivery (its verified signature timestamp) to its answer.',
       unit: 's',
       advice: { explicitBucketBoundaries: LAG_BUCKETS },
+    }),
+    streamsBlocked: meter.createCounter(METRICS.streamsBlocked, {
+      description: 'Streams blocked in queue mode: a job failed its last attempt and waits dead-lettered.',
+      unit: '{stream}',
+      valueType: ValueType.INT,
     }),
     storeDuration: meter.createHistogram(METRICS.storeDuration, {
       description: 'Time of one call of the dedupe or cursor store, by operation and outcome.',
@@ -274,6 +287,11 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     }
     span.end();
     this.currentInstruments()?.storeDuration.record(seconds, attributes);
+  }
+
+  /** Queue mode: counts a blocked stream by the failure's type (never its ids, which stay in the log line). */
+  streamBlocked(report: StreamBlockedReport): void {
+    this.currentInstruments()?.streamsBlocked.add(1, { [A.errorType]: errorTypeOf({ code: report.error }) });
   }
 
   private currentInstruments(): Instruments | undefined {

@@ -5,8 +5,8 @@ import { context, SpanKind } from '@opentelemetry/api';
 import { createMemoryQueue, createMemoryStore, createQueueWorker, createReceiver } from '@kyb-webhooks/core';
 import { createTestSigner, testStream } from '@kyb-webhooks/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openTelemetry } from './index.js';
-import { asyncContextManager, sdkRig, shapeOf, spanTrees, type SpanNode } from './test-helpers.js';
+import { METRICS, openTelemetry } from './index.js';
+import { asyncContextManager, counterOf, sdkRig, shapeOf, spanTrees, type SpanNode } from './test-helpers.js';
 
 const rig = sdkRig();
 context.setGlobalContextManager(asyncContextManager());
@@ -65,5 +65,36 @@ describe('queue mode', () => {
       'cloudevents.event_type': 'kyb.data_request.pending_approval',
       'cloudevents.event_id': event!.event_id,
     });
+  });
+
+  it('counts a stream blocked when a job fails its last attempt, by error type and with no id', async () => {
+    const signer = await createTestSigner();
+    const queue = createMemoryQueue({ retryDelayMs: 1, retryLimit: 1 });
+    const receiver = createReceiver({
+      secrets: { ...signer.secrets },
+      logger: false,
+      store: createMemoryStore(),
+      queue,
+      telemetry: openTelemetry({ tracerProvider: rig.tracerProvider, meterProvider: rig.meterProvider }),
+    });
+    receiver.onAny(() => {
+      throw new Error('always fails');
+    });
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    const { headers, body } = await signer.sign(event!);
+    await receiver.receive({ method: 'POST', headers, body });
+    const worker = createQueueWorker(receiver);
+    await worker.start();
+    let blocked = 0;
+    const deadline = Date.now() + 5_000;
+    while (blocked === 0 && Date.now() < deadline) {
+      blocked = (await queue.blockedStreams()).length;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await worker.stop();
+    expect(blocked).toBe(1);
+    expect(counterOf(await rig.metrics(), METRICS.streamsBlocked)).toEqual([
+      { attributes: { 'error.type': 'handler_failed' }, value: 1 },
+    ]);
   });
 });

@@ -6,6 +6,7 @@
 import type { VerifiedItem } from '../pipeline/checks.js';
 import type { ReceiveResult } from '../receiver-types.js';
 import type { Logger } from '../log/logger.js';
+import type { ReceiverTelemetry } from '../telemetry/observers.js';
 import type { PayloadCipher } from './payload-cipher.js';
 import type { EventQueue } from './types.js';
 
@@ -20,6 +21,8 @@ export interface WorkerPorts {
   /** With `queueEncryption`: opens each job's payload before it runs. */
   cipher: PayloadCipher | undefined;
   logger: Logger | undefined;
+  /** The receiver's `telemetry`, told when a stream becomes blocked. */
+  telemetry: ReceiverTelemetry | undefined;
 }
 
 const portsByReceiver = new WeakMap<object, WorkerPorts>();

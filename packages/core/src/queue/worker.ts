@@ -149,6 +149,11 @@ function logBlocked(ports: WorkerPorts, job: QueueJob, error: unknown): void {
     eventId,
     eventType: type,
   });
+  try {
+    ports.telemetry?.streamBlocked?.({ streamId, seq, eventId, eventType: type, attempts: job.attempt, error: why });
+  } catch {
+    // An observability layer's failure never changes what happens to the job.
+  }
 }
 
 /**

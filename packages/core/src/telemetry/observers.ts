@@ -45,6 +45,30 @@ export interface TraceOf {
  */
 export interface ReceiverTelemetry {
   around<O extends TracedOperation, R>(operation: O, trace: TraceOf[O], run: () => R): R;
+  /**
+   * Queue mode: a job's last attempt failed, so the queue dead-letters it and its stream waits (also logged as
+   * `stream_blocked`). Optional; a throw is ignored.
+   */
+  streamBlocked?(report: StreamBlockedReport): void;
+}
+
+/**
+ * What {@link ReceiverTelemetry.streamBlocked} is told. Ids are for logs and span events, never metric attributes.
+ *
+ * @example
+ * ```ts
+ * const report: StreamBlockedReport = { streamId: 'dr_1', seq: 4, eventId: '01J…', eventType: 'kyb.data_request.released', attempts: 6, error: 'handler_failed' }
+ * ```
+ */
+export interface StreamBlockedReport {
+  streamId: string;
+  seq: number;
+  eventId: string;
+  eventType: string;
+  /** How many times the job ran. */
+  attempts: number;
+  /** The last failure: a rejection code (`handler_failed`, `job_undecryptable`, …) or an error's message. */
+  error: string;
 }
 
 /** The watchers of one operation of one receiver. */
