@@ -1,7 +1,7 @@
 import { createTestSigner, startJwksServer, testEvents, type JwksServer, type TestSigner } from '@kyb-webhooks/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from './app.js';
-import { receiverFromEnv } from './config.js';
+import { exampleFromEnv, receiverFromEnv } from './config.js';
 
 // The handler Bun.serve and Deno.serve run (scripts/runtimes/run.mjs starts both with a signed delivery), called here
 // on Node with Web-standard Requests, as any fetch-style server calls it.
@@ -45,6 +45,27 @@ describe('the fetch example', () => {
     expect(recorded.some((line) => line.includes(String(envelope.data.request_id)))).toBe(false);
   });
 
+  it('in queue mode (KYB_QUEUE=memory) answers 200 queued, and the worker then runs the handler once', async () => {
+    const lines: string[] = [];
+    const example = exampleFromEnv({
+      KYB_SECRET_V1: signer.secrets['1'],
+      KYB_ATTESTATION_ISSUER: signer.issuer,
+      KYB_AUDIENCE: signer.audience,
+      KYB_JWKS_URL: jwks.url,
+      KYB_QUEUE: 'memory',
+    });
+    const queued = createApp(example.receiver, (line) => lines.push(line));
+    const envelope = testEvents.dataRequestRefused();
+    const { headers, body } = await signer.sign(envelope);
+    const answer = await queued(new Request(url, { method: 'POST', headers, body }));
+    expect([answer.status, await answer.json()]).toEqual([200, { received: true, code: 'queued' }]);
+    expect(lines).toEqual([]);
+    await example.startWorker();
+    await expect.poll(() => lines).toEqual([`refused ${envelope.data.request_id}: ${envelope.data.reason}`]);
+    const again = await queued(new Request(url, { method: 'POST', headers, body }));
+    expect(await again.json()).toEqual({ received: true, code: 'duplicate' });
+  });
+
   it('serves /health and answers 404 elsewhere', async () => {
     expect((await app(new Request('http://127.0.0.1/health'))).status).toBe(200);
     expect((await app(new Request('http://127.0.0.1/other'))).status).toBe(404);
@@ -56,6 +77,11 @@ describe('the fetch example', () => {
       'only part of the attestation settings',
       { KYB_SECRET_V1: 'whsec_x', KYB_AUDIENCE: 'merchant' },
       'set KYB_ATTESTATION_ISSUER and KYB_JWKS_URL too',
+    ],
+    [
+      'an unknown queue',
+      { KYB_SECRET_V1: 'whsec_x', KYB_QUEUE: 'sqs' },
+      'KYB_QUEUE=sqs is not a queue of this example',
     ],
   ])('refuses to start with %s, saying what to set', (_name, env, message) => {
     expect(() => receiverFromEnv(env)).toThrow(message);

@@ -1,6 +1,6 @@
 /** The example on Deno: `KYB_SECRET_V1=whsec_… pnpm start:deno` (PORT, default 3000; 0 picks a free port). */
 import { createApp } from './app.js';
-import { receiverFromEnv } from './config.js';
+import { exampleFromEnv } from './config.js';
 
 declare const Deno: {
   env: { toObject(): Record<string, string> };
@@ -11,7 +11,9 @@ declare const Deno: {
 };
 
 const env = Deno.env.toObject();
-const app = createApp(receiverFromEnv(env));
+const example = exampleFromEnv(env); // KYB_QUEUE=memory: queue mode, a worker in this process
+const app = createApp(example.receiver);
+await example.startWorker();
 Deno.serve(
   {
     hostname: '127.0.0.1',
