@@ -4,7 +4,15 @@
  * README's table, the tests and the code agree.
  */
 
-/** The span and metric attributes, by key. */
+/**
+ * The span and metric attributes, by key.
+ *
+ * @example
+ * ```ts
+ * // the failed deliveries among finished spans (e.g. from an InMemorySpanExporter)
+ * const failed = spans.filter((span) => span.attributes[ATTRIBUTES.errorType] !== undefined)
+ * ```
+ */
 export const ATTRIBUTES = Object.freeze({
   messagingSystem: 'messaging.system',
   messagingOperationType: 'messaging.operation.type',
@@ -34,7 +42,16 @@ export const ATTRIBUTES = Object.freeze({
   storeOutcome: 'kyb.webhook.store.outcome',
 } as const);
 
-/** The metric instruments, by name. */
+/**
+ * The metric instruments, by name.
+ *
+ * @example
+ * ```ts
+ * // keep only this package's deliveries counter in a metric reader's output
+ * const deliveries = resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics)
+ *   .filter((metric) => metric.descriptor.name === METRICS.deliveries)
+ * ```
+ */
 export const METRICS = Object.freeze({
   /** Counter of deliveries, by outcome, code, status and (once authenticated) event type. */
   deliveries: 'kyb.webhook.deliveries',
@@ -53,8 +70,22 @@ export const METRICS = Object.freeze({
   storeDuration: 'kyb.webhook.store.duration',
 } as const);
 
-/** The value of `messaging.system`: the KYB service's webhook delivery, a system of its own. */
+/**
+ * The value of `messaging.system`: the KYB service's webhook delivery, a system of its own.
+ *
+ * @example
+ * ```ts
+ * const ours = spans.filter((span) => span.attributes[ATTRIBUTES.messagingSystem] === MESSAGING_SYSTEM)
+ * ```
+ */
 export const MESSAGING_SYSTEM = 'kyb_webhooks';
 
-/** The delivery span's name until the event's type is authenticated, and for a delivery refused before that. */
+/**
+ * The delivery span's name until the event's type is authenticated, and for a delivery refused before that.
+ *
+ * @example
+ * ```ts
+ * const refusedEarly = spans.filter((span) => span.name === UNAUTHENTICATED_SPAN_NAME) // forged, malformed, …
+ * ```
+ */
 export const UNAUTHENTICATED_SPAN_NAME = 'process kyb-webhook';
