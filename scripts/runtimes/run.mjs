@@ -157,6 +157,7 @@ for (const runtime of selected) {
   const results = [];
   if (runtime.kind === 'workerd') {
     results.push(await runWorkerd({ root, bin: runtime.bin, out }));
+    results.push(await runWorkerd({ root, bin: runtime.bin, out, nodejsCompat: true }));
   } else if (
     runtime.name === 'node (this machine)' &&
     mainResults &&

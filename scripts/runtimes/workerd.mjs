@@ -19,10 +19,12 @@ export const WORKERD_SUITES = [
   'packages/core/src/verify/attestation.test.ts',
   'packages/core/src/telemetry/channels.test.ts',
 ];
+/** With nodejs_compat: the tracing channels, which must publish there (process.getBuiltinModule finds the module). */
+export const WORKERD_COMPAT_SUITES = ['packages/core/src/telemetry/channels.test.ts'];
 const BUILTINS = new Set(builtinModules.flatMap((name) => [name, `node:${name}`]));
 
 /** The esbuild plugin that maps the suites' Node-only scaffolding to workerd stand-ins and fails on node: in the core. */
-function workerdPlugin(root) {
+function workerdPlugin(root, suites = WORKERD_SUITES) {
   const isScaffolding = (importer) =>
     importer.endsWith('.test.ts') ||
     importer.includes(`${join(root, 'packages', 'testing', 'src')}/`) ||
@@ -33,7 +35,7 @@ function workerdPlugin(root) {
       b.onResolve({ filter: /^kyb:suites$/ }, () => ({ path: 'suites', namespace: 'kyb' }));
       b.onLoad({ filter: /.*/, namespace: 'kyb' }, () => ({
         contents:
-          `export const SUITES = {\n${WORKERD_SUITES.map((suite) => `  ${JSON.stringify(suite)}: () => import(${JSON.stringify(join(root, suite))}),`).join('\n')}\n};\n` +
+          `export const SUITES = {\n${suites.map((suite) => `  ${JSON.stringify(suite)}: () => import(${JSON.stringify(join(root, suite))}),`).join('\n')}\n};\n` +
           // Resolved from inside the core, so its package.json "imports" map picks the module, as for a user.
           `export { platformCrypto } from '#crypto';\n`,
         resolveDir: join(root, 'packages', 'core', 'src'),
@@ -152,20 +154,25 @@ export async function freePort() {
 }
 
 /**
- * Bundles the suites, serves them with workerd and runs them; returns a table row.
+ * Bundles the suites, serves them with workerd and runs them; returns a table row. With `nodejsCompat`, the
+ * {@link WORKERD_COMPAT_SUITES} run under the nodejs_compat flag instead, and the row fails unless their
+ * diagnostics_channel tests ran and passed there (not merely skipped).
  *
  * @example
  * ```js
  * const row = await runWorkerd({ root, bin: 'tests/runtimes/node_modules/.bin/workerd', out: '.tmp/runtimes' })
  * ```
  */
-export async function runWorkerd({ root, bin, out }) {
-  const suites = `receiver + signature + attestation (bundled, vitest runner)`;
-  const dir = join(out, 'workerd');
+export async function runWorkerd({ root, bin, out, nodejsCompat = false }) {
+  const list = nodejsCompat ? WORKERD_COMPAT_SUITES : WORKERD_SUITES;
+  const suites = nodejsCompat
+    ? 'tracing channels with nodejs_compat (bundled, vitest runner)'
+    : `receiver + signature + attestation + channels (bundled, vitest runner)`;
+  const dir = join(out, nodejsCompat ? 'workerd-nodejs-compat' : 'workerd');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   console.log(
-    `\n› workerd: bundling ${WORKERD_SUITES.join(', ')} (conditions workerd, worker, browser) and serving it without nodejs_compat`,
+    `\n› workerd: bundling ${list.join(', ')} (conditions workerd, worker, browser) and serving it ${nodejsCompat ? 'with' : 'without'} nodejs_compat`,
   );
   let result;
   try {
@@ -181,7 +188,7 @@ export async function runWorkerd({ root, bin, out }) {
       mainFields: ['module', 'main'],
       // vitest's own dependencies (@vitest/runner, @vitest/expect, @vitest/spy, chai, expect-type), the versions it uses.
       nodePaths: vitestDependencies(root),
-      plugins: [workerdPlugin(root)],
+      plugins: [workerdPlugin(root, list)],
       metafile: true,
       logLevel: 'silent',
     });
@@ -232,12 +239,12 @@ const config :Workerd.Config = (
   ],
   sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
 );
-# No compatibilityFlags: no nodejs_compat, so no node: module and no Buffer.
+${nodejsCompat ? '# nodejs_compat: node: modules, and process.getBuiltinModule.' : '# No compatibilityFlags: no nodejs_compat, so no node: module and no Buffer.'}
 const suites :Workerd.Worker = (
   modules = [
 ${modules.map((name) => `    (name = "${name}", esModule = embed "${name}"),`).join('\n')}
   ],
-  compatibilityDate = "2026-11-01",
+  compatibilityDate = "2026-11-01",${nodejsCompat ? '\n  compatibilityFlags = ["nodejs_compat"],' : ''}
 );
 `,
   );
@@ -267,6 +274,13 @@ ${modules.map((name) => `    (name = "${name}", esModule = embed "${name}"),`).j
       );
     const nodeOnly = body.tests.filter((test) => test.state === 'node-only');
     const passed = body.tests.filter((test) => test.state === 'pass').length;
+    if (
+      nodejsCompat &&
+      !body.tests.some((test) => test.state === 'pass' && test.name.includes('tracing channels > '))
+    ) {
+      console.error('  ✗ with nodejs_compat, no tracing-channel test ran: diagnostics_channel was not found');
+      return { suites, passed, failed: failed.length + 1, note: 'diagnostics_channel not found with nodejs_compat' };
+    }
     console.log(
       `  workerd: ${passed} passed, ${failed.length} failed, ${body.tests.filter((test) => test.state === 'skip').length} skipped`,
     );

@@ -129,7 +129,7 @@ export type { ApiVersion, ApiVersionOptions } from './pipeline/api-version.js';
 
 // Tracing channels (docs/observability.md): node:diagnostics_channel, where the runtime has it
 export { TRACING_CHANNELS } from './telemetry/channels.js';
-export type { ReceiveTrace, HandlerTrace, StoreTrace } from './telemetry/channels.js';
+export type { ReceiveTrace, HandlerTrace, StoreTrace, JobTrace } from './telemetry/channels.js';
 export type { ReceiverTelemetry, StreamBlockedReport, TracedOperation, TraceOf } from './telemetry/observers.js';
 
 // Queue mode (docs/queue-mode.md); engine writers: the ./queue entry

@@ -133,7 +133,14 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const processInline = ordered ?? processVerified;
   // Queue mode (queue/handoff.ts): a verified delivery is enqueued and answered; a worker runs processInline later.
   const accept: (item: VerifiedItem) => Promise<ReceiveResult> = options.queue
-    ? createHandoff({ queue: options.queue, logger, now, timeoutMs: storeTimeoutMs, cipher })
+    ? createHandoff({
+        queue: options.queue,
+        logger,
+        now,
+        timeoutMs: storeTimeoutMs,
+        cipher,
+        telemetry: options.telemetry,
+      })
     : processInline;
 
   async function receive(input: ReceiveInput): Promise<ReceiveResult> {

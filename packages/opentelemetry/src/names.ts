@@ -18,6 +18,8 @@ export const ATTRIBUTES = Object.freeze({
   messagingOperationType: 'messaging.operation.type',
   messagingOperationName: 'messaging.operation.name',
   messagingMessageId: 'messaging.message.id',
+  /** Queue mode, on a job's span and metrics: the queue's name (`memory queue`, `pg-boss queue`, `BullMQ queue`). */
+  messagingDestinationName: 'messaging.destination.name',
   cloudEventsEventId: 'cloudevents.event_id',
   cloudEventsEventType: 'cloudevents.event_type',
   cloudEventsEventSubject: 'cloudevents.event_subject',
@@ -40,6 +42,10 @@ export const ATTRIBUTES = Object.freeze({
   storeOperation: 'kyb.webhook.store.operation',
   /** `ok` or `error`, for a store call. */
   storeOutcome: 'kyb.webhook.store.outcome',
+  /** Queue mode: the job's run number (1 for its first run, 2 for its first retry). */
+  jobAttempt: 'kyb.webhook.job.attempt',
+  /** Queue mode: `done`, or `failed` (the job goes back to the queue, to be retried or dead-lettered). */
+  jobOutcome: 'kyb.webhook.job.outcome',
 } as const);
 
 /**
@@ -68,6 +74,12 @@ export const METRICS = Object.freeze({
   streamsBlocked: 'kyb.webhook.streams.blocked',
   /** Histogram of a store call's duration in seconds, by operation and outcome. */
   storeDuration: 'kyb.webhook.store.duration',
+  /** Queue mode: counter of job runs by a worker, by outcome, code, queue and event type. */
+  jobs: 'kyb.webhook.jobs',
+  /** Queue mode: histogram of a job run's duration in seconds. */
+  jobDuration: 'kyb.webhook.job.duration',
+  /** Queue mode: histogram of the seconds from enqueue to a worker starting the run. */
+  jobWait: 'kyb.webhook.job.wait',
 } as const);
 
 /**

@@ -14,6 +14,8 @@ import {
   context,
   isSpanContextValid,
   metrics,
+  propagation,
+  ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace as traceApi,
@@ -22,6 +24,7 @@ import {
   type Context,
   type Counter,
   type Histogram,
+  type Link,
   type Meter,
   type MeterProvider,
   type Span,
@@ -30,6 +33,7 @@ import {
 } from '@opentelemetry/api';
 import type {
   HandlerTrace,
+  JobTrace,
   ReceiverTelemetry,
   ReceiveTrace,
   StoreTrace,
@@ -75,6 +79,9 @@ interface Instruments {
   deliveryLag: Histogram;
   storeDuration: Histogram;
   streamsBlocked: Counter;
+  jobs: Counter;
+  jobDuration: Histogram;
+  jobWait: Histogram;
 }
 
 function instrumentsOf(meter: Meter): Instruments {
@@ -109,6 +116,21 @@ function instrumentsOf(meter: Meter): Instruments {
       description: 'Time of one call of the dedupe or cursor store, by operation and outcome.',
       unit: 's',
       advice: { explicitBucketBoundaries: STORE_BUCKETS },
+    }),
+    jobs: meter.createCounter(METRICS.jobs, {
+      description: 'Queue mode: job runs by a worker, by outcome (done or failed back to the queue), code and queue.',
+      unit: '{run}',
+      valueType: ValueType.INT,
+    }),
+    jobDuration: meter.createHistogram(METRICS.jobDuration, {
+      description: 'Queue mode: time of one job run by a worker (claim, handlers, settle).',
+      unit: 's',
+      advice: { explicitBucketBoundaries: PROCESS_BUCKETS },
+    }),
+    jobWait: meter.createHistogram(METRICS.jobWait, {
+      description: 'Queue mode: time from the receiver enqueuing an event to a worker starting a run of it.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: LAG_BUCKETS },
     }),
   };
 }
@@ -155,6 +177,7 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       if (operation === 'receive') span = this.startDelivery(trace as ReceiveTrace, parent);
       else if (operation === 'handler') span = this.startHandler(trace as HandlerTrace, parent);
       else if (operation === 'store') span = this.startStore(trace as StoreTrace, parent);
+      else if (operation === 'job') span = this.startJob(trace as JobTrace, parent);
       else return run();
     } catch {
       return run(); // the layer never fails an operation of its own
@@ -183,6 +206,7 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       const seconds = (performance.now() - started) / 1000;
       if (operation === 'receive') this.endDelivery(span, trace as ReceiveTrace, seconds);
       else if (operation === 'handler') this.endHandler(span, trace as HandlerTrace);
+      else if (operation === 'job') this.endJob(span, trace as JobTrace, seconds);
       else this.endStore(span, trace as StoreTrace, seconds);
     } catch {
       // A failing exporter or SDK must not turn into an unhandled rejection of the receiver's.
@@ -287,6 +311,65 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     }
     span.end();
     this.currentInstruments()?.storeDuration.record(seconds, attributes);
+  }
+
+  /**
+   * Queue mode: the active context (the delivery's span, as the receiver enqueues inside it) through the registered
+   * propagator (W3C trace context with the SDK's defaults), for the job to carry to its worker.
+   */
+  inject(): Record<string, string> | undefined {
+    const carrier: Record<string, string> = {};
+    propagation.inject(context.active(), carrier);
+    return Object.keys(carrier).length > 0 ? carrier : undefined;
+  }
+
+  private startJob(trace: JobTrace, parent: Context): Span {
+    // The worker's own trace, linked to the delivery that enqueued the job (the messaging conventions' link from a
+    // process span to its message's creation context): the delivery span ended long ago, perhaps in another process.
+    const links: Link[] = [];
+    if (trace.carrier) {
+      const linked = traceApi.getSpanContext(propagation.extract(ROOT_CONTEXT, trace.carrier));
+      if (linked && isSpanContextValid(linked)) links.push({ context: linked });
+    }
+    const attributes: Attributes = {
+      [A.messagingSystem]: MESSAGING_SYSTEM,
+      [A.messagingOperationType]: 'process',
+      [A.messagingOperationName]: 'process',
+      [A.messagingDestinationName]: trace.queue,
+      [A.messagingMessageId]: trace.eventId,
+      [A.cloudEventsEventId]: trace.eventId,
+      [A.cloudEventsEventType]: trace.eventType,
+      [A.cloudEventsEventSubject]: trace.streamId,
+      [A.seq]: trace.seq,
+      [A.jobAttempt]: trace.attempt,
+    };
+    return this.tracer.startSpan(`process ${trace.eventType}`, { kind: SpanKind.CONSUMER, attributes, links }, parent);
+  }
+
+  private endJob(span: Span, trace: JobTrace, seconds: number): void {
+    const failed = 'error' in trace;
+    const attributes: Attributes = {
+      [A.messagingDestinationName]: trace.queue,
+      [A.cloudEventsEventType]: trace.eventType,
+      [A.jobOutcome]: failed ? 'failed' : 'done',
+    };
+    if (trace.code !== undefined) attributes[A.code] = trace.code;
+    if (failed) {
+      const type = trace.code ?? errorTypeOf(trace.error);
+      attributes[A.errorType] = type;
+      recordFailure(span, type);
+    }
+    if (span.isRecording()) span.setAttributes(attributes);
+    span.end();
+    const instruments = this.currentInstruments();
+    if (!instruments) return;
+    instruments.jobs.add(1, attributes);
+    instruments.jobDuration.record(seconds, attributes);
+    const waited = (Date.now() - seconds * 1000 - trace.enqueuedAt) / 1000;
+    instruments.jobWait.record(Math.max(0, waited), {
+      [A.messagingDestinationName]: trace.queue,
+      [A.cloudEventsEventType]: trace.eventType,
+    });
   }
 
   /** Queue mode: counts a blocked stream by the failure's type (never its ids, which stay in the log line). */

@@ -1,18 +1,23 @@
 // Queue mode (docs/queue-mode.md) as the layer shows it: the delivery span ends once the event is queued; the worker's
-// handler run and store calls are spans of the worker's own (the job carries no trace context from the receiving
-// span yet, so there is no link between the two: see the README's "Not yet").
-import { context, SpanKind } from '@opentelemetry/api';
+// run of the job is a CONSUMER span of its own, linked to the delivery's through the trace context the job carries
+// (the registered propagator's: W3C trace context here, as the SDK registers by default), with the claim, the
+// handlers and the settle as its children.
+import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { createMemoryQueue, createMemoryStore, createQueueWorker, createReceiver } from '@kyb-webhooks/core';
+import type { QueueJob } from '@kyb-webhooks/core/queue';
 import { createTestSigner, testStream } from '@kyb-webhooks/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { METRICS, openTelemetry } from './index.js';
-import { asyncContextManager, counterOf, sdkRig, shapeOf, spanTrees, type SpanNode } from './test-helpers.js';
+import { asyncContextManager, counterOf, histogramOf, sdkRig, shapeOf, spanTrees } from './test-helpers.js';
 
 const rig = sdkRig();
 context.setGlobalContextManager(asyncContextManager());
+propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 afterAll(async () => {
   await rig.shutdown();
   context.disable();
+  propagation.disable();
 });
 
 async function until(done: () => boolean, ms = 5_000) {
@@ -23,17 +28,23 @@ async function until(done: () => boolean, ms = 5_000) {
   }
 }
 
+function queuedReceiver(queue = createMemoryQueue({ retryDelayMs: 1 }), signer?: { secrets: Record<string, string> }) {
+  return createReceiver({
+    secrets: { ...signer!.secrets },
+    logger: false,
+    store: createMemoryStore(),
+    queue,
+    telemetry: openTelemetry({ tracerProvider: rig.tracerProvider, meterProvider: rig.meterProvider }),
+  });
+}
+
 describe('queue mode', () => {
-  it('the delivery span answers queued; the worker runs the handler under spans of its own', async () => {
+  it('the delivery span answers queued; the worker runs the job under a span linked to it', async () => {
+    rig.reset();
     const signer = await createTestSigner();
     const queue = createMemoryQueue({ retryDelayMs: 1 });
-    const receiver = createReceiver({
-      secrets: { ...signer.secrets },
-      logger: false,
-      store: createMemoryStore(),
-      queue,
-      telemetry: openTelemetry({ tracerProvider: rig.tracerProvider, meterProvider: rig.meterProvider }),
-    });
+    const seen: QueueJob[] = [];
+    const receiver = queuedReceiver(queue, signer);
     receiver.onAny(async function audit() {});
     const [event] = testStream(['kyb.data_request.pending_approval']);
     const { headers, body } = await signer.sign(event!);
@@ -49,25 +60,97 @@ describe('queue mode', () => {
       'kyb.webhook.outcome': 'accepted',
       'messaging.message.id': event!.event_id,
     });
+    const deliverySpan = rig.spans()[0]!.spanContext();
     rig.reset();
 
+    const work = queue.work.bind(queue);
+    queue.work = (run, options) => work((job) => (seen.push(job), run(job)), options);
     const worker = createQueueWorker(receiver);
     await worker.start();
     await until(() => queue.backlog() === 0);
     await worker.stop();
     await new Promise((resolve) => setTimeout(resolve, 0));
-    // Today each is a root span of the worker's (the core has no 'job' operation to wrap them in yet).
-    const flatten = (node: SpanNode): SpanNode[] => [node, ...node.children.flatMap(flatten)];
-    const worked = spanTrees(rig.spans()).flatMap(flatten);
-    expect(worked.map((span) => span.name)).toEqual(['claim', 'handler audit', 'complete']);
-    expect(worked[1]!.attributes).toEqual({
+    // The job carried the delivery's trace context, and only that.
+    expect(seen[0]!.event.trace).toEqual({
+      traceparent: `00-${deliverySpan.traceId}-${deliverySpan.spanId}-01`,
+    });
+    const [job, ...more] = spanTrees(rig.spans());
+    expect(more).toEqual([]);
+    expect(shapeOf(job!)).toEqual({
+      'process kyb.data_request.pending_approval': ['claim', 'handler audit', 'complete'],
+    });
+    expect(job!.kind).toBe(SpanKind.CONSUMER);
+    expect(job!.attributes).toEqual({
+      'messaging.system': 'kyb_webhooks',
+      'messaging.operation.type': 'process',
+      'messaging.operation.name': 'process',
+      'messaging.destination.name': 'memory queue',
+      'messaging.message.id': event!.event_id,
+      'cloudevents.event_id': event!.event_id,
+      'cloudevents.event_type': 'kyb.data_request.pending_approval',
+      'cloudevents.event_subject': event!.stream_id,
+      'kyb.webhook.seq': event!.seq,
+      'kyb.webhook.job.attempt': 1,
+      'kyb.webhook.job.outcome': 'done',
+    });
+    const jobSpan = rig.spans().find((span) => span.name.startsWith('process'))!;
+    // Its own trace, linked to the delivery's span (which ended when the event was queued).
+    expect(jobSpan.spanContext().traceId).not.toBe(deliverySpan.traceId);
+    expect(jobSpan.links.map((link) => link.context)).toEqual([
+      expect.objectContaining({ traceId: deliverySpan.traceId, spanId: deliverySpan.spanId }),
+    ]);
+    expect(job!.children[1]!.attributes).toEqual({
       'kyb.webhook.handler': 'audit',
       'cloudevents.event_type': 'kyb.data_request.pending_approval',
       'cloudevents.event_id': event!.event_id,
     });
+    const collected = await rig.metrics();
+    expect(counterOf(collected, METRICS.jobs)).toEqual([
+      {
+        attributes: {
+          'messaging.destination.name': 'memory queue',
+          'cloudevents.event_type': 'kyb.data_request.pending_approval',
+          'kyb.webhook.job.outcome': 'done',
+        },
+        value: 1,
+      },
+    ]);
+    expect(histogramOf(collected, METRICS.jobDuration).map((point) => point.count)).toEqual([1]);
+    const [wait] = histogramOf(collected, METRICS.jobWait);
+    expect(wait!.count).toBe(1);
+    expect(wait!.sum).toBeGreaterThanOrEqual(0);
+    expect(wait!.sum).toBeLessThan(5);
+  });
+
+  it('a job whose carrier was tampered with in the queue runs as usual, with no link', async () => {
+    rig.reset();
+    const signer = await createTestSigner();
+    const queue = createMemoryQueue({ retryDelayMs: 1 });
+    const receiver = queuedReceiver(queue, signer);
+    const ran: string[] = [];
+    receiver.onAny((event) => void ran.push(event.event_id));
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    const { headers, body } = await signer.sign(event!);
+    await receiver.receive({ method: 'POST', headers, body });
+    rig.reset();
+    const tampered = (job: QueueJob): QueueJob => ({
+      ...job,
+      event: { ...job.event, trace: { traceparent: 'not a trace context', ['x'.repeat(600)]: 'y', n: 1 } as never },
+    });
+    const work = queue.work.bind(queue);
+    queue.work = (run, options) => work((job) => run(tampered(job)), options);
+    const worker = createQueueWorker(receiver);
+    await worker.start();
+    await until(() => queue.backlog() === 0);
+    await worker.stop();
+    expect(ran).toEqual([event!.event_id]);
+    const jobSpan = rig.spans().find((span) => span.name.startsWith('process'))!;
+    expect(jobSpan.links).toEqual([]);
+    expect(jobSpan.attributes['kyb.webhook.job.outcome']).toBe('done');
   });
 
   it('counts a stream blocked when a job fails its last attempt, by error type and with no id', async () => {
+    rig.reset();
     const signer = await createTestSigner();
     const queue = createMemoryQueue({ retryDelayMs: 1, retryLimit: 1 });
     const receiver = createReceiver({
@@ -93,8 +176,27 @@ describe('queue mode', () => {
     }
     await worker.stop();
     expect(blocked).toBe(1);
-    expect(counterOf(await rig.metrics(), METRICS.streamsBlocked)).toEqual([
+    const collected = await rig.metrics();
+    expect(counterOf(collected, METRICS.streamsBlocked)).toEqual([
       { attributes: { 'error.type': 'handler_failed' }, value: 1 },
     ]);
+    // Each failed run is a job span in error, its handler span a child; the jobs counter says failed, twice.
+    const jobs = spanTrees(rig.spans()).filter((node) => node.attributes['kyb.webhook.job.attempt'] !== undefined);
+    expect(
+      jobs.map((job) => [job.status.code, job.attributes['error.type'], job.attributes['kyb.webhook.job.attempt']]),
+    ).toEqual([
+      [SpanStatusCode.ERROR, 'handler_failed', 1],
+      [SpanStatusCode.ERROR, 'handler_failed', 2],
+    ]);
+    expect(counterOf(collected, METRICS.jobs)).toContainEqual({
+      attributes: {
+        'messaging.destination.name': 'memory queue',
+        'cloudevents.event_type': 'kyb.data_request.pending_approval',
+        'kyb.webhook.job.outcome': 'failed',
+        'kyb.webhook.code': 'handler_failed',
+        'error.type': 'handler_failed',
+      },
+      value: 2,
+    });
   });
 });

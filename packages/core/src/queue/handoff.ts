@@ -10,6 +10,8 @@ import type { VerifiedItem } from '../pipeline/checks.js';
 import { settleWithin, TIMED_OUT } from '../pipeline/deadline.js';
 import { answerDuplicate, answerQueued, reject } from '../pipeline/outcomes.js';
 import type { ReceiveResult } from '../receiver-types.js';
+import { injectedCarrier } from '../telemetry/carrier.js';
+import type { ReceiverTelemetry } from '../telemetry/observers.js';
 import { queuedEventOf } from './job.js';
 import type { PayloadCipher } from './payload-cipher.js';
 import { QueueFullError, type EventQueue } from './types.js';
@@ -23,6 +25,8 @@ export interface HandoffParts {
   timeoutMs: number;
   /** With `queueEncryption`: seals each job's payload before it is enqueued. */
   cipher: PayloadCipher | undefined;
+  /** The receiver's `telemetry`: its `inject` gives the trace context each job carries to its worker. */
+  telemetry: ReceiverTelemetry | undefined;
 }
 
 /**
@@ -30,9 +34,12 @@ export interface HandoffParts {
  * lost: the service's retry of the 503 finds the job there (`duplicate`), as the queue dedupes on the event's key.
  */
 export function createHandoff(parts: HandoffParts): (item: VerifiedItem) => Promise<ReceiveResult> {
-  const { queue, logger, now, timeoutMs, cipher } = parts;
+  const { queue, logger, now, timeoutMs, cipher, telemetry } = parts;
   const enqueue = async (item: VerifiedItem) => {
     const event = queuedEventOf(item, now());
+    // Before any await: the receive operation's context (its span) is still the active one.
+    const trace = injectedCarrier(telemetry);
+    if (trace) event.trace = trace;
     return queue.enqueue(cipher ? await cipher.seal(event) : event);
   };
   return async function handOff(item) {

@@ -33,6 +33,11 @@ export interface QueuedEvent {
    * with AES-256-GCM (engines store it as it is, as JSON, and never read it).
    */
   payload: QueuedPayload | SealedPayload;
+  /**
+   * The trace context of the delivery that enqueued it (the receiver's `telemetry.inject`: W3C `traceparent`, say),
+   * so the worker's span links to the receiving one. Trace ids only, never sealed; absent without `telemetry`.
+   */
+  trace?: Record<string, string>;
 }
 
 /**

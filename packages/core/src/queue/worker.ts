@@ -7,6 +7,9 @@
 import { KybWebhookError, type ErrorCode } from '../errors.js';
 import { safeLog } from '../log/logger.js';
 import type { Receiver } from '../receiver-types.js';
+import { carrierOf } from '../telemetry/carrier.js';
+import { TRACING_CHANNELS, tracingChannelsOf, type JobTrace } from '../telemetry/channels.js';
+import { Observers } from '../telemetry/observers.js';
 import { itemOfJob } from './job.js';
 import { isSealedPayload } from './payload-cipher.js';
 import { workerPortsOf, type WorkerPorts } from './receiver-link.js';
@@ -103,7 +106,12 @@ export function createQueueWorker(receiver: Receiver, options: QueueWorkerOption
     );
   }
   let subscription: Promise<QueueSubscription> | undefined;
-  const runJob = (job: QueueJob) => runJobThrough(ports, job);
+  const observers = new Observers('job', tracingChannelsOf(TRACING_CHANNELS.job), ports.telemetry);
+  const runJob = (job: QueueJob) => {
+    if (!observers.active) return runJobThrough(ports, job);
+    const trace = jobTraceOf(job, queue.name);
+    return observers.run(trace, () => runJobThrough(ports, job, trace));
+  };
   return {
     async start() {
       // A subscription that failed (the queue was down) is forgotten, so the next start() tries again.
@@ -126,16 +134,40 @@ export function createQueueWorker(receiver: Receiver, options: QueueWorkerOption
  * Runs one job through the receiver's steps 6 to 8; a non-2xx outcome fails the job back to the queue. The failure of
  * a job's last attempt is logged as its stream blocked, with what to do about it.
  */
-async function runJobThrough(ports: WorkerPorts, job: QueueJob): Promise<void> {
+async function runJobThrough(ports: WorkerPorts, job: QueueJob, trace?: JobTrace): Promise<void> {
   try {
     const item = await itemOfJob(job, await payloadOf(ports, job), ports.answersClaim);
     const result = await ports.process(item);
+    if (trace) describeRun(trace, result);
     if (result.status >= 200 && result.status < 300) return;
     throw new JobFailedError((result.code ?? 'internal_error') as ErrorCode, result.status, job.event.eventId);
   } catch (error) {
     if (job.lastAttempt) logBlocked(ports, job, error);
     throw error;
   }
+}
+
+/** What the `job` operation is told about a job before it runs; the carrier as read back from the queue, checked. */
+function jobTraceOf(job: QueueJob, queue: string): JobTrace {
+  const { eventId, type, streamId, seq, trace } = job.event;
+  const jobTrace: JobTrace = {
+    jobId: job.id,
+    queue,
+    eventId,
+    eventType: type,
+    streamId,
+    seq,
+    attempt: job.attempt,
+    enqueuedAt: job.enqueuedAt,
+  };
+  const carrier = carrierOf(trace);
+  if (carrier) jobTrace.carrier = carrier;
+  return jobTrace;
+}
+
+function describeRun(trace: JobTrace, result: { status: number; code?: string }): void {
+  trace.status = result.status;
+  if (result.code !== undefined) trace.code = result.code;
 }
 
 function logBlocked(ports: WorkerPorts, job: QueueJob, error: unknown): void {

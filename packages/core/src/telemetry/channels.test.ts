@@ -5,6 +5,8 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testStream, type TestEnvelope, type TestSigner } from '../../test-kit.js';
 import { createReceiver } from '../receiver.js';
 import type { ReceiverOptions } from '../receiver-types.js';
+import { createMemoryQueue } from '../queue/memory-queue.js';
+import { createQueueWorker } from '../queue/worker.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import type { DedupeStore } from '../store/dedupe.js';
 import { TRACING_CHANNELS, type HandlerTrace, type StoreTrace } from './channels.js';
@@ -173,6 +175,52 @@ describe.runIf(diagnostics)('tracing channels', () => {
     expect(published).not.toContain(attested.attestation!.slice(0, 40));
     expect(published).not.toContain('Jane Doe');
     expect(published).not.toContain('"data"');
+  });
+
+  it('queue mode: traces each job run, around its store calls and handlers, with the outcome', async () => {
+    const queue = createMemoryQueue({ retryDelayMs: 0, now: () => NOW });
+    const { receiver, deliver } = setup({ queue });
+    let failures = 1;
+    receiver.onAny(async function audit() {
+      if (failures-- > 0) throw new Error('audit is down');
+    });
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    expect((await deliver(event!)).code).toBe('queued');
+    const seen = record('job', 'handler', 'store');
+    const worker = createQueueWorker(receiver);
+    await worker.start();
+    for (let waited = 0; queue.backlog() > 0 && waited < 5_000; waited += 5) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await worker.stop();
+    const job = {
+      jobId: expect.any(String),
+      queue: 'memory queue',
+      eventId: event!.event_id,
+      eventType: 'kyb.data_request.pending_approval',
+      streamId: event!.stream_id,
+      seq: event!.seq,
+      enqueuedAt: NOW,
+    };
+    const runs = seen.filter(([name, phase]) => name === 'job' && phase === 'asyncEnd').map(([, , trace]) => trace);
+    expect(runs).toEqual([
+      {
+        ...job,
+        attempt: 1,
+        status: 500,
+        code: 'handler_failed',
+        error: expect.objectContaining({ code: 'handler_failed' }),
+      },
+      { ...job, attempt: 2, status: 200 },
+    ]);
+    // Nested: each run's start comes before its store calls and handler, its end after them.
+    const names = seen
+      .filter(([, phase]) => phase === 'start' || phase === 'asyncEnd')
+      .map(([name, phase]) => `${name}:${phase}`);
+    expect(names.slice(0, 2)).toEqual(['job:start', 'store:start']);
+    expect(names.indexOf('job:asyncEnd')).toBeGreaterThan(names.indexOf('handler:asyncEnd'));
+    // The receiver has no telemetry option: no carrier was injected, so none is published.
+    expect(runs.every((trace) => !('carrier' in trace))).toBe(true);
   });
 
   it('publishes nothing once unsubscribed', async () => {

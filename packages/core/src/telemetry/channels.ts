@@ -40,6 +40,8 @@ export const TRACING_CHANNELS = Object.freeze({
   handler: 'kyb-webhooks:handler',
   /** One call of a store method by the receiver: {@link StoreTrace}. */
   store: 'kyb-webhooks:store',
+  /** Queue mode: one run of one job by a queue worker, around its store calls and handler runs: {@link JobTrace}. */
+  job: 'kyb-webhooks:job',
   /** One HTTP request of `@kyb-webhooks/client` to the KYB API. */
   clientRequest: 'kyb-webhooks:client:request',
 } as const);
@@ -105,6 +107,41 @@ export interface StoreTrace {
   operation: string;
   subject: string;
   /** What the store threw or rejected with, or the receiver's timeout error past `storeTimeoutMs`. */
+  error?: unknown;
+}
+
+/**
+ * The context of a `kyb-webhooks:job` trace (queue mode): one run of one job by a queue worker. Its store calls and
+ * handler runs are traced inside it. `carrier` is the trace context the receiving side injected when it enqueued the
+ * event (the receiver's `telemetry.inject`), so the worker's span can link to the delivery's; `status` and `code` are
+ * the outcome of the run as the receiver would have answered it inline, `error` what failed the job.
+ *
+ * @example
+ * ```ts
+ * const trace: JobTrace = { jobId: '42', queue: 'pg-boss queue', eventId: '01J…', eventType: 'kyb.data_request.released',
+ *   streamId: 'dr_1', seq: 3, attempt: 1, enqueuedAt: Date.now() - 40 }
+ * ```
+ */
+export interface JobTrace {
+  /** The queue's id for the job. */
+  jobId: string;
+  /** The queue's name (`memory queue`, `pg-boss queue`, `BullMQ queue`). */
+  queue: string;
+  eventId: string;
+  eventType: string;
+  streamId: string;
+  seq: number;
+  /** 1 for the job's first run, 2 for its first retry, and so on. */
+  attempt: number;
+  /** When the receiver enqueued it (ms since the epoch); now minus it is the time the job waited. */
+  enqueuedAt: number;
+  /** The trace context injected at enqueue (W3C `traceparent` and the like), when there was one. */
+  carrier?: Readonly<Record<string, string>>;
+  /** The status the run ended with (2xx: done; anything else fails the job back to the queue). */
+  status?: number;
+  /** The run's rejection or acknowledgement code (`duplicate`, `handler_failed`, `job_undecryptable`, …). */
+  code?: string;
+  /** What failed the job. */
   error?: unknown;
 }
 

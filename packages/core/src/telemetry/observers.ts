@@ -8,19 +8,21 @@ import { isThenable } from '../pipeline/deadline.js';
 import {
   traceOperation,
   type HandlerTrace,
+  type JobTrace,
   type ReceiveTrace,
   type StoreTrace,
   type TracingChannels,
 } from './channels.js';
 
 /** The operations the receiver reports. */
-export type TracedOperation = 'receive' | 'handler' | 'store';
+export type TracedOperation = 'receive' | 'handler' | 'store' | 'job';
 
 /** The trace object of each operation. */
 export interface TraceOf {
   receive: ReceiveTrace;
   handler: HandlerTrace;
   store: StoreTrace;
+  job: JobTrace;
 }
 
 /**
@@ -45,6 +47,13 @@ export interface TraceOf {
  */
 export interface ReceiverTelemetry {
   around<O extends TracedOperation, R>(operation: O, trace: TraceOf[O], run: () => R): R;
+  /**
+   * Queue mode: the trace context to carry in the job the delivery becomes (W3C `traceparent`, say), so the worker's
+   * `job` operation can link to the delivery (it gets it back as `JobTrace.carrier`). Called inside the `receive`
+   * operation, as the event is enqueued. Optional; a throw or a non-string value is ignored, and at most 8 entries of
+   * up to 512 characters each are kept. Trace ids only: it is stored in the queue in the clear.
+   */
+  inject?(): Record<string, string> | undefined;
   /**
    * Queue mode: a job's last attempt failed, so the queue dead-letters it and its stream waits (also logged as
    * `stream_blocked`). Optional; a throw is ignored.

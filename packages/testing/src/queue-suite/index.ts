@@ -137,7 +137,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 function registerDedupeCases(rig: Rig, waitFor: WaitFor): void {
   it('enqueues an event once: the same key again is a duplicate, and one job carries the event as enqueued', async () => {
     const { queue, work } = await rig({ retryLimit: 0 });
-    const event = queuedEvent(ulid(), 0);
+    // With the trace context a telemetry layer injected: it must reach the worker too.
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const event: QueuedEvent = { ...queuedEvent(ulid(), 0), trace: { traceparent } };
     expect(await queue.enqueue(event)).toBe('enqueued');
     expect(await queue.enqueue({ ...event })).toBe('duplicate');
     const jobs: QueueJob[] = [];
