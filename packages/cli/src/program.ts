@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { registerJwks } from './commands/jwks.js';
 import { registerKeys } from './commands/keys.js';
+import { registerLoginServer } from './commands/login-server.js';
 import { registerReplay } from './commands/replay.js';
 import { registerScenario } from './commands/scenario.js';
 import { registerSend } from './commands/send.js';
@@ -34,6 +35,7 @@ export function createProgram(): Command {
   );
   registerKeys(program);
   registerJwks(program);
+  registerLoginServer(program);
   registerSend(program);
   registerScenario(program);
   registerVerify(program);

@@ -10,7 +10,7 @@ export { signInThroughApp, type SignInResult, type SignInStep } from './sign-in.
 
 /**
  * Options of {@link startLoginProvider}: the redirect URIs registered for its two clients, and optionally the
- * audiences and the access and ID token lifetimes (seconds).
+ * audiences, the access and ID token lifetimes (seconds) and the port (default a free one).
  *
  * @example
  * ```ts
@@ -42,7 +42,7 @@ export type LoginProvider = TestProvider;
 export const LOGIN_TEST_ADDRESS: string = TEST_ADDRESS;
 
 /**
- * Starts a login server like the service's on a free port of 127.0.0.1: discovery by issuer, `/oauth2/auth`,
+ * Starts a login server like the service's on 127.0.0.1 (a free port unless `port` is given): discovery by issuer, `/oauth2/auth`,
  * `/oauth2/token`, `/.well-known/jwks.json`, subjects `svcid:0x…`, PKCE S256 required, `audience` checked against
  * the client's audiences, `access_type=offline`, consent on every sign-in, refresh tokens with `offline_access`, JWT
  * access tokens for the audience. Its login page stands in for the wallet approval: a form with the address.

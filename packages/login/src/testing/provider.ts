@@ -34,6 +34,8 @@ export interface TestProviderOptions {
   accessTokenTtl?: number;
   /** Seconds an ID token lives (default 600). */
   idTokenTtl?: number;
+  /** The port on 127.0.0.1 to listen on (default 0: a free port). The issuer names it. */
+  port?: number;
 }
 
 /**
@@ -95,7 +97,7 @@ export async function startTestProvider(options: TestProviderOptions): Promise<T
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const issuer = origin;
