@@ -3,6 +3,7 @@
  * process, starting the example apps as real servers from the environment `keys` prints, and a receiver of our own.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
@@ -92,6 +93,42 @@ export function runCliOnTerminal(args: readonly string[], options: { cwd?: strin
   });
   if (run.error !== undefined) return undefined;
   return { code: run.status, stdout: run.stdout, stderr: '' };
+}
+
+/**
+ * {@link runCliOnTerminal} without blocking this process (servers the test runs here keep answering), with `env`
+ * added. Undefined where `script` is missing.
+ */
+export function runCliOnTerminalAsync(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<CliRun | undefined> {
+  const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+  const command = [process.execPath, '--conditions=@kyb-webhooks/source', '--import', TSX, CLI_ENTRY, ...args]
+    .map(quote)
+    .join(' ');
+  return new Promise((resolve, reject) => {
+    const child = spawn('script', ['-qefc', command, '/dev/null'], {
+      cwd: CLI_PACKAGE,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`kyb-webhooks ${args.join(' ')} on a terminal did not exit in time; output: ${stdout}`));
+    }, CLI_RUN_TIMEOUT_MS);
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (error.code === 'ENOENT') resolve(undefined);
+      else reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr: '' });
+    });
+  });
 }
 
 /** A free TCP port on 127.0.0.1 (released before it is returned, so it can be given to a server). */
@@ -214,6 +251,83 @@ export async function startReceiver(
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/webhooks/kyb`,
+    stop: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * The merchant's side of a test against the local KYB service: a real receiver on 127.0.0.1 (the service's
+ * secret and attestation settings, handlers that record every event), registered as the service's endpoint.
+ * `outage.down` makes it answer 503 to everything; an event_id in `failing` makes its handler throw.
+ */
+export interface Merchant extends Running {
+  /** Every event a handler ran, in order. */
+  handled: { streamId: string; seq: number; eventId: string }[];
+  outage: { down: boolean };
+  failing: Set<string>;
+  /** The environment a user would run the CLI with: KYB_API_KEY, KYB_BASE_URL, KYB_SECRET_V1, attestation settings. */
+  env: Record<string, string>;
+}
+
+/** Starts a {@link Merchant} for `service` (see there). */
+export async function startMerchant(service: {
+  baseUrl: string;
+  apiKey: string;
+  issuer: string;
+  audience: string;
+  jwksUrl: string;
+  setEndpoint(endpoint: { url: string; secrets: Record<string, string> }): void;
+}): Promise<Merchant> {
+  const secret = `whsec_${randomBytes(24).toString('hex')}`;
+  const handled: Merchant['handled'] = [];
+  const outage = { down: false };
+  const failing = new Set<string>();
+  const receiver = createReceiver({
+    secrets: { '1': secret },
+    attestation: { issuer: service.issuer, audience: service.audience, jwksUrl: service.jwksUrl },
+  });
+  receiver.onAny((event) => {
+    if (failing.has(event.event_id)) throw new Error('the CRM is down');
+    handled.push({ streamId: event.stream_id, seq: event.seq, eventId: event.event_id });
+  });
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      if (outage.down) return void response.writeHead(503).end();
+      void receiver
+        .receive({
+          method: request.method ?? 'POST',
+          headers: request.headers as Record<string, string>,
+          body: new Uint8Array(Buffer.concat(chunks)),
+        })
+        .then((result) => {
+          response
+            .writeHead(result.status, { 'content-type': 'application/json', ...result.headers })
+            .end(JSON.stringify(result.body));
+        });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/kyb`;
+  service.setEndpoint({ url, secrets: { '1': secret } });
+  return {
+    url,
+    handled,
+    outage,
+    failing,
+    env: {
+      KYB_API_KEY: service.apiKey,
+      KYB_BASE_URL: service.baseUrl,
+      KYB_SECRET_V1: secret,
+      KYB_ATTESTATION_ISSUER: service.issuer,
+      KYB_AUDIENCE: service.audience,
+      KYB_JWKS_URL: service.jwksUrl,
+    },
     stop: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

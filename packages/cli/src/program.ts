@@ -1,8 +1,14 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
+import { registerDeliveries } from './commands/deliveries.js';
+import { registerEvents } from './commands/events.js';
 import { registerJwks } from './commands/jwks.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLoginServer } from './commands/login-server.js';
+import { registerReactivate } from './commands/reactivate.js';
+import { registerRecover } from './commands/recover.js';
+import { registerRedeliver } from './commands/redeliver.js';
+import { registerRelease } from './commands/release.js';
 import { registerReplay } from './commands/replay.js';
 import { registerScenario } from './commands/scenario.js';
 import { registerSend } from './commands/send.js';
@@ -24,14 +30,14 @@ const { version } = createRequire(import.meta.url)('../package.json') as { versi
 export function createProgram(): Command {
   const program = new Command('kyb-webhooks')
     .description(
-      'Send realistic signed KYB webhook deliveries and scenarios to your dev server, serve the development JWKS, verify and replay captured deliveries.',
+      'Send realistic signed KYB webhook deliveries and scenarios to your dev server, serve the development JWKS, verify and replay captured deliveries; operate the real integration over the KYB API (deliveries, events, release, redeliver, reactivate, recover).',
     )
     .version(version)
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   program.addHelpText(
     'after',
-    '\nExit codes: 0 ok, 1 a check or expectation failed (or the app could not be reached), 2 usage error.\nStart with: kyb-webhooks keys   (paste its output into your dev server\u2019s environment)',
+    '\nExit codes: 0 ok, 1 a check or expectation failed (or the app could not be reached, or a KYB API call or a recovered event failed), 2 usage error.\nStart with: kyb-webhooks keys   (paste its output into your dev server\u2019s environment)',
   );
   registerKeys(program);
   registerJwks(program);
@@ -40,6 +46,13 @@ export function createProgram(): Command {
   registerScenario(program);
   registerVerify(program);
   registerReplay(program);
+  // The real integration, over the KYB API (KYB_API_KEY, KYB_BASE_URL).
+  registerDeliveries(program);
+  registerEvents(program);
+  registerRelease(program);
+  registerRedeliver(program);
+  registerReactivate(program);
+  registerRecover(program);
   for (const command of program.commands) command.exitOverride();
   return program;
 }
