@@ -69,9 +69,16 @@ function cli(...args: string[]): Promise<Run> {
   });
 }
 
-/** The environment without any KYB_ variable: what a CI or Docker build has. */
+/**
+ * The environment without any KYB_ variable (what a CI or Docker build has), as `next build` and `next start` are run:
+ * NODE_ENV production (vitest sets it to test, which Next would build into the app), no telemetry.
+ */
 function withoutKybVariables(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_')));
+  return {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('KYB_'))),
+    NODE_ENV: 'production',
+    NEXT_TELEMETRY_DISABLED: '1',
+  };
 }
 
 async function freePort(): Promise<number> {
@@ -110,7 +117,7 @@ beforeAll(async () => {
   }
   const build = await run(process.execPath, [NEXT, 'build'], {
     cwd: APP,
-    env: { ...withoutKybVariables(), NEXT_TELEMETRY_DISABLED: '1' },
+    env: withoutKybVariables(),
     timeoutMs: BUILD_TIMEOUT_MS,
   });
   if (build.code !== 0) throw new Error(`next build failed (exit ${build.code}):\n${build.stdout}\n${build.stderr}`);
@@ -125,7 +132,7 @@ beforeAll(async () => {
   // In a process group of its own, stopped as a whole by its id in afterAll.
   server = spawn(process.execPath, [NEXT, 'start', '--hostname', '127.0.0.1', '--port', String(port)], {
     cwd: APP,
-    env: { ...withoutKybVariables(), ...env, NEXT_TELEMETRY_DISABLED: '1' },
+    env: { ...withoutKybVariables(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
