@@ -4,14 +4,17 @@
 //   node scripts/run.mjs demo [framework] [sqlite] [--queue[=pgboss|bullmq]]   the demo scenario (default: express,
 //                                                    memory store, inline; --queue: queue mode with a worker)
 //   node scripts/run.mjs demo [framework] login      sign in to the example through a local login server
-//   node scripts/run.mjs test               typecheck, lint, format check, build, package checks, every test
+//   node scripts/run.mjs build              build every package under packages/ (tsup: ESM, CJS, types)
+//   node scripts/run.mjs pack               build, then write an installable tarball of every package to .tmp/packs/
+//   node scripts/run.mjs test               typecheck, lint, format check, build, package checks, every test, the
+//                                           other runtimes, the tarballs installed with npm (tests/tarballs)
 //   node scripts/run.mjs bench              the benchmarks
 //   node scripts/run.mjs mutate [core|adapters|client|login|all] [stryker options]   mutation testing (not in CI)
 //   node scripts/run.mjs cli <command> [options]       the kyb-webhooks CLI from this clone (in the folder npm ran in)
 //   node scripts/run.mjs example [framework] [--queue[=pgboss|bullmq]]   an example app as a dev server, configured
 //                                                    by the environment (--queue: queue mode, a worker in the process)
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -83,9 +86,9 @@ function ensureInstalled() {
 }
 
 function steps(list) {
-  for (const [title, args] of list) {
+  for (const [title, args, options = {}] of list) {
     console.log(`\n› ${title}`);
-    const status = pnpmRun(...args);
+    const status = pnpmRun(...args, options);
     if (status !== 0) {
       console.error(`\n✗ ${title} failed (exit ${status})`);
       process.exit(status);
@@ -94,6 +97,40 @@ function steps(list) {
 }
 
 const RESULTS = join(root, '.tmp', 'vitest-results.json');
+/** Every package under packages/, built: the root `build` script and a step of `test`, `bench` and `pack`. */
+const BUILD = ['-r', '--filter', './packages/*', 'run', 'build'];
+/** Where `pack` writes the tarballs (git-ignored, emptied first); tests/tarballs installs them from here. */
+const PACKS = join(root, '.tmp', 'packs');
+
+/**
+ * Writes a tarball of every publishable package under packages/ (built beforehand) into PACKS with `pnpm pack`, which
+ * replaces the `workspace:^` ranges with the packages' versions (`npm pack` keeps them, and npm cannot install those).
+ * Returns the tarballs' paths.
+ */
+function packTarballs() {
+  rmSync(PACKS, { recursive: true, force: true });
+  mkdirSync(PACKS, { recursive: true });
+  const publishable = readdirSync(join(root, 'packages')).filter((name) => {
+    const manifest = join(root, 'packages', name, 'package.json');
+    return existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).private !== true;
+  });
+  steps([
+    [
+      `pack (${publishable.length} packages into ${PACKS.replace(root + '/', '')})`,
+      ['-r', ...publishable.flatMap((name) => ['--filter', `./packages/${name}`]), 'pack', '--pack-destination', PACKS],
+      { stdio: ['inherit', 'ignore', 'inherit'] },
+    ],
+  ]);
+  const tarballs = readdirSync(PACKS)
+    .filter((name) => name.endsWith('.tgz'))
+    .sort()
+    .map((name) => join(PACKS, name));
+  if (tarballs.length !== publishable.length) {
+    console.error(`✗ pack wrote ${tarballs.length} tarballs for ${publishable.length} packages`);
+    process.exit(1);
+  }
+  return tarballs;
+}
 
 /**
  * StrykerJS 10 needs Node 22 or newer, while the workspace supports Node 20.19. On an older Node, the mutation task
@@ -121,6 +158,35 @@ function nodeForStryker() {
 }
 
 /** One plain closing line, readable by any CI: "tests: N passed, N failed, N skipped". */
+/**
+ * The tarball names (`kyb-webhooks-express`) of the given packages (`express`) and of the @kyb-webhooks packages they
+ * depend on, directly or not, as their package.json files say.
+ */
+function withDependencies(names) {
+  const found = new Set();
+  const visit = (name) => {
+    if (found.has(name)) return;
+    found.add(name);
+    const manifest = JSON.parse(readFileSync(join(root, 'packages', name, 'package.json'), 'utf8'));
+    for (const dependency of Object.keys(manifest.dependencies ?? {}))
+      if (dependency.startsWith('@kyb-webhooks/')) visit(dependency.slice('@kyb-webhooks/'.length));
+  };
+  for (const name of names) visit(name);
+  return [...found].sort().map((name) => `kyb-webhooks-${name}`);
+}
+
+/** The tarball tests (tests/tarballs) on the tarballs in PACKS; the npm installs run in their global setup. */
+function runTarballTests(args) {
+  const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
+  return run(process.execPath, [
+    vitest,
+    'run',
+    '--config',
+    join(root, 'tests', 'tarballs', 'vitest.config.ts'),
+    ...args,
+  ]);
+}
+
 function printTotals() {
   const results = JSON.parse(readFileSync(RESULTS, 'utf8'));
   const skipped = results.numPendingTests + results.numTodoTests;
@@ -144,7 +210,7 @@ switch (task) {
       ['typecheck', ['run', 'typecheck']],
       ['lint', ['run', 'lint']],
       ['format check (prettier --check; npm run format fixes it)', ['run', 'format:check']],
-      ['build', ['run', 'build']],
+      ['build', BUILD],
       ['package checks (publint, arethetypeswrong)', ['run', 'check:packages']],
       ['tests', ['run', 'test:unit', '--reporter=default', '--reporter=json', `--outputFile.json=${RESULTS}`, ...rest]],
     ]);
@@ -155,14 +221,39 @@ switch (task) {
       const runtimes = run(process.execPath, [join(root, 'scripts', 'runtimes', 'run.mjs')], {
         env: { ...process.env, KYB_MAIN_TEST_RESULTS: RESULTS },
       });
+      // The packages as a user installs them: tarballs installed with plain npm into new CommonJS and ESM folders
+      // outside the repository, the READMEs' quick starts run there and sent signed deliveries (tests/tarballs).
+      packTarballs();
+      console.log('\n› tarballs (npm install of the packs into npm init -y folders, the quick starts run there)');
+      const tarballs = runTarballTests([]);
       printTotals();
       if (runtimes !== 0) process.exit(runtimes);
+      if (tarballs !== 0) process.exit(tarballs);
     }
     break;
+  case 'build':
+    steps([['build', BUILD]]);
+    break;
+  case 'pack': {
+    steps([['build', BUILD]]);
+    const tarballs = packTarballs();
+    console.log(`\n${tarballs.length} tarballs in ${PACKS}:`);
+    for (const tarball of tarballs) console.log(`  ${tarball.replace(PACKS + '/', '')}`);
+    // npm takes a package's range on another (^0.1.0) from a tarball given in the same command, so each line names
+    // the packages it installs and every @kyb-webhooks package they depend on.
+    const line = (names) =>
+      withDependencies(names).map((name) => tarballs.find((tarball) => new RegExp(`/${name}-\\d`).test(tarball)));
+    console.log(`\nInstall them in your project with npm, in one command, e.g. for Express with the CLI and tsx:`);
+    console.log(`  npm i ${line(['express', 'cli']).join(' ')} express tsx`);
+    console.log(
+      `(a package needs the tarballs of the @kyb-webhooks packages it depends on in the same command: docs/releasing.md)`,
+    );
+    break;
+  }
   case 'bench':
     // The HTTP servers measure the built packages, as users install them.
     steps([
-      ['build', ['run', 'build']],
+      ['build', BUILD],
       ['bench', ['--filter', '@kyb-webhooks/bench', 'run', 'bench', ...rest]],
     ]);
     break;
@@ -209,6 +300,6 @@ switch (task) {
     break;
   }
   default:
-    console.error(`unknown task "${task}": use demo, test, bench, mutate, cli or example`);
+    console.error(`unknown task "${task}": use demo, test, build, pack, bench, mutate, cli or example`);
     process.exit(2);
 }
