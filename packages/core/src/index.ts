@@ -129,8 +129,21 @@ export type { ApiVersion, ApiVersionOptions } from './pipeline/api-version.js';
 
 // Tracing channels (docs/observability.md): node:diagnostics_channel, where the runtime has it
 export { TRACING_CHANNELS } from './telemetry/channels.js';
-export type { ReceiveTrace, HandlerTrace, StoreTrace, JobTrace } from './telemetry/channels.js';
-export type { ReceiverTelemetry, StreamBlockedReport, TracedOperation, TraceOf } from './telemetry/observers.js';
+export type {
+  ReceiveTrace,
+  HandlerTrace,
+  StoreTrace,
+  JobTrace,
+  JwksTrace,
+  BackfillTrace,
+} from './telemetry/channels.js';
+export type {
+  ReceiverTelemetry,
+  StreamBlockedReport,
+  StreamGapReport,
+  TracedOperation,
+  TraceOf,
+} from './telemetry/observers.js';
 
 // Queue mode (docs/queue-mode.md); engine writers: the ./queue entry
 export { createQueueWorker, DEFAULT_WORKER_CONCURRENCY } from './queue/worker.js';

@@ -52,7 +52,7 @@ function createReceiverChecks(
       ? createSignatureCheck({ secrets: options.secrets, toleranceSeconds, now, crypto: options.crypto })
       : undefined;
   const verifyAttestation = options.attestation
-    ? createAttestationVerifier(options.attestation, now, options.crypto)
+    ? createAttestationVerifier(options.attestation, now, options.crypto, options.telemetry)
     : undefined;
   return createChecks({
     maxBodyBytes,
@@ -84,7 +84,7 @@ function createReceiverChecks(
 export function createReceiver(options: ReceiverOptions): Receiver {
   // Every mistake throws config_invalid here, at creation, naming the option and the fix (receiver-options.ts).
   validateReceiverOptions(options);
-  const now = options.now ?? Date.now;
+  const { queue, telemetry, ordering, now = Date.now } = options;
   const hasSecrets = options.secrets !== undefined;
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
@@ -93,7 +93,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
   const store = options.store ?? createMemoryStore({ now });
   const logger = options.logger === false ? undefined : (options.logger ?? createConsoleLogger());
-  const handlers = new HandlerRegistry(options.telemetry);
+  const handlers = new HandlerRegistry(telemetry);
   const gapHandlers: GapHandler[] = [];
 
   const { check, verifyFetched } = createReceiverChecks(options, now, maxBodyBytes, logger);
@@ -108,13 +108,12 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     logger,
     handlers,
     runHandlers,
-    telemetry: options.telemetry,
+    telemetry,
   });
   const { processVerified } = claimRunSettle;
   // What nothing authenticates never reaches the store (unauthenticated.ts).
   const receiveUnauthenticated = createUnauthenticatedReceive(handlers, runHandlers, logger);
 
-  const ordering = options.ordering;
   const ordered = orderedPathOf(options, {
     hasSecrets,
     store,
@@ -123,24 +122,18 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     handlerTimeoutMs,
     logger,
     gapHandlers,
+    telemetry,
     steps: claimRunSettle,
     verifyFetched,
   });
 
-  // queueEncryption: the receiver seals what it enqueues, its workers open it (queue/payload-cipher.ts).
-  const cipher = options.queueEncryption?.cipher;
   // Steps 6 to 8 as an inline delivery runs them (and as a queue worker runs a job): the ordered path, or claim-run-settle.
   const processInline = ordered ?? processVerified;
   // Queue mode (queue/handoff.ts): a verified delivery is enqueued and answered; a worker runs processInline later.
-  const accept: (item: VerifiedItem) => Promise<ReceiveResult> = options.queue
-    ? createHandoff({
-        queue: options.queue,
-        logger,
-        now,
-        timeoutMs: storeTimeoutMs,
-        cipher,
-        telemetry: options.telemetry,
-      })
+  // With queueEncryption the receiver seals what it enqueues and its workers open it (queue/payload-cipher.ts).
+  const cipher = options.queueEncryption?.cipher;
+  const accept: (item: VerifiedItem) => Promise<ReceiveResult> = queue
+    ? createHandoff({ queue, logger, now, timeoutMs: storeTimeoutMs, cipher, telemetry })
     : processInline;
 
   async function receive(input: ReceiveInput): Promise<ReceiveResult> {
@@ -189,7 +182,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       gapHandlers.push(handler);
       return receiver;
     },
-    receive: withReceiveTrace(receive, options.telemetry, hasSecrets),
+    receive: withReceiveTrace(receive, telemetry, hasSecrets),
     verify: (input) => verifyDelivery(check, input),
     replay: (raw, replayOptions) => replayThrough(raw, replayOptions, { verifyFetched, logger, accept }),
     orderingMode: ordered ? ordering!.mode : 'off',
@@ -201,10 +194,10 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   linkWorkerPorts(receiver, {
     process: processInline,
     answersClaim: options.attestation?.answersClaim,
-    queue: options.queue,
+    queue,
     cipher,
     logger,
-    telemetry: options.telemetry,
+    telemetry,
   });
   return receiver;
 }

@@ -42,6 +42,20 @@ export const ATTRIBUTES = Object.freeze({
   storeOperation: 'kyb.webhook.store.operation',
   /** `ok` or `error`, for a store call. */
   storeOutcome: 'kyb.webhook.store.outcome',
+  /** The JWKS URL fetched, without credentials or query. */
+  urlFull: 'url.full',
+  /** `ok` or `error`, for a JWKS fetch. */
+  jwksOutcome: 'kyb.webhook.jwks.outcome',
+  /** How many keys a fetched JWKS holds. */
+  jwksKeys: 'kyb.webhook.jwks.keys',
+  /** Ordering: the seq the stream's cursor expected when a backfill began. */
+  backfillFromSeq: 'kyb.webhook.backfill.from_seq',
+  /** Ordering: how many seqs a backfill settled. */
+  backfillFilled: 'kyb.webhook.backfill.filled',
+  /** Ordering: `gap`, `late` or `unfillable`. */
+  gapKind: 'kyb.webhook.gap.kind',
+  /** Ordering: `detect` or `enforce`. */
+  orderingMode: 'kyb.webhook.ordering.mode',
   /** Queue mode: the job's run number (1 for its first run, 2 for its first retry). */
   jobAttempt: 'kyb.webhook.job.attempt',
   /** Queue mode: `done`, or `failed` (the job goes back to the queue, to be retried or dead-lettered). */
@@ -74,6 +88,15 @@ export const METRICS = Object.freeze({
   streamsBlocked: 'kyb.webhook.streams.blocked',
   /** Histogram of a store call's duration in seconds, by operation and outcome. */
   storeDuration: 'kyb.webhook.store.duration',
+  /**
+   * Counter of gaps, late events and unfillable seqs seen by the ordering, by kind and mode. Under `enforce` a gap is
+   * filled rather than reported: each backfill counts as one gap.
+   */
+  gaps: 'kyb.webhook.gaps',
+  /** Counter of the seqs backfills settled from the API, by the type of the delivery that revealed the gap. */
+  backfilledEvents: 'kyb.webhook.backfilled_events',
+  /** Counter of attestation JWKS fetches, by outcome and error type. */
+  jwksFetches: 'kyb.webhook.jwks.fetches',
   /** Queue mode: counter of job runs by a worker, by outcome, code, queue and event type. */
   jobs: 'kyb.webhook.jobs',
   /** Queue mode: histogram of a job run's duration in seconds. */

@@ -19,28 +19,28 @@ import {
   SpanKind,
   SpanStatusCode,
   trace as traceApi,
-  ValueType,
   type Attributes,
   type Context,
-  type Counter,
-  type Histogram,
   type Link,
-  type Meter,
   type MeterProvider,
   type Span,
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
 import type {
+  BackfillTrace,
   HandlerTrace,
   JobTrace,
+  JwksTrace,
+  StreamGapReport,
   ReceiverTelemetry,
   ReceiveTrace,
   StoreTrace,
   StreamBlockedReport,
   TracedOperation,
 } from '@kyb-webhooks/core';
-import { ATTRIBUTES as A, MESSAGING_SYSTEM, METRICS, UNAUTHENTICATED_SPAN_NAME } from './names.js';
+import { instrumentsOf, type Instruments } from './instruments.js';
+import { ATTRIBUTES as A, MESSAGING_SYSTEM, UNAUTHENTICATED_SPAN_NAME } from './names.js';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './version.js';
 
 /**
@@ -58,82 +58,9 @@ export interface OpenTelemetryOptions {
   meterProvider?: MeterProvider;
 }
 
-/** Seconds buckets for a delivery's processing time (the conventions' HTTP and messaging duration buckets). */
-const PROCESS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
-/** Seconds buckets for a store call: most take well under a millisecond to a few. */
-const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
-/** The service retries for about 9 hours on an exponential schedule: attempts stay in the low tens. */
-const ATTEMPT_BUCKETS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 30];
-
-/** Seconds: a fresh delivery lags a second or so; a retry, minutes to hours (the service retries for about 9 hours). */
-const LAG_BUCKETS = [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3_600, 10_800, 32_400];
-
 const HTTP_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
 /** What an error type may look like: an identifier or a code; anything else is recorded as `_OTHER`. */
 const ERROR_TYPE = /^[A-Za-z0-9_$][\w$.:-]{0,63}$/;
-
-interface Instruments {
-  deliveries: Counter;
-  processDuration: Histogram;
-  deliveryAttempt: Histogram;
-  deliveryLag: Histogram;
-  storeDuration: Histogram;
-  streamsBlocked: Counter;
-  jobs: Counter;
-  jobDuration: Histogram;
-  jobWait: Histogram;
-}
-
-function instrumentsOf(meter: Meter): Instruments {
-  return {
-    deliveries: meter.createCounter(METRICS.deliveries, {
-      description: 'Webhook deliveries answered, by outcome, code, status and (once authenticated) event type.',
-      unit: '{delivery}',
-      valueType: ValueType.INT,
-    }),
-    processDuration: meter.createHistogram(METRICS.processDuration, {
-      description: 'Time from a delivery reaching the receiver to its answer.',
-      unit: 's',
-      advice: { explicitBucketBoundaries: PROCESS_BUCKETS },
-    }),
-    deliveryAttempt: meter.createHistogram(METRICS.deliveryAttempt, {
-      description: 'The Service-Delivery-Attempt number of the deliveries seen (1 for a first delivery).',
-      unit: '{attempt}',
-      valueType: ValueType.INT,
-      advice: { explicitBucketBoundaries: ATTEMPT_BUCKETS },
-    }),
-    deliveryLag: meter.createHistogram(METRICS.deliveryLag, {
-      description: 'Time from the service signing a delivery (its verified signature timestamp) to its answer.',
-      unit: 's',
-      advice: { explicitBucketBoundaries: LAG_BUCKETS },
-    }),
-    streamsBlocked: meter.createCounter(METRICS.streamsBlocked, {
-      description: 'Streams blocked in queue mode: a job failed its last attempt and waits dead-lettered.',
-      unit: '{stream}',
-      valueType: ValueType.INT,
-    }),
-    storeDuration: meter.createHistogram(METRICS.storeDuration, {
-      description: 'Time of one call of the dedupe or cursor store, by operation and outcome.',
-      unit: 's',
-      advice: { explicitBucketBoundaries: STORE_BUCKETS },
-    }),
-    jobs: meter.createCounter(METRICS.jobs, {
-      description: 'Queue mode: job runs by a worker, by outcome (done or failed back to the queue), code and queue.',
-      unit: '{run}',
-      valueType: ValueType.INT,
-    }),
-    jobDuration: meter.createHistogram(METRICS.jobDuration, {
-      description: 'Queue mode: time of one job run by a worker (claim, handlers, settle).',
-      unit: 's',
-      advice: { explicitBucketBoundaries: PROCESS_BUCKETS },
-    }),
-    jobWait: meter.createHistogram(METRICS.jobWait, {
-      description: 'Queue mode: time from the receiver enqueuing an event to a worker starting a run of it.',
-      unit: 's',
-      advice: { explicitBucketBoundaries: LAG_BUCKETS },
-    }),
-  };
-}
 
 /**
  * The receiver's `telemetry` option for OpenTelemetry: a CONSUMER span per delivery (`process <event type>`), an
@@ -178,6 +105,8 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       else if (operation === 'handler') span = this.startHandler(trace as HandlerTrace, parent);
       else if (operation === 'store') span = this.startStore(trace as StoreTrace, parent);
       else if (operation === 'job') span = this.startJob(trace as JobTrace, parent);
+      else if (operation === 'jwks') span = this.startJwks(trace as JwksTrace, parent);
+      else if (operation === 'backfill') span = this.startBackfill(trace as BackfillTrace, parent);
       else return run();
     } catch {
       return run(); // the layer never fails an operation of its own
@@ -207,6 +136,8 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       if (operation === 'receive') this.endDelivery(span, trace as ReceiveTrace, seconds);
       else if (operation === 'handler') this.endHandler(span, trace as HandlerTrace);
       else if (operation === 'job') this.endJob(span, trace as JobTrace, seconds);
+      else if (operation === 'jwks') this.endJwks(span, trace as JwksTrace);
+      else if (operation === 'backfill') this.endBackfill(span, trace as BackfillTrace);
       else this.endStore(span, trace as StoreTrace, seconds);
     } catch {
       // A failing exporter or SDK must not turn into an unhandled rejection of the receiver's.
@@ -370,6 +301,63 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       [A.messagingDestinationName]: trace.queue,
       [A.cloudEventsEventType]: trace.eventType,
     });
+  }
+
+  private startJwks(trace: JwksTrace, parent: Context): Span {
+    // A CLIENT span, as an HTTP client instrumentation would make (the runtime's fetch may add its own child).
+    return this.tracer.startSpan(
+      'GET jwks',
+      { kind: SpanKind.CLIENT, attributes: { [A.httpRequestMethod]: 'GET', [A.urlFull]: trace.url } },
+      parent,
+    );
+  }
+
+  private endJwks(span: Span, trace: JwksTrace): void {
+    const attributes: Attributes = { [A.jwksOutcome]: 'error' in trace ? 'error' : 'ok' };
+    if (trace.status !== undefined) span.setAttribute(A.httpResponseStatusCode, trace.status);
+    if (trace.keys !== undefined) span.setAttribute(A.jwksKeys, trace.keys);
+    if ('error' in trace) {
+      // A status other than 200 is its own type, as the HTTP conventions record it.
+      const type = trace.status !== undefined && trace.status !== 200 ? String(trace.status) : errorTypeOf(trace.error);
+      attributes[A.errorType] = type;
+      recordFailure(span, type);
+    }
+    span.end();
+    this.currentInstruments()?.jwksFetches.add(1, attributes);
+  }
+
+  private startBackfill(trace: BackfillTrace, parent: Context): Span {
+    return this.tracer.startSpan(
+      'backfill',
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          [A.cloudEventsEventSubject]: trace.streamId,
+          [A.cloudEventsEventType]: trace.eventType,
+          [A.seq]: trace.seq,
+          [A.backfillFromSeq]: trace.fromSeq,
+        },
+      },
+      parent,
+    );
+  }
+
+  private endBackfill(span: Span, trace: BackfillTrace): void {
+    const filled = trace.filled ?? 0;
+    span.setAttribute(A.backfillFilled, filled);
+    if (trace.code !== undefined) span.setAttribute(A.code, trace.code);
+    const failed = 'error' in trace || trace.code !== undefined;
+    if (failed) recordFailure(span, trace.code ?? errorTypeOf(trace.error));
+    span.end();
+    const instruments = this.currentInstruments();
+    // Under enforce a gap is not reported but filled: each backfill is a gap seen.
+    instruments?.gaps.add(1, { [A.gapKind]: 'gap', [A.orderingMode]: 'enforce' });
+    if (filled > 0) instruments?.backfilledEvents.add(filled, { [A.cloudEventsEventType]: trace.eventType });
+  }
+
+  /** Ordering: counts a gap, a late event or an unfillable seq by kind and mode (its ids stay in the log line). */
+  streamGap(report: StreamGapReport): void {
+    this.currentInstruments()?.gaps.add(1, { [A.gapKind]: report.kind, [A.orderingMode]: report.mode });
   }
 
   /** Queue mode: counts a blocked stream by the failure's type (never its ids, which stay in the log line). */

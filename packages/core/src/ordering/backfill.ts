@@ -15,6 +15,8 @@ import {
   unfillableReasonOf,
   yieldToEventLoop,
 } from './backfill-guard.js';
+import { TRACING_CHANNELS, tracingChannelsOf, type BackfillTrace } from '../telemetry/channels.js';
+import { Observers } from '../telemetry/observers.js';
 import { learnedStart, type OrderingContext } from './context.js';
 import { describeGone, settleUnfillable, UNFILLABLE_WHY, unfillableReport } from './gaps.js';
 import { runInTurn } from './turn.js';
@@ -75,9 +77,36 @@ export async function backfillOnce<Item extends OrderedItem, Result>(
     const detail = `not asked again for ${retryInMs} ms (ordering.backfillRetryAfterMs); the last backfill from seq ${expected} ended: ${failure.detail ?? failure.message}`;
     return { answer: steps.reject(rejection(failure.code as ErrorCode, detail, failure.cause), item) };
   }
-  const filled = await gate.exclusive(streamId, () => backfill(context, item, expected, startKnown));
+  const filled = await gate.exclusive(streamId, () => watchedBackfill(context, item, expected, startKnown));
   gate.settled(streamId, expected, 'failure' in filled ? filled.failure : undefined);
   return 'failure' in filled ? { answer: steps.reject(filled.failure, item) } : filled;
+}
+
+const backfillChannels = tracingChannelsOf(TRACING_CHANNELS.backfill);
+
+/** {@link backfill}, as the receiver's `backfill` operation while anyone watches (a span around the events it runs). */
+function watchedBackfill<Item extends OrderedItem, Result>(
+  context: OrderingContext<Item, Result>,
+  item: Item,
+  expected: number,
+  startKnown: boolean,
+): Promise<Filled<Result>> {
+  const observers = new Observers('backfill', backfillChannels, context.steps.telemetry);
+  if (!observers.active) return backfill(context, item, expected, startKnown);
+  const { envelope } = item;
+  const trace: BackfillTrace = {
+    streamId: envelope.stream_id,
+    eventType: envelope.event,
+    seq: envelope.seq,
+    fromSeq: expected,
+  };
+  return observers.run(
+    trace,
+    () => backfill(context, item, expected, startKnown, trace),
+    (done, filled) => {
+      if ('failure' in filled) done.code = filled.failure.code;
+    },
+  );
 }
 
 /**
@@ -99,6 +128,7 @@ async function backfill<Item extends OrderedItem, Result>(
   item: Item,
   expected: number,
   startKnown: boolean,
+  trace?: BackfillTrace,
 ): Promise<Filled<Result>> {
   const { envelope } = item;
   const run: BackfillRun<Item> = {
@@ -124,6 +154,7 @@ async function backfill<Item extends OrderedItem, Result>(
       if (outcome !== 'continue') return outcome;
     }
   } finally {
+    if (trace) trace.filled = run.fromSeq === undefined ? 0 : run.next - run.fromSeq;
     // Left early (the gap closed, a failure, the deadline): as for await would, end the iterator, and abort the
     // signal so a page still loading is abandoned. Never waited for: the fetcher may hang in return() as in next().
     if (run.events) {

@@ -6,6 +6,7 @@ import type { Envelope } from '../events/envelope.js';
 import { rejection, type KybWebhookError } from '../errors.js';
 import { isThenable, settleWithin, TIMED_OUT } from '../pipeline/deadline.js';
 import { safeLog } from '../log/logger.js';
+import type { ReceiverTelemetry } from '../telemetry/observers.js';
 import { MAX_SKIP_REASON_CHARS, type SkipSeqOptions } from '../store/stream-store.js';
 import type { UnfillableReason } from './backfill-guard.js';
 import type { OrderingContext } from './context.js';
@@ -25,7 +26,7 @@ export function reportGap<Item extends OrderedItem, Result>(
   envelope: Envelope,
   expectedSeq: number,
 ): GapReport {
-  const { mode, logger } = context.steps;
+  const { mode, logger, telemetry } = context.steps;
   const gap: GapReport = {
     kind,
     mode,
@@ -47,7 +48,17 @@ export function reportGap<Item extends OrderedItem, Result>(
       eventType: envelope.event,
     });
   }
+  tellTelemetry(telemetry, gap);
   return gap;
+}
+
+/** The receiver's `telemetry` is told of a gap, a late event or an unfillable seq; its failure changes nothing. */
+function tellTelemetry(telemetry: ReceiverTelemetry | undefined, report: GapReport): void {
+  try {
+    telemetry?.streamGap?.(report);
+  } catch {
+    // An observability layer's failure never changes what happens to the delivery.
+  }
 }
 
 /**
@@ -134,6 +145,7 @@ export async function settleUnfillable<Item extends OrderedItem, Result>(
   const where = { eventId: envelope.event_id, eventType: envelope.event };
   const missing = `seq ${report.missingSeq}${report.missingEventId ? ` (event ${report.missingEventId})` : ''}`;
   notifyGapHandlers(steps.gapHandlers, report, envelope);
+  tellTelemetry(steps.telemetry, report);
   const reason = await askOnUnfillable(steps, report, envelope);
   if (reason !== undefined && typeof store.skipSeq === 'function') {
     let moved: boolean;

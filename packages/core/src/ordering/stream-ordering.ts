@@ -8,6 +8,7 @@ import { storeFailure, type ClaimRunSettle } from '../pipeline/claim-run-settle.
 import { answerDuplicate, answerLate, answerProcessed, reject } from '../pipeline/outcomes.js';
 import type { ReceiveResult } from '../receiver-types.js';
 import type { Logger } from '../log/logger.js';
+import type { ReceiverTelemetry } from '../telemetry/observers.js';
 import { DEFAULT_CURSOR_RETAIN_MS, type StreamCursorStore } from '../store/stream-store.js';
 import { createOrderedReceive } from './receive.js';
 import {
@@ -28,6 +29,8 @@ export interface OrderedParts {
   handlerTimeoutMs: number;
   logger: Logger | undefined;
   gapHandlers: GapHandler[];
+  /** The receiver's `telemetry`: told of gaps, and watching each backfill. */
+  telemetry: ReceiverTelemetry | undefined;
   steps: ClaimRunSettle;
   verifyFetched: ReturnType<typeof createChecks>['verifyFetched'];
 }
@@ -40,7 +43,7 @@ export function createOrderedPath(
   ordering: OrderingOptions,
   parts: OrderedParts,
 ): (item: VerifiedItem) => Promise<ReceiveResult> {
-  const { hasSecrets, store, retainMs, now, handlerTimeoutMs, logger, gapHandlers, verifyFetched } = parts;
+  const { hasSecrets, store, retainMs, now, handlerTimeoutMs, logger, gapHandlers, telemetry, verifyFetched } = parts;
   const { callStore, claim, runClaimed, settleSuccess, settleFailure } = parts.steps;
   return createOrderedReceive<VerifiedItem, ReceiveResult>({
     mode: parts.mode,
@@ -57,6 +60,7 @@ export function createOrderedPath(
     handlerTimeoutMs,
     logger,
     gapHandlers,
+    telemetry,
     callStore,
     claim,
     run: runClaimed,

@@ -6,6 +6,7 @@ import type { ClaimResult } from '../store/dedupe.js';
 import type { Envelope } from '../events/envelope.js';
 import type { KybWebhookError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import type { ReceiverTelemetry } from '../telemetry/observers.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
 import type { UnfillableReason } from './backfill-guard.js';
 
@@ -286,6 +287,8 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   handlerTimeoutMs: number;
   logger: Logger | undefined;
   gapHandlers: readonly GapHandler[];
+  /** The receiver's `telemetry`: told of each gap and late event, and watching each backfill. */
+  telemetry: ReceiverTelemetry | undefined;
   callStore<T>(operation: string, subject: string, call: () => T | PromiseLike<T>): Promise<Awaited<T>>;
   claim(dedupeKey: string, waitUntil?: OrderedItem['waitUntil']): Promise<ClaimResult>;
   /** Runs the handlers of a claimed event; on failure it has released the claim and says why. */

@@ -7,6 +7,7 @@ import { createReceiver } from '../receiver.js';
 import type { ReceiverOptions } from '../receiver-types.js';
 import { createMemoryQueue } from '../queue/memory-queue.js';
 import { createQueueWorker } from '../queue/worker.js';
+import { streamOrdering } from '../ordering/stream-ordering.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import type { DedupeStore } from '../store/dedupe.js';
 import { TRACING_CHANNELS, type HandlerTrace, type StoreTrace } from './channels.js';
@@ -221,6 +222,59 @@ describe.runIf(diagnostics)('tracing channels', () => {
     expect(names.indexOf('job:asyncEnd')).toBeGreaterThan(names.indexOf('handler:asyncEnd'));
     // The receiver has no telemetry option: no carrier was injected, so none is published.
     expect(runs.every((trace) => !('carrier' in trace))).toBe(true);
+  });
+
+  it('traces a JWKS fetch with the URL shown without its query, the status and the key count', async () => {
+    const url = 'https://kyb.example.com/.well-known/kyb-jwks.json';
+    const fetched: string[] = [];
+    const { deliver } = setup({
+      attestation: {
+        issuer: signer.issuer,
+        audience: signer.audience,
+        jwksUrl: `${url}?key=do-not-publish`,
+        fetch: async (input) => {
+          fetched.push(String(input));
+          return new Response(JSON.stringify(signer.jwks), { status: 200 });
+        },
+      },
+    });
+    const seen = record('jwks');
+    const [event] = testStream(['kyb.data_request.released']);
+    expect((await deliver(await signer.withAttestation(event!))).status).toBe(200);
+    expect(fetched).toHaveLength(1);
+    expect(seen.map(([, phase]) => phase)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
+    expect(seen[0]![2]).toEqual({ url });
+    expect(seen.at(-1)![2]).toEqual({ url, status: 200, keys: signer.jwks.keys.length });
+  });
+
+  it('traces a backfill under enforce: the gap it fills, how many seqs it settled', async () => {
+    const events = testStream([
+      'kyb.data_request.pending_approval',
+      'kyb.data_request.pending_approval',
+      'kyb.data_request.pending_approval',
+    ]);
+    const { deliver } = setup({
+      ordering: streamOrdering({
+        mode: 'enforce',
+        fetchEventsAfter: async function* (streamId, afterSeq) {
+          for (const event of events) if (event.stream_id === streamId && event.seq > afterSeq) yield event;
+        },
+      }),
+    });
+    await deliver(events[0]!);
+    const seen = record('backfill');
+    expect((await deliver(events[2]!)).status).toBe(200);
+    expect(seen.at(-1)).toEqual([
+      'backfill',
+      'asyncEnd',
+      {
+        streamId: events[0]!.stream_id,
+        eventType: 'kyb.data_request.pending_approval',
+        seq: events[2]!.seq,
+        fromSeq: events[1]!.seq,
+        filled: 1,
+      },
+    ]);
   });
 
   it('publishes nothing once unsubscribed', async () => {

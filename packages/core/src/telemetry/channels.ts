@@ -42,6 +42,10 @@ export const TRACING_CHANNELS = Object.freeze({
   store: 'kyb-webhooks:store',
   /** Queue mode: one run of one job by a queue worker, around its store calls and handler runs: {@link JobTrace}. */
   job: 'kyb-webhooks:job',
+  /** One fetch of the attestation JWKS (`attestation.jwksUrl`): {@link JwksTrace}. */
+  jwks: 'kyb-webhooks:jwks',
+  /** Ordering `enforce`: one backfill of a stream's gap from the API, around the events it runs: {@link BackfillTrace}. */
+  backfill: 'kyb-webhooks:backfill',
   /** One HTTP request of `@kyb-webhooks/client` to the KYB API. */
   clientRequest: 'kyb-webhooks:client:request',
 } as const);
@@ -142,6 +146,48 @@ export interface JobTrace {
   /** The run's rejection or acknowledgement code (`duplicate`, `handler_failed`, `job_undecryptable`, …). */
   code?: string;
   /** What failed the job. */
+  error?: unknown;
+}
+
+/**
+ * The context of a `kyb-webhooks:jwks` trace: one fetch of the attestation key set. `url` is shown without
+ * credentials or query; `status` is set once the server answered, `keys` once the document parsed, `error` when the
+ * fetch failed (a timeout, a status other than 200, a body too large or malformed).
+ *
+ * @example
+ * ```ts
+ * const trace: JwksTrace = { url: 'https://api.kyb.example.com/.well-known/kyb-jwks.json', status: 200, keys: 2 }
+ * ```
+ */
+export interface JwksTrace {
+  url: string;
+  status?: number;
+  /** How many keys the fetched set holds. */
+  keys?: number;
+  error?: unknown;
+}
+
+/**
+ * The context of a `kyb-webhooks:backfill` trace (ordering `enforce`): the delivery of `streamId` at `seq` found the
+ * cursor expecting `fromSeq`, so the events from `fromSeq` to `seq - 1` are fetched from the API and run first.
+ * `filled` is how many seqs the backfill settled (ran, found done, or skipped); `code` the rejection the delivery
+ * got when the gap could not be closed (`out_of_order`, `jwks_unavailable`, …).
+ *
+ * @example
+ * ```ts
+ * const trace: BackfillTrace = { streamId: 'dr_1', eventType: 'kyb.data_request.released', seq: 7, fromSeq: 4, filled: 3 }
+ * ```
+ */
+export interface BackfillTrace {
+  streamId: string;
+  /** The type of the delivery that revealed the gap. */
+  eventType: string;
+  /** The delivery's seq. */
+  seq: number;
+  /** The seq the stream's cursor expected next. */
+  fromSeq: number;
+  filled?: number;
+  code?: string;
   error?: unknown;
 }
 

@@ -7,15 +7,17 @@
 import { isThenable } from '../pipeline/deadline.js';
 import {
   traceOperation,
+  type BackfillTrace,
   type HandlerTrace,
   type JobTrace,
+  type JwksTrace,
   type ReceiveTrace,
   type StoreTrace,
   type TracingChannels,
 } from './channels.js';
 
 /** The operations the receiver reports. */
-export type TracedOperation = 'receive' | 'handler' | 'store' | 'job';
+export type TracedOperation = 'receive' | 'handler' | 'store' | 'job' | 'jwks' | 'backfill';
 
 /** The trace object of each operation. */
 export interface TraceOf {
@@ -23,6 +25,8 @@ export interface TraceOf {
   handler: HandlerTrace;
   store: StoreTrace;
   job: JobTrace;
+  jwks: JwksTrace;
+  backfill: BackfillTrace;
 }
 
 /**
@@ -47,6 +51,11 @@ export interface TraceOf {
  */
 export interface ReceiverTelemetry {
   around<O extends TracedOperation, R>(operation: O, trace: TraceOf[O], run: () => R): R;
+  /**
+   * Ordering: a gap (an event ahead of the stream's cursor), a late event (behind it) or, under `enforce`, a seq the
+   * API can never serve verifiably; also logged and told to `onGap` handlers. Optional; a throw is ignored.
+   */
+  streamGap?(report: StreamGapReport): void;
   /**
    * Queue mode: the trace context to carry in the job the delivery becomes (W3C `traceparent`, say), so the worker's
    * `job` operation can link to the delivery (it gets it back as `JobTrace.carrier`). Called inside the `receive`
@@ -78,6 +87,26 @@ export interface StreamBlockedReport {
   attempts: number;
   /** The last failure: a rejection code (`handler_failed`, `job_undecryptable`, …) or an error's message. */
   error: string;
+}
+
+/**
+ * What {@link ReceiverTelemetry.streamGap} is told: the ordering's gap report (`onGap` gets the same). Ids are for
+ * logs and span events, never metric attributes.
+ *
+ * @example
+ * ```ts
+ * const report: StreamGapReport = { kind: 'gap', mode: 'enforce', streamId: 'dr_1', seq: 7, expectedSeq: 4, eventId: '01J…', eventType: 'kyb.data_request.released' }
+ * ```
+ */
+export interface StreamGapReport {
+  /** `gap`: ahead of the stream's cursor; `late`: behind it; `unfillable`: a seq the API can never serve verifiably. */
+  kind: 'gap' | 'late' | 'unfillable';
+  mode: 'detect' | 'enforce';
+  streamId: string;
+  seq: number;
+  expectedSeq: number;
+  eventId: string;
+  eventType: string;
 }
 
 /** The watchers of one operation of one receiver. */

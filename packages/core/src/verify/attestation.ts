@@ -5,6 +5,7 @@ import type { PlatformCrypto } from './crypto/types.js';
 import { checkAttestationBinding, type AttestationClaims, type AttestedEnvelope } from './attestation-binding.js';
 import { KybWebhookError, rejection } from '../errors.js';
 import { createInlineKeySource, createRemoteKeySource, type VerificationKey, type KeySource } from './jwks.js';
+import type { ReceiverTelemetry } from '../telemetry/observers.js';
 
 /**
  * The only `typ` an attestation may carry (spec 5.5.1).
@@ -134,6 +135,7 @@ export function createAttestationVerifier(
   options: AttestationOptions,
   now: () => number,
   crypto: PlatformCrypto = platformCrypto,
+  telemetry?: ReceiverTelemetry,
 ): (token: string, envelope: EnvelopeIdentity, verifyOptions?: VerifyAttestationOptions) => Promise<AttestationClaims> {
   const leeway = options.leewaySeconds ?? 30;
   if (!(leeway >= 0 && leeway <= 60)) {
@@ -147,7 +149,7 @@ export function createAttestationVerifier(
       "attestation.audience is required (the merchant's client domain UUID).",
     );
   }
-  const keys = createKeySource(options, now);
+  const keys = createKeySource(options, now, telemetry);
   // The service signs every attestation with the same few headers (one per kid), so decoded headers are
   // remembered by their encoded text: at most MAX_REMEMBERED_HEADERS short ones.
   const headers = new Map<string, ProtectedHeaderParameters>();
@@ -234,7 +236,11 @@ function isAttestationTyp(typ: unknown): boolean {
   return lower === ATTESTATION_TYP || lower === APPLICATION_TYP;
 }
 
-function createKeySource(options: AttestationOptions, now: () => number): KeySource {
+function createKeySource(
+  options: AttestationOptions,
+  now: () => number,
+  telemetry: ReceiverTelemetry | undefined,
+): KeySource {
   if (options.jwks && options.jwksUrl) {
     throw new KybWebhookError('config_invalid', 'Set attestation.jwksUrl or attestation.jwks, not both.');
   }
@@ -270,6 +276,7 @@ function createKeySource(options: AttestationOptions, now: () => number): KeySou
       maxStaleMs,
       timeoutMs: duration(options, 'jwksTimeoutMs', 5_000, 1),
       maxBytes: duration(options, 'jwksMaxBytes', 256 * 1024, 1),
+      telemetry,
     },
     now,
   );

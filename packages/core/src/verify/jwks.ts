@@ -4,6 +4,8 @@ import * as joseErrors from 'jose/errors';
 import { createLocalJWKSet } from 'jose/jwks/local';
 import type { JSONWebKeySet } from 'jose';
 import { KybWebhookError, rejection } from '../errors.js';
+import { TRACING_CHANNELS, tracingChannelsOf, type JwksTrace } from '../telemetry/channels.js';
+import { Observers, type ReceiverTelemetry } from '../telemetry/observers.js';
 
 /** Smallest RSA modulus accepted for RS256, in bits (RFC 7518 §3.3; jose refuses smaller keys too). */
 export const MIN_RSA_MODULUS_BITS = 2048;
@@ -39,6 +41,8 @@ export interface RemoteKeySourceOptions {
   maxStaleMs: number;
   timeoutMs: number;
   maxBytes: number;
+  /** The receiver's `telemetry`: each fetch is its `jwks` operation (and the `kyb-webhooks:jwks` channel's). */
+  telemetry?: ReceiverTelemetry | undefined;
 }
 
 type Lookup = ReturnType<typeof createLocalJWKSet>;
@@ -127,10 +131,16 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
   let nextFetchAt = -Infinity;
   let lastFetchFailed = false;
   let lastFailure: unknown;
+  const observers = new Observers('jwks', jwksChannels, options.telemetry);
+  const download = (): Promise<Lookup> => {
+    if (!observers.active) return downloadKeySet(options, fetchImpl);
+    const trace: JwksTrace = { url: shownUrl(options.url) };
+    return observers.run(trace, () => downloadKeySet(options, fetchImpl, trace));
+  };
 
   /** Starts a fetch, or joins the one in flight. Never rejects: the outcome is in the state. */
   function refresh(): Promise<void> {
-    inFlight ??= downloadKeySet(options, fetchImpl)
+    inFlight ??= download()
       .then(
         (lookup) => {
           set = keySetOf(lookup, now());
@@ -235,8 +245,17 @@ async function findKey(set: KeySet, kid: string): Promise<VerificationKey | type
   return found;
 }
 
-/** One GET of the JWKS: status 200, at most maxBytes of body read, UTF-8 JSON, all within timeoutMs. */
-async function downloadKeySet(options: RemoteKeySourceOptions, fetchImpl: typeof fetch): Promise<Lookup> {
+const jwksChannels = tracingChannelsOf(TRACING_CHANNELS.jwks);
+
+/**
+ * One GET of the JWKS: status 200, at most maxBytes of body read, UTF-8 JSON, all within timeoutMs. The status and
+ * the number of keys go into `trace` when the fetch is watched.
+ */
+async function downloadKeySet(
+  options: RemoteKeySourceOptions,
+  fetchImpl: typeof fetch,
+  trace?: JwksTrace,
+): Promise<Lookup> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   const response = await untilAborted(
     fetchImpl(options.url, {
@@ -250,6 +269,7 @@ async function downloadKeySet(options: RemoteKeySourceOptions, fetchImpl: typeof
     // A fetch that ignored the signal and answers after the timeout: its body is never wanted.
     (late) => void late.body?.cancel().catch(() => {}),
   );
+  if (trace) trace.status = response.status;
   if (response.status !== 200) {
     void response.body?.cancel().catch(() => {});
     throw new Error(`JWKS ${shownUrl(options.url)} answered HTTP ${response.status}, expected 200`);
@@ -262,7 +282,9 @@ async function downloadKeySet(options: RemoteKeySourceOptions, fetchImpl: typeof
     throw new Error('JWKS response is not UTF-8 JSON', { cause });
   }
   // Throws for a malformed document, which then counts as a failed fetch and keeps the last good set.
-  return createLocalJWKSet(jwks as JSONWebKeySet);
+  const lookup = createLocalJWKSet(jwks as JSONWebKeySet);
+  if (trace) trace.keys = (jwks as JSONWebKeySet).keys.length;
+  return lookup;
 }
 
 /** Reads the body as a stream and gives up as soon as it passes maxBytes: an oversized JWKS is never buffered. */
