@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CliError, EXIT } from './errors.js';
 import { KybApiError } from '@kyb-webhooks/client';
 import { apiFailure, apiSettings, cellText, isoTime, redact, timeMs } from './api.js';
+import { createProgram } from './program.js';
 
 // The shared pieces of the API commands, in process; the commands' own tests run them end to end.
 describe('apiSettings', () => {
@@ -72,5 +73,13 @@ describe('cell helpers', () => {
 
   it('redact replaces every occurrence', () => {
     expect(redact('a key_1234 b key_1234', 'key_1234')).toBe('a [KYB_API_KEY] b [KYB_API_KEY]');
+  });
+});
+
+describe('the program', () => {
+  it('--help lists the API commands and what they exit with', () => {
+    const help = createProgram().helpInformation() + '\n';
+    for (const command of ['deliveries', 'events', 'release', 'redeliver', 'reactivate', 'recover'])
+      expect(help).toMatch(new RegExp(`^  ${command} `, 'm'));
   });
 });

@@ -98,6 +98,11 @@ export function runCliOnTerminal(args: readonly string[], options: { cwd?: strin
 /**
  * {@link runCliOnTerminal} without blocking this process (servers the test runs here keep answering), with `env`
  * added. Undefined where `script` is missing.
+ *
+ * @example
+ * ```ts
+ * const run = await runCliOnTerminalAsync(['recover', '--request', id, '--to', url], { env: merchant.env })
+ * ```
  */
 export function runCliOnTerminalAsync(
   args: readonly string[],
@@ -263,6 +268,11 @@ export async function startReceiver(
  * The merchant's side of a test against the local KYB service: a real receiver on 127.0.0.1 (the service's
  * secret and attestation settings, handlers that record every event), registered as the service's endpoint.
  * `outage.down` makes it answer 503 to everything; an event_id in `failing` makes its handler throw.
+ *
+ * @example
+ * ```ts
+ * merchant.outage.down = true // the service's deliveries fail until it is false again
+ * ```
  */
 export interface Merchant extends Running {
   /** Every event a handler ran, in order. */
@@ -273,7 +283,15 @@ export interface Merchant extends Running {
   env: Record<string, string>;
 }
 
-/** Starts a {@link Merchant} for `service` (see there). */
+/**
+ * Starts a {@link Merchant} for `service` (see there).
+ *
+ * @example
+ * ```ts
+ * const merchant = await startMerchant(await startKybService())
+ * await runCli(['deliveries', requestId], { env: merchant.env })
+ * ```
+ */
 export async function startMerchant(service: {
   baseUrl: string;
   apiKey: string;

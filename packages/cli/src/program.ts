@@ -37,7 +37,7 @@ export function createProgram(): Command {
     .exitOverride();
   program.addHelpText(
     'after',
-    '\nExit codes: 0 ok, 1 a check or expectation failed (or the app could not be reached, or a KYB API call or a recovered event failed), 2 usage error.\nStart with: kyb-webhooks keys   (paste its output into your dev server\u2019s environment)',
+    '\nExit codes: 0 ok, 1 a check or expectation failed (or the app could not be reached), 2 usage error.\nThe API commands (deliveries, events, release, redeliver, reactivate, recover) exit 1 when a KYB API call or a recovered event failed; they read KYB_API_KEY and KYB_BASE_URL.\nStart with: kyb-webhooks keys   (paste its output into your dev server\u2019s environment)',
   );
   registerKeys(program);
   registerJwks(program);

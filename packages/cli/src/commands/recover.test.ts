@@ -199,7 +199,7 @@ describe('recover a quarantined endpoint with CLI commands only', () => {
     expect(JSON.parse(recent.stdout)).toMatchObject({ streams: [{ request_id: a, processed: 1 }], not_selected: [] });
   });
 
-  it('draws a progress line on a terminal (stderr), not in --json', async () => {
+  it('draws a progress line on a terminal (stderr)', async () => {
     const { merchant, a, b } = await quarantined();
     const run = await runCliOnTerminalAsync(['recover', '--request', a, '--request', b, '--to', merchant.url], {
       env: merchant.env,
@@ -212,7 +212,7 @@ describe('recover a quarantined endpoint with CLI commands only', () => {
   });
 });
 
-describe('recover: usage errors send nothing (exit 2)', () => {
+describe('recover: usage errors (exit 2, nothing sent) and API errors (exit 1)', () => {
   it.each([
     [[], 'say which streams to recover: --request <request-id>'],
     [['--since', '12h'], 'the KYB API has no call that lists requests'],
@@ -227,6 +227,21 @@ describe('recover: usage errors send nothing (exit 2)', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(message);
     expect(service.apiCalls).toEqual([]);
+  });
+
+  it('a wrong API key: exit 1, every stream and the reactivation report unauthorized with the fix, the key never printed', async () => {
+    const { service, merchant, a } = await quarantined();
+    const wrongKey = 'kyb_live_wrong_key_0123456789abcdef';
+    const run = await runCli(['recover', '--request', a, '--to', merchant.url], {
+      env: { ...merchant.env, KYB_API_KEY: wrongKey },
+    });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toContain(`\u2717 ${a}: KYB API error unauthorized (HTTP 401)`);
+    expect(run.stdout).toContain('\u2717 reactivate failed: KYB API error unauthorized (HTTP 401)');
+    expect(run.stdout).toContain('fix: check KYB_API_KEY (or --api-key)');
+    expect(run.stdout + run.stderr).not.toContain(wrongKey);
+    expect(service.quarantined).toBe(true);
+    expect(seqsOf(merchant, a)).toEqual([0]);
   });
 
   it('names the variables to set when the API key, the URL or the webhook secret is missing', async () => {
