@@ -158,9 +158,10 @@ describe.skipIf(install.skipped !== undefined).each(FLAVOURS)(
               ],
               folder,
             );
-            const sent = JSON.parse(send.stdout || '{}') as {
-              deliveries?: { status: number | string; stream_id: string }[];
-            };
+            let sent: { deliveries?: { status: number | string; stream_id: string }[] } = {};
+            try {
+              sent = JSON.parse(send.stdout) as typeof sent;
+            } catch {} // not JSON: the CLI failed before sending; the expectation below shows its output
             const delivery = sent.deliveries?.[0];
             expect(
               { code: send.code, status: delivery?.status },
