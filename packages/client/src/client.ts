@@ -3,9 +3,10 @@ import {
   KybWebhookError,
   type AttestationClaims,
   type AttestationOptions,
+  type ReceiverTelemetry,
   type ReleasedAnswers,
 } from '@kyb-webhooks/core';
-import { describeValue, optionRules, validateOptions, type OptionRule } from '@kyb-webhooks/core/adapter';
+import { describeValue, observersOf, optionRules, validateOptions, type OptionRule } from '@kyb-webhooks/core/adapter';
 import { answersFromClaims } from '@kyb-webhooks/core/schemas';
 import { KybApiError } from './errors.js';
 import { send, type CallOptions, type RawResponse, type RetryPolicy, type TransportOptions } from './http.js';
@@ -177,6 +178,12 @@ export interface KybClientOptions {
   now?: () => number;
   /** Randomness for backoff jitter, in [0, 1); default `Math.random`. */
   random?: () => number;
+  /**
+   * An observability layer (`openTelemetry()` of `@kyb-webhooks/opentelemetry`, or your own): each attempt of each
+   * API call is its `request` operation (an HTTP CLIENT span), and the release pull's JWKS fetch its `jwks` one. The
+   * `kyb-webhooks:client:request` tracing channel publishes the same attempts whether or not this is set.
+   */
+  telemetry?: ReceiverTelemetry;
 }
 
 /**
@@ -295,6 +302,7 @@ export function createKybClient(options: KybClientOptions): KybClient {
     fetch: fetchImpl,
     random: options.random ?? Math.random,
     maxResponseBytes: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
+    requests: observersOf('request', options.telemetry),
   };
   // Built now, so a mistake in the attestation options is config_invalid at creation, not at the first release().
   const verify = options.attestation
@@ -308,16 +316,26 @@ export function createKybClient(options: KybClientOptions): KybClient {
             : {}),
         },
         now,
+        undefined,
+        options.telemetry,
       )
     : undefined;
 
+  function templateOf(requestId: string, kind: RequestKind | undefined): string {
+    return paths[
+      kind ?? (typeof requestId === 'string' && requestId.startsWith('sr_') ? 'signature_request' : 'data_request')
+    ];
+  }
+
   function requestPath(requestId: string, operation: string, kind: RequestKind | undefined): string {
-    const template =
-      paths[
-        kind ?? (typeof requestId === 'string' && requestId.startsWith('sr_') ? 'signature_request' : 'data_request')
-      ];
+    const template = templateOf(requestId, kind);
     checkRequestId(requestId, `${operation === 'redeliver' ? 'POST' : 'GET'} ${template}/${operation}`);
     return `${template.replace('{id}', encodeURIComponent(requestId))}/${operation}`;
+  }
+
+  /** The call's route for telemetry: the path template, the id left as `{id}`. */
+  function requestRoute(requestId: string, operation: string, kind: RequestKind | undefined): string {
+    return `${templateOf(requestId, kind)}/${operation}`;
   }
 
   function invalid(operation: string, cause: InvalidBody | PagingError, attempts: number): KybApiError {
@@ -346,7 +364,7 @@ export function createKybClient(options: KybClientOptions): KybClient {
   async function* listPages<T>(
     first: string,
     names: readonly string[],
-    call: CallOptions,
+    call: CallOptions & { route?: string },
     read: (items: readonly unknown[], offset: number) => T[],
     fallback?: (url: URL, items: readonly T[]) => URL | undefined,
   ): AsyncGenerator<T[]> {
@@ -380,7 +398,8 @@ export function createKybClient(options: KybClientOptions): KybClient {
     // A page that names no next page: ask for the events after the last one received, until a page comes back empty.
     const afterLast = (url: URL, items: readonly StreamEvent[]) =>
       items.length === 0 ? undefined : withParam(url, 'after_seq', String(after));
-    for await (const page of listPages(path + query, ['events'], eventsOptions, readEvents, afterLast)) {
+    const route = requestRoute(requestId, 'events', eventsOptions.kind);
+    for await (const page of listPages(path + query, ['events'], { ...eventsOptions, route }, readEvents, afterLast)) {
       for (const event of page) {
         // A page that does not move forward would page forever.
         if (event.seq <= after)
@@ -407,7 +426,8 @@ export function createKybClient(options: KybClientOptions): KybClient {
           "createKybClient: release() verifies the release's attestation: pass attestation: { issuer, audience }, the receiver's attestation options.",
         );
       }
-      const response = await send(transport, 'GET', path, { ...call, accept: [404, 410] });
+      const route = '/api/v1/kyb/data-requests/{id}/release';
+      const response = await send(transport, 'GET', path, { ...call, route, accept: [404, 410] });
       if (response.status === 410) return { status: 'payload_expired' };
       if (response.status === 404) {
         const code = readErrorCode(response.text);
@@ -464,7 +484,8 @@ export function createKybClient(options: KybClientOptions): KybClient {
       const path = requestPath(requestId, 'deliveries', call?.kind);
       const entries: DeliveryLogEntry[] = [];
       const read = (items: readonly unknown[], offset: number) => readDeliveries(items, options.deliveryLog, offset);
-      for await (const page of listPages(path, ['deliveries'], call ?? {}, read)) entries.push(...page);
+      const route = requestRoute(requestId, 'deliveries', call?.kind);
+      for await (const page of listPages(path, ['deliveries'], { ...call, route }, read)) entries.push(...page);
       return entries;
     },
 
@@ -473,7 +494,8 @@ export function createKybClient(options: KybClientOptions): KybClient {
     async redeliver(requestId, call) {
       validateOptions(call, REQUEST_CALL_OPTIONS);
       const path = requestPath(requestId, 'redeliver', call?.kind);
-      const response = await send(transport, 'POST', path, { ...call, notFoundCode: 'request_not_found' });
+      const route = requestRoute(requestId, 'redeliver', call?.kind);
+      const response = await send(transport, 'POST', path, { ...call, route, notFoundCode: 'request_not_found' });
       const body = parsed(`POST ${path}`, response.attempts, () => objectBody(response.text));
       return { ...body, queued: typeof body.queued === 'number' ? body.queued : undefined };
     },
@@ -674,6 +696,10 @@ const CLIENT_OPTIONS = {
     fetch: optionRules.func('a fetch implementation'),
     now: optionRules.func('a clock in Unix milliseconds'),
     random: optionRules.func('returns a number in [0, 1)'),
+    telemetry: optionRules.methods(
+      ['around'],
+      'an observability layer with around(operation, trace, run), e.g. openTelemetry() from @kyb-webhooks/opentelemetry',
+    ),
   },
   aliases: {
     baseURL: 'baseUrl',

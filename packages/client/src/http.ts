@@ -1,4 +1,5 @@
-import { readWebBodyStream } from '@kyb-webhooks/core/adapter';
+import { observersOf, readWebBodyStream, type Observers } from '@kyb-webhooks/core/adapter';
+import type { ClientRequestTrace } from '@kyb-webhooks/core';
 import { InsufficientCreditError, KybApiError, readCreditAmounts } from './errors.js';
 import { readErrorCode } from './parse.js';
 
@@ -56,6 +57,8 @@ export interface TransportOptions {
   random: () => number;
   /** The largest 2xx body read; a larger one ends the call with `response_too_large`. */
   maxResponseBytes: number;
+  /** Who watches each attempt (the client's `telemetry` option, the `kyb-webhooks:client:request` channel). */
+  requests: Observers<'request'>;
 }
 
 /** A response the caller handles itself: a 2xx, or a status listed in `accept`. */
@@ -101,6 +104,8 @@ export interface SendOptions extends CallOptions {
   notFoundCode?: string;
   /** A JSON body, sent with `content-type: application/json`. */
   body?: unknown;
+  /** The path template, ids as `{id}`, for telemetry; default: the path with its id-like segments replaced. */
+  route?: string;
 }
 
 /**
@@ -127,27 +132,31 @@ export async function send(
     try {
       const headers: Record<string, string> = { authorization: transport.apiKey, accept: 'application/json' };
       if (body !== undefined) headers['content-type'] = 'application/json';
-      outcome = await withTimeout(timeoutMs, call.signal, async (signal) => {
-        const response = await transport.fetch(url, {
-          method,
-          headers,
-          signal,
-          redirect: 'manual',
-          ...(body === undefined ? {} : { body }),
+      const attemptOnce = () =>
+        withTimeout(timeoutMs, call.signal, async (signal) => {
+          const response = await transport.fetch(url, {
+            method,
+            headers,
+            signal,
+            redirect: 'manual',
+            ...(body === undefined ? {} : { body }),
+          });
+          retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+          const ok = response.status >= 200 && response.status < 300;
+          const text = await readText(response, ok ? transport.maxResponseBytes : MAX_ERROR_BODY_BYTES);
+          if (text === undefined && ok) return new TooLarge(response.status);
+          return {
+            status: response.status,
+            contentType: response.headers.get('content-type') ?? '',
+            text: text ?? '',
+            headers: response.headers,
+            url,
+            attempts: attempt,
+          };
         });
-        retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
-        const ok = response.status >= 200 && response.status < 300;
-        const text = await readText(response, ok ? transport.maxResponseBytes : MAX_ERROR_BODY_BYTES);
-        if (text === undefined && ok) return new TooLarge(response.status);
-        return {
-          status: response.status,
-          contentType: response.headers.get('content-type') ?? '',
-          text: text ?? '',
-          headers: response.headers,
-          url,
-          attempts: attempt,
-        };
-      });
+      outcome = await (transport.requests.active
+        ? watchedAttempt(transport.requests, requestTrace(method, url, call.route, attempt), attemptOnce)
+        : attemptOnce());
     } catch (error) {
       throwIfAborted(call.signal, operation, attempt);
       outcome = new AttemptFailure(isTimeout(error) ? 'timeout' : 'network_error', error);
@@ -176,6 +185,30 @@ export async function send(
     const wait = retryAfterMs ?? backoff / 2 + (transport.random() * backoff) / 2;
     await sleep(wait, call.signal, operation, attempt);
   }
+}
+
+/** One attempt as the `request` operation: its status once answered; a body over the limit is its error. */
+function watchedAttempt(
+  requests: Observers<'request'>,
+  trace: ClientRequestTrace,
+  attemptOnce: () => Promise<RawResponse | TooLarge>,
+): Promise<RawResponse | TooLarge> {
+  return requests.run(trace, attemptOnce, (done, outcome) => {
+    done.status = outcome.status;
+    if (outcome instanceof TooLarge) done.error = { code: 'response_too_large' };
+  });
+}
+
+function requestTrace(method: string, url: URL, route: string | undefined, attempt: number): ClientRequestTrace {
+  return { method, route: route ?? routeOf(url.pathname), origin: url.origin, attempt };
+}
+
+/** A path as a template: each segment that looks like an id (a digit in it, not a version such as v1) is `{id}`. */
+export function routeOf(pathname: string): string {
+  return pathname
+    .split('/')
+    .map((segment) => (/\d/.test(segment) && !/^v\d+$/.test(segment) ? '{id}' : segment))
+    .join('/');
 }
 
 /**

@@ -45,3 +45,7 @@ export type { HeadersInput } from './http/headers.js';
 export { validateOptions, validateArgument, optionRules } from './option-rules.js';
 export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './option-rules.js';
 export { describeValue, suggestOption } from './option-words.js';
+
+// Watching an operation, for the other packages of this family (the client's API calls)
+export { observersOf } from './telemetry/observers.js';
+export type { Observers } from './telemetry/observers.js';

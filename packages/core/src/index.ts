@@ -136,6 +136,7 @@ export type {
   JobTrace,
   JwksTrace,
   BackfillTrace,
+  ClientRequestTrace,
 } from './telemetry/channels.js';
 export type {
   ReceiverTelemetry,

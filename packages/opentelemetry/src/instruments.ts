@@ -29,6 +29,7 @@ export interface Instruments {
   gaps: Counter;
   backfilledEvents: Counter;
   jwksFetches: Counter;
+  clientRequestDuration: Histogram;
 }
 
 /** The instruments of `meter`. */
@@ -90,6 +91,11 @@ export function instrumentsOf(meter: Meter): Instruments {
       description: 'Fetches of the attestation JWKS, by outcome (ok or error) and error type.',
       unit: '{fetch}',
       valueType: ValueType.INT,
+    }),
+    clientRequestDuration: meter.createHistogram(METRICS.clientRequestDuration, {
+      description: 'Duration of the KYB API requests of @kyb-webhooks/client, one per attempt.',
+      unit: 's',
+      advice: { explicitBucketBoundaries: PROCESS_BUCKETS },
     }),
     jobWait: meter.createHistogram(METRICS.jobWait, {
       description: 'Queue mode: time from the receiver enqueuing an event to a worker starting a run of it.',

@@ -42,6 +42,13 @@ export const ATTRIBUTES = Object.freeze({
   storeOperation: 'kyb.webhook.store.operation',
   /** `ok` or `error`, for a store call. */
   storeOutcome: 'kyb.webhook.store.outcome',
+  /** A client request's path template, ids as `{id}`. */
+  urlTemplate: 'url.template',
+  /** A client request's API host. */
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
+  /** A client request's retries before this attempt (absent on the first). */
+  httpRequestResendCount: 'http.request.resend_count',
   /** The JWKS URL fetched, without credentials or query. */
   urlFull: 'url.full',
   /** `ok` or `error`, for a JWKS fetch. */
@@ -97,6 +104,11 @@ export const METRICS = Object.freeze({
   backfilledEvents: 'kyb.webhook.backfilled_events',
   /** Counter of attestation JWKS fetches, by outcome and error type. */
   jwksFetches: 'kyb.webhook.jwks.fetches',
+  /**
+   * Histogram of the client's API requests (each attempt), in seconds, by method, route template, host, status and
+   * error type: the HTTP conventions' own metric.
+   */
+  clientRequestDuration: 'http.client.request.duration',
   /** Queue mode: counter of job runs by a worker, by outcome, code, queue and event type. */
   jobs: 'kyb.webhook.jobs',
   /** Queue mode: histogram of a job run's duration in seconds. */

@@ -29,6 +29,7 @@ import {
 } from '@opentelemetry/api';
 import type {
   BackfillTrace,
+  ClientRequestTrace,
   HandlerTrace,
   JobTrace,
   JwksTrace,
@@ -107,6 +108,7 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       else if (operation === 'job') span = this.startJob(trace as JobTrace, parent);
       else if (operation === 'jwks') span = this.startJwks(trace as JwksTrace, parent);
       else if (operation === 'backfill') span = this.startBackfill(trace as BackfillTrace, parent);
+      else if (operation === 'request') span = this.startRequest(trace as ClientRequestTrace, parent);
       else return run();
     } catch {
       return run(); // the layer never fails an operation of its own
@@ -138,6 +140,7 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       else if (operation === 'job') this.endJob(span, trace as JobTrace, seconds);
       else if (operation === 'jwks') this.endJwks(span, trace as JwksTrace);
       else if (operation === 'backfill') this.endBackfill(span, trace as BackfillTrace);
+      else if (operation === 'request') this.endRequest(span, trace as ClientRequestTrace, seconds);
       else this.endStore(span, trace as StoreTrace, seconds);
     } catch {
       // A failing exporter or SDK must not turn into an unhandled rejection of the receiver's.
@@ -355,6 +358,30 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     if (filled > 0) instruments?.backfilledEvents.add(filled, { [A.cloudEventsEventType]: trace.eventType });
   }
 
+  private startRequest(trace: ClientRequestTrace, parent: Context): Span {
+    // An HTTP CLIENT span as the conventions name it: "{method} {url.template}", one per attempt.
+    const attributes = requestAttributes(trace);
+    attributes[A.urlTemplate] = trace.route;
+    if (trace.attempt > 1) attributes[A.httpRequestResendCount] = trace.attempt - 1;
+    return this.tracer.startSpan(`${trace.method} ${trace.route}`, { kind: SpanKind.CLIENT, attributes }, parent);
+  }
+
+  private endRequest(span: Span, trace: ClientRequestTrace, seconds: number): void {
+    const attributes = requestAttributes(trace);
+    attributes[A.urlTemplate] = trace.route;
+    if (trace.status !== undefined) attributes[A.httpResponseStatusCode] = trace.status;
+    // As HTTP client spans: a 4xx or 5xx answer is an error, its status the type; so is a failure with no answer.
+    const failed = 'error' in trace || (trace.status !== undefined && trace.status >= 400);
+    if (failed) {
+      const type = 'error' in trace ? errorTypeOf(trace.error) : String(trace.status);
+      attributes[A.errorType] = type;
+      recordFailure(span, type);
+    }
+    if (span.isRecording()) span.setAttributes(attributes);
+    span.end();
+    this.currentInstruments()?.clientRequestDuration.record(seconds, attributes);
+  }
+
   /** Ordering: counts a gap, a late event or an unfillable seq by kind and mode (its ids stay in the log line). */
   streamGap(report: StreamGapReport): void {
     this.currentInstruments()?.gaps.add(1, { [A.gapKind]: report.kind, [A.orderingMode]: report.mode });
@@ -377,6 +404,19 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     this.meterProvider = provider;
     this.instruments = instrumentsOf(provider.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION));
   }
+}
+
+/** What a client request's span and duration metric share: the method, and the API's host and port. */
+function requestAttributes(trace: ClientRequestTrace): Attributes {
+  const attributes: Attributes = { [A.httpRequestMethod]: HTTP_METHODS.has(trace.method) ? trace.method : '_OTHER' };
+  try {
+    const origin = new URL(trace.origin);
+    attributes[A.serverAddress] = origin.hostname;
+    attributes[A.serverPort] = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
+  } catch {
+    // An origin that does not parse is left out rather than guessed.
+  }
+  return attributes;
 }
 
 /** A failed handler run or store call: its type only, as `error.type`, an exception event and the status. */

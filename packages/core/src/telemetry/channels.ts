@@ -46,7 +46,7 @@ export const TRACING_CHANNELS = Object.freeze({
   jwks: 'kyb-webhooks:jwks',
   /** Ordering `enforce`: one backfill of a stream's gap from the API, around the events it runs: {@link BackfillTrace}. */
   backfill: 'kyb-webhooks:backfill',
-  /** One HTTP request of `@kyb-webhooks/client` to the KYB API. */
+  /** One HTTP request (one attempt) of `@kyb-webhooks/client` to the KYB API: {@link ClientRequestTrace}. */
   clientRequest: 'kyb-webhooks:client:request',
 } as const);
 
@@ -188,6 +188,29 @@ export interface BackfillTrace {
   fromSeq: number;
   filled?: number;
   code?: string;
+  error?: unknown;
+}
+
+/**
+ * The context of a `kyb-webhooks:client:request` trace: one attempt of one call of `@kyb-webhooks/client` to the KYB
+ * API (a retry is another trace, `attempt` one higher). `route` is the path template, its ids replaced by `{id}`;
+ * neither the key nor a query nor a body is ever in it. `status` is set once the API answered, `error` when the
+ * attempt failed without an answer (a timeout, a network error) or its body was over the client's limit.
+ *
+ * @example
+ * ```ts
+ * const trace: ClientRequestTrace = { method: 'GET', route: '/api/v1/kyb/data-requests/{id}/events',
+ *   origin: 'https://api.kyb.example.com', attempt: 1, status: 200 }
+ * ```
+ */
+export interface ClientRequestTrace {
+  method: string;
+  route: string;
+  /** The API's scheme, host and port. */
+  origin: string;
+  /** 1 for the first attempt, 2 for the first retry. */
+  attempt: number;
+  status?: number;
   error?: unknown;
 }
 

@@ -6,8 +6,11 @@
  */
 import { isThenable } from '../pipeline/deadline.js';
 import {
+  TRACING_CHANNELS,
   traceOperation,
+  tracingChannelsOf,
   type BackfillTrace,
+  type ClientRequestTrace,
   type HandlerTrace,
   type JobTrace,
   type JwksTrace,
@@ -17,7 +20,7 @@ import {
 } from './channels.js';
 
 /** The operations the receiver reports. */
-export type TracedOperation = 'receive' | 'handler' | 'store' | 'job' | 'jwks' | 'backfill';
+export type TracedOperation = 'receive' | 'handler' | 'store' | 'job' | 'jwks' | 'backfill' | 'request';
 
 /** The trace object of each operation. */
 export interface TraceOf {
@@ -27,6 +30,8 @@ export interface TraceOf {
   job: JobTrace;
   jwks: JwksTrace;
   backfill: BackfillTrace;
+  /** `@kyb-webhooks/client`'s calls to the KYB API, one per attempt (its `telemetry` option). */
+  request: ClientRequestTrace;
 }
 
 /**
@@ -109,7 +114,14 @@ export interface StreamGapReport {
   eventType: string;
 }
 
-/** The watchers of one operation of one receiver. */
+/**
+ * The watchers of one operation of one receiver (or client): made by {@link observersOf}.
+ *
+ * @example
+ * ```ts
+ * const watchers: Observers<'request'> = observersOf('request', telemetry)
+ * ```
+ */
 export class Observers<O extends TracedOperation> {
   constructor(
     readonly operation: O,
@@ -152,4 +164,32 @@ function settleInto<C extends object, R>(trace: C, run: () => R, settled?: (trac
     },
   );
   return result;
+}
+
+/** The tracing channel of each operation. */
+const CHANNEL_OF: Record<TracedOperation, string> = {
+  receive: TRACING_CHANNELS.receive,
+  handler: TRACING_CHANNELS.handler,
+  store: TRACING_CHANNELS.store,
+  job: TRACING_CHANNELS.job,
+  jwks: TRACING_CHANNELS.jwks,
+  backfill: TRACING_CHANNELS.backfill,
+  request: TRACING_CHANNELS.clientRequest,
+};
+
+/**
+ * The watchers of `operation` for a package of this family (the client): its tracing channel, while someone
+ * subscribes, and `telemetry`. Check `active` before making a trace object; `run` then runs the operation watched.
+ *
+ * @example
+ * ```ts
+ * const requests = observersOf('request', options.telemetry)
+ * const answer = requests.active ? requests.run(trace, () => fetch(url), (t, response) => (t.status = response.status)) : fetch(url)
+ * ```
+ */
+export function observersOf<O extends TracedOperation>(
+  operation: O,
+  telemetry: ReceiverTelemetry | undefined,
+): Observers<O> {
+  return new Observers(operation, tracingChannelsOf(CHANNEL_OF[operation]), telemetry);
 }
