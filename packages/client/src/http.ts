@@ -1,4 +1,4 @@
-import { observersOf, readWebBodyStream, type Observers } from '@kyb-webhooks/core/adapter';
+import { readWebBodyStream, type Observers } from '@kyb-webhooks/core/adapter';
 import type { ClientRequestTrace } from '@kyb-webhooks/core';
 import { InsufficientCreditError, KybApiError, readCreditAmounts } from './errors.js';
 import { readErrorCode } from './parse.js';
