@@ -99,6 +99,8 @@ function steps(list) {
 const RESULTS = join(root, '.tmp', 'vitest-results.json');
 /** Every package under packages/, built: the root `build` script and a step of `test`, `bench` and `pack`. */
 const BUILD = ['-r', '--filter', './packages/*', 'run', 'build'];
+/** publint and arethetypeswrong over every package: the root `check:packages` script and a step of `test`. */
+const CHECK_PACKAGES = ['-r', '--filter', './packages/*', 'run', 'check:package'];
 /** Where `pack` writes the tarballs (git-ignored, emptied first); tests/tarballs installs them from here. */
 const PACKS = join(root, '.tmp', 'packs');
 
@@ -211,7 +213,7 @@ switch (task) {
       ['lint', ['run', 'lint']],
       ['format check (prettier --check; npm run format fixes it)', ['run', 'format:check']],
       ['build', BUILD],
-      ['package checks (publint, arethetypeswrong)', ['run', 'check:packages']],
+      ['package checks (publint, arethetypeswrong)', CHECK_PACKAGES],
       ['tests', ['run', 'test:unit', '--reporter=default', '--reporter=json', `--outputFile.json=${RESULTS}`, ...rest]],
     ]);
     {
@@ -233,6 +235,9 @@ switch (task) {
     break;
   case 'build':
     steps([['build', BUILD]]);
+    break;
+  case 'check:packages':
+    steps([['package checks (publint, arethetypeswrong)', CHECK_PACKAGES]]);
     break;
   case 'pack': {
     steps([['build', BUILD]]);
@@ -293,7 +298,7 @@ switch (task) {
     const [framework = 'express', ...appArgs] = (rest[0] ?? '-').startsWith('-') ? ['express', ...rest] : rest;
     const dir = join(root, 'examples', framework);
     if (!existsSync(join(dir, 'src', 'server.ts'))) {
-      console.error(`no example app "${framework}": use express, fastify, koa, hono or node-http`);
+      console.error(`no example app "${framework}": use express, fastify, koa, hono, node-http or nextjs`);
       process.exit(2);
     }
     process.exit(await runFromSource(join(dir, 'src', 'server.ts'), appArgs, dir));
