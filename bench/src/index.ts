@@ -3,6 +3,8 @@
  *   --only <section>   run one section: micro | http | stores | streams | insn | scale | queue
  *   --quick            a short smoke run (rough figures, under a minute)
  *   --framework <name> the HTTP section for this framework only (repeatable): express | fastify | koa | hono
+ *   --insn-case <name> the insn section for this case only (repeatable): a subject (`ours-otel-noop`), or
+ *                      `<subject>:<kind>` (`ours:hmac`); see CASES in src/insn/index.ts
  * Speed is reported as ratios against baselines measured in the same run; these are not tests and CI does not run
  * them. The report goes to stdout, progress to stderr.
  */
@@ -35,6 +37,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     framework: { type: 'string', multiple: true },
+    'insn-case': { type: 'string', multiple: true },
   },
 });
 const selected = values.only === undefined ? sections : sections.filter((section) => section.name === values.only);
@@ -63,6 +66,7 @@ const stale = staleBuilds([
   'store-sql',
   'queue-pgboss',
   'queue-bullmq',
+  'opentelemetry',
 ]);
 if (stale.length > 0) {
   console.error(`${stale.join('; ')}: run \`pnpm build\` first (\`npm run bench\` builds before it measures).`);
@@ -73,6 +77,7 @@ const started = Date.now();
 const options: BenchOptions = {
   quick: values.quick ?? false,
   ...(values.framework ? { frameworks: values.framework as Framework[] } : {}),
+  ...(values['insn-case'] ? { insnCases: values['insn-case'] } : {}),
   progress: (line) => process.stderr.write(`  · ${line} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`),
 };
 console.log(

@@ -8,6 +8,8 @@ export interface BenchOptions {
   quick: boolean;
   /** `--framework`: the HTTP section measures these frameworks only (all of them when absent). */
   frameworks?: readonly import('./http/protocol.js').Framework[];
+  /** `--insn-case`: the insn section measures these cases only (`<subject>` or `<subject>:<kind>`; all when absent). */
+  insnCases?: readonly string[];
   /** Progress lines (stderr), so the report on stdout stays clean. */
   progress: (line: string) => void;
 }

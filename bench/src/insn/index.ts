@@ -16,10 +16,13 @@ import { workerBundle } from './bundle.js';
 import { setupOf, signOrderedPool, writeFixture } from './fixture.js';
 import { annotate, callgrind, ensureValgrind, NODE_FLAGS, topPerDelivery } from './callgrind.js';
 import type { InsnKind, RunSpec, SubjectName } from './protocol.js';
-import { insnVerdicts, type Measured } from './verdicts.js';
+import { fineRatio, insnVerdicts, telemetryVerdicts, type Measured } from './verdicts.js';
 
-/** The receivers and kinds measured, in table order. Stripe verifies an HMAC only. */
-const CASES: { subject: SubjectName; kind: InsnKind; label: string }[] = [
+/**
+ * The receivers and kinds measured, in table order. Stripe verifies an HMAC only. `repeat` measures ours again, as
+ * the telemetry verdict's noise: two runs of the same program in the same run, the spread a ratio cannot beat.
+ */
+const CASES: { subject: SubjectName; kind: InsnKind; label: string; repeat?: true }[] = [
   { subject: 'hand', kind: 'hmac', label: 'hand-written' },
   { subject: 'stripe', kind: 'hmac', label: 'Stripe constructEvent + Map' },
   { subject: 'ours', kind: 'hmac', label: 'ours, receive()' },
@@ -30,6 +33,10 @@ const CASES: { subject: SubjectName; kind: InsnKind; label: string }[] = [
   { subject: 'ours', kind: 'attested', label: 'ours, receive()' },
   { subject: 'ours', kind: 'ordered', label: 'ours, one stream, ordering off' },
   { subject: 'ours-enforce', kind: 'ordered', label: 'ours, one stream, ordering enforce' },
+  { subject: 'ours', kind: 'hmac', label: 'ours, receive(), measured again (noise)', repeat: true },
+  { subject: 'ours-otel-noop', kind: 'hmac', label: 'ours + openTelemetry(), no provider' },
+  { subject: 'ours-otel-sdk', kind: 'hmac', label: 'ours + openTelemetry() on the SDK' },
+  { subject: 'ours-channel', kind: 'hmac', label: 'ours + a receive tracing-channel subscriber' },
 ];
 
 /** Run lengths: the early window, and the steady slope's two lengths after the warm-up. */
@@ -39,9 +46,16 @@ function lengths(quick: boolean) {
     : { early: 1000, warmup: 5000, short: 1000, long: 5000 };
 }
 
-/** `--quick`: the HMAC receivers only, on short runs (the steady figure is then still mostly the JIT compiling). */
-function casesFor(quick: boolean): typeof CASES {
-  return quick ? CASES.filter((c) => c.kind === 'hmac' && ['hand', 'stripe', 'ours'].includes(c.subject)) : CASES;
+/**
+ * `--quick`: the HMAC receivers only, on short runs (the steady figure is then still mostly the JIT compiling).
+ * `--insn-case <subject>[:<kind>]` (repeatable): only the cases named (`ours` names its repeat too).
+ */
+export function casesFor(quick: boolean, only?: readonly string[]): typeof CASES {
+  const cases = quick
+    ? CASES.filter((c) => c.kind === 'hmac' && !c.repeat && ['hand', 'stripe', 'ours'].includes(c.subject))
+    : CASES;
+  if (only === undefined || only.length === 0) return cases;
+  return cases.filter((c) => only.some((name) => name === c.subject || name === `${c.subject}:${c.kind}`));
 }
 
 const BODY_BYTES = 1024;
@@ -55,8 +69,10 @@ async function run(options: BenchOptions): Promise<string> {
   const program = await buildProgram();
   const signer = await createBenchSigner();
   const setup = setupOf(signer);
+  const cases = casesFor(options.quick, options.insnCases);
+  if (cases.length === 0) return `Instruction counts (callgrind)\n${verdict('skipped', 'no case matches --insn-case')}`;
   const fixtures: Record<InsnKind, { one: string; many: string }> = {} as never;
-  for (const kind of options.quick ? (['hmac'] as const) : (['hmac', 'attested', 'ordered'] as const)) {
+  for (const kind of new Set<InsnKind>(['hmac', ...cases.map((c) => c.kind)])) {
     options.progress(`signing ${n.warmup + n.long} ${kind} deliveries of ${BODY_BYTES} bytes`);
     const pool =
       kind === 'ordered'
@@ -75,13 +91,13 @@ async function run(options: BenchOptions): Promise<string> {
   const node = count({ subject: 'none', kind: 'hmac', fixture: fixtures.hmac.one, count: 0 }).instructions;
   const measured: Measured[] = [];
   let profile: [number, string][] = [];
-  for (const { subject, kind, label } of casesFor(options.quick)) {
+  for (const { subject, kind, label, repeat } of cases) {
     const { one, many } = fixtures[kind];
     const imported = count({ subject, kind, fixture: one, count: 0, importOnly: true }).instructions;
     const first = count({ subject, kind, fixture: one, count: 1 }).instructions;
     const ready = count({ subject, kind, fixture: many, count: 0 }).instructions;
     const early = count({ subject, kind, fixture: many, count: n.early }).instructions;
-    const profiled = subject === 'ours' && kind === 'hmac';
+    const profiled = subject === 'ours' && kind === 'hmac' && !repeat;
     const short = count({ subject, kind, fixture: many, count: n.warmup + n.short }, profiled);
     const long = count({ subject, kind, fixture: many, count: n.warmup + n.long }, profiled);
     if (profiled) {
@@ -96,6 +112,7 @@ async function run(options: BenchOptions): Promise<string> {
       firstAnswer: first - node,
       early: (early - ready) / n.early,
       steady: (long.instructions - short.instructions) / (n.long - n.short),
+      ...(repeat ? { repeat } : {}),
     });
   }
   const bundle = await workerBundle();
@@ -110,6 +127,11 @@ function report(
   node: number,
 ): string {
   const millions = (value: number) => `${(value / 1e6).toFixed(1)} M`;
+  const ours = measured.find((m) => m.subject === 'ours' && m.kind === 'hmac' && !m.repeat);
+  const telemetryRows = measured.filter(
+    (m) =>
+      m.kind === 'hmac' && (m.subject === 'ours' || m.subject.startsWith('ours-otel') || m.subject === 'ours-channel'),
+  );
   const rows = measured.map((m) => [
     `${m.label} (${KIND_LABELS[m.kind]})`,
     millions(m.importCost),
@@ -127,6 +149,22 @@ function report(
       ['receiver', 'import', 'start → first answer', 'early / delivery', 'steady / delivery'],
       rows,
     ),
+    ...(ours && telemetryRows.length > 1
+      ? [
+          '',
+          table(
+            'Telemetry (issue 30): per delivery (instructions), and ÷ ours (HMAC, receive()) measured in this run',
+            ['receiver', 'early / delivery', '÷ ours', 'steady / delivery', '÷ ours'],
+            telemetryRows.map((m) => [
+              m.label,
+              int(m.early),
+              fineRatio(m.early / ours.early),
+              int(m.steady),
+              fineRatio(m.steady / ours.steady),
+            ]),
+          ),
+        ]
+      : []),
     '',
     table(
       `Workers bundle of a minimal fetch handler (esbuild, minified, workerd conditions): ${bytes(bundle.total)}`,
@@ -143,6 +181,9 @@ function report(
     '',
     'Targets (issue 28 §2)',
     ...insnVerdicts(measured, bundle.total),
+    '',
+    'Telemetry (issue 30)',
+    ...telemetryVerdicts(measured),
   ].join('\n');
 }
 

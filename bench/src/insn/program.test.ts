@@ -55,13 +55,16 @@ describe('the callgrind program', () => {
     ['ours', 'attested'],
     ['ours', 'ordered'],
     ['ours-enforce', 'ordered'],
+    ['ours-otel-noop', 'hmac'],
+    ['ours-otel-sdk', 'hmac'],
+    ['ours-channel', 'hmac'],
   ] as const)('%s answers every %s delivery with 200', (subject, kind) => {
     const result = run({ subject, kind, fixture: fixture[kind], count: 3 });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
   });
 
-  it.each(['hand', 'stripe', 'ours', 'ours-fetch'] as const)(
+  it.each(['hand', 'stripe', 'ours', 'ours-fetch', 'ours-otel-noop', 'ours-otel-sdk', 'ours-channel'] as const)(
     '%s fails the run on a delivery it rejects (a body changed after signing)',
     (subject) => {
       const result = run({ subject, kind: 'hmac', fixture: fixture.forged, count: 1 });

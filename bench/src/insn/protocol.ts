@@ -7,7 +7,8 @@ import type { JSONWebKeySet } from 'jose';
 /**
  * The receivers measured: the hand-written one, Stripe's `constructEvent`, ours through `receive()` and through the
  * fetch handler, ours with ordering `enforce`, and the hand-written one and ours inside a Fastify app driven in
- * process by `inject()`.
+ * process by `inject()`; and ours with a telemetry layer (issue 30): `openTelemetry()` with no provider registered, on
+ * the real SDK, and with a subscriber on the `kyb-webhooks:receive` tracing channel.
  */
 export const SUBJECTS = [
   'hand',
@@ -17,6 +18,9 @@ export const SUBJECTS = [
   'ours-enforce',
   'hand-fastify',
   'ours-fastify',
+  'ours-otel-noop',
+  'ours-otel-sdk',
+  'ours-channel',
 ] as const;
 export type SubjectName = (typeof SUBJECTS)[number];
 

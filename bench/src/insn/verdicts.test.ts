@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { insnVerdicts, judge, type Measured } from './verdicts.js';
+import { insnVerdicts, judge, measuredNoise, telemetryVerdicts, type Measured } from './verdicts.js';
 
 const figures = (subject: Measured['subject'], kind: Measured['kind'], scale: number): Measured => ({
   subject,
@@ -67,5 +67,61 @@ describe('the Fastify pair', () => {
     );
     expect(lines.at(-1)).toBe('  info    in Fastify (inject), ours ÷ hand-written: early 1.25×, steady 1.10×');
     expect(insnVerdicts(base, 100 * 1024).some((line) => line.includes('Fastify'))).toBe(false);
+  });
+});
+
+describe('telemetryVerdicts (issue 30)', () => {
+  const ours = figures('ours', 'hmac', 1);
+  const again = (early: number, steady: number): Measured => ({ ...ours, early, steady, repeat: true });
+  const noop = (early: number, steady: number): Measured => ({
+    ...figures('ours-otel-noop', 'hmac', 1),
+    early,
+    steady,
+  });
+
+  it('judges no provider ÷ ours against 1.02×, unsure when the ratio is within the noise measured by the repeat', () => {
+    // ours measured twice: early 1% apart, steady 0.2% apart (under the 0.5% floor).
+    const lines = telemetryVerdicts([ours, again(101_000, 50_100), noop(102_500, 52_000)]);
+    expect(lines).toEqual([
+      // 1.025 is 0.5% from the limit, within the 1% the two runs of ours differed by: this run cannot call it.
+      '  unsure  telemetry with no provider ≤ 1.02× ours, early: 1.025× (noise ±1.0%)',
+      // 1.04 is 2% over the limit, beyond the 0.5% floor.
+      '  MISSED  telemetry with no provider ≤ 1.02× ours, steady: 1.040× (noise ±0.5%)',
+    ]);
+    expect(telemetryVerdicts([ours, again(100_100, 50_000), noop(100_400, 50_050)])).toEqual([
+      '  met     telemetry with no provider ≤ 1.02× ours, early: 1.004× (noise ±0.5%)',
+      '  met     telemetry with no provider ≤ 1.02× ours, steady: 1.001× (noise ±0.5%)',
+    ]);
+  });
+
+  it('never takes the repeat for the baseline, assumes 3% when ours was measured once, and adds the SDK and channel as info', () => {
+    const lines = telemetryVerdicts([
+      noop(100_500, 50_500),
+      again(200_000, 100_000),
+      ours,
+      { ...figures('ours-otel-sdk', 'hmac', 1), early: 180_000, steady: 75_000 },
+      { ...figures('ours-channel', 'hmac', 1), early: 103_000, steady: 51_000 },
+    ]);
+    expect(lines[0]).toBe('  unsure  telemetry with no provider ≤ 1.02× ours, early: 1.005× (noise ±100.0%)');
+    expect(telemetryVerdicts([ours, noop(100_500, 50_500)])[1]).toBe(
+      '  unsure  telemetry with no provider ≤ 1.02× ours, steady: 1.010× (noise ±3.0%, assumed: ours was measured once)',
+    );
+    expect(lines.slice(2)).toEqual([
+      '  info    openTelemetry() on the SDK (tracer and meter providers) ÷ ours: early 1.800×, steady 1.500×',
+      '  info    a kyb-webhooks:receive tracing-channel subscriber ÷ ours: early 1.030×, steady 1.020×',
+    ]);
+  });
+
+  it('is empty when no telemetry case was measured, and skipped without ours', () => {
+    expect(telemetryVerdicts([ours, again(100_000, 50_000)])).toEqual([]);
+    expect(telemetryVerdicts([noop(100_000, 50_000)])).toEqual([
+      '  skipped  telemetry with no provider ≤ 1.02× ours: ours (HMAC) not measured in this run',
+    ]);
+  });
+
+  it('measures the noise as the relative spread of the two runs of ours, at least 0.5%', () => {
+    expect(measuredNoise(100_000, 103_000)).toBeCloseTo(0.03);
+    expect(measuredNoise(100_000, 97_000)).toBeCloseTo(0.03);
+    expect(measuredNoise(100_000, 100_001)).toBe(0.005);
   });
 });

@@ -11,6 +11,8 @@ export interface Measured {
   firstAnswer: number;
   early: number;
   steady: number;
+  /** A second measurement of a case measured before (ours, HMAC): the noise of this run, never a baseline. */
+  repeat?: boolean;
 }
 
 /**
@@ -39,7 +41,8 @@ export const IMPORT_LIMIT = 150e6;
  * ```
  */
 export function insnVerdicts(measured: readonly Measured[], bundleBytes: number): string[] {
-  const find = (subject: SubjectName, kind: InsnKind) => measured.find((m) => m.subject === subject && m.kind === kind);
+  const find = (subject: SubjectName, kind: InsnKind) =>
+    measured.find((m) => m.subject === subject && m.kind === kind && !m.repeat);
   const ratioLine = (
     text: string,
     ours: Measured | undefined,
@@ -90,5 +93,69 @@ function frameworkInfo(ours: Measured | undefined, hand: Measured | undefined): 
       'info',
       `in Fastify (inject), ours ÷ hand-written: early ${ratio(ours.early / hand.early)}, steady ${ratio(ours.steady / hand.steady)}`,
     ),
+  ];
+}
+
+/** Issue 30: `openTelemetry()` with no provider registered costs at most this much more than ours without it. */
+export const TELEMETRY_NOOP_LIMIT = 1.02;
+/** The noise assumed when ours was not measured twice in the run (`--insn-case` left its repeat out). */
+const ASSUMED_TELEMETRY_NOISE = 0.03;
+/** The least noise a run may claim: one pair of runs is a small sample of how far two runs of a program can differ. */
+const MIN_TELEMETRY_NOISE = 0.005;
+
+/** A ratio to three decimals: the telemetry target is 2%, finer than `ratio()`'s two. */
+export function fineRatio(value: number): string {
+  return Number.isFinite(value) ? `${value.toFixed(3)}×` : '—';
+}
+
+/**
+ * The noise of a ratio against ours in this run, per regime: how far the two measurements of ours (the case and its
+ * repeat, same fixture, same build) are apart, relative to the first; at least {@link MIN_TELEMETRY_NOISE}.
+ */
+export function measuredNoise(first: number, again: number): number {
+  return Math.max(Math.abs(again - first) / first, MIN_TELEMETRY_NOISE);
+}
+
+/**
+ * Issue 30's telemetry lines: `openTelemetry()` with no provider ÷ ours, early and steady, judged against
+ * {@link TELEMETRY_NOOP_LIMIT} (`unsure` when the ratio is within this run's measured noise of the limit); the SDK
+ * and a tracing-channel subscriber ÷ ours as information. Nothing when neither ours nor a telemetry case was measured.
+ *
+ * @example
+ * ```ts
+ * telemetryVerdicts(measured) // ['  met     telemetry with no provider ≤ 1.02× ours, early: 1.004× (noise ±0.5%)', …]
+ * ```
+ */
+export function telemetryVerdicts(measured: readonly Measured[]): string[] {
+  const hmac = (subject: SubjectName, repeat = false) =>
+    measured.find((m) => m.subject === subject && m.kind === 'hmac' && (m.repeat ?? false) === repeat);
+  const ours = hmac('ours');
+  const again = hmac('ours', true);
+  const noop = hmac('ours-otel-noop');
+  const sdk = hmac('ours-otel-sdk');
+  const channel = hmac('ours-channel');
+  if (!noop && !sdk && !channel) return [];
+  const text = `telemetry with no provider ≤ ${TELEMETRY_NOOP_LIMIT.toFixed(2)}× ours`;
+  if (!ours) return [verdict('skipped', `${text}: ours (HMAC) not measured in this run`)];
+  const lines = (['early', 'steady'] as const).map((figure) => {
+    if (!noop) return verdict('skipped', `${text}, ${figure}: not measured in this run`);
+    const value = noop[figure] / ours[figure];
+    const noise = again ? measuredNoise(ours[figure], again[figure]) : ASSUMED_TELEMETRY_NOISE;
+    const how = `noise ±${(noise * 100).toFixed(1)}%${again ? '' : ', assumed: ours was measured once'}`;
+    return verdict(judge(value, TELEMETRY_NOOP_LIMIT, noise), `${text}, ${figure}: ${fineRatio(value)} (${how})`);
+  });
+  const info = (label: string, m: Measured | undefined) =>
+    m
+      ? [
+          verdict(
+            'info',
+            `${label} ÷ ours: early ${fineRatio(m.early / ours.early)}, steady ${fineRatio(m.steady / ours.steady)}`,
+          ),
+        ]
+      : [];
+  return [
+    ...lines,
+    ...info('openTelemetry() on the SDK (tracer and meter providers)', sdk),
+    ...info('a kyb-webhooks:receive tracing-channel subscriber', channel),
   ];
 }
