@@ -148,6 +148,6 @@ describe('README: from a clone of this repository', () => {
   it('npm run example with an app that does not exist exits 2, naming the ones that do', async () => {
     const run = await runner(['example', 'rails']);
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain('no example app "rails": use express, fastify, koa, hono or node-http');
+    expect(run.stderr).toContain('no example app "rails": use express, fastify, koa, hono, node-http or nextjs');
   });
 });
