@@ -43,6 +43,7 @@ export type {
   SignatureVerifierOptions,
 } from './verify/signature.js';
 export { createAttestationVerifier, ATTESTATION_TYP } from './verify/attestation.js';
+export type { AttestationVerifier } from './verify/attestation.js';
 export type {
   AttestationOptions,
   AttestationClaims,

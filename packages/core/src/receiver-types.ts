@@ -261,6 +261,21 @@ export interface Receiver {
    * ```
    */
   verify(input: ReceiveInput): Promise<VerifiedDelivery>;
+
+  /**
+   * A start-up check of the attestation keys: fetches the JWKS now (`attestation.jwksUrl`; an inline `jwks` is just
+   * counted) and resolves with how many keys it holds. Rejects with `jwks_unavailable` naming the URL and what failed
+   * (its status, a timeout, a body too large or malformed), or `config_invalid` on a receiver without `attestation`.
+   * Optional: deliveries fetch the keys themselves, and answer 503 (retried by the service) while they cannot. Call
+   * it at boot to fail fast on a wrong URL; the fetched keys are then cached for the first deliveries.
+   *
+   * @example
+   * ```ts
+   * const { keys } = await receiver.checkAttestationKeys() // before app.listen()
+   * console.log(`KYB JWKS reachable: ${keys} keys`)
+   * ```
+   */
+  checkAttestationKeys(): Promise<{ keys: number }>;
   /**
    * Run an event that YOU fetched from the authenticated KYB API (e.g. `client.events(requestId)`) through the same
    * pipeline as a delivery, minus the HMAC it cannot have: envelope, attestation (an attested type must carry one,

@@ -45,7 +45,7 @@ function createReceiverChecks(
   now: () => number,
   maxBodyBytes: number,
   logger: Logger | undefined,
-): ReturnType<typeof createChecks> {
+): ReturnType<typeof createChecks> & Pick<Receiver, 'checkAttestationKeys'> {
   const toleranceSeconds = options.toleranceSeconds ?? 300;
   const checkSignature =
     options.secrets !== undefined
@@ -54,13 +54,23 @@ function createReceiverChecks(
   const verifyAttestation = options.attestation
     ? createAttestationVerifier(options.attestation, now, options.crypto, options.telemetry)
     : undefined;
-  return createChecks({
+  const checks = createChecks({
     maxBodyBytes,
     checkSignature,
     verifyAttestation,
     answersClaim: options.attestation?.answersClaim,
     checkApiVersion: createApiVersionCheck(options.apiVersion, logger),
   });
+  async function checkAttestationKeys() {
+    if (!verifyAttestation) {
+      throw new KybWebhookError(
+        'config_invalid',
+        'checkAttestationKeys: this receiver has no `attestation` option, so it uses no keys. Configure attestation: { issuer, audience, jwksUrl }.',
+      );
+    }
+    return { keys: await verifyAttestation.checkKeys() };
+  }
+  return { ...checks, checkAttestationKeys };
 }
 
 /**
@@ -96,7 +106,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const handlers = new HandlerRegistry(telemetry);
   const gapHandlers: GapHandler[] = [];
 
-  const { check, verifyFetched } = createReceiverChecks(options, now, maxBodyBytes, logger);
+  const { check, verifyFetched, checkAttestationKeys } = createReceiverChecks(options, now, maxBodyBytes, logger);
   // Step 7 (run-handlers.ts): handlers within handlerTimeoutMs, failures told to onError.
   const runHandlers = createHandlerRunner(handlers, handlerTimeoutMs);
   // Steps 6 to 8 (claim-run-settle.ts): claim in the store, run the handlers, complete or release the claim.
@@ -129,8 +139,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   // Steps 6 to 8 as an inline delivery runs them (and as a queue worker runs a job): the ordered path, or claim-run-settle.
   const processInline = ordered ?? processVerified;
-  // Queue mode (queue/handoff.ts): a verified delivery is enqueued and answered; a worker runs processInline later.
-  // With queueEncryption the receiver seals what it enqueues and its workers open it (queue/payload-cipher.ts).
+  // Queue mode (queue/handoff.ts): a verified delivery is enqueued (sealed with queueEncryption) and answered.
   const cipher = options.queueEncryption?.cipher;
   const accept: (item: VerifiedItem) => Promise<ReceiveResult> = queue
     ? createHandoff({ queue, logger, now, timeoutMs: storeTimeoutMs, cipher, telemetry })
@@ -184,6 +193,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     receive: withReceiveTrace(receive, telemetry, hasSecrets),
     verify: (input) => verifyDelivery(check, input),
+    checkAttestationKeys,
     replay: (raw, replayOptions) => replayThrough(raw, replayOptions, { verifyFetched, logger, accept }),
     orderingMode: ordered ? ordering!.mode : 'off',
     reject(code) {

@@ -114,6 +114,21 @@ export type EnvelopeIdentity = AttestedEnvelope;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
+ * What {@link createAttestationVerifier} returns: the verifier, and a check of its keys.
+ *
+ * @example
+ * ```ts
+ * const verify: AttestationVerifier = createAttestationVerifier({ issuer, audience, jwksUrl }, Date.now)
+ * console.log(`${await verify.checkKeys()} keys`) // throws jwks_unavailable when the JWKS cannot be fetched
+ * ```
+ */
+export interface AttestationVerifier {
+  (token: string, envelope: EnvelopeIdentity, verifyOptions?: VerifyAttestationOptions): Promise<AttestationClaims>;
+  /** How many keys the JWKS holds, fetched now (see `Receiver.checkAttestationKeys`). */
+  checkKeys(): Promise<number>;
+}
+
+/**
  * Builds the attestation check of spec 5.5, in its exact order: `typ` before any signature work, `alg` pinned to
  * RS256, the key chosen by `kid` from the KYB JWKS (see {@link AttestationOptions} for caching and outages), then
  * `iss`, `aud`, `exp`, `iat` with leeway, then the binding to the envelope. Resolves with the verified claims,
@@ -136,7 +151,7 @@ export function createAttestationVerifier(
   now: () => number,
   crypto: PlatformCrypto = platformCrypto,
   telemetry?: ReceiverTelemetry,
-): (token: string, envelope: EnvelopeIdentity, verifyOptions?: VerifyAttestationOptions) => Promise<AttestationClaims> {
+): AttestationVerifier {
   const leeway = options.leewaySeconds ?? 30;
   if (!(leeway >= 0 && leeway <= 60)) {
     throw new KybWebhookError('config_invalid', 'attestation.leewaySeconds must be between 0 and 60.');
@@ -154,7 +169,11 @@ export function createAttestationVerifier(
   // remembered by their encoded text: at most MAX_REMEMBERED_HEADERS short ones.
   const headers = new Map<string, ProtectedHeaderParameters>();
 
-  return async (token, envelope, verifyOptions) => {
+  const verify = async (
+    token: string,
+    envelope: EnvelopeIdentity,
+    verifyOptions?: VerifyAttestationOptions,
+  ): Promise<AttestationClaims> => {
     // indexOf rather than split: a body of dots must not become a million-element array.
     const firstDot = token.indexOf('.');
     const secondDot = firstDot < 0 ? -1 : token.indexOf('.', firstDot + 1);
@@ -208,6 +227,7 @@ export function createAttestationVerifier(
     checkAttestationBinding(claims as AttestationClaims, envelope, options.answersClaim);
     return claims as AttestationClaims;
   };
+  return Object.assign(verify, { checkKeys: () => keys.check() });
 }
 
 function decodeHeader(crypto: PlatformCrypto, encoded: string): ProtectedHeaderParameters {

@@ -30,6 +30,11 @@ export interface VerificationKey {
 export interface KeySource {
   peek(kid: string): VerificationKey | undefined;
   get(kid: string): Promise<VerificationKey>;
+  /**
+   * How many keys the set holds, fetched now when it comes from a URL (or the cached set while fetches cool down):
+   * a start-up check. Throws `jwks_unavailable`, naming the URL and what failed, when no set can be had.
+   */
+  check(): Promise<number>;
 }
 
 /** Options of {@link createRemoteKeySource}; the defaults are applied by the caller. */
@@ -54,6 +59,8 @@ interface KeySet {
   // itself bounded by jwksMaxBytes. Replaced with the set, so a key removed from the JWKS goes with the refresh.
   readonly imported: Map<string, VerificationKey>;
   readonly fetchedAt: number;
+  /** How many keys the document listed. */
+  readonly size: number;
 }
 
 const NOT_FOUND = Symbol('not found');
@@ -99,6 +106,7 @@ export function createInlineKeySource(jwks: JSONWebKeySet): KeySource {
   }
   return {
     peek: (kid) => set.imported.get(kid),
+    check: () => Promise.resolve(set.size),
     async get(kid) {
       const found = await findKey(set, kid);
       if (found === NOT_FOUND) throw new UnknownKidError('no key for this kid in attestation.jwks');
@@ -132,7 +140,7 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
   let lastFetchFailed = false;
   let lastFailure: unknown;
   const observers = new Observers('jwks', jwksChannels, options.telemetry);
-  const download = (): Promise<Lookup> => {
+  const download = (): Promise<Downloaded> => {
     if (!observers.active) return downloadKeySet(options, fetchImpl);
     const trace: JwksTrace = { url: shownUrl(options.url) };
     return observers.run(trace, () => downloadKeySet(options, fetchImpl, trace));
@@ -142,8 +150,8 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
   function refresh(): Promise<void> {
     inFlight ??= download()
       .then(
-        (lookup) => {
-          set = keySetOf(lookup, now());
+        ({ lookup, size }) => {
+          set = keySetOf(lookup, now(), size);
           lastFetchFailed = false;
           lastFailure = undefined;
         },
@@ -182,6 +190,13 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
       return set.imported.get(kid);
     },
 
+    async check() {
+      await refreshIfAllowed();
+      if (lastFetchFailed) throw unavailable(`the JWKS ${shownUrl(options.url)} could not be fetched`);
+      if (set === undefined) throw unavailable(`no JWKS fetched yet from ${shownUrl(options.url)}`);
+      return set.size;
+    },
+
     async get(kid) {
       let attempt: Attempt = 'none';
       if (set === undefined || now() - set.fetchedAt >= options.cacheMaxAgeMs) attempt = await refreshIfAllowed();
@@ -212,11 +227,17 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
 }
 
 function newKeySet(jwks: unknown, fetchedAt: number): KeySet {
-  return keySetOf(createLocalJWKSet(jwks as JSONWebKeySet), fetchedAt);
+  return keySetOf(createLocalJWKSet(jwks as JSONWebKeySet), fetchedAt, (jwks as JSONWebKeySet).keys.length);
 }
 
-function keySetOf(lookup: Lookup, fetchedAt: number): KeySet {
-  return { lookup, imported: new Map(), fetchedAt };
+function keySetOf(lookup: Lookup, fetchedAt: number, size: number): KeySet {
+  return { lookup, imported: new Map(), fetchedAt, size };
+}
+
+/** A JWKS as one download gives it: jose's lookup over it, and how many keys it listed. */
+interface Downloaded {
+  lookup: Lookup;
+  size: number;
 }
 
 async function findKey(set: KeySet, kid: string): Promise<VerificationKey | typeof NOT_FOUND> {
@@ -255,7 +276,7 @@ async function downloadKeySet(
   options: RemoteKeySourceOptions,
   fetchImpl: typeof fetch,
   trace?: JwksTrace,
-): Promise<Lookup> {
+): Promise<Downloaded> {
   const signal = AbortSignal.timeout(options.timeoutMs);
   const response = await untilAborted(
     fetchImpl(options.url, {
@@ -283,8 +304,9 @@ async function downloadKeySet(
   }
   // Throws for a malformed document, which then counts as a failed fetch and keeps the last good set.
   const lookup = createLocalJWKSet(jwks as JSONWebKeySet);
-  if (trace) trace.keys = (jwks as JSONWebKeySet).keys.length;
-  return lookup;
+  const size = (jwks as JSONWebKeySet).keys.length;
+  if (trace) trace.keys = size;
+  return { lookup, size };
 }
 
 /** Reads the body as a stream and gives up as soon as it passes maxBytes: an oversized JWKS is never buffered. */
