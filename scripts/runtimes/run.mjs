@@ -32,8 +32,11 @@ const out = join(root, '.tmp', 'runtimes');
 const vitest = join(root, 'node_modules', 'vitest', 'vitest.mjs');
 const vitestConfig = join(project, 'vitest.config.ts');
 const ci = /^(1|true|yes)$/i.test(process.env.CI ?? '');
-/** The receiver's suites and the Hono adapter's, as the main test step runs them on this machine's Node. */
-const SUITES = ['packages/core', 'packages/hono'];
+/**
+ * The receiver's suites and the Hono adapter's, as the main test step runs them on this machine's Node, and the
+ * client's tracing-channel test (the core's channel tests are in packages/core).
+ */
+const SUITES = ['packages/core', 'packages/hono', 'packages/client/src/http.channels.test.ts'];
 
 const RUNTIMES = [
   { name: 'node (this machine)', bin: process.execPath, prefix: [], kind: 'node' },
