@@ -40,6 +40,7 @@ import type {
   StreamBlockedReport,
   TracedOperation,
 } from '@kyb-webhooks/core';
+import { errorTypeOf, HTTP_METHODS, requestAttributes } from './attributes.js';
 import { instrumentsOf, type Instruments } from './instruments.js';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, UNAUTHENTICATED_SPAN_NAME } from './names.js';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './version.js';
@@ -58,10 +59,6 @@ export interface OpenTelemetryOptions {
   /** Default: the global one (`metrics.getMeterProvider()`), looked up again whenever the global one changed. */
   meterProvider?: MeterProvider;
 }
-
-const HTTP_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
-/** What an error type may look like: an identifier or a code; anything else is recorded as `_OTHER`. */
-const ERROR_TYPE = /^[A-Za-z0-9_$][\w$.:-]{0,63}$/;
 
 /**
  * The receiver's `telemetry` option for OpenTelemetry: a CONSUMER span per delivery (`process <event type>`), an
@@ -406,43 +403,12 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
   }
 }
 
-/** What a client request's span and duration metric share: the method, and the API's host and port. */
-function requestAttributes(trace: ClientRequestTrace): Attributes {
-  const attributes: Attributes = { [A.httpRequestMethod]: HTTP_METHODS.has(trace.method) ? trace.method : '_OTHER' };
-  try {
-    const origin = new URL(trace.origin);
-    attributes[A.serverAddress] = origin.hostname;
-    attributes[A.serverPort] = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
-  } catch {
-    // An origin that does not parse is left out rather than guessed.
-  }
-  return attributes;
-}
-
 /** A failed handler run or store call: its type only, as `error.type`, an exception event and the status. */
 function recordFailure(span: Span, type: string): void {
   span.setAttribute(A.errorType, type);
   // Only the type: the message and the stack (which repeats the message) are user text and may hold personal data.
   span.recordException({ name: type });
   span.setStatus({ code: SpanStatusCode.ERROR });
-}
-
-/**
- * A low-cardinality name for what was thrown, free of user text: its string `code` (our rejection codes, a driver's
- * `ECONNREFUSED`), else its name or class's name (`TypeError`, `StoreDown`), else `_OTHER`.
- */
-export function errorTypeOf(error: unknown): string {
-  if (typeof error === 'object' && error !== null) {
-    const { code, name } = error as { code?: unknown; name?: unknown };
-    if (typeof code === 'string' && ERROR_TYPE.test(code)) return code;
-    // A subclass that does not set `name` still says `Error` there: its class's name says more.
-    if (typeof name === 'string' && name !== 'Error' && ERROR_TYPE.test(name)) return name;
-    const constructorName = (error as { constructor?: { name?: unknown } }).constructor?.name;
-    if (typeof constructorName === 'string' && constructorName !== 'Object' && ERROR_TYPE.test(constructorName))
-      return constructorName;
-    if (name === 'Error') return name;
-  }
-  return '_OTHER';
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -452,3 +418,5 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
     typeof (value as { then?: unknown }).then === 'function'
   );
 }
+
+export { errorTypeOf };
