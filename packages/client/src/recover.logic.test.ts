@@ -189,6 +189,14 @@ describe('outcomes', () => {
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
+  it('waits out an in_progress answer without a signal too', async () => {
+    const { client } = api({ events: { dr_1: [0, 1] } });
+    const { receiver: r, replayed } = receiver('enforce', { 'dr_1-e1': [fail(409, 'in_progress')] });
+    const report = await recover({ client, receiver: r, requestIds: ['dr_1'] }, { reactivate: false });
+    expect(report).toMatchObject({ ok: true, totals: { replayed: 2, processed: 2, failed: 0 } });
+    expect(replayed.map((call) => call.eventId)).toEqual(['dr_1-e0', 'dr_1-e1', 'dr_1-e1']);
+  });
+
   it('an abort during an in_progress wait rejects with the reason at once', async () => {
     const { client } = api({ events: { dr_1: [0] } });
     const { receiver: r } = receiver('off', { 'dr_1-e0': fail(409, 'in_progress') });
