@@ -233,6 +233,18 @@ describe('release', () => {
     );
   });
 
+  it('a bare token labelled JSON is not JSON: invalid_response, before any key is fetched', async () => {
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const token = `${part({ alg: 'RS256', kid: 'k1', typ: 'kyb-attestation+jwt' })}.${part({ event_id: '01J', seq: 3 })}.c2ln`;
+    const { kyb, urls } = client(() => json(token), { attestation });
+    const error = await failure(kyb.release('dr_1'));
+    expect(error).toMatchObject({ status: 200, code: 'invalid_response' });
+    expect(error.message).toBe(
+      'GET /api/v1/kyb/data-requests/dr_1/release: unexpected response body: the body is not JSON.',
+    );
+    expect(urls).toHaveLength(1);
+  });
+
   it('without attestation options is config_invalid', async () => {
     const error = await failure(client(() => json({})).kyb.release('dr_1'));
     expect(error).toBeInstanceOf(KybWebhookError);
@@ -443,6 +455,7 @@ describe('client options', () => {
       /`deliveryLog.seqField` must be the name of a field of the entries, e.g. 'seq'; got /,
     ],
     [{ deliveryLog: { eventIdField: 7 } }, /`deliveryLog.eventIdField` must be the name of a field/],
+    [{ deliveryLog: { seqField: ['seq'] } }, /`deliveryLog.seqField` must be the name of a field/],
     [{ deliveryLog: { statusField: 'x'.repeat(129) } }, /`deliveryLog.statusField` must be the name of a field/],
   ])('refuses %j', (overrides, message) => {
     expect(create(overrides)).toThrow(message);
