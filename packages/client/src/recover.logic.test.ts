@@ -70,13 +70,13 @@ const ok = (code?: ReceiveResult['code']): ReceiveResult => ({
   status: 200,
   ...(code ? { code } : {}),
   headers: {},
-  body: {},
+  body: { received: true },
 });
 const fail = (status: number, code?: ReceiveResult['code']): ReceiveResult => ({
   status,
   ...(code ? { code } : {}),
   headers: {},
-  body: {},
+  body: { received: true },
 });
 
 /** A receiver that answers each replay from `answers` (by event id; a list is used up in order), else processed. */
@@ -228,7 +228,7 @@ describe('when a stream stops', () => {
   it.each([
     ['a handler failure', fail(500, 'handler_failed')],
     ['a failure without a code', fail(500)],
-    ['a 401 that is not about the attestation', fail(401, 'signature_invalid')],
+    ['a 401 that is not about the attestation', fail(401, 'signature_mismatch')],
     ['a 401 without a code', fail(401)],
     ['an attestation code on another status', fail(500, 'attestation_store_error' as ReceiveResult['code'])],
   ])('under enforce, %s holds the events behind it', async (_what, answer) => {
