@@ -525,6 +525,40 @@ describe('in the application around it', () => {
     expect(ran).toBe(true);
     expect(rig.spans()).toEqual([]);
   });
+
+  it('is enabled only while a provider is registered or passed, and the receiver skips it otherwise', async () => {
+    const layer = openTelemetry();
+    let arounds = 0;
+    const counting = {
+      ...layer,
+      enabled: () => layer.enabled!(),
+      around: <R>(operation: never, traceObject: never, run: () => R) => {
+        arounds += 1;
+        return layer.around(operation, traceObject, run);
+      },
+    };
+    const receiver = receiverWith({ telemetry: counting });
+    receiver.onAny(() => {});
+    const [first, second, third] = testStream([PENDING, PENDING, PENDING]);
+    expect(layer.enabled!()).toBe(false);
+    await deliver(receiver, await signer.sign(first!));
+    expect(arounds).toBe(0);
+    // A tracer provider registered later is taken from then on.
+    trace.setGlobalTracerProvider(rig.tracerProvider);
+    expect(layer.enabled!()).toBe(true);
+    await deliver(receiver, await signer.sign(second!));
+    expect(arounds).toBe(4); // the delivery, its claim, its handler run and its complete
+    trace.disable();
+    // A meter provider alone enables it too.
+    const meterRig = sdkRig();
+    metrics.setGlobalMeterProvider(meterRig.meterProvider);
+    expect(layer.enabled!()).toBe(true);
+    await deliver(receiver, await signer.sign(third!));
+    expect(counterOf(await meterRig.metrics(), METRICS.deliveries)).toHaveLength(1);
+    await meterRig.shutdown();
+    // Providers passed in: always enabled.
+    expect(openTelemetry({ tracerProvider: rig.tracerProvider }).enabled!()).toBe(true);
+  });
 });
 
 describe('around() itself', () => {

@@ -13,8 +13,10 @@
 import {
   context,
   isSpanContextValid,
+  createNoopMeter,
   metrics,
   propagation,
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -84,14 +86,25 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
   private instruments: Instruments | undefined;
   private readonly globalMeter: boolean;
 
+  /** The global tracer provider (a proxy) while no tracer provider was passed: whether it has a real delegate yet. */
+  private readonly globalTracer: ProxyTracerProvider | undefined;
+
   constructor(options: OpenTelemetryOptions) {
     // The global tracer provider is a proxy: a provider registered after this call is used from then on.
-    this.tracer = (options.tracerProvider ?? traceApi.getTracerProvider()).getTracer(
-      INSTRUMENTATION_NAME,
-      INSTRUMENTATION_VERSION,
-    );
+    const tracerProvider = options.tracerProvider ?? traceApi.getTracerProvider();
+    this.tracer = tracerProvider.getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+    this.globalTracer = tracerProvider instanceof ProxyTracerProvider ? tracerProvider : undefined;
     this.globalMeter = options.meterProvider === undefined;
     if (options.meterProvider) this.useMeterProvider(options.meterProvider);
+  }
+
+  /**
+   * Whether anything would be recorded now: a tracer provider (passed, or registered globally) or a meter provider
+   * other than the API's no-op ones. When neither, the receiver skips this layer, and its trace objects, entirely.
+   */
+  enabled(): boolean {
+    const tracing = this.globalTracer === undefined || this.globalTracer.getDelegate() !== NOOP_TRACER_PROVIDER;
+    return tracing || this.currentInstruments() !== undefined;
   }
 
   around<O extends TracedOperation, R>(operation: O, trace: unknown, run: () => R): R {
@@ -399,9 +412,14 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
 
   private useMeterProvider(provider: MeterProvider): void {
     this.meterProvider = provider;
-    this.instruments = instrumentsOf(provider.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION));
+    const meter = provider.getMeter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
+    // The API's no-op meter (no SDK registered): nothing to record, and `enabled` may say so.
+    this.instruments = meter === createNoopMeter() ? undefined : instrumentsOf(meter);
   }
 }
+
+/** What the global proxy delegates to while no tracer provider is registered. */
+const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
 
 /** A failed handler run or store call: its type only, as `error.type`, an exception event and the status. */
 function recordFailure(span: Span, type: string): void {

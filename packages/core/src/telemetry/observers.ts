@@ -57,6 +57,12 @@ export interface TraceOf {
 export interface ReceiverTelemetry {
   around<O extends TracedOperation, R>(operation: O, trace: TraceOf[O], run: () => R): R;
   /**
+   * Whether the layer would record anything now (its providers are registered, say). Optional, asked before each
+   * operation: `false` skips `around` and the trace object altogether, so a layer with nothing behind it costs the
+   * receiver nothing. Absent: always.
+   */
+  enabled?(): boolean;
+  /**
    * Ordering: a gap (an event ahead of the stream's cursor), a late event (behind it) or, under `enforce`, a seq the
    * API can never serve verifiably; also logged and told to `onGap` handlers. Optional; a throw is ignored.
    */
@@ -131,7 +137,8 @@ export class Observers<O extends TracedOperation> {
 
   /** Whether anyone watches now: checked before a trace object is made. */
   get active(): boolean {
-    return this.telemetry !== undefined || this.channels?.observed === true;
+    const { telemetry } = this;
+    return (telemetry !== undefined && telemetry.enabled?.() !== false) || this.channels?.observed === true;
   }
 
   /** Runs `run` watched, `settled` filling the trace from its value before anyone reads the outcome. */
@@ -140,7 +147,8 @@ export class Observers<O extends TracedOperation> {
     const inner = channels
       ? () => traceOperation(channels, trace, run, settled)
       : () => settleInto(trace, run, settled);
-    return this.telemetry ? this.telemetry.around(this.operation, trace, inner) : inner();
+    const { telemetry } = this;
+    return telemetry && telemetry.enabled?.() !== false ? telemetry.around(this.operation, trace, inner) : inner();
   }
 }
 
