@@ -204,6 +204,7 @@ describe('readReleaseToken', () => {
     [`x y.${JWT}`, 'text/plain', 'release: no attestation JWT in the body'],
     ['null', 'application/json', 'release: no attestation JWT in the body'],
     ['[]', 'application/json', 'release: no attestation JWT in the body'],
+    [`{"attestation":["${JWT}"]}`, 'application/json', 'release: no attestation JWT in the body'],
     ['"abc', 'text/plain', 'the body is not JSON'],
     ['{"attestation":', 'text/plain', 'the body is not JSON'],
     [`${JWT}"`, 'text/plain', 'release: no attestation JWT in the body'],
