@@ -159,6 +159,7 @@ describe('the error of a call without an answer', () => {
     ['a code with a suffix', refused({ code: 'ECONNRESET!' }), ''],
     ['a code with a prefix', refused({ code: 'xECONNRESET' }), ''],
     ['a numeric code', refused({ code: 104 }), ''],
+    ['a code that is a list', refused({ code: ['ECONNRESET'] }), ''],
     ['a code four causes deep', refused(refused(refused({ cause: { code: 'ENOTFOUND' } }))), ''],
     ['a code three causes deep', refused(refused({ cause: { code: 'ENOTFOUND' } })), ': ENOTFOUND'],
     ['a first code before a deeper one', refused({ code: 'EPIPE', cause: { code: 'ENOTFOUND' } }), ': EPIPE'],
