@@ -88,6 +88,8 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
 
   /** The global tracer provider (a proxy) while no tracer provider was passed: whether it has a real delegate yet. */
   private readonly globalTracer: ProxyTracerProvider | undefined;
+  /** Operations since the global meter provider was last looked up while nothing was registered. */
+  private idleChecks = 0;
 
   constructor(options: OpenTelemetryOptions) {
     // The global tracer provider is a proxy: a provider registered after this call is used from then on.
@@ -95,7 +97,7 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     this.tracer = tracerProvider.getTracer(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION);
     this.globalTracer = tracerProvider instanceof ProxyTracerProvider ? tracerProvider : undefined;
     this.globalMeter = options.meterProvider === undefined;
-    if (options.meterProvider) this.useMeterProvider(options.meterProvider);
+    this.useMeterProvider(options.meterProvider ?? metrics.getMeterProvider());
   }
 
   /**
@@ -103,8 +105,14 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
    * other than the API's no-op ones. When neither, the receiver skips this layer, and its trace objects, entirely.
    */
   enabled(): boolean {
-    const tracing = this.globalTracer === undefined || this.globalTracer.getDelegate() !== NOOP_TRACER_PROVIDER;
-    return tracing || this.currentInstruments() !== undefined;
+    if (this.globalTracer === undefined || this.globalTracer.getDelegate() !== NOOP_TRACER_PROVIDER) return true;
+    if (this.instruments !== undefined) return true; // a real meter at the last look, looked up again as it records
+    if (!this.globalMeter) return false;
+    // Nothing registered at the last look. Looking the global meter provider up is the costly part of this check (the
+    // API checks versions), so it is done every METER_LOOKUP_EVERY-th operation only: one registered later is seen
+    // within a few deliveries.
+    this.idleChecks = (this.idleChecks + 1) % METER_LOOKUP_EVERY;
+    return this.idleChecks === 0 && this.currentInstruments() !== undefined;
   }
 
   around<O extends TracedOperation, R>(operation: O, trace: unknown, run: () => R): R {
@@ -417,6 +425,9 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     this.instruments = meter === createNoopMeter() ? undefined : instrumentsOf(meter);
   }
 }
+
+/** While no provider is registered, how often `enabled()` looks the global meter provider up again (operations). */
+const METER_LOOKUP_EVERY = 64;
 
 /** What the global proxy delegates to while no tracer provider is registered. */
 const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
