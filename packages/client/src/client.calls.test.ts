@@ -313,7 +313,7 @@ describe('redeliver, reactivate and request bodies', () => {
 });
 
 describe('request() arguments', () => {
-  it.each([['G3T'], ['GE T'], [' GET'], ['GET '], [''], ['A'.repeat(17)], [5], ['GET\r\n']])(
+  it.each([['G3T'], ['GE T'], [' GET'], ['GET '], [''], ['A'.repeat(17)], [5], [['GET']], ['GET\r\n']])(
     'refuses the method %j',
     async (method) => {
       const { kyb, urls } = client(() => json({}));
