@@ -81,6 +81,14 @@ describe('isKybApiError', () => {
     expect(isKybApiError(foreign)).toBe(true);
   });
 
+  it('knows an InsufficientCreditError of another copy too (a KybApiError there)', () => {
+    const foreign = Object.assign(new Error('POST /x: 402'), {
+      name: 'InsufficientCreditError',
+      code: 'insufficient_credit',
+    });
+    expect(isKybApiError(foreign)).toBe(true);
+  });
+
   it.each([
     ['a plain Error', new Error('boom')],
     ['an Error with a code but another name', Object.assign(new Error('x'), { code: 'ECONNRESET' })],

@@ -170,5 +170,11 @@ export function readCreditAmounts(text: string): CreditAmounts {
  * ```
  */
 export function isKybApiError(error: unknown): error is KybApiError {
-  return error instanceof KybApiError || (error instanceof Error && error.name === 'KybApiError' && 'code' in error);
+  return (
+    error instanceof KybApiError ||
+    // Another copy of this package: its KybApiError, or its subclass for 402.
+    (error instanceof Error &&
+      (error.name === 'KybApiError' || error.name === 'InsufficientCreditError') &&
+      'code' in error)
+  );
 }

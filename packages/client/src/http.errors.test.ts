@@ -199,6 +199,9 @@ describe('parseRetryAfter', () => {
     ['12abc', undefined],
     ['x Thu, 01 Jan 2026 00:00:30 GMT', undefined],
     ['Thu, 01 Jan 2026 00:00:30 GMT', 30_000],
+    // The obsolete forms RFC 9110 5.6.7 says a recipient must accept: RFC 850 and asctime.
+    ['Thursday, 01-Jan-26 00:00:30 GMT', 30_000],
+    ['Thu Jan  1 00:00:30 2026', 30_000],
     ['Thu, 99 Foo 2026', undefined],
     ['12345678901', undefined],
     ['1234567890', 1_234_567_890_000],

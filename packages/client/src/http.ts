@@ -309,9 +309,14 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   if (value === null) return undefined;
   const trimmed = value.trim();
   if (/^\d{1,10}$/.test(trimmed)) return Number(trimmed) * 1000;
-  // An HTTP date names its weekday and month; without letters Date.parse reads "-1" as a year.
-  if (!/^[A-Za-z]{3}, /.test(trimmed)) return undefined;
-  const date = Date.parse(trimmed);
+  // An HTTP date starts with its weekday (RFC 9110 5.6.7: "Sun, 06 Nov 1994 08:49:37 GMT", and the obsolete
+  // "Sunday, 06-Nov-94 08:49:37 GMT" and "Sun Nov  6 08:49:37 1994" a recipient must accept too); without letters
+  // Date.parse reads "-1" as a year.
+  if (!/^[A-Za-z]{3,9},? /.test(trimmed)) return undefined;
+  // asctime names no zone, and means GMT: Date.parse would take it as local time.
+  const date = Date.parse(
+    /^[A-Za-z]{3} [A-Za-z]{3} +\d{1,2} [\d:]{8} \d{4}$/.test(trimmed) ? `${trimmed} GMT` : trimmed,
+  );
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
