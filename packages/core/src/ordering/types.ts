@@ -6,7 +6,7 @@ import type { ClaimResult } from '../store/dedupe.js';
 import type { Envelope } from '../events/envelope.js';
 import type { KybWebhookError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
-import type { ReceiverTelemetry } from '../telemetry/observers.js';
+import type { ReceiverTelemetry, StreamGapReport } from '../telemetry/observers.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
 import type { UnfillableReason } from './backfill-guard.js';
 
@@ -219,16 +219,7 @@ export const DEFAULT_BACKFILL_TIMEOUT_MS = 30_000;
  * })
  * ```
  */
-export interface GapReport {
-  kind: 'gap' | 'late' | 'unfillable';
-  mode: 'detect' | 'enforce';
-  streamId: string;
-  /** The event's seq. */
-  seq: number;
-  /** The seq the stream's cursor expected next. */
-  expectedSeq: number;
-  eventId: string;
-  eventType: string;
+export interface GapReport extends StreamGapReport {
   /**
    * Set on a late event under `'enforce'` whose `timestamp` is older than `retainMs`: most likely processed before,
    * its record expired while its stream's cursor (kept `cursorRetainMs`) did not, as when the service redelivers an

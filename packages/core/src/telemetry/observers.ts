@@ -101,8 +101,8 @@ export interface StreamBlockedReport {
 }
 
 /**
- * What {@link ReceiverTelemetry.streamGap} is told: the ordering's gap report (`onGap` gets the same). Ids are for
- * logs and span events, never metric attributes.
+ * What {@link ReceiverTelemetry.streamGap} is told: the fields every gap report has (`onGap` gets the whole
+ * `GapReport`, which extends this). Ids are for logs and span events, never metric attributes.
  *
  * @example
  * ```ts
@@ -114,7 +114,9 @@ export interface StreamGapReport {
   kind: 'gap' | 'late' | 'unfillable';
   mode: 'detect' | 'enforce';
   streamId: string;
+  /** The event's seq. */
   seq: number;
+  /** The seq the stream's cursor expected next. */
   expectedSeq: number;
   eventId: string;
   eventType: string;
@@ -137,8 +139,13 @@ export class Observers<O extends TracedOperation> {
 
   /** Whether anyone watches now: checked before a trace object is made. */
   get active(): boolean {
+    return this.enabledTelemetry !== undefined || this.channels?.observed === true;
+  }
+
+  /** The receiver's `telemetry`, unless it is absent or says it records nothing now. */
+  private get enabledTelemetry(): ReceiverTelemetry | undefined {
     const { telemetry } = this;
-    return (telemetry !== undefined && telemetry.enabled?.() !== false) || this.channels?.observed === true;
+    return telemetry?.enabled?.() === false ? undefined : telemetry;
   }
 
   /** Runs `run` watched, `settled` filling the trace from its value before anyone reads the outcome. */
@@ -147,8 +154,8 @@ export class Observers<O extends TracedOperation> {
     const inner = channels
       ? () => traceOperation(channels, trace, run, settled)
       : () => settleInto(trace, run, settled);
-    const { telemetry } = this;
-    return telemetry && telemetry.enabled?.() !== false ? telemetry.around(this.operation, trace, inner) : inner();
+    const telemetry = this.enabledTelemetry;
+    return telemetry ? telemetry.around(this.operation, trace, inner) : inner();
   }
 }
 
