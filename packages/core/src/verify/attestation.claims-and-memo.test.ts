@@ -1,6 +1,6 @@
 // Spec 5.5 through createAttestationVerifier on its own: every claim the binding needs is required before any
 // comparison (a token without one is an invalid token, not a relabelled delivery), the detail of a refused alg names
-// what the header said, and the memo of decoded headers stays bounded (at most 16 headers of at most 1,024
+// what the header said, the detail of an unexpected iss or aud shows the value cut short, and the memo of decoded headers stays bounded (at most 16 headers of at most 1,024
 // characters), seen through the crypto port: a remembered header is not decoded again, any other one is.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testEvents, type TestSigner } from '../../test-kit.js';
@@ -165,5 +165,46 @@ describe('the cause of a malformed token, for the log entry', () => {
   // Three segments, the first empty: a JWS whose header is not JSON, not a token of another shape.
   it('an empty header segment: a header that is not JSON', async () => {
     expect((await refusalOf('.e30.AAAA')).detail).toBe('header is not base64url UTF-8 JSON');
+  });
+});
+
+describe('the detail of an unexpected iss or aud shows the value received, cut short', () => {
+  async function detailOf(claims: Record<string, unknown>): Promise<string | undefined> {
+    const verify = createAttestationVerifier(
+      { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+      () => NOW,
+    );
+    const envelope = testEvents.dataRequestReleased();
+    const answer = await answerOf(
+      verify(await signer.attest(envelope, { claims }), envelope as unknown as EnvelopeIdentity),
+    );
+    expect(answer.code).toBe('attestation_invalid');
+    return answer.detail;
+  }
+
+  const audiences = (count: number) => Array.from({ length: count }, (_, index) => `merchant-${index + 1}`);
+  const audDetail = (shown: string) =>
+    `unexpected "aud" claim value ${shown}, expected ${JSON.stringify(signer.audience)} (attestation.audience)`;
+
+  it.each<[number, string]>([
+    [5, '["merchant-1","merchant-2","merchant-3","merchant-4","merchant-5"]'],
+    [6, '["merchant-1","merchant-2","merchant-3","merchant-4","merchant-5","… 1 more"]'],
+    [12, '["merchant-1","merchant-2","merchant-3","merchant-4","merchant-5","… 7 more"]'],
+  ])('an aud of %i audiences, none of them ours, shows at most the first five', async (count, shown) => {
+    expect(await detailOf({ aud: audiences(count) })).toBe(audDetail(shown));
+  });
+
+  it('an iss whose JSON is 200 characters is shown whole', async () => {
+    const iss = 'i'.repeat(198);
+    expect(await detailOf({ iss })).toBe(
+      `unexpected "iss" claim value "${iss}", expected ${JSON.stringify(signer.issuer)} (attestation.issuer)`,
+    );
+  });
+
+  it('an iss whose JSON is longer is cut after 200 characters', async () => {
+    const iss = 'i'.repeat(199);
+    expect(await detailOf({ iss })).toBe(
+      `unexpected "iss" claim value "${iss}…, expected ${JSON.stringify(signer.issuer)} (attestation.issuer)`,
+    );
   });
 });
