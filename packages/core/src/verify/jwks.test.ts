@@ -446,3 +446,54 @@ describe('one JWKS fetch is bounded', () => {
     });
   });
 });
+
+describe('the AbortSignal handed to fetch', () => {
+  /**
+   * Counts the abort listeners added to `signal` and not removed since. A fetch implementation keeps the signal as
+   * long as it likes, and Node prints a MaxListenersExceededWarning once 11 abort listeners pile up on one.
+   */
+  function abortListenersOn(signal: AbortSignal): () => number {
+    const active = new Set<unknown>();
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((type: string, listener: EventListener, options?: AddEventListenerOptions) => {
+      if (type === 'abort') active.add(listener);
+      add(type, listener, options);
+    }) as typeof signal.addEventListener;
+    signal.removeEventListener = ((type: string, listener: EventListener, options?: EventListenerOptions) => {
+      if (type === 'abort') active.delete(listener);
+      remove(type, listener, options);
+    }) as typeof signal.removeEventListener;
+    return () => active.size;
+  }
+
+  it('keeps none of the verifier’s listeners once a JWKS read in 40 chunks has verified a delivery', async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify(signer.jwks));
+    const size = Math.ceil(bytes.length / 40);
+    let listeners = () => -1;
+    const fetcher = countingFetch(async (_url, init) => {
+      listeners = abortListenersOn(init!.signal!);
+      let offset = 0;
+      const stream = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (offset >= bytes.length) return controller.close();
+          controller.enqueue(bytes.slice(offset, offset + size));
+          offset += size;
+        },
+      });
+      return new Response(stream, { status: 200 });
+    });
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
+    expect({ code: await check(), listeners: listeners() }).toEqual({ code: 'ok', listeners: 0 });
+  });
+
+  it('keeps none of the verifier’s listeners once a fetch has failed', async () => {
+    let listeners = () => -1;
+    const fetcher = countingFetch((_url, init) => {
+      listeners = abortListenersOn(init!.signal!);
+      return Promise.reject(new TypeError('fetch failed'));
+    });
+    const check = verifierFor({ jwksUrl: 'https://kyb.example.test/jwks', fetch: fetcher.fetch });
+    expect({ code: await check(), listeners: listeners() }).toEqual({ code: 'jwks_unavailable', listeners: 0 });
+  });
+});
