@@ -60,7 +60,6 @@ describe('a malformed header says which field is wrong', () => {
     ['no t', `v1=${mac},kv=1`, 't is missing or not an integer'],
     // ':' is the character just after '9'.
     ['t with a colon', `t=12:,v1=${mac},kv=1`, 't is missing or not an integer'],
-    ['t of 16 digits', `t=${'1'.repeat(16)},v1=${mac},kv=1`, 't is missing or not an integer'],
     ['no v1', `t=1,kv=1`, 'v1 is missing or not 64 hex digits'],
     ['v1 of 66 hex digits', `t=1,v1=${mac}ab,kv=1`, 'v1 is missing or not 64 hex digits'],
     ['no kv', `t=1,v1=${mac}`, 'kv is missing or malformed'],
@@ -82,13 +81,6 @@ describe('a malformed header says which field is wrong', () => {
     ['an unknown key of letters and digits', `t=1,v1=${mac},kv=7,v2x9=anything`, '7'],
   ])('accepts %s', (_case, value, version) => {
     expect(parseSignatureHeader(value)).toMatchObject({ timestamp: 1, version });
-  });
-
-  it('accepts a t of 15 digits, the longest', () => {
-    expect(parseSignatureHeader(`t=${'9'.repeat(15)},v1=${mac},kv=1`)).toMatchObject({
-      timestamp: 999_999_999_999_999,
-      timestampText: '9'.repeat(15),
-    });
   });
 });
 
