@@ -56,6 +56,12 @@ describe('a data field the claims also carry', () => {
     ['an object with another key of the same count', { a: 1, b: 2 }, { a: 1, c: 2 }],
     ['an object differing in one value of two', { a: 1, b: 2 }, { a: 1, b: 3 }],
     ['an object whose nested value differs', { a: { b: 1 } }, { a: { b: 2 } }],
+    // checkAttestationBinding is public: an envelope built in JavaScript may hold an array with a hole, which must not
+    // match the signed value at that index (every() would skip it).
+    // eslint-disable-next-line no-sparse-arrays
+    ['an array with a hole where the signed array has a value', [, 'b'], ['signed-value', 'b']],
+    // eslint-disable-next-line no-sparse-arrays
+    ['a signed array with a hole against a value', ['x', 'b'], [, 'b']],
     // JSON.parse makes "__proto__" an own key; the signed object lacks it and must not match through its prototype.
     ['an object with an own "__proto__" key against one without it', JSON.parse('{"__proto__":{}}'), { y: 1 }],
   ])('refuses attestation_relabelled for %s', (_case, inData, signed) => {

@@ -106,14 +106,18 @@ export function typeBindingOf(claims: AttestationClaims, type: string): TypeBind
   return TYPE_CLAIMS.some((name) => claims[name] === type) ? 'bound' : 'unbound';
 }
 
-/** Equality of two values parsed from JSON (no cycles possible); object key order does not matter. */
+/** Equality of two values parsed from JSON (no cycles possible); object key order does not matter, an array hole is undefined. */
 function sameJsonValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   if (Array.isArray(a)) {
     const other = b as unknown[];
-    return a.length === other.length && a.every((item, index) => sameJsonValue(item, other[index]));
+    if (a.length !== other.length) return false;
+    // An index loop, not every(): every() skips the holes of a sparse array, and an envelope built in JavaScript and
+    // handed to checkAttestationBinding could then match any signed value at a hole.
+    for (let index = 0; index < a.length; index++) if (!sameJsonValue(a[index], other[index])) return false;
+    return true;
   }
   const aKeys = Object.keys(a);
   if (aKeys.length !== Object.keys(b).length) return false;
