@@ -5,6 +5,8 @@
  *   --framework <name> the HTTP section for this framework only (repeatable): express | fastify | koa | hono
  *   --insn-case <name> the insn section for this case only (repeatable): a subject (`ours-otel-noop`), or
  *                      `<subject>:<kind>` (`ours:hmac`); see CASES in src/insn/index.ts
+ *   --insn-node <line> the insn section on this Node line (repeatable): this | 22 | 24 (default: this and 24; --quick:
+ *                      this); 22 and 24 are the binaries pinned in tests/runtimes, installed when missing
  * Speed is reported as ratios against baselines measured in the same run; these are not tests and CI does not run
  * them. The report goes to stdout, progress to stderr.
  */
@@ -12,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { staleBuilds } from './dist.js';
 import { httpSection } from './http/index.js';
 import { insnSection } from './insn/index.js';
+import { NODE_LINES, type NodeLineName } from './insn/node-lines.js';
 import { FRAMEWORKS, type Framework } from './http/protocol.js';
 import { microSection } from './micro/index.js';
 import { queueSection } from './queue/index.js';
@@ -38,6 +41,7 @@ const { values } = parseArgs({
     quick: { type: 'boolean', default: false },
     framework: { type: 'string', multiple: true },
     'insn-case': { type: 'string', multiple: true },
+    'insn-node': { type: 'string', multiple: true },
   },
 });
 const selected = values.only === undefined ? sections : sections.filter((section) => section.name === values.only);
@@ -73,11 +77,18 @@ if (stale.length > 0) {
   process.exit(2);
 }
 
+const unknownLines = (values['insn-node'] ?? []).filter((name) => !(NODE_LINES as readonly string[]).includes(name));
+if (unknownLines.length > 0) {
+  console.error(`--insn-node ${unknownLines.join(', ')}: no such Node line (${NODE_LINES.join(', ')})`);
+  process.exit(2);
+}
+
 const started = Date.now();
 const options: BenchOptions = {
   quick: values.quick ?? false,
   ...(values.framework ? { frameworks: values.framework as Framework[] } : {}),
   ...(values['insn-case'] ? { insnCases: values['insn-case'] } : {}),
+  ...(values['insn-node'] ? { insnNodes: values['insn-node'] as NodeLineName[] } : {}),
   progress: (line) => process.stderr.write(`  · ${line} (${((Date.now() - started) / 1000).toFixed(0)} s)\n`),
 };
 console.log(

@@ -17,13 +17,14 @@
 // Closes with one line: "runtimes: N passed, N failed" (N counts runtimes; a runtime passes when every suite it ran
 // passed at least one test and failed none).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { arch, platform } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brokenFiles, runWorkerd } from './workerd.mjs';
 import { runFetchRemote, runHonoRemote } from './hono-remote.mjs';
 import { runFetchExample } from './examples.mjs';
+import { installPinnedRuntimes } from './install.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const project = join(root, 'tests', 'runtimes');
@@ -46,20 +47,6 @@ const RUNTIMES = [
   { name: 'deno', bin: join(modules, '.bin', 'deno'), prefix: ['run', '-A'], kind: 'deno' },
   { name: 'workerd', bin: join(modules, '.bin', 'workerd'), kind: 'workerd' },
 ];
-
-function install() {
-  const lock = join(project, 'package-lock.json');
-  const marker = join(modules, '.package-lock.json');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return true;
-  console.log('› installing the pinned runtimes (npm install in tests/runtimes, from its lockfile)');
-  // Not `npm ci`: it insists that every platform's optional binary package can be fetched, and a registry mirror may
-  // hold only those of the platforms it serves. --no-save leaves the lockfile as committed.
-  const result = spawnSync('npm', ['install', '--no-save', '--no-audit', '--no-fund'], {
-    cwd: project,
-    stdio: 'inherit',
-  });
-  return result.status === 0;
-}
 
 function version(runtime) {
   const result = spawnSync(runtime.bin, ['--version'], { encoding: 'utf8' });
@@ -137,7 +124,7 @@ const selected = wanted.length ? RUNTIMES.filter((runtime) => wanted.some((name)
 mkdirSync(out, { recursive: true });
 const rows = [];
 const supported = platform() === 'linux' && arch() === 'x64';
-const installed = supported ? install() : false;
+const installed = supported ? installPinnedRuntimes() : false;
 for (const runtime of selected) {
   runtime.version = existsSync(runtime.bin) ? version(runtime) : undefined;
   if (!runtime.version) {

@@ -43,20 +43,16 @@ export interface CallgrindRun {
   outFile?: string;
 }
 
-/** Runs `node <program> <spec>` under callgrind; fails with the program's stderr when it fails. */
-export function callgrind(program: string, spec: RunSpec, keep = false): CallgrindRun {
+/**
+ * Runs `node <program> <spec>` under callgrind, with `nodeBin` (this Node by default); fails with the program's
+ * stderr when it fails.
+ */
+export function callgrind(program: string, spec: RunSpec, keep = false, nodeBin = process.execPath): CallgrindRun {
   const dir = mkdtempSync(join(tmpdir(), 'kyb-insn-'));
   const outFile = join(dir, 'callgrind.out');
   const run = spawnSync(
     'valgrind',
-    [
-      '--tool=callgrind',
-      `--callgrind-out-file=${outFile}`,
-      process.execPath,
-      ...NODE_FLAGS,
-      program,
-      JSON.stringify(spec),
-    ],
+    ['--tool=callgrind', `--callgrind-out-file=${outFile}`, nodeBin, ...NODE_FLAGS, program, JSON.stringify(spec)],
     {
       encoding: 'utf8',
       env: { ...process.env, KYB_BENCH_NOW_MS: String(BENCH_NOW_MS) },

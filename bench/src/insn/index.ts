@@ -15,6 +15,7 @@ import { buildProgram, PROGRAM_DIR } from './build.js';
 import { workerBundle } from './bundle.js';
 import { setupOf, signOrderedPool, writeFixture } from './fixture.js';
 import { annotate, callgrind, ensureValgrind, NODE_FLAGS, topPerDelivery } from './callgrind.js';
+import { defaultNodeLines, resolveNodeLines, type NodeLine } from './node-lines.js';
 import type { InsnKind, RunSpec, SubjectName } from './protocol.js';
 import { fineRatio, insnVerdicts, telemetryVerdicts, type Measured } from './verdicts.js';
 
@@ -62,16 +63,40 @@ const BODY_BYTES = 1024;
 
 const KIND_LABELS: Record<InsnKind, string> = { hmac: 'HMAC', attested: 'attested', ordered: 'HMAC, in order' };
 
+type Fixtures = Record<InsnKind, { one: string; many: string }>;
+type Lengths = ReturnType<typeof lengths>;
+
+/** One Node line's figures: every case, and where a steady delivery of ours goes when it was profiled. */
+interface LineFigures {
+  line: NodeLine;
+  node: number;
+  measured: Measured[];
+  profile: [number, string][];
+}
+
 async function run(options: BenchOptions): Promise<string> {
   const missing = ensureValgrind(options.progress);
   if (missing !== undefined) return `Instruction counts (callgrind)\n${verdict('skipped', missing)}`;
   const n = lengths(options.quick);
-  const program = await buildProgram();
-  const signer = await createBenchSigner();
-  const setup = setupOf(signer);
   const cases = casesFor(options.quick, options.insnCases);
   if (cases.length === 0) return `Instruction counts (callgrind)\n${verdict('skipped', 'no case matches --insn-case')}`;
-  const fixtures: Record<InsnKind, { one: string; many: string }> = {} as never;
+  const resolved = resolveNodeLines(options.insnNodes ?? defaultNodeLines(options.quick), options.progress);
+  const program = await buildProgram();
+  const fixtures = await writeFixtures(cases, n, options);
+  const figures: LineFigures[] = [];
+  for (const [index, line] of resolved.lines.entries()) {
+    // The profile (two more callgrind_annotate reads) is taken on the first line only.
+    figures.push(measureLine(line, { program, cases, fixtures, n, options, profiled: index === 0 }));
+  }
+  const bundle = await workerBundle();
+  return report(figures, resolved.missing, bundle, n);
+}
+
+/** Signs the deliveries of every kind the cases use, and writes each kind's fixtures (one delivery, and all). */
+async function writeFixtures(cases: typeof CASES, n: Lengths, options: BenchOptions): Promise<Fixtures> {
+  const signer = await createBenchSigner();
+  const setup = setupOf(signer);
+  const fixtures = {} as Fixtures;
   for (const kind of new Set<InsnKind>(['hmac', ...cases.map((c) => c.kind)])) {
     options.progress(`signing ${n.warmup + n.long} ${kind} deliveries of ${BODY_BYTES} bytes`);
     const pool =
@@ -82,22 +107,38 @@ async function run(options: BenchOptions): Promise<string> {
     writeFixture(fixtures[kind].one, setup, pool.slice(0, 1));
     writeFixture(fixtures[kind].many, setup, pool);
   }
+  return fixtures;
+}
+
+/** Every case on one Node line: six callgrind runs each (import, first answer, ready, early, and the steady pair). */
+function measureLine(
+  line: NodeLine,
+  run: {
+    program: string;
+    cases: typeof CASES;
+    fixtures: Fixtures;
+    n: Lengths;
+    options: BenchOptions;
+    profiled: boolean;
+  },
+): LineFigures {
+  const { program, fixtures, n, options } = run;
   const count = (spec: Omit<RunSpec, 'importOnly'> & { importOnly?: boolean }, keep = false) => {
     options.progress(
-      `callgrind: ${spec.subject} ${spec.kind} ${spec.importOnly ? 'import' : `${spec.count} deliveries`}`,
+      `callgrind on Node ${line.version}: ${spec.subject} ${spec.kind} ${spec.importOnly ? 'import' : `${spec.count} deliveries`}`,
     );
-    return callgrind(program, { importOnly: false, ...spec }, keep);
+    return callgrind(program, { importOnly: false, ...spec }, keep, line.bin);
   };
   const node = count({ subject: 'none', kind: 'hmac', fixture: fixtures.hmac.one, count: 0 }).instructions;
   const measured: Measured[] = [];
   let profile: [number, string][] = [];
-  for (const { subject, kind, label, repeat } of cases) {
+  for (const { subject, kind, label, repeat } of run.cases) {
     const { one, many } = fixtures[kind];
     const imported = count({ subject, kind, fixture: one, count: 0, importOnly: true }).instructions;
     const first = count({ subject, kind, fixture: one, count: 1 }).instructions;
     const ready = count({ subject, kind, fixture: many, count: 0 }).instructions;
     const early = count({ subject, kind, fixture: many, count: n.early }).instructions;
-    const profiled = subject === 'ours' && kind === 'hmac' && !repeat;
+    const profiled = run.profiled && subject === 'ours' && kind === 'hmac' && !repeat;
     const short = count({ subject, kind, fixture: many, count: n.warmup + n.short }, profiled);
     const long = count({ subject, kind, fixture: many, count: n.warmup + n.long }, profiled);
     if (profiled) {
@@ -115,18 +156,58 @@ async function run(options: BenchOptions): Promise<string> {
       ...(repeat ? { repeat } : {}),
     });
   }
-  const bundle = await workerBundle();
-  return report(measured, profile, bundle, n, node);
+  return { line, node, measured, profile };
 }
 
+const millions = (value: number) => `${(value / 1e6).toFixed(1)} M`;
+const lineTitle = (line: NodeLine) =>
+  `Node ${line.version}${line.name === 'this' ? ' (the Node running the bench)' : ''}`;
+
 function report(
-  measured: Measured[],
-  profile: [number, string][],
+  figures: LineFigures[],
+  missing: string[],
   bundle: Awaited<ReturnType<typeof workerBundle>>,
-  n: ReturnType<typeof lengths>,
-  node: number,
+  n: Lengths,
 ): string {
-  const millions = (value: number) => `${(value / 1e6).toFixed(1)} M`;
+  const profiled = figures.find((f) => f.profile.length > 0);
+  return [
+    `Instruction counts (valgrind --tool=callgrind; node ${NODE_FLAGS.join(' ')}; ${BODY_BYTES}-byte deliveries)`,
+    `early = the first ${int(n.early)} deliveries of a fresh process; ` +
+      `steady = the slope from ${int(n.warmup + n.short)} to ${int(n.warmup + n.long)} deliveries; ` +
+      `measured on ${figures.map((f) => `Node ${f.line.version}`).join(' and ')}`,
+    ...missing.map((why) => verdict('skipped', why)),
+    ...figures.flatMap((f) => ['', ...lineReport(f)]),
+    '',
+    table(
+      `Workers bundle of a minimal fetch handler (esbuild, minified, workerd conditions): ${bytes(bundle.total)}`,
+      ['package', 'bytes'],
+      bundle.byPackage.map(([name, size]) => [name, bytes(size)]),
+    ),
+    ...(profiled
+      ? [
+          '',
+          table(
+            `Where a steady delivery of ours (HMAC) goes on ${lineTitle(profiled.line)}: callgrind_annotate, exclusive, per delivery (JIT code is ???)`,
+            ['instructions', 'function'],
+            profiled.profile.map(([instructions, name]) => [int(instructions), name]),
+            ['right', 'left'],
+          ),
+        ]
+      : []),
+    '',
+    ...figures.flatMap((f) => [
+      `Targets (issue 28 §2) on ${lineTitle(f.line)}`,
+      ...insnVerdicts(f.measured, bundle.total),
+      ...(telemetryVerdicts(f.measured).length > 0
+        ? [`Telemetry (issue 30) on ${lineTitle(f.line)}`, ...telemetryVerdicts(f.measured)]
+        : []),
+      '',
+    ]),
+  ].join('\n');
+}
+
+/** One line's tables: every receiver, and the telemetry rows ÷ ours. */
+function lineReport({ line, node, measured }: LineFigures): string[] {
   const ours = measured.find((m) => m.subject === 'ours' && m.kind === 'hmac' && !m.repeat);
   const telemetryRows = measured.filter(
     (m) =>
@@ -140,12 +221,8 @@ function report(
     int(m.steady),
   ]);
   return [
-    `Instruction counts (valgrind --tool=callgrind; node ${NODE_FLAGS.join(' ')}; ${BODY_BYTES}-byte deliveries)`,
-    `node itself with the fixture read: ${millions(node)}; early = the first ${int(n.early)} deliveries of a fresh process; ` +
-      `steady = the slope from ${int(n.warmup + n.short)} to ${int(n.warmup + n.long)} deliveries`,
-    '',
     table(
-      'Per receiver: cold (beyond node) and per delivery (instructions)',
+      `${lineTitle(line)}, node itself with the fixture read: ${millions(node)}. Per receiver: cold (beyond node) and per delivery (instructions)`,
       ['receiver', 'import', 'start → first answer', 'early / delivery', 'steady / delivery'],
       rows,
     ),
@@ -153,7 +230,7 @@ function report(
       ? [
           '',
           table(
-            'Telemetry (issue 30): per delivery (instructions), and ÷ ours (HMAC, receive()) measured in this run',
+            `Telemetry (issue 30) on ${lineTitle(line)}: per delivery (instructions), and ÷ ours (HMAC, receive()) measured in this run`,
             ['receiver', 'early / delivery', '÷ ours', 'steady / delivery', '÷ ours'],
             telemetryRows.map((m) => [
               m.label,
@@ -165,26 +242,7 @@ function report(
           ),
         ]
       : []),
-    '',
-    table(
-      `Workers bundle of a minimal fetch handler (esbuild, minified, workerd conditions): ${bytes(bundle.total)}`,
-      ['package', 'bytes'],
-      bundle.byPackage.map(([name, size]) => [name, bytes(size)]),
-    ),
-    '',
-    table(
-      'Where a steady delivery of ours (HMAC) goes: callgrind_annotate, exclusive, per delivery (JIT code is ???)',
-      ['instructions', 'function'],
-      profile.map(([instructions, name]) => [int(instructions), name]),
-      ['right', 'left'],
-    ),
-    '',
-    'Targets (issue 28 §2)',
-    ...insnVerdicts(measured, bundle.total),
-    '',
-    'Telemetry (issue 30)',
-    ...telemetryVerdicts(measured),
-  ].join('\n');
+  ];
 }
 
 export const insnSection: Section = {

@@ -16,10 +16,14 @@ export interface Measured {
 }
 
 /**
- * How close to a target a figure may fall before the run cannot call it: repeated runs agree within ~3%, the early
- * window of a fresh process within ~15% (what the JIT compiles, and when, moves it).
+ * How close to a target a figure may fall before the run cannot call it. The early window of a fresh process is
+ * allowed ~15% (what the JIT compiles, and when, moves it between builds). The steady slope of ours moved from 136k
+ * to 157k per delivery over seven runs of one build on 2026-11-28 (±7%: where the major GCs fall in the window; a
+ * forced full GC at the end of every run did not narrow it), so a steady ratio within 10% of its target is unsure.
+ * The import figure is deterministic within ~1% and keeps the narrow margin.
  */
-const STEADY_NOISE = 0.03;
+const STEADY_NOISE = 0.1;
+const IMPORT_NOISE = 0.03;
 const EARLY_NOISE = 0.15;
 
 /** `met` / `MISSED`, or `unsure` when the ratio is within `noise` of the limit. */
@@ -65,7 +69,7 @@ export function insnVerdicts(measured: readonly Measured[], bundleBytes: number)
   return [
     ours
       ? verdict(
-          judge(ours.importCost, IMPORT_LIMIT, STEADY_NOISE),
+          judge(ours.importCost, IMPORT_LIMIT, IMPORT_NOISE),
           `importing the core: ${(ours.importCost / 1e6).toFixed(1)} M instructions (target ≤ ${IMPORT_LIMIT / 1e6} M)`,
         )
       : verdict('skipped', 'importing the core: not measured in this run'),
