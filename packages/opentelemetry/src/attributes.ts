@@ -1,8 +1,8 @@
 /*
- * Attribute values the OpenTelemetry layer derives: an error's low-cardinality type, and what a client request's span
- * and duration metric share. Free of user text by construction.
+ * Attribute values the OpenTelemetry layer derives: an error's low-cardinality type, how a failed operation's span
+ * records it, and what a client request's span and duration metric share. Free of user text by construction.
  */
-import type { Attributes } from '@opentelemetry/api';
+import { SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
 import type { ClientRequestTrace } from '@kyb-webhooks/core';
 import { ATTRIBUTES as A } from './names.js';
 
@@ -40,4 +40,12 @@ export function errorTypeOf(error: unknown): string {
     if (name === 'Error') return name;
   }
   return '_OTHER';
+}
+
+/** A failed operation's span: its type only, as `error.type`, an exception event and the status. */
+export function recordFailure(span: Span, type: string): void {
+  span.setAttribute(A.errorType, type);
+  // Only the type: the message and the stack (which repeats the message) are user text and may hold personal data.
+  span.recordException({ name: type });
+  span.setStatus({ code: SpanStatusCode.ERROR });
 }

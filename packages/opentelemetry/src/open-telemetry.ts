@@ -42,7 +42,7 @@ import type {
   StreamBlockedReport,
   TracedOperation,
 } from '@kyb-webhooks/core';
-import { errorTypeOf, HTTP_METHODS, requestAttributes } from './attributes.js';
+import { errorTypeOf, HTTP_METHODS, recordFailure, requestAttributes } from './attributes.js';
 import { instrumentsOf, type Instruments } from './instruments.js';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, UNAUTHENTICATED_SPAN_NAME } from './names.js';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './version.js';
@@ -431,14 +431,6 @@ const METER_LOOKUP_EVERY = 64;
 
 /** What the global proxy delegates to while no tracer provider is registered. */
 const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
-
-/** A failed handler run or store call: its type only, as `error.type`, an exception event and the status. */
-function recordFailure(span: Span, type: string): void {
-  span.setAttribute(A.errorType, type);
-  // Only the type: the message and the stack (which repeats the message) are user text and may hold personal data.
-  span.recordException({ name: type });
-  span.setStatus({ code: SpanStatusCode.ERROR });
-}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (
