@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { KybWebhookError } from '@kyb-webhooks/core';
+import { KybWebhookError, type ClientRequestTrace, type ReceiverTelemetry } from '@kyb-webhooks/core';
 import { describe, expect, it } from 'vitest';
 import { createKybClient, DEFAULT_REQUEST_PREFIX, KybApiError, type KybClientOptions } from './index.js';
 
@@ -245,10 +245,52 @@ describe('release', () => {
     expect(urls).toHaveLength(1);
   });
 
+  it('a token inside a JSON list is no token: invalid_response, saying the body holds none', async () => {
+    const { kyb, urls } = client(() => json(['aGVhZA.Y2xhaW1z.c2ln']), { attestation });
+    const error = await failure(kyb.release('dr_1'));
+    expect(error).toMatchObject({ status: 200, code: 'invalid_response' });
+    expect(error.message).toBe(
+      'GET /api/v1/kyb/data-requests/dr_1/release: unexpected response body: release: no attestation JWT in the body.',
+    );
+    expect(urls).toHaveLength(1);
+  });
+
   it('without attestation options is config_invalid', async () => {
     const error = await failure(client(() => json({})).kyb.release('dr_1'));
     expect(error).toBeInstanceOf(KybWebhookError);
     expect(error).toMatchObject({ code: 'config_invalid' });
+  });
+});
+
+describe('the route an observability layer names each call by', () => {
+  it("is the call's path template, the request id as {id}, whatever the id looks like", async () => {
+    const routes: string[] = [];
+    const telemetry: ReceiverTelemetry = {
+      around(_operation, trace, run) {
+        routes.push((trace as ClientRequestTrace).route);
+        return run();
+      },
+    };
+    const { kyb } = client(
+      (url) =>
+        url.pathname.endsWith('/release')
+          ? new Response('', { status: 404 })
+          : url.pathname.endsWith('/redeliver')
+            ? json({ queued: 0 })
+            : json({ [url.pathname.split('/').at(-1)!]: [] }),
+      { telemetry, attestation: { issuer: 'https://kyb.test', audience: 'merchant' } },
+    );
+    // Ids without a digit: a route guessed from the path would keep them.
+    await kyb.release('dr_abc');
+    await kyb.deliveries('dr_abc');
+    await collect(kyb.events('dr_abc'));
+    await kyb.redeliver('sr_abc');
+    expect(routes).toEqual([
+      '/api/v1/kyb/data-requests/{id}/release',
+      '/api/v1/kyb/data-requests/{id}/deliveries',
+      '/api/v1/kyb/data-requests/{id}/events',
+      '/api/v1/kyb/signature-requests/{id}/redeliver',
+    ]);
   });
 });
 

@@ -112,6 +112,24 @@ describe('release', () => {
     await expect(client().release(id)).rejects.toMatchObject({ name: 'KybApiError', code: 'attestation_rejected' });
   });
 
+  it('a verifier failure that names no code (here the `now` clock throws) is a rejected attestation_invalid, the error its cause', async () => {
+    const id = await service.createDataRequest();
+    await service.release(id);
+    const broken = new TypeError('clock failed');
+    const error = await client({
+      now: () => {
+        throw broken;
+      },
+    })
+      .release(id)
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KybApiError);
+    expect(error).toMatchObject({ status: 200, code: 'attestation_rejected', cause: broken });
+    expect((error as Error).message).toBe(
+      `GET /api/v1/kyb/data-requests/${id}/release: the release's attestation was rejected (attestation_invalid); it is not a genuine release of this request.`,
+    );
+  });
+
   it('reads the answers from attestation.answersClaim, and a release without that claim is refused naming the option', async () => {
     const id = await service.createDataRequest();
     await service.release(id);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createKybClient, InsufficientCreditError, KybApiError, type KybClientOptions } from './index.js';
 import { parseRetryAfter } from './http.js';
 
@@ -122,6 +122,13 @@ describe('the error of an answered call', () => {
     );
   });
 
+  it('an answer of status 0 (a network error or opaque redirect Response) is an error, not a success', async () => {
+    const { kyb } = client(() => Response.error());
+    const error = await failure(kyb.request('GET', '/api/v1/kyb/things'));
+    expect(error).toMatchObject({ status: 0, code: 'http_error', attempts: 1 });
+    expect(error.message).toBe('GET /api/v1/kyb/things: the KYB API answered 0 (http_error).');
+  });
+
   it('a 2xx without a body is an empty answer', async () => {
     const { kyb } = client(() => new Response(null, { status: 204 }));
     await expect(kyb.request('DELETE', '/api/v1/kyb/things/1')).resolves.toMatchObject({
@@ -144,6 +151,8 @@ describe('what is sent', () => {
     expect(get!.get('accept')).toBe('application/json');
     expect(get!.get('content-type')).toBeNull();
     expect(get!.get('authorization')).toBe('kyb_test_key_1');
+    // A fetch of one's own sees no body at all for a call without one, not a body of undefined.
+    expect(seen[1]!.init).not.toHaveProperty('body');
   });
 });
 
@@ -193,6 +202,15 @@ describe('the error of a call without an answer', () => {
 });
 
 describe('parseRetryAfter', () => {
+  // HTTP dates are GMT whatever the zone the client runs in: read them in one that is not (this machine's may be UTC,
+  // where a date read as local time would pass as GMT).
+  beforeAll(() => {
+    vi.stubEnv('TZ', 'Asia/Tokyo');
+  });
+  afterAll(() => {
+    vi.unstubAllEnvs();
+  });
+
   const now = Date.parse('2026-01-01T00:00:00Z');
   it.each([
     ['12 seconds', undefined],
@@ -202,6 +220,9 @@ describe('parseRetryAfter', () => {
     // The obsolete forms RFC 9110 5.6.7 says a recipient must accept: RFC 850 and asctime.
     ['Thursday, 01-Jan-26 00:00:30 GMT', 30_000],
     ['Thu Jan  1 00:00:30 2026', 30_000],
+    ['Thu Jan 15 00:00:30 2026', 14 * 86_400_000 + 30_000],
+    // A zone after the year is not asctime: the date is read in the zone it names, not given GMT on top.
+    ['Wed Dec 31 23:00:30 2025 -0100', 30_000],
     ['Thu, 99 Foo 2026', undefined],
     ['12345678901', undefined],
     ['1234567890', 1_234_567_890_000],

@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createKybClient, KybApiError, type KybClientOptions } from './index.js';
 
 // When a call is retried, how long it waits, and how a caller's abort ends it: the `fetch` option hands back real
@@ -166,6 +166,34 @@ describe("the caller's abort", () => {
     const controller = new AbortController();
     const { kyb } = client((attempt) => (attempt % 2 === 1 ? status(503)() : status(204)()));
     for (let i = 0; i < 12; i++) await kyb.request('GET', '/api/v1/kyb/things', { signal: controller.signal });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  });
+});
+
+describe('what a call leaves behind', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  // A timer left pending holds a Node process open until it fires: a script would hang for the attempt's timeoutMs
+  // or the rest of a Retry-After after its last call ended.
+  it('no timer once a call is answered, or once it is aborted during a retry wait, and no listener either', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const answered = client(status(204), { timeoutMs: 60_000 });
+    await answered.kyb.request('GET', '/api/v1/kyb/things');
+    expect(vi.getTimerCount()).toBe(0);
+
+    const controller = new AbortController();
+    const waiting = client(status(503, { 'retry-after': '20' }), {
+      timeoutMs: 60_000,
+      retry: { maxRetries: 3, baseDelayMs: 1, maxDelayMs: 1, maxRetryAfterMs: 60_000 },
+    });
+    const call = failure(waiting.kyb.request('GET', '/api/v1/kyb/things', { signal: controller.signal }));
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(waiting.at).toHaveLength(1);
+    controller.abort();
+    expect(await call).toMatchObject({ code: 'aborted', attempts: 1 });
+    expect(vi.getTimerCount()).toBe(0);
     expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });

@@ -7,7 +7,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { KybWebhookError, type ReceiveResult, type StreamCursorStore } from '@kyb-webhooks/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createKybClient } from './client.js';
 import { recover, type RecoverOptions, type RecoverProgress, type RecoverTarget } from './recover.js';
 
@@ -208,6 +208,32 @@ describe('outcomes', () => {
       recover({ client, receiver: r, requestIds: ['dr_1'] }, { reactivate: false, signal: controller.signal }),
     ).rejects.toBe(reason);
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('an abort during an in_progress wait leaves no timer running and no listener on the signal', async () => {
+    // A timer left pending holds a Node process open until the wait would have ended.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { client } = api({ events: { dr_1: [0] } });
+      const { receiver: r, replayed } = receiver('off', { 'dr_1-e0': fail(409, 'in_progress') });
+      const controller = new AbortController();
+      const reason = new Error('shutting down');
+      const recovery = recover(
+        { client, receiver: r, requestIds: ['dr_1'] },
+        { reactivate: false, signal: controller.signal },
+      ).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      await vi.advanceTimersByTimeAsync(20);
+      expect(replayed).toHaveLength(1);
+      controller.abort(reason);
+      expect(await recovery).toBe(reason);
+      expect(vi.getTimerCount()).toBe(0);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
