@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { KybWebhookError, type ClientRequestTrace, type ReceiverTelemetry } from '@kyb-webhooks/core';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createKybClient, DEFAULT_REQUEST_PREFIX, KybApiError, type KybClientOptions } from './index.js';
 
 // Each client method against answers a `fetch` option gives as real Responses (each is an answer a service could
@@ -534,29 +534,41 @@ describe('client options', () => {
 });
 
 describe('retry options', () => {
-  const gap = async (retry: KybClientOptions['retry']) => {
-    const at: number[] = [];
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /**
+   * On fake timers (a loaded machine only makes real waits longer): a GET answered 503, then its retry, is not
+   * asked again `waitMs` − 1 ms after the first attempt, and is at `waitMs`.
+   */
+  const expectRetryAfter = async (retry: KybClientOptions['retry'], waitMs: number) => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let attempts = 0;
     const kyb = createKybClient({
       baseUrl: BASE,
       apiKey: 'k',
       retry: { maxRetries: 1, ...retry },
       random: () => 0,
       fetch: async () => {
-        at.push(performance.now());
+        attempts++;
         return new Response('', { status: 503 });
       },
     });
-    await failure(kyb.request('GET', '/api/v1/kyb/x'));
-    return at[1]! - at[0]!;
+    const call = failure(kyb.request('GET', '/api/v1/kyb/x'));
+    await vi.advanceTimersByTimeAsync(waitMs - 1);
+    expect(attempts, `no retry after ${waitMs - 1} ms`).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts, `the retry after ${waitMs} ms`).toBe(2);
+    expect(await call).toMatchObject({ status: 503, attempts: 2 });
   };
 
   it('waits half of baseDelayMs first (the draw 0)', async () => {
-    const waited = await gap({ baseDelayMs: 300, maxDelayMs: 10_000 });
-    expect(waited).toBeGreaterThanOrEqual(145);
-    expect(waited).toBeLessThan(260);
+    await expectRetryAfter({ baseDelayMs: 300, maxDelayMs: 10_000 }, 150);
   });
 
   it('never waits past maxDelayMs', async () => {
-    expect(await gap({ baseDelayMs: 1000, maxDelayMs: 60 })).toBeLessThan(300);
+    // min(1000, 60) / 2 with the draw 0.
+    await expectRetryAfter({ baseDelayMs: 1000, maxDelayMs: 60 }, 30);
   });
 });
