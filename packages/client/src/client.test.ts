@@ -1,7 +1,7 @@
 import { API_SHAPE_VARIANTS, createTestSigner, startKybService, type KybService } from '@kyb-webhooks/testing';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createKybClient, InsufficientCreditError, KybApiError, type KybClientOptions } from './index.js';
 
 // One service for the file: generating its RSA key is most of a service's start-up cost. Each test creates its own
@@ -484,15 +484,50 @@ describe('request(): calls the spec does not show', () => {
 });
 
 describe('retries and timeouts', () => {
+  // How long the client waits is read on fake timers (setTimeout only: the sockets to the service stay real), never
+  // on the wall clock, which a loaded machine only makes longer.
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Yields to the real sockets (setImmediate is never faked) until `done` holds. */
+  async function until(done: () => boolean) {
+    while (!done()) await new Promise((resolve) => setImmediate(resolve));
+  }
+
+  /**
+   * The real fetch, counting the attempts made and the answers in. Each answer is read whole before the client sees
+   * it: once `answered` counts one, the client's next steps (its retry wait among them) need no I/O.
+   */
+  function watchedFetch() {
+    const seen = { made: 0, answered: 0 };
+    const watched: typeof fetch = async (input, init) => {
+      seen.made++;
+      const response = await fetch(input, init);
+      const body = await response.arrayBuffer();
+      seen.answered++;
+      return new Response(body.byteLength === 0 ? null : body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    };
+    return { seen, fetch: watched };
+  }
+
   it('retries a GET after a 503 and waits the Retry-After it was told', async () => {
     const id = await service.createDataRequest();
     service.failNextApiCalls(1, { status: 503, retryAfter: '1' });
-    const started = Date.now();
-    await expect(client().deliveries(id)).resolves.toEqual([]);
-    const [failed, retried] = calls();
-    expect([failed?.status, retried?.status]).toEqual([503, 200]);
-    expect(retried!.at - failed!.at).toBeGreaterThanOrEqual(950);
-    expect(Date.now() - started).toBeLessThan(3000);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { seen, fetch } = watchedFetch();
+    const answer = client({ fetch }).deliveries(id);
+    await until(() => seen.answered === 1);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(seen.made, 'no retry 999 ms on').toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(seen.made, 'the retry 1000 ms on').toBe(2);
+    await expect(answer).resolves.toEqual([]);
+    expect(calls().map((call) => call.status)).toEqual([503, 200]);
   });
 
   it('gives up at once when Retry-After is longer than the cap, and reports the wait', async () => {
@@ -541,14 +576,26 @@ describe('retries and timeouts', () => {
   it("the caller's signal aborts the call, including a retry wait", async () => {
     const id = await service.createDataRequest();
     service.failNextApiCalls(1, { status: 503, retryAfter: '10' });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { seen, fetch } = watchedFetch();
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 100);
-    const started = Date.now();
-    await expect(client().deliveries(id, { signal: controller.signal })).rejects.toMatchObject({
-      code: 'aborted',
-      status: null,
-    });
-    expect(Date.now() - started).toBeLessThan(2000);
+    let outcome: unknown = 'pending';
+    void client({ fetch })
+      .deliveries(id, { signal: controller.signal })
+      .then(
+        () => (outcome = 'resolved'),
+        (error: unknown) => (outcome = error),
+      );
+    await until(() => seen.answered === 1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(outcome).toBe('pending');
+    controller.abort();
+    // No time passes from here: only the abort can end the 10 s wait.
+    await vi.advanceTimersByTimeAsync(0);
+    expect(outcome).toBeInstanceOf(KybApiError);
+    expect(outcome).toMatchObject({ code: 'aborted', status: null, attempts: 1 });
+    expect(seen.made).toBe(1);
+    expect(calls().map((call) => call.status)).toEqual([503]);
   });
 
   it('a network error is retried for GET and ends as network_error', async () => {
