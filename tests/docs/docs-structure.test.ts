@@ -1,7 +1,8 @@
 /**
  * What keeps the docs navigable: the root README stays a guide (a table of contents that reaches every section, about
  * 25 KB), the pipeline has ONE step numbering (the code's `// N. step` comments, docs/architecture.md §3 and the
- * README's list agree), and every `docs/architecture.md §N` a source file cites is a section that exists.
+ * README's list agree), every `docs/architecture.md §N` a source file cites is a section that exists, and every file
+ * §13 names exists.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -102,6 +103,43 @@ describe('citations of docs/architecture.md', () => {
         for (const cited of (match[1] as string).matchAll(/§(\d+(?:\.\d+)?)/g)) {
           if (!numbered.has(cited[1] as string)) missing.push(`${file}: §${cited[1]}`);
         }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('docs/architecture.md §13, where things live', () => {
+  const section = /^## 13\. [^\n]*\n([\s\S]*?)\n## 14\. /m.exec(read('docs/architecture.md'))?.[1] ?? '';
+  /** `{a,b}` → both; a path names a file or a folder (`…/`). */
+  const expand = (path: string): string[] => {
+    const brace = /\{([^}]*)\}/.exec(path);
+    return brace ? brace[1]!.split(',').flatMap((part) => expand(path.replace(brace[0], part))) : [path];
+  };
+  const exists = (path: string) => {
+    try {
+      readdirSync(join(REPO_ROOT, path.endsWith('/') ? path : join(path, '..')));
+      return path.endsWith('/') || readdirSync(join(REPO_ROOT, path, '..')).includes(path.split('/').pop()!);
+    } catch {
+      return false;
+    }
+  };
+
+  it('names only files and folders that exist', () => {
+    const rows = section.split('\n').filter((line) => line.startsWith('| ') && !line.startsWith('| concept'));
+    expect(rows.length).toBeGreaterThan(20);
+    const missing: string[] = [];
+    for (const row of rows) {
+      const files = row.split(' | ').slice(1).join(' | ');
+      // A name is read under packages/core/src/, from the repository root, or under a folder named before it in the
+      // same row (`packages/client/src/client.ts`, `paging.ts`).
+      const bases = ['packages/core/src/', ''];
+      for (const [, name] of files.matchAll(/`([\w./{},-]+(?:\.ts|\/))`/g)) {
+        const found = expand(name!).every((path) => bases.some((base) => exists(base + path)));
+        if (!found) missing.push(name!);
+        const folder = name!.endsWith('/') ? name! : name!.replace(/[^/]*$/, '');
+        for (const base of [...bases]) if (folder && exists(base + folder)) bases.push(base + folder);
+        if (name!.startsWith('packages/')) bases.push(folder.replace(/[^/]+\/$/, ''));
       }
     }
     expect(missing).toEqual([]);
