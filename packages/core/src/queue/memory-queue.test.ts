@@ -35,7 +35,11 @@ describe('createMemoryQueue', () => {
     await queue.enqueue(eventOf('a', 0));
     const refused = await queue.enqueue(eventOf('b', 0)).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(QueueFullError);
-    expect(refused).toMatchObject({ retryAfterSeconds: 7 });
+    expect(refused).toMatchObject({
+      name: 'QueueFullError',
+      message: 'the queue is over its backlog limit; retry after 7 s',
+      retryAfterSeconds: 7,
+    });
     const subscription = await queue.work(async () => {}, { concurrency: 1 });
     await until(() => queue.backlog() === 0);
     expect(await queue.enqueue(eventOf('b', 0))).toBe('enqueued');
@@ -89,6 +93,17 @@ describe('createMemoryQueue', () => {
       { streamId: 'coded', error: 'store_unavailable', attempts: 1, blockedAt: 5 },
       { streamId: 'plain', error: 'boom', attempts: 1, blockedAt: 5 },
     ]);
+  });
+
+  it.each([
+    ['null', null, 'null'],
+    ['a string', 'timeout', 'timeout'],
+  ])('reports a failure that is not an Error (%s) by its text', async (_, thrown, expected) => {
+    const queue = createMemoryQueue({ retryLimit: 0 });
+    await queue.enqueue(eventOf('s', 0));
+    const subscription = await queue.work(() => Promise.reject(thrown as Error), { concurrency: 1 });
+    await expect.poll(() => queue.blockedStreams().then((list) => list.map(({ error }) => error))).toEqual([expected]);
+    await subscription.stop();
   });
 
   it('needs a reason to skip, and answers false for a stream that is not blocked', async () => {
