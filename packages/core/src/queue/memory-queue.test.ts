@@ -101,7 +101,7 @@ describe('createMemoryQueue', () => {
   ])('reports a failure that is not an Error (%s) by its text', async (_, thrown, expected) => {
     const queue = createMemoryQueue({ retryLimit: 0 });
     await queue.enqueue(eventOf('s', 0));
-    const subscription = await queue.work(() => Promise.reject(thrown as Error), { concurrency: 1 });
+    const subscription = await queue.work(() => Promise.reject(thrown), { concurrency: 1 });
     await expect.poll(() => queue.blockedStreams().then((list) => list.map(({ error }) => error))).toEqual([expected]);
     await subscription.stop();
   });
