@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KybWebhookError } from '../errors.js';
 import {
   createPayloadCipher,
@@ -171,6 +171,97 @@ describe('queue payload encryption', () => {
   });
 });
 
+/** Seals `plaintext` for `event` as the version 1 format says, the way another version of the library would. */
+async function sealedByFormat(event: QueuedEvent, plaintext: string, kid = 'a', key = KEY_A): Promise<QueuedEvent> {
+  const cryptoKey = await crypto.subtle.importKey('raw', key, 'AES-GCM', false, ['encrypt']);
+  const iv = crypto.getRandomValues(new Uint8Array(12));
+  const bound = ['kyb-webhooks/queue-payload/1', kid, event.key, event.eventId, event.streamId, event.seq, event.type];
+  const ciphertext = await crypto.subtle.encrypt(
+    { name: 'AES-GCM', iv, additionalData: new TextEncoder().encode(JSON.stringify(bound)) },
+    cryptoKey,
+    new TextEncoder().encode(plaintext),
+  );
+  return {
+    ...event,
+    payload: {
+      sealed: { alg: 'A256GCM', kid, iv: base64urlOf(iv), ciphertext: base64urlOf(new Uint8Array(ciphertext)) },
+    },
+  };
+}
+
+describe('queue payload encryption: the stored format and odd jobs', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('opens a payload sealed in the version 1 format by another sealer (jobs outlive an upgrade)', async () => {
+    const event = queuedEvent();
+    const sealed = await sealedByFormat(event, JSON.stringify(event.payload));
+    expect(await cipherOf().open(sealed, 'j')).toEqual(event.payload);
+  });
+
+  it('refuses a payload that decrypts to something that is not JSON, without quoting it', async () => {
+    const sealed = await sealedByFormat(queuedEvent(), `not json: ${ANSWER}`);
+    const error = await refusal(cipherOf().open(sealed, 'job-9'));
+    expect(error.message).toBe(
+      'Job job-9 (event 01JQ0000000000000000000001) decrypted to something that is not a job payload.',
+    );
+  });
+
+  it.each([
+    ['no algorithm', { alg: undefined }, 'is sealed with no algorithm, not A256GCM'],
+    ['no key id', { kid: undefined }, 'Job j (event 01JQ0000000000000000000001) is sealed with'],
+    [
+      'a long algorithm, cut to 32 characters',
+      { alg: 'X'.repeat(40) },
+      `is sealed with "${'X'.repeat(32)}", not A256GCM`,
+    ],
+  ])('refuses a sealed payload with %s', async (_, change, expected) => {
+    const cipher = cipherOf();
+    const sealed = await cipher.seal(queuedEvent());
+    const payload = { sealed: { ...(sealed.payload as SealedPayload).sealed, ...change } };
+    const error = await refusal(cipher.open({ ...sealed, payload } as QueuedEvent, 'j'));
+    expect(error.message).toContain(expected);
+  });
+
+  it('names an unknown key id cut to 64 characters', async () => {
+    const cipher = cipherOf();
+    const sealed = await cipher.seal(queuedEvent());
+    const payload = { sealed: { ...(sealed.payload as SealedPayload).sealed, kid: 'k'.repeat(100) } };
+    const error = await refusal(cipher.open({ ...sealed, payload } as QueuedEvent, 'j'));
+    expect(error.message).toContain(`the key id "${'k'.repeat(64)}", which queueEncryption.keys does not have`);
+  });
+
+  it('takes `sealed: null` for an unsealed payload', async () => {
+    const payload = { ...queuedEvent().payload, sealed: null } as unknown as QueuedEvent['payload'];
+    expect(isSealedPayload(payload)).toBe(false);
+    const error = await refusal(cipherOf().open(queuedEvent({ payload }), 'j'));
+    expect(error.message).toContain('is not encrypted while queueEncryption is on');
+    expect(await cipherOf({ allowUnencrypted: true }).open(queuedEvent({ payload }), 'j')).toEqual(payload);
+  });
+
+  it('imports each key into WebCrypto once, on first use', async () => {
+    const importKey = vi.spyOn(crypto.subtle, 'importKey');
+    const cipher = cipherOf({ keys: { a: KEY_A, b: KEY_B } });
+    expect(importKey).not.toHaveBeenCalled();
+    const sealed = [await cipher.seal(queuedEvent()), await cipher.seal(queuedEvent())];
+    for (const event of sealed) await cipher.open(event, 'j');
+    expect(importKey).toHaveBeenCalledTimes(1);
+  });
+
+  it('checks text and byte keys where the runtime has no CryptoKey global', () => {
+    vi.stubGlobal('CryptoKey', undefined);
+    try {
+      expect(queueKeyProblem(KEY_A)).toBeUndefined();
+      expect(queueKeyProblem(42)).toBe(
+        'must be base64 text, a Uint8Array or a CryptoKey: generate one with `openssl rand -base64 32`.',
+      );
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
+
 describe('queueKeyProblem', () => {
   it.each([
     [base64Of(KEY_A), undefined],
@@ -182,6 +273,14 @@ describe('queueKeyProblem', () => {
     ],
     [base64Of(KEY_A.slice(0, 16)), 'must be 32 bytes (AES-256), got 16: generate one with `openssl rand -base64 32`.'],
     [KEY_A.slice(0, 31), 'must be 32 bytes (AES-256), got 31: generate one with `openssl rand -base64 32`.'],
+    [
+      ' \n\t',
+      'is empty: the environment variable it is read from is probably unset; generate one with `openssl rand -base64 32`.',
+    ],
+    [
+      `KYB_QUEUE_KEY=${base64urlOf(KEY_A)}`,
+      'is not base64 or base64url text: generate one with `openssl rand -base64 32`.',
+    ],
     ['not base64 at all!', 'is not base64 or base64url text: generate one with `openssl rand -base64 32`.'],
     [42, 'must be base64 text, a Uint8Array or a CryptoKey: generate one with `openssl rand -base64 32`.'],
   ])('%j → %j', (key, problem) => {

@@ -217,12 +217,15 @@ describe('queuePayloadEncryption and the queueEncryption option', () => {
     expect(JSON.stringify(encryption)).not.toContain(KEY_A.slice(0, 12));
   });
 
-  it('refuses a plain object for queueEncryption, naming the function to import', () => {
+  it.each([
+    ['a plain object', { keys: { k1: KEY_A }, encryptWith: 'k1' }],
+    ['null', null],
+  ])('refuses %s for queueEncryption, naming the function to import', (_, queueEncryption) => {
     const error = configError(() =>
       createReceiver({
         secrets: { '1': SECRET },
         queue: createMemoryQueue(),
-        queueEncryption: { keys: { k1: KEY_A }, encryptWith: 'k1' } as never,
+        queueEncryption: queueEncryption as never,
       }),
     );
     expect(error.message).toContain('`queueEncryption` must be made by queuePayloadEncryption({ keys, encryptWith })');

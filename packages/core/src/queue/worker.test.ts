@@ -97,19 +97,40 @@ describe('queue mode: the receiver', () => {
     expect(queue.backlog()).toBe(0);
   });
 
-  it.each<[string, Partial<EventQueue>, number, string]>([
-    ['fails', { enqueue: () => Promise.reject(new Error('connection refused')) }, 503, 'queue_unavailable'],
-    ['is over its backlog', { enqueue: () => Promise.reject(new QueueFullError(12.2)) }, 429, 'queue_full'],
-    ['hangs past storeTimeoutMs', { enqueue: () => new Promise<never>(() => {}) }, 503, 'queue_unavailable'],
-  ])('answers a delivery the queue cannot take (it %s) with a retryable non-2xx', async (_, broken, status, code) => {
-    const queue = Object.assign(createMemoryQueue(), broken);
-    const { deliver, logs } = setup({ queue, overrides: { storeTimeoutMs: 20, handlerTimeoutMs: 100 } });
-    const [event] = testStream(['kyb.data_request.pending_approval']);
-    const result = await deliver(event!);
-    expect(result).toMatchObject({ status, code, body: { error: { code } } });
-    if (code === 'queue_full') expect(result.headers).toEqual({ 'retry-after': '13' });
-    expect(logs.at(-1)).toMatchObject({ message: `delivery rejected: ${code}`, eventId: event!.event_id });
-  });
+  it.each<[string, Partial<EventQueue>, number, string, string]>([
+    [
+      'fails',
+      { enqueue: () => Promise.reject(new Error('connection refused')) },
+      503,
+      'queue_unavailable',
+      'memory queue enqueue failed',
+    ],
+    [
+      'is over its backlog',
+      { enqueue: () => Promise.reject(new QueueFullError(12.2)) },
+      429,
+      'queue_full',
+      'retry after 13 s',
+    ],
+    [
+      'hangs past storeTimeoutMs',
+      { enqueue: () => new Promise<never>(() => {}) },
+      503,
+      'queue_unavailable',
+      'memory queue enqueue took over 20 ms',
+    ],
+  ])(
+    'answers a delivery the queue cannot take (it %s) with a retryable non-2xx',
+    async (_, broken, status, code, detail) => {
+      const queue = Object.assign(createMemoryQueue(), broken);
+      const { deliver, logs } = setup({ queue, overrides: { storeTimeoutMs: 20, handlerTimeoutMs: 100 } });
+      const [event] = testStream(['kyb.data_request.pending_approval']);
+      const result = await deliver(event!);
+      expect(result).toMatchObject({ status, code, body: { error: { code } } });
+      if (code === 'queue_full') expect(result.headers).toEqual({ 'retry-after': '13' });
+      expect(logs.at(-1)).toMatchObject({ message: `delivery rejected: ${code}`, eventId: event!.event_id, detail });
+    },
+  );
 });
 
 describe('queue mode: the worker', () => {
@@ -304,7 +325,12 @@ describe('queue mode: the worker', () => {
     await until(() => failures.length === 1);
     await worker.stop();
     expect(failures[0]).toBeInstanceOf(JobFailedError);
-    expect(failures[0]).toMatchObject({ code: 'handler_failed', status: 500, eventId: event!.event_id });
+    expect(failures[0]).toMatchObject({
+      name: 'JobFailedError',
+      code: 'handler_failed',
+      status: 500,
+      eventId: event!.event_id,
+    });
   });
 
   it.each<[string, () => unknown, RegExp]>([
@@ -323,6 +349,37 @@ describe('queue mode: the worker', () => {
     expect(create).toThrow(
       expect.objectContaining({ code: 'config_invalid', message: expect.stringMatching(message) }),
     );
+  });
+
+  it.each([1, 1000])('takes a concurrency of %i', (concurrency) => {
+    expect(() => createQueueWorker(setup().receiver, { concurrency })).not.toThrow();
+  });
+
+  it.each([1001, 1.5])('refuses a concurrency of %s with config_invalid', (concurrency) => {
+    expect(() => createQueueWorker(setup().receiver, { concurrency })).toThrow(
+      expect.objectContaining({
+        code: 'config_invalid',
+        message:
+          'createQueueWorker: `concurrency` must be a whole number from 1 to 1000 (jobs at once); the default is 4.',
+      }),
+    );
+  });
+
+  it.each([
+    [undefined, 4],
+    [2, 2],
+  ])('subscribes with concurrency %s as %i jobs at once', async (concurrency, expected) => {
+    const queue = createMemoryQueue();
+    const asked: { concurrency: number }[] = [];
+    const work = queue.work.bind(queue);
+    queue.work = (handle, options) => {
+      asked.push(options);
+      return work(handle, options);
+    };
+    const worker = createQueueWorker(setup({ queue }).receiver, concurrency === undefined ? {} : { concurrency });
+    await worker.start();
+    await worker.stop();
+    expect(asked).toEqual([{ concurrency: expected }]);
   });
 
   it('refuses a queue option that is not an event queue, naming the fix', () => {
