@@ -210,7 +210,8 @@ describe('queue payload encryption: the stored format and odd jobs', () => {
 
   it.each([
     ['no algorithm', { alg: undefined }, 'is sealed with no algorithm, not A256GCM'],
-    ['no key id', { kid: undefined }, 'Job j (event 01JQ0000000000000000000001) is sealed with'],
+    ['no key id', { kid: undefined }, 'Job j (event 01JQ0000000000000000000001) is sealed with no key id.'],
+    ['a key id that is not text', { kid: 7 }, 'Job j (event 01JQ0000000000000000000001) is sealed with no key id.'],
     [
       'a long algorithm, cut to 32 characters',
       { alg: 'X'.repeat(40) },

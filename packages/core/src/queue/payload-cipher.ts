@@ -165,9 +165,10 @@ export function createPayloadCipher(options: QueueEncryptionOptions): PayloadCip
         );
       }
       const { alg, kid, iv, ciphertext } = payload.sealed;
-      if (alg !== ALGORITHM || typeof kid !== 'string') {
+      if (alg !== ALGORITHM) {
         throw undecryptable(event, jobId, `is sealed with ${describeAlgorithm(alg)}, not A256GCM`);
       }
+      if (typeof kid !== 'string') throw undecryptable(event, jobId, 'is sealed with no key id');
       const key = keyOf(kid);
       if (!key) {
         throw undecryptable(
