@@ -50,6 +50,25 @@ describe('insnVerdicts', () => {
     ]);
   });
 
+  it('judges a steady ratio with the spread of the two runs of ours when the run has the repeat', () => {
+    const steadyLine = (repeatScale: number | undefined) =>
+      insnVerdicts(
+        [
+          figures('hand', 'hmac', 1),
+          figures('stripe', 'hmac', 1),
+          figures('ours', 'hmac', 1.08),
+          ...(repeatScale === undefined ? [] : [{ ...figures('ours', 'hmac', repeatScale), repeat: true as const }]),
+        ],
+        100 * 1024,
+      ).find((line) => line.includes('steady, ours ÷ Stripe'));
+    // Two runs of ours 20% apart (Node 20's GC placement): an 8% excess cannot be called.
+    expect(steadyLine(1.08 * 1.2)).toBe('  unsure  steady, ours ÷ Stripe: 1.08× (target ≤ 1.00×)');
+    // Two runs that agree (Node 24): the 3% floor, so 8% is missed.
+    expect(steadyLine(1.08)).toBe('  MISSED  steady, ours ÷ Stripe: 1.08× (target ≤ 1.00×)');
+    // No repeat: the assumed 10%.
+    expect(steadyLine(undefined)).toBe('  unsure  steady, ours ÷ Stripe: 1.08× (target ≤ 1.00×)');
+  });
+
   it('reports a target whose receivers were not measured as skipped, not as met', () => {
     const lines = insnVerdicts([figures('hand', 'hmac', 1), figures('ours', 'hmac', 1)], 200 * 1024);
     expect(lines).toContain('  skipped  early attested, ours ÷ hand-written: not measured in this run');

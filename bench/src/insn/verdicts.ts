@@ -17,12 +17,15 @@ export interface Measured {
 
 /**
  * How close to a target a figure may fall before the run cannot call it. The early window of a fresh process is
- * allowed ~15% (what the JIT compiles, and when, moves it between builds). The steady slope of ours moved from 136k
- * to 157k per delivery over seven runs of one build on 2026-11-28 (±7%: where the major GCs fall in the window; a
- * forced full GC at the end of every run did not narrow it), so a steady ratio within 10% of its target is unsure.
- * The import figure is deterministic within ~1% and keeps the narrow margin.
+ * allowed ~15% (what the JIT compiles, and when, moves it between builds). The steady slope depends on the Node line:
+ * on Node 20 ours moved from 136k to 184k per delivery between runs of one build (where the major GCs fall in the
+ * window; a forced full GC at the end of every run did not narrow it), on Node 24 two runs agreed to the instruction.
+ * So when the run measured ours twice (the repeat case), a steady ratio is judged with the spread of those two runs
+ * (at least {@link MIN_STEADY_NOISE}); without the repeat, with {@link STEADY_NOISE}. The import figure is
+ * deterministic within ~1% and keeps a narrow margin.
  */
 const STEADY_NOISE = 0.1;
+const MIN_STEADY_NOISE = 0.03;
 const IMPORT_NOISE = 0.03;
 const EARLY_NOISE = 0.15;
 
@@ -47,6 +50,10 @@ export const IMPORT_LIMIT = 150e6;
 export function insnVerdicts(measured: readonly Measured[], bundleBytes: number): string[] {
   const find = (subject: SubjectName, kind: InsnKind) =>
     measured.find((m) => m.subject === subject && m.kind === kind && !m.repeat);
+  const again = measured.find((m) => m.subject === 'ours' && m.kind === 'hmac' && m.repeat);
+  const first = find('ours', 'hmac');
+  const steadyNoise =
+    first && again ? Math.max(measuredNoise(first.steady, again.steady), MIN_STEADY_NOISE) : STEADY_NOISE;
   const ratioLine = (
     text: string,
     ours: Measured | undefined,
@@ -56,7 +63,7 @@ export function insnVerdicts(measured: readonly Measured[], bundleBytes: number)
   ): string => {
     if (!ours || !baseline) return verdict('skipped', `${text}: not measured in this run`);
     const value = ours[figure] / baseline[figure];
-    const noise = figure === 'early' ? EARLY_NOISE : STEADY_NOISE;
+    const noise = figure === 'early' ? EARLY_NOISE : steadyNoise;
     return verdict(judge(value, limit, noise), `${text}: ${ratio(value)} (target ≤ ${limit.toFixed(2)}×)`);
   };
   const ours = find('ours', 'hmac');
