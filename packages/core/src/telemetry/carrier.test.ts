@@ -13,10 +13,11 @@ describe('carrierOf', () => {
     });
   });
 
-  it('drops what is not a string, and entries over 512 characters of key or value', () => {
+  it('drops what is not a string, and entries over 512 characters of key or value (512 is kept)', () => {
     const carrier = carrierOf({ traceparent: TRACEPARENT, n: 1, o: {}, ['k'.repeat(513)]: 'v', long: 'v'.repeat(513) });
     expect(carrier).toEqual({ traceparent: TRACEPARENT });
     expect(carrierOf({ edge: 'v'.repeat(512) })).toEqual({ edge: 'v'.repeat(512) });
+    expect(carrierOf({ ['k'.repeat(512)]: 'v' })).toEqual({ ['k'.repeat(512)]: 'v' });
   });
 
   it('keeps at most 8 entries', () => {

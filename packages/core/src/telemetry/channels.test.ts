@@ -17,10 +17,14 @@ interface TracingChannelLike {
   unsubscribe(handlers: Record<Phase, (message: unknown) => void>): void;
 }
 type Phase = 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
+interface ChannelLike {
+  subscribe(onMessage: (message: unknown) => void): void;
+  unsubscribe(onMessage: (message: unknown) => void): void;
+}
 const diagnostics = (
   globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
 ).process?.getBuiltinModule?.('diagnostics_channel') as
-  { tracingChannel(name: string): TracingChannelLike } | undefined;
+  { tracingChannel(name: string): TracingChannelLike; channel(name: string): ChannelLike } | undefined;
 
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
 const SECRET = 'channels-secret-do-not-publish';
@@ -133,6 +137,41 @@ describe.runIf(diagnostics)('tracing channels', () => {
     expect(failed).toMatchObject({ ...base, handler: 'audit' });
     expect((failed.error as Error).message).toBe('audit is down');
   });
+
+  it('traces a synchronous handler that throws: start, error with what it threw, then end', async () => {
+    const { receiver, deliver } = setup();
+    const broke = new Error('notify broke');
+    receiver.on('kyb.data_request.pending_approval', function notify() {
+      throw broke;
+    });
+    const seen = record('handler');
+    const [event] = testStream(['kyb.data_request.pending_approval']);
+    expect((await deliver(event!)).status).toBe(500);
+    expect(seen.map(([, phase]) => phase)).toEqual(['start', 'error', 'end']);
+    const trace = { eventId: event!.event_id, eventType: 'kyb.data_request.pending_approval', handler: 'notify' };
+    expect(seen[0]![2]).toEqual(trace);
+    expect(seen[1]![2]).toEqual({ ...trace, error: broke });
+    expect(seen[2]![2]).toEqual({ ...trace, error: broke });
+  });
+
+  it.each(['start', 'end', 'asyncStart', 'asyncEnd', 'error'] as const)(
+    'publishes to a subscriber of the %s channel alone (an exporter that listens to one phase only)',
+    async (phase) => {
+      const { receiver, deliver } = setup();
+      receiver.on('kyb.data_request.pending_approval', async function audit() {
+        throw new Error('audit is down');
+      });
+      const channel = diagnostics!.channel(`tracing:${TRACING_CHANNELS.handler}:${phase}`);
+      const seen: HandlerTrace[] = [];
+      const onMessage = (message: unknown) => void seen.push({ ...(message as HandlerTrace) });
+      channel.subscribe(onMessage);
+      unsubscribers.push(() => channel.unsubscribe(onMessage));
+      const [event] = testStream(['kyb.data_request.pending_approval']);
+      expect((await deliver(event!)).status).toBe(500);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ eventId: event!.event_id, handler: 'audit' });
+    },
+  );
 
   it('traces the store calls of a delivery with the operation and the event key', async () => {
     const { deliver } = setup();

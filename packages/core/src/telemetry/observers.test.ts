@@ -8,7 +8,18 @@ import { KybWebhookError } from '../errors.js';
 import { createReceiver } from '../receiver.js';
 import type { DedupeStore } from '../store/dedupe.js';
 import { createMemoryStore } from '../store/memory-store.js';
-import type { ReceiverTelemetry, TracedOperation } from './observers.js';
+import { TRACING_CHANNELS, type ClientRequestTrace } from './channels.js';
+import { Observers, observersOf, type ReceiverTelemetry, type TracedOperation } from './observers.js';
+
+type Phase = 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
+interface TracingChannelLike {
+  subscribe(handlers: Record<Phase, (message: unknown) => void>): void;
+  unsubscribe(handlers: Record<Phase, (message: unknown) => void>): void;
+}
+const diagnostics = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('diagnostics_channel') as
+  { tracingChannel(name: string): TracingChannelLike } | undefined;
 
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
 const SECRET = 'telemetry-secret';
@@ -130,5 +141,116 @@ describe('the telemetry option', () => {
     expect(() => createReceiver({ secrets: { '1': SECRET }, telemetry: {} as never })).toThrow(
       /`telemetry` has no around method/,
     );
+  });
+});
+
+describe("the telemetry option's enabled()", () => {
+  it('is asked before each operation: false skips around() altogether, true or absent runs through it', async () => {
+    const operations: TracedOperation[] = [];
+    let recording = false;
+    const telemetry: ReceiverTelemetry = {
+      enabled: () => recording,
+      around(operation, _trace, run) {
+        operations.push(operation);
+        return run();
+      },
+    };
+    const receiver = await deliverThrough(telemetry);
+    const ran: string[] = [];
+    receiver.onAny((event) => void ran.push(event.event_id));
+    const [first, second] = testStream(['kyb.data_request.pending_approval', 'kyb.data_request.pending_approval']);
+    const deliver = async (event: typeof first) => {
+      const { headers, body } = await signer.sign(event!);
+      return receiver.receive({ method: 'POST', headers, body });
+    };
+    expect((await deliver(first)).status).toBe(200);
+    expect(operations).toEqual([]);
+    recording = true;
+    expect((await deliver(second)).status).toBe(200);
+    expect(operations).toEqual(['receive', 'store', 'handler', 'store']);
+    expect(ran).toEqual([first!.event_id, second!.event_id]);
+  });
+});
+
+describe('observersOf (the client and the other packages of the family)', () => {
+  const trace = (): ClientRequestTrace => ({
+    method: 'GET',
+    route: '/api/v1/kyb/data-requests/{id}/events',
+    origin: 'https://api.kyb.example.com',
+    attempt: 1,
+  });
+
+  it("runs an operation through the telemetry option's around(), the trace filled in by settled", async () => {
+    const seen: [TracedOperation, Record<string, unknown>][] = [];
+    const telemetry: ReceiverTelemetry = {
+      around(operation, traced, run) {
+        const result = run();
+        void Promise.resolve(result).then(() => seen.push([operation, { ...traced }]));
+        return result;
+      },
+    };
+    const requests = observersOf('request', telemetry);
+    expect(requests.active).toBe(true);
+    const answer = await requests.run(
+      trace(),
+      async () => 204,
+      (traced, status) => (traced.status = status),
+    );
+    expect(answer).toBe(204);
+    await Promise.resolve();
+    expect(seen).toEqual([['request', { ...trace(), status: 204 }]]);
+  });
+
+  it.runIf(diagnostics)('publishes on the client request channel while someone subscribes', async () => {
+    const channel = diagnostics!.tracingChannel(TRACING_CHANNELS.clientRequest);
+    const seen: [Phase, Record<string, unknown>][] = [];
+    const phase = (which: Phase) => (message: unknown) =>
+      void seen.push([which, { ...(message as Record<string, unknown>) }]);
+    const handlers = {
+      start: phase('start'),
+      end: phase('end'),
+      asyncStart: phase('asyncStart'),
+      asyncEnd: phase('asyncEnd'),
+      error: phase('error'),
+    };
+    const requests = observersOf('request', undefined);
+    expect(requests.active).toBe(false);
+    channel.subscribe(handlers);
+    try {
+      expect(requests.active).toBe(true);
+      await requests.run(
+        trace(),
+        async () => 200,
+        (traced, status) => (traced.status = status),
+      );
+    } finally {
+      channel.unsubscribe(handlers);
+    }
+    expect(seen.map(([which]) => which)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
+    expect(seen.at(-1)![1]).toEqual({ ...trace(), status: 200 });
+  });
+
+  it('where the runtime has no diagnostics_channel (no channels), watches through the telemetry option alone', () => {
+    const unwatched = new Observers('request', undefined, undefined);
+    expect(unwatched.active).toBe(false);
+    const operations: TracedOperation[] = [];
+    const telemetry: ReceiverTelemetry = {
+      around(operation, _trace, run) {
+        operations.push(operation);
+        return run();
+      },
+    };
+    const watched = new Observers('request', undefined, telemetry);
+    expect(watched.active).toBe(true);
+    const traced = trace();
+    expect(
+      watched.run(
+        traced,
+        () => 200,
+        (t, status) => (t.status = status),
+      ),
+    ).toBe(200);
+    expect(operations).toEqual(['request']);
+    expect(traced.status).toBe(200);
   });
 });
