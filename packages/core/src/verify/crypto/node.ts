@@ -44,6 +44,9 @@ export const platformCrypto: PlatformCrypto = {
   decodeBase64url(text) {
     return Buffer.from(text, 'base64url');
   },
+  decodeHex(text) {
+    return Buffer.from(text, 'hex');
+  },
   decodeUtf8(bytes) {
     // Buffer's decoder would replace bad sequences with U+FFFD; isUtf8 makes it as strict as a fatal TextDecoder
     // and is faster than one. toString keeps a BOM, as the Web path's TextDecoder (ignoreBOM: true) does.

@@ -1,6 +1,6 @@
 // The PlatformCrypto contract (types.ts), checked on both implementations alike: each names itself, prepares an
 // opaque HMAC secret, answers false (never throws) for a MAC of the wrong length, keeps a byte order mark as U+FEFF,
-// refuses invalid UTF-8, and answers the RS256 check with what the signature says.
+// refuses invalid UTF-8, decodes base64url and hex, and answers the RS256 check with what the signature says.
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { platformCrypto as nodeCrypto } from './node.js';
@@ -46,6 +46,10 @@ describe.each<[string, PlatformCrypto]>([
 
   it('decodes canonical base64url to its bytes', () => {
     expect([...platform.decodeBase64url('-_8')]).toEqual([0xfb, 0xff]);
+  });
+
+  it('decodes checked hex of either case to its bytes', () => {
+    expect([...platform.decodeHex('00ff10Ab9c')]).toEqual([0x00, 0xff, 0x10, 0xab, 0x9c]);
   });
 
   it('answers the RS256 check true for a genuine signature and false for another input', async () => {

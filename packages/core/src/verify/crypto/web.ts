@@ -1,4 +1,5 @@
 import { decodeBase64url } from '../base64url.js';
+import { decodeHex } from '../hex.js';
 import type { HmacSecret, PlatformCrypto } from './types.js';
 
 // ignoreBOM keeps a leading U+FEFF in the text (so JSON.parse refuses it) instead of silently dropping it, as
@@ -34,6 +35,9 @@ export const platformCrypto: PlatformCrypto = {
   },
   decodeBase64url(text) {
     return decodeBase64url(text);
+  },
+  decodeHex(text) {
+    return decodeHex(text) ?? new Uint8Array(0);
   },
   decodeUtf8(bytes) {
     return utf8.decode(bytes);
