@@ -113,7 +113,7 @@ async function writeFixtures(cases: typeof CASES, n: Lengths, options: BenchOpti
 /** Every case on one Node line: six callgrind runs each (import, first answer, ready, early, and the steady pair). */
 function measureLine(
   line: NodeLine,
-  run: {
+  plan: {
     program: string;
     cases: typeof CASES;
     fixtures: Fixtures;
@@ -122,7 +122,7 @@ function measureLine(
     profiled: boolean;
   },
 ): LineFigures {
-  const { program, fixtures, n, options } = run;
+  const { program, fixtures, n, options } = plan;
   const count = (spec: Omit<RunSpec, 'importOnly'> & { importOnly?: boolean }, keep = false) => {
     options.progress(
       `callgrind on Node ${line.version}: ${spec.subject} ${spec.kind} ${spec.importOnly ? 'import' : `${spec.count} deliveries`}`,
@@ -132,13 +132,13 @@ function measureLine(
   const node = count({ subject: 'none', kind: 'hmac', fixture: fixtures.hmac.one, count: 0 }).instructions;
   const measured: Measured[] = [];
   let profile: [number, string][] = [];
-  for (const { subject, kind, label, repeat } of run.cases) {
+  for (const { subject, kind, label, repeat } of plan.cases) {
     const { one, many } = fixtures[kind];
     const imported = count({ subject, kind, fixture: one, count: 0, importOnly: true }).instructions;
     const first = count({ subject, kind, fixture: one, count: 1 }).instructions;
     const ready = count({ subject, kind, fixture: many, count: 0 }).instructions;
     const early = count({ subject, kind, fixture: many, count: n.early }).instructions;
-    const profiled = run.profiled && subject === 'ours' && kind === 'hmac' && !repeat;
+    const profiled = plan.profiled && subject === 'ours' && kind === 'hmac' && !repeat;
     const short = count({ subject, kind, fixture: many, count: n.warmup + n.short }, profiled);
     const long = count({ subject, kind, fixture: many, count: n.warmup + n.long }, profiled);
     if (profiled) {
