@@ -10,6 +10,7 @@ export default defineConfig({
       'packages/*/src/**/*.test.ts',
       'packages/core/*.test.ts',
       'packages/core/fuzz/**/*.test.ts',
+      'packages/core/scripts/**/*.test.ts',
       'bench/src/**/*.test.ts',
       'examples/*/src/**/*.test.ts',
       'tests/**/*.test.ts',

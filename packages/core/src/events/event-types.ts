@@ -4,7 +4,7 @@
  * are read from `eventDataSchemas` (events.ts), so a type added there is known here once the plans are regenerated.
  */
 import type { KnownEventType, KybEvent, UnknownKybEvent } from './events.js';
-import { DATA_PLANS } from './schema-plans.generated.js';
+import { DATA_VERDICTS } from './schema-plans.generated.js';
 
 /**
  * The event types of spec §6.
@@ -14,7 +14,7 @@ import { DATA_PLANS } from './schema-plans.generated.js';
  * for (const type of KNOWN_EVENT_TYPES) receiver.on(type, audit)
  * ```
  */
-export const KNOWN_EVENT_TYPES = Object.keys(DATA_PLANS) as KnownEventType[];
+export const KNOWN_EVENT_TYPES = Object.keys(DATA_VERDICTS) as KnownEventType[];
 
 /**
  * Types the spec marks attested: a delivery of one of these without an attestation is rejected.
@@ -39,7 +39,7 @@ export const ATTESTED_EVENT_TYPES: ReadonlySet<string> = new Set<KnownEventType>
  * ```
  */
 export function isKnownEventType(type: string): type is KnownEventType {
-  return Object.hasOwn(DATA_PLANS, type);
+  return Object.hasOwn(DATA_VERDICTS, type);
 }
 
 /**

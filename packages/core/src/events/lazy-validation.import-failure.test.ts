@@ -17,8 +17,8 @@ describe('loadZodSchemas after a failed import', () => {
       return importOriginal();
     });
     const { createLazyValidator } = await import('./lazy-validation.js');
-    const { ENVELOPE_PLAN } = await import('./schema-plans.generated.js');
-    const validate = createLazyValidator(ENVELOPE_PLAN, (schemas) => schemas.envelopeSchema);
+    const { envelopeVerdict } = await import('./schema-plans.generated.js');
+    const validate = createLazyValidator(envelopeVerdict, (schemas) => schemas.envelopeSchema);
 
     await expect(validate({ event: 'kyb.data_request.refused' })).rejects.toThrow();
 

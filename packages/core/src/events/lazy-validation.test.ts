@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createLazyValidator, loadZodSchemas, releasedAnswersOf } from './lazy-validation.js';
-import { ENVELOPE_PLAN } from './schema-plans.generated.js';
+import { envelopeVerdict } from './schema-plans.generated.js';
 
-const validateEnvelope = createLazyValidator(ENVELOPE_PLAN, (schemas) => schemas.envelopeSchema);
+const validateEnvelope = createLazyValidator(envelopeVerdict, (schemas) => schemas.envelopeSchema);
 
 const envelope = {
   event: 'kyb.data_request.refused',

@@ -7,7 +7,7 @@
 import type { ZodMiniType } from 'zod/mini';
 import type { ReleasedAnswer } from './events.js';
 import { locateReleasedAnswerList, ReleasedAnswers } from './released-answers.js';
-import { ACCEPT, compilePlan, type SchemaPlan, type ValidationResult } from './schema-plan.js';
+import { ACCEPT, type PlanNode, type ValidationResult } from './schema-plan.js';
 
 /** The module with the zod schemas (the `./schemas` entry), loaded on first need. */
 export type ZodSchemas = typeof import('../schemas.js');
@@ -31,20 +31,19 @@ export function loadZodSchemas(): Promise<ZodSchemas> {
 }
 
 /**
- * A validator that answers by the plan when it accepts (synchronously, the value itself as the data) and by zod's
+ * A validator that answers by a schema plan's verdict (`compilePlan`, or a generated one) when it accepts (synchronously, the value itself as the data) and by zod's
  * `safeParse` of the schema `pick` chooses otherwise (a promise: zod may have to be loaded first).
  *
  * @example
  * ```ts
- * const validateEnvelope = createLazyValidator(ENVELOPE_PLAN, (schemas) => schemas.envelopeSchema)
+ * const validateEnvelope = createLazyValidator(envelopeVerdict, (schemas) => schemas.envelopeSchema)
  * const result = validateEnvelope(JSON.parse(text)) // a result, or a promise of one when zod must answer
  * ```
  */
 export function createLazyValidator<T>(
-  plan: SchemaPlan,
+  verdict: PlanNode,
   pick: (schemas: ZodSchemas) => ZodMiniType<T>,
 ): (value: unknown) => ValidationResult<T> | Promise<ValidationResult<T>> {
-  const verdict = compilePlan(plan);
   return (value) => {
     if (verdict(value) === ACCEPT) return { success: true, data: value as T };
     return loadZodSchemas().then((schemas) => {

@@ -1,6 +1,6 @@
 import type { ReleasedAnswer } from './events.js';
-import { compilePlan, DEFER, REJECT } from './schema-plan.js';
-import { ANSWER_LIST_PLAN } from './schema-plans.generated.js';
+import { DEFER, REJECT } from './schema-plan.js';
+import { answerListVerdict } from './schema-plans.generated.js';
 
 /**
  * The released answers of a data request, keyed by subject and name together (spec 2.6): a director-level field
@@ -60,8 +60,6 @@ export class ReleasedAnswers implements Iterable<ReleasedAnswer> {
     return [...this.#all];
   }
 }
-
-const answerListVerdict = compilePlan(ANSWER_LIST_PLAN);
 
 /** A claim that holds a list zod accepts as answers, and whether zod would hand back a copy rather than the list. */
 export interface LocatedAnswerList {

@@ -107,16 +107,50 @@ function codePointLength(s: string): number {
   return count;
 }
 
+/**
+ * zod's `.min(n)` of a string: at least `n` code points. zod counts code points, not UTF-16 units; one code point is
+ * one or two units, so only that band needs counting.
+ *
+ * @example
+ * ```ts
+ * hasMinCodePoints('😀', 2) // false: two units, one code point
+ * ```
+ */
+export function hasMinCodePoints(s: string, min: number): boolean {
+  return s.length >= min && (s.length >= min * 2 || codePointLength(s) >= min);
+}
+
+/**
+ * zod's `.max(n)` of a string: at most `n` code points.
+ *
+ * @example
+ * ```ts
+ * hasMaxCodePoints('😀😀', 2) // true: four units, two code points
+ * ```
+ */
+export function hasMaxCodePoints(s: string, max: number): boolean {
+  return s.length <= max || codePointLength(s) <= max;
+}
+
+/**
+ * A pattern's test from the start of the string, as zod runs it: a /g or /y pattern does not carry its position
+ * between calls.
+ *
+ * @example
+ * ```ts
+ * testPattern(/a/g, 'a') && testPattern(/a/g, 'a') // true
+ * ```
+ */
+export function testPattern(pattern: RegExp, s: string): boolean {
+  pattern.lastIndex = 0;
+  return pattern.test(s);
+}
+
 function stringTest(check: StringCheck): (s: string) => boolean {
-  // zod counts code points, not UTF-16 units; one code point is one or two units, so only that band needs counting.
-  if ('min' in check)
-    return (s) => s.length >= check.min && (s.length >= check.min * 2 || codePointLength(s) >= check.min);
-  if ('max' in check) return (s) => s.length <= check.max || codePointLength(s) <= check.max;
+  if ('min' in check) return (s) => hasMinCodePoints(s, check.min);
+  if ('max' in check) return (s) => hasMaxCodePoints(s, check.max);
   const pattern = new RegExp(check.pattern, check.flags);
-  return (s) => {
-    pattern.lastIndex = 0; // as zod does, so a /g or /y pattern does not carry state between calls
-    return pattern.test(s);
-  };
+  return (s) => testPattern(pattern, s);
 }
 
 function stringNode(checks: readonly StringCheck[]): PlanNode {
@@ -159,8 +193,14 @@ function customNode(predicate: (value: unknown) => unknown): PlanNode {
 /**
  * True when zod's copy of an object equals the object: zod builds a `{}` (so Object.prototype) and never gives it an
  * own `__proto__` key. Any other prototype, null included, would not survive the copy.
+ *
+ * @example
+ * ```ts
+ * copiesUnchanged({ a: 1 }) // true
+ * copiesUnchanged(Object.create(null)) // false: zod's copy has Object.prototype
+ * ```
  */
-function copiesUnchanged(value: object): boolean {
+export function copiesUnchanged(value: object): boolean {
   return Object.getPrototypeOf(value) === Object.prototype && !Object.hasOwn(value, '__proto__');
 }
 
@@ -222,22 +262,32 @@ function isPlainObject(value: unknown): value is Record<PropertyKey, unknown> {
   return Object.prototype.hasOwnProperty.call(prototype, 'isPrototypeOf');
 }
 
-function recordNode(keyNode: PlanNode, valueNode: PlanNode): PlanNode {
-  return (value) => {
-    if (!isPlainObject(value)) return REJECT;
-    let verdict: Verdict = Object.getPrototypeOf(value) === Object.prototype ? ACCEPT : DEFER;
-    // Reflect.ownKeys like zod (the one allocation here), because an enumerable symbol key fails a string key type.
-    for (const key of Reflect.ownKeys(value)) {
-      if (key === '__proto__') {
-        verdict = DEFER; // zod leaves it out of its copy
-        continue;
-      }
-      if (!Object.prototype.propertyIsEnumerable.call(value, key)) continue; // zod skips these too
-      if (keyNode(key) === REJECT) return REJECT;
-      const result = valueNode(value[key]);
-      if (result === REJECT) return REJECT;
-      if (result === DEFER) verdict = DEFER;
+/**
+ * A record's verdict (zod's `z.record`): every own enumerable key and its value checked by the given nodes.
+ *
+ * @example
+ * ```ts
+ * recordVerdict({ a: 1 }, compilePlan({ kind: 'string', checks: [] }), compilePlan({ kind: 'unknown' })) // ACCEPT
+ * ```
+ */
+export function recordVerdict(value: unknown, keyNode: PlanNode, valueNode: PlanNode): Verdict {
+  if (!isPlainObject(value)) return REJECT;
+  let verdict: Verdict = Object.getPrototypeOf(value) === Object.prototype ? ACCEPT : DEFER;
+  // Reflect.ownKeys like zod (the one allocation here), because an enumerable symbol key fails a string key type.
+  for (const key of Reflect.ownKeys(value)) {
+    if (key === '__proto__') {
+      verdict = DEFER; // zod leaves it out of its copy
+      continue;
     }
-    return verdict;
-  };
+    if (!Object.prototype.propertyIsEnumerable.call(value, key)) continue; // zod skips these too
+    if (keyNode(key) === REJECT) return REJECT;
+    const result = valueNode(value[key]);
+    if (result === REJECT) return REJECT;
+    if (result === DEFER) verdict = DEFER;
+  }
+  return verdict;
+}
+
+function recordNode(keyNode: PlanNode, valueNode: PlanNode): PlanNode {
+  return (value) => recordVerdict(value, keyNode, valueNode);
 }

@@ -15,8 +15,8 @@ import { checkLimits } from './limits.js';
 import type { OrderedItem } from '../ordering/types.js';
 import type { ReceiveInput } from '../receiver-types.js';
 import { createLazyValidator, releasedAnswersOf } from '../events/lazy-validation.js';
-import type { SchemaPlan, ValidationResult } from '../events/schema-plan.js';
-import { DATA_PLANS, ENVELOPE_PLAN } from '../events/schema-plans.generated.js';
+import type { PlanNode, ValidationResult } from '../events/schema-plan.js';
+import { DATA_VERDICTS, envelopeVerdict } from '../events/schema-plans.generated.js';
 import type { createSignatureCheck, VerifiedSignature } from '../verify/signature.js';
 import type { ApiVersionCheck } from './api-version.js';
 
@@ -44,11 +44,11 @@ export interface CheckOptions {
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 type Validator<T> = (value: unknown) => ValidationResult<T> | Promise<ValidationResult<T>>;
 // By the schemas' plans, without zod; zod is loaded only for a value a plan does not accept (lazy-validation.ts).
-const validateEnvelope: Validator<Envelope> = createLazyValidator(ENVELOPE_PLAN, (schemas) => schemas.envelopeSchema);
+const validateEnvelope: Validator<Envelope> = createLazyValidator(envelopeVerdict, (schemas) => schemas.envelopeSchema);
 const dataValidators = new Map<string, Validator<unknown>>(
-  (Object.entries(DATA_PLANS) as [KnownEventType, SchemaPlan][]).map(([type, plan]) => [
+  (Object.entries(DATA_VERDICTS) as [KnownEventType, PlanNode][]).map(([type, verdict]) => [
     type,
-    createLazyValidator<unknown>(plan, (schemas) => schemas.eventDataSchemas[type]),
+    createLazyValidator<unknown>(verdict, (schemas) => schemas.eventDataSchemas[type]),
   ]),
 );
 
