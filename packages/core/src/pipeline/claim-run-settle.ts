@@ -7,7 +7,7 @@
 import { TRACING_CHANNELS, tracingChannelsOf, type StoreTrace } from '../telemetry/channels.js';
 import { Observers, type ReceiverTelemetry } from '../telemetry/observers.js';
 import type { VerifiedItem } from './checks.js';
-import { handOff, isThenable, settleWithin, TIMED_OUT } from './deadline.js';
+import { handOff, isThenable, SharedDeadline, TIMED_OUT } from './deadline.js';
 import { checkClaimResult, type ClaimResult, type DedupeStore } from '../store/dedupe.js';
 import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from '../events/envelope.js';
@@ -195,10 +195,11 @@ function createStoreCaller(
   telemetry: ReceiverTelemetry | undefined,
 ): { callStoreSoon: CallStoreSoon; callStore: CallStore } {
   const observers = new Observers('store', storeChannels, telemetry);
+  const deadline = new SharedDeadline(storeTimeoutMs);
   function callWithin<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
     const pending = call();
     if (!isThenable(pending)) return pending;
-    return (settleWithin(pending, storeTimeoutMs) as Promise<Awaited<T> | typeof TIMED_OUT>).then((answer) => {
+    return (deadline.within(pending) as Promise<Awaited<T> | typeof TIMED_OUT>).then((answer) => {
       if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
       return answer;
     });

@@ -2,7 +2,7 @@
  * Step 7 of the pipeline (docs/architecture.md §3.7): running a delivery's handlers within `handlerTimeoutMs`, and telling the
  * `onError` handlers about failures and timeouts. What happens to the claim afterwards is claim-run-settle.ts's job.
  */
-import { isThenable, settleWithin, TIMED_OUT } from './deadline.js';
+import { isThenable, SharedDeadline, TIMED_OUT } from './deadline.js';
 import { DeliveryContext, HandlerError, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from '../events/envelope.js';
 
@@ -23,6 +23,7 @@ export type RunHandlers = (
  * can settle the claim when it ends.
  */
 export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs: number): RunHandlers {
+  const deadline = new SharedDeadline(handlerTimeoutMs);
   function notifyError(error: HandlerError): void {
     for (const onError of handlers.error) {
       // Notifications: never awaited (a hanging onError must not hang the delivery), their failures change nothing.
@@ -48,7 +49,7 @@ export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs:
     envelope: Envelope,
   ): Promise<HandlerOutcome> {
     try {
-      if ((await settleWithin(pending, handlerTimeoutMs)) !== TIMED_OUT) return HANDLED;
+      if ((await deadline.within(pending)) !== TIMED_OUT) return HANDLED;
     } catch (error) {
       return failed(error, envelope);
     }
