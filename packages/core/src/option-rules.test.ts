@@ -1,26 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import { configInvalidMessage as messageOf } from '../test-kit.js';
 import { optionRules, validateArgument, validateOptions } from './option-rules.js';
 import { describeValue, suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
-import { KybWebhookError } from './errors.js';
 import { createMemoryStore } from './store/memory-store.js';
 import { streamOrdering } from './ordering/stream-ordering.js';
 
 // The rules behind the configuration messages that the table in config.test.ts does not pin down: which option a
 // typo is taken for, how an option name that is not an identifier is shown, when cross-option rules speak, and the
 // individual rules whose message is the user's fix.
-
-/** The message of the config_invalid error `run` throws; fails the test when it throws nothing or something else. */
-function messageOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(KybWebhookError);
-    expect((error as KybWebhookError).code).toBe('config_invalid');
-    return (error as KybWebhookError).message;
-  }
-  throw new Error('expected a config_invalid error, nothing was thrown');
-}
 
 const SECRET = 'whsec_TOP-SECRET-value-0123456789';
 const secrets = { '3': SECRET };

@@ -1,23 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { configInvalidMessage as messageOf } from '../test-kit.js';
 import { optionRules, validateOptions, type OptionsSpec } from './option-rules.js';
 import { suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
-import { KybWebhookError } from './errors.js';
 
 // How the option kit words a refusal (option-words.ts), seen where a user meets it: the "did you mean" of a
 // config_invalid for a misspelt option name, and the kind of a bad number.
-
-/** The message of the config_invalid error `run` throws; fails the test when it throws nothing or something else. */
-function messageOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(KybWebhookError);
-    expect((error as KybWebhookError).code).toBe('config_invalid');
-    return (error as KybWebhookError).message;
-  }
-  throw new Error('expected a config_invalid error, nothing was thrown');
-}
 
 const secrets = { '3': 'whsec_0123456789' };
 const attestation = {

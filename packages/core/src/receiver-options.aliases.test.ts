@@ -1,21 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { configInvalidMessage as messageOf } from '../test-kit.js';
 import { validateReceiverOptions } from './receiver-options.js';
-import { KybWebhookError } from './errors.js';
 
 // Another library's name for an option (or a common wrong one) is refused with the name that was meant, at every
 // level of createReceiver's options; and a wrong value of an option is refused with the fix for that option.
-
-/** The message of the config_invalid error `run` throws; fails the test when it throws nothing or something else. */
-function messageOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(KybWebhookError);
-    expect((error as KybWebhookError).code).toBe('config_invalid');
-    return (error as KybWebhookError).message;
-  }
-  throw new Error('expected a config_invalid error, nothing was thrown');
-}
 
 const SECRET = 'whsec_0123456789';
 const secrets = { '3': SECRET };

@@ -1,24 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { configInvalidMessage as messageOf } from '../test-kit.js';
 import { validateReceiverOptions } from './receiver-options.js';
-import { KybWebhookError } from './errors.js';
 import { createMemoryStore } from './store/memory-store.js';
 import type { DedupeStore } from './store/dedupe.js';
 import { streamOrdering } from './ordering/stream-ordering.js';
 
 // The edges of createReceiver's numeric options and of its cross-option rules: the last value accepted and the
 // first refused, and the message a user gets for the refused one.
-
-/** The message of the config_invalid error `run` throws; fails the test when it throws nothing or something else. */
-function messageOf(run: () => unknown): string {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(KybWebhookError);
-    expect((error as KybWebhookError).code).toBe('config_invalid');
-    return (error as KybWebhookError).message;
-  }
-  throw new Error('expected a config_invalid error, nothing was thrown');
-}
 
 const secrets = { '3': 'whsec_0123456789' };
 /** 100 years, the longest every store can keep (MAX_STORE_DURATION_MS). */
