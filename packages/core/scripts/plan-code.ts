@@ -98,12 +98,17 @@ export class PlanWriter {
         return [`typeof ${value} === 'string'`, ...plan.checks.map((check) => this.#stringTest(check, value))].join(
           ' && ',
         );
-      case 'number':
-        return [
-          `typeof ${value} === 'number'`,
-          `Number.isFinite(${value})`,
-          ...plan.checks.map((check) => numberTest(check, value)),
-        ].join(' && ');
+      case 'number': {
+        // Number.isSafeInteger is false for anything but a finite number, so with it the type test goes.
+        const safeint = plan.checks.some((check) => 'safeint' in check);
+        // (TypeScript does not narrow by Number.isSafeInteger, hence the cast in the bounds after it.)
+        const bounded = safeint ? `(${value} as number)` : value;
+        const bounds = plan.checks.filter((check) => !('safeint' in check)).map((check) => numberTest(check, bounded));
+        const type = safeint
+          ? [`Number.isSafeInteger(${value})`]
+          : [`typeof ${value} === 'number'`, `Number.isFinite(${value})`];
+        return [...type, ...bounds].join(' && ');
+      }
       case 'boolean':
         return `typeof ${value} === 'boolean'`;
       case 'unknown':
@@ -147,24 +152,26 @@ export class PlanWriter {
     const test = this.#testOf(plan, value);
     if (test === 'true') return '';
     if (test !== undefined) return `if (!(${test})) return REJECT;`;
-    return `{\nconst result = ${this.functionOf(plan)}(${value});\nif (result === REJECT) return REJECT;\nif (result === DEFER) verdict = DEFER;\n}`;
+    return `result = ${this.functionOf(plan)}(${value});\nif (result === REJECT) return REJECT;\nif (result === DEFER) verdict = DEFER;`;
   }
 
   #objectBody(fields: readonly { key: string; plan: SchemaPlan; mayBeAbsent: boolean }[]): string {
     this.#helpers.add('copiesUnchanged');
-    const lines = [
-      `if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;`,
-      'const record = value as Record<string, unknown>;',
-    ];
-    const checks = fields.map((field) => this.#fieldCheck(field));
-    const defers = checks.some((check) => check.includes('verdict = DEFER'));
-    if (defers) lines.push('let verdict: Verdict = ACCEPT;');
+    // zod's own object check, which predicates.ts already holds for the envelope's `data`.
+    this.#predicates.add('isDataObject');
+    const lines = ['if (!isDataObject(value)) return REJECT;'];
+    let checks = fields.map((field) => this.#fieldCheck(field));
+    const calls = checks.filter((check) => check.includes('result = ')).length;
+    if (calls === 1) checks = checks.map((check) => check.replace('result = ', 'const result = '));
+    if (calls > 0) lines.push('let verdict: Verdict = ACCEPT;');
+    if (calls > 1) lines.push('let result: Verdict;');
+    const defers = calls > 0;
     if (fields.length > 0) lines.push('let item: unknown;');
     lines.push(...checks);
     lines.push(
       defers
-        ? 'return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;'
-        : 'return copiesUnchanged(record) ? ACCEPT : DEFER;',
+        ? 'return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;'
+        : 'return copiesUnchanged(value) ? ACCEPT : DEFER;',
     );
     return lines.join('\n');
   }
@@ -174,13 +181,13 @@ export class PlanWriter {
    * `in` test is left out where the field's own answer for `undefined` is already that.
    */
   #fieldCheck({ key, plan, mayBeAbsent }: { key: string; plan: SchemaPlan; mayBeAbsent: boolean }): string {
-    const read = IDENTIFIER.test(key) ? `record.${key}` : `record[${JSON.stringify(key)}]`;
-    const absent = `item === undefined && !(${JSON.stringify(key)} in record)`;
+    const read = IDENTIFIER.test(key) ? `value.${key}` : `value[${JSON.stringify(key)}]`;
+    const absent = `item === undefined && !(${JSON.stringify(key)} in value)`;
     const answerForUndefined = compilePlan(plan)(undefined);
     const check = this.#check(plan, 'item');
     if (mayBeAbsent) {
       if (answerForUndefined === ACCEPT) return `item = ${read};\n${check}`;
-      return `item = ${read};\nif (!(${absent})) ${check.startsWith('{') ? check : `{\n${check}\n}`}`;
+      return `item = ${read};\nif (!(${absent})) {\n${check}\n}`;
     }
     if (answerForUndefined === REJECT) return `item = ${read};\n${check}`;
     return `item = ${read};\nif (${absent}) return REJECT;\n${check}`;
@@ -195,7 +202,7 @@ export class PlanWriter {
       `let verdict: Verdict = ${prototype};`,
       'for (let i = 0; i < value.length; i++) {',
       'const item: unknown = value[i];',
-      this.#check(element, 'item'),
+      this.#check(element, 'item').replace('result = ', 'const result = '),
       '}',
       'return verdict;',
     ].join('\n');

@@ -33,33 +33,25 @@ const PATTERN_5 = new RegExp(
 );
 
 function v0(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let item: unknown;
-  item = record.event;
+  item = value.event;
   if (!(typeof item === 'string' && PATTERN_0.test(item))) return REJECT;
-  item = record.event_id;
+  item = value.event_id;
   if (!(typeof item === 'string' && PATTERN_1.test(item))) return REJECT;
-  item = record.stream_id;
+  item = value.stream_id;
   if (!(typeof item === 'string' && hasMinCodePoints(item, 1) && hasMaxCodePoints(item, 500))) return REJECT;
-  item = record.seq;
-  if (!(
-    typeof item === 'number' &&
-    Number.isFinite(item) &&
-    Number.isSafeInteger(item) &&
-    item >= 0 &&
-    item <= 9007199254740991
-  ))
-    return REJECT;
-  item = record.timestamp;
-  if (!(typeof item === 'number' && Number.isFinite(item) && Number.isSafeInteger(item) && item >= 0)) return REJECT;
-  item = record.api_version;
+  item = value.seq;
+  if (!(Number.isSafeInteger(item) && (item as number) >= 0 && (item as number) <= 9007199254740991)) return REJECT;
+  item = value.timestamp;
+  if (!(Number.isSafeInteger(item) && (item as number) >= 0)) return REJECT;
+  item = value.api_version;
   if (!(typeof item === 'string' && PATTERN_2.test(item))) return REJECT;
-  item = record.data;
+  item = value.data;
   if (!isDataObject(item)) return REJECT;
-  item = record.attestation;
+  item = value.attestation;
   if (!(item === undefined || (typeof item === 'string' && hasMinCodePoints(item, 1)))) return REJECT;
-  return copiesUnchanged(record) ? ACCEPT : DEFER;
+  return copiesUnchanged(value) ? ACCEPT : DEFER;
 }
 
 function v1(value: unknown): Verdict {
@@ -71,16 +63,15 @@ function v1(value: unknown): Verdict {
 }
 
 function v2(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let item: unknown;
-  item = record.field;
+  item = value.field;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.tier;
+  item = value.tier;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.cents;
-  if (!(typeof item === 'number' && Number.isFinite(item) && Number.isSafeInteger(item))) return REJECT;
-  return copiesUnchanged(record) ? ACCEPT : DEFER;
+  item = value.cents;
+  if (!Number.isSafeInteger(item)) return REJECT;
+  return copiesUnchanged(value) ? ACCEPT : DEFER;
 }
 
 function v3(value: unknown): Verdict {
@@ -88,31 +79,26 @@ function v3(value: unknown): Verdict {
   let verdict: Verdict = Object.getPrototypeOf(value) === Array.prototype ? ACCEPT : DEFER;
   for (let i = 0; i < value.length; i++) {
     const item: unknown = value[i];
-    {
-      const result = v2(item);
-      if (result === REJECT) return REJECT;
-      if (result === DEFER) verdict = DEFER;
-    }
+    const result = v2(item);
+    if (result === REJECT) return REJECT;
+    if (result === DEFER) verdict = DEFER;
   }
   return verdict;
 }
 
 function v4(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
   let item: unknown;
-  item = record.quoted_cents;
-  if (!(typeof item === 'number' && Number.isFinite(item) && Number.isSafeInteger(item))) return REJECT;
-  item = record.currency;
+  item = value.quoted_cents;
+  if (!Number.isSafeInteger(item)) return REJECT;
+  item = value.currency;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.lines;
-  {
-    const result = v3(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;
+  item = value.lines;
+  const result = v3(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
 }
 
 function v5(value: unknown): Verdict {
@@ -120,45 +106,38 @@ function v5(value: unknown): Verdict {
 }
 
 function v6(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
+  let result: Verdict;
   let item: unknown;
-  item = record.request_id;
+  item = value.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = record.expires_at;
-  {
-    const result = v1(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  item = record.price;
-  {
-    const result = v5(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  item = record.offer_id;
+  item = value.expires_at;
+  result = v1(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  item = value.price;
+  result = v5(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  item = value.offer_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;
+  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
 }
 
 function v7(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
   let item: unknown;
-  item = record.charged_cents;
-  if (!(typeof item === 'number' && Number.isFinite(item) && Number.isSafeInteger(item))) return REJECT;
-  item = record.currency;
+  item = value.charged_cents;
+  if (!Number.isSafeInteger(item)) return REJECT;
+  item = value.currency;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.lines;
-  {
-    const result = v3(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;
+  item = value.lines;
+  const result = v3(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
 }
 
 function v8(value: unknown): Verdict {
@@ -166,21 +145,18 @@ function v8(value: unknown): Verdict {
 }
 
 function v9(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
   let item: unknown;
-  item = record.approved_at;
-  {
-    const result = v1(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  item = record.action_id;
+  item = value.approved_at;
+  const result = v1(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  item = value.action_id;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.threshold_met;
+  item = value.threshold_met;
   if (!(typeof item === 'boolean')) return REJECT;
-  return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;
+  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
 }
 
 function v10(value: unknown): Verdict {
@@ -188,54 +164,45 @@ function v10(value: unknown): Verdict {
 }
 
 function v11(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
+  let result: Verdict;
   let item: unknown;
-  item = record.request_id;
+  item = value.request_id;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.released_at;
-  {
-    const result = v1(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  item = record.field_count;
-  if (!(typeof item === 'number' && Number.isFinite(item) && Number.isSafeInteger(item) && item >= 0)) return REJECT;
-  item = record.pii_included;
+  item = value.released_at;
+  result = v1(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  item = value.field_count;
+  if (!(Number.isSafeInteger(item) && (item as number) >= 0)) return REJECT;
+  item = value.pii_included;
   if (!(typeof item === 'boolean')) return REJECT;
-  item = record.attestation_kid;
+  item = value.attestation_kid;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.attestation_expires_at;
-  {
-    const result = v1(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  item = record.charge;
-  {
-    const result = v8(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  item = record.approval;
-  {
-    const result = v10(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;
+  item = value.attestation_expires_at;
+  result = v1(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  item = value.charge;
+  result = v8(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  item = value.approval;
+  result = v10(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
 }
 
 function v12(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let item: unknown;
-  item = record.request_id;
+  item = value.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = record.reason;
+  item = value.reason;
   if (!(typeof item === 'string' && hasMinCodePoints(item, 1))) return REJECT;
-  return copiesUnchanged(record) ? ACCEPT : DEFER;
+  return copiesUnchanged(value) ? ACCEPT : DEFER;
 }
 
 function v13(value: unknown): Verdict {
@@ -243,29 +210,25 @@ function v13(value: unknown): Verdict {
 }
 
 function v14(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
+  let result: Verdict;
   let item: unknown;
-  item = record.request_id;
+  item = value.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = record.digest;
+  item = value.digest;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.message_kind;
+  item = value.message_kind;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.created_at;
-  {
-    const result = v13(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  item = record.expires_at;
-  {
-    const result = v13(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;
+  item = value.created_at;
+  result = v13(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  item = value.expires_at;
+  result = v13(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
 }
 
 function v15(value: unknown): Verdict {
@@ -281,69 +244,62 @@ function v17(value: unknown): Verdict {
 }
 
 function v18(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
+  let result: Verdict;
   let item: unknown;
-  item = record.request_id;
+  item = value.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = record.signature;
+  item = value.signature;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.digest;
+  item = value.digest;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.signed_at;
-  {
-    const result = v1(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  item = record.verification;
-  {
-    const result = v17(item);
-    if (result === REJECT) return REJECT;
-    if (result === DEFER) verdict = DEFER;
-  }
-  return verdict === ACCEPT && !copiesUnchanged(record) ? DEFER : verdict;
+  item = value.signed_at;
+  result = v1(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  item = value.verification;
+  result = v17(item);
+  if (result === REJECT) return REJECT;
+  if (result === DEFER) verdict = DEFER;
+  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
 }
 
 function v19(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let item: unknown;
-  item = record.request_id;
+  item = value.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = record.reason;
+  item = value.reason;
   if (!(typeof item === 'string' && hasMinCodePoints(item, 1))) return REJECT;
-  item = record.digest;
+  item = value.digest;
   if (!(typeof item === 'string')) return REJECT;
-  return copiesUnchanged(record) ? ACCEPT : DEFER;
+  return copiesUnchanged(value) ? ACCEPT : DEFER;
 }
 
 function v20(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let item: unknown;
-  item = record.previous_wallet_address;
+  item = value.previous_wallet_address;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.wallet_address;
+  item = value.wallet_address;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  return copiesUnchanged(record) ? ACCEPT : DEFER;
+  return copiesUnchanged(value) ? ACCEPT : DEFER;
 }
 
 function v21(value: unknown): Verdict {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return REJECT;
-  const record = value as Record<string, unknown>;
+  if (!isDataObject(value)) return REJECT;
   let item: unknown;
-  item = record.name;
+  item = value.name;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.subject_type;
+  item = value.subject_type;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.subject;
+  item = value.subject;
   if (!(typeof item === 'string')) return REJECT;
-  item = record.value;
-  if (item === undefined && !('value' in record)) return REJECT;
+  item = value.value;
+  if (item === undefined && !('value' in value)) return REJECT;
 
-  return copiesUnchanged(record) ? ACCEPT : DEFER;
+  return copiesUnchanged(value) ? ACCEPT : DEFER;
 }
 
 function v22(value: unknown): Verdict {
@@ -351,11 +307,9 @@ function v22(value: unknown): Verdict {
   let verdict: Verdict = Object.getPrototypeOf(value) === Array.prototype ? ACCEPT : DEFER;
   for (let i = 0; i < value.length; i++) {
     const item: unknown = value[i];
-    {
-      const result = v21(item);
-      if (result === REJECT) return REJECT;
-      if (result === DEFER) verdict = DEFER;
-    }
+    const result = v21(item);
+    if (result === REJECT) return REJECT;
+    if (result === DEFER) verdict = DEFER;
   }
   return verdict;
 }
