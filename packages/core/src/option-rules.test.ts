@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { configInvalidMessage as messageOf } from '../test-kit.js';
+import { expectConfigInvalid } from '../test-kit.js';
 import { optionRules, validateArgument, validateOptions } from './option-rules.js';
 import { describeValue, suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
 import { createMemoryStore } from './store/memory-store.js';
 import { streamOrdering } from './ordering/stream-ordering.js';
+
+/** The message of the config_invalid error `run` throws (the test fails when it throws nothing else). */
+const messageOf = (run: () => unknown): string => expectConfigInvalid(run).message;
 
 // The rules behind the configuration messages that the table in config.test.ts does not pin down: which option a
 // typo is taken for, how an option name that is not an identifier is shown, when cross-option rules speak, and the

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { configInvalidMessage as messageOf } from '../test-kit.js';
+import { expectConfigInvalid } from '../test-kit.js';
 import { optionRules, validateOptions, type OptionsSpec } from './option-rules.js';
 import { suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
+
+/** The message of the config_invalid error `run` throws (the test fails when it throws nothing else). */
+const messageOf = (run: () => unknown): string => expectConfigInvalid(run).message;
 
 // How the option kit words a refusal (option-words.ts), seen where a user meets it: the "did you mean" of a
 // config_invalid for a misspelt option name, and the kind of a bad number.

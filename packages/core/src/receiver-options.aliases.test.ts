@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { configInvalidMessage as messageOf } from '../test-kit.js';
+import { expectConfigInvalid } from '../test-kit.js';
 import { validateReceiverOptions } from './receiver-options.js';
+
+/** The message of the config_invalid error `run` throws (the test fails when it throws nothing else). */
+const messageOf = (run: () => unknown): string => expectConfigInvalid(run).message;
 
 // Another library's name for an option (or a common wrong one) is refused with the name that was meant, at every
 // level of createReceiver's options; and a wrong value of an option is refused with the fix for that option.

@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { configInvalidMessage as messageOf } from '../test-kit.js';
+import { expectConfigInvalid } from '../test-kit.js';
 import { validateReceiverOptions } from './receiver-options.js';
 import { createMemoryStore } from './store/memory-store.js';
 import type { DedupeStore } from './store/dedupe.js';
 import { streamOrdering } from './ordering/stream-ordering.js';
+
+/** The message of the config_invalid error `run` throws (the test fails when it throws nothing else). */
+const messageOf = (run: () => unknown): string => expectConfigInvalid(run).message;
 
 // The edges of createReceiver's numeric options and of its cross-option rules: the last value accepted and the
 // first refused, and the message a user gets for the refused one.
