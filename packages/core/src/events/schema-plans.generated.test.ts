@@ -22,9 +22,14 @@ function expectSameVerdicts(generated: PlanNode, plan: SchemaPlan): void {
 }
 
 describe('schema-plans.generated.ts', () => {
-  it('is what the generator writes from the zod schemas today', async () => {
-    expect(readFileSync(SCHEMA_PLANS_MODULE, 'utf8'), REGENERATE).toBe(await schemaPlansSource());
-  });
+  // Under mutation testing (stryker.config.mjs sets KYB_MUTATE_TARGET) the module on disk is Stryker's instrumented
+  // copy, never the generator's text; the tests below still hold its functions to compilePlan.
+  it.skipIf(process.env['KYB_MUTATE_TARGET'] !== undefined)(
+    'is what the generator writes from the zod schemas today',
+    async () => {
+      expect(readFileSync(SCHEMA_PLANS_MODULE, 'utf8'), REGENERATE).toBe(await schemaPlansSource());
+    },
+  );
 
   it('holds a verdict for every event type and no other', () => {
     expect(Object.keys(DATA_VERDICTS).sort(), REGENERATE).toEqual(Object.keys(eventDataSchemas).sort());
