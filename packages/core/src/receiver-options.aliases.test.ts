@@ -172,3 +172,109 @@ describe('a wrong value of an ordering option is refused with its fix', () => {
     expect(messageOf(() => validateReceiverOptions({ secrets, ordering }))).toBe(`createReceiver: ${problem}`);
   });
 });
+
+describe("createReceiver's options suggest the option another name stands for", () => {
+  it.each<[string, string]>([
+    ['order', 'ordering'],
+    ['orderBy', 'ordering'],
+    ['streamOrder', 'ordering'],
+    ['secret', 'secrets'],
+    ['signingSecret', 'secrets'],
+    ['signingSecrets', 'secrets'],
+    ['webhookSecret', 'secrets'],
+    ['endpointSecret', 'secrets'],
+    ['hmacSecret', 'secrets'],
+    ['hmacSecrets', 'secrets'],
+    ['keyring', 'secrets'],
+    ['attest', 'attestation'],
+    ['jwt', 'attestation'],
+    ['issuer', 'attestation.issuer'],
+    ['audience', 'attestation.audience'],
+    ['jwksUrl', 'attestation.jwksUrl'],
+    ['jwksUri', 'attestation.jwksUrl'],
+    ['jwks', 'attestation.jwks'],
+    ['leeway', 'attestation.leewaySeconds'],
+    ['leewaySeconds', 'attestation.leewaySeconds'],
+    ['clockTolerance', 'attestation.leewaySeconds'],
+    ['tolerance', 'toleranceSeconds'],
+    ['toleranceInSeconds', 'toleranceSeconds'],
+    ['timestampTolerance', 'toleranceSeconds'],
+    ['maxBodySize', 'maxBodyBytes'],
+    ['bodyLimit', 'maxBodyBytes'],
+    ['bodySizeLimit', 'maxBodyBytes'],
+    ['maxBodyLength', 'maxBodyBytes'],
+    ['maxPayloadSize', 'maxBodyBytes'],
+    ['limit', 'maxBodyBytes'],
+    ['dedupeStore', 'store'],
+    ['storage', 'store'],
+    ['lease', 'leaseMs'],
+    ['leaseDuration', 'leaseMs'],
+    ['retain', 'retainMs'],
+    ['retention', 'retainMs'],
+    ['retentionMs', 'retainMs'],
+    ['timeout', 'handlerTimeoutMs'],
+    ['handlerTimeout', 'handlerTimeoutMs'],
+    ['storeTimeout', 'storeTimeoutMs'],
+    ['clock', 'now'],
+    ['log', 'logger'],
+    ['onLog', 'logger'],
+  ])('%s → %s', (alias, meant) => {
+    const message = messageOf(() => validateReceiverOptions({ secrets, [alias]: 1 }));
+    expect(message).toBe(`createReceiver: \`${alias}\` is not an option: did you mean \`${meant}\`?`);
+  });
+});
+
+describe("a wrong value of one of createReceiver's options is refused with its fix", () => {
+  it.each<[string, Record<string, unknown>, string]>([
+    [
+      'an attestation that is not an object',
+      { attestation: 1 },
+      '`attestation` must be an object (issuer, audience and jwksUrl), got a number.',
+    ],
+    [
+      'a store without its methods',
+      { store: {} },
+      '`store` has no claim, complete or release methods: a dedupe store implements claim, complete and release ' +
+        '(DedupeStore); use createMemoryStore(), createRedisStore() or a SQL store.',
+    ],
+    [
+      'a negative toleranceSeconds',
+      { toleranceSeconds: -1 },
+      '`toleranceSeconds` must be a positive finite number of seconds, got a negative number.',
+    ],
+    [
+      'a negative maxBodyBytes',
+      { maxBodyBytes: -1 },
+      '`maxBodyBytes` must be a positive finite number of bytes, got a negative number.',
+    ],
+    [
+      'a now that is not a function',
+      { now: 1 },
+      '`now` must be a function (a clock in milliseconds, like Date.now), got a number.',
+    ],
+    [
+      'a logger that is neither a function nor false',
+      { logger: 1 },
+      '`logger` must be a function (called with each log entry; false silences the default console logger) or false, ' +
+        'got a number.',
+    ],
+    [
+      'an ordering that is not an object',
+      { ordering: 1 },
+      "`ordering` must be an object (e.g. { mode: 'enforce', fetchEventsAfter }), got a number.",
+    ],
+    [
+      'an apiVersion that is not an object',
+      { apiVersion: 1 },
+      "`apiVersion` must be an object (e.g. { expected: '2026-01-01', onOther: 'accept' }), got a number.",
+    ],
+    [
+      'a telemetry without around',
+      { telemetry: {} },
+      '`telemetry` has no around method: an observability layer with around(operation, trace, run), ' +
+        'e.g. openTelemetry() from @kyb-webhooks/opentelemetry.',
+    ],
+  ])('%s', (_name, override, problem) => {
+    expect(messageOf(() => validateReceiverOptions({ secrets, ...override }))).toBe(`createReceiver: ${problem}`);
+  });
+});

@@ -40,6 +40,16 @@ describe('store durations (leaseMs, retainMs, ordering.cursorRetainMs): above 0 
     );
   });
 
+  it.each<[string, (ms: unknown) => Record<string, unknown>]>([
+    ['leaseMs', (ms) => ({ secrets, leaseMs: ms })],
+    ['retainMs', (ms) => ({ secrets, retainMs: ms })],
+    ['ordering.cursorRetainMs', (ms) => ({ secrets, ordering: { mode: 'off', cursorRetainMs: ms } })],
+  ])('%s: a number in a string is refused as a string', (path, options) => {
+    expect(messageOf(() => validateReceiverOptions(options('60000')))).toBe(
+      `createReceiver: \`${path}\` must be a positive finite number of milliseconds, got a string.`,
+    );
+  });
+
   it('a fraction of a millisecond above 0 is accepted', () => {
     expect(() => validateReceiverOptions({ secrets, retainMs: 0.5 })).not.toThrow();
   });
@@ -63,6 +73,17 @@ describe('ordering.backfillRetryAfterMs: a whole number of milliseconds from 0 t
     expect(messageOf(() => validateReceiverOptions(withRetry(ms)))).toBe(
       'createReceiver: `ordering.backfillRetryAfterMs` must be a whole number of milliseconds from 0 (ask every time) ' +
         `to 3600000 (an hour); the default is 5000. Got ${kind}.`,
+    );
+  });
+});
+
+describe('ordering.backfillRetryAfterMs: a number in a string is refused', () => {
+  it('refuses 5000 as a string, saying the range and the default', () => {
+    expect(
+      messageOf(() => validateReceiverOptions({ secrets, ordering: { mode: 'off', backfillRetryAfterMs: '5000' } })),
+    ).toBe(
+      'createReceiver: `ordering.backfillRetryAfterMs` must be a whole number of milliseconds from 0 (ask every time) ' +
+        'to 3600000 (an hour); the default is 5000. Got a string.',
     );
   });
 });
