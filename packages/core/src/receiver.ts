@@ -156,8 +156,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       // the queue takes it and a worker runs them
       return await accept(checked);
     } catch (error) {
-      // A bug of ours, or input that throws when read (a headers getter): still a clean, retryable answer, never a crash
-      // and never a 2xx. (A throwing logger cannot get here: safeLog swallows its errors.)
+      // A bug of ours or input that throws when read (not a logger: safeLog swallows its errors): a retryable 500.
       return reject(logger, rejection('internal_error', undefined, error));
     }
   }
