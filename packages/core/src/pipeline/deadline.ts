@@ -31,13 +31,19 @@ export function settleWithin<T>(work: T | PromiseLike<T>, ms: number): T | Promi
 
 /** One call waiting on a {@link SharedDeadline}: when it is due, and what to do then (undefined once it settled). */
 interface Wait {
+  /** On the monotonic clock; 0 for a call that started alone, which the timer is armed for. */
   due: number;
   expire: (() => void) | undefined;
 }
 
-/** A monotonic clock where the runtime has one (every runtime the core runs on does), else the wall clock. */
-const clock: () => number =
-  typeof performance === 'object' && typeof performance.now === 'function' ? () => performance.now() : () => Date.now();
+/**
+ * A monotonic clock where the runtime has one (every runtime the core runs on does), else the wall clock. Looked up
+ * at each call, never at import: Node loads its whole perf_hooks module the first time `performance` is read, which
+ * would add about 11 M instructions to importing the core.
+ */
+function monotonicNow(): number {
+  return typeof performance === 'object' && typeof performance.now === 'function' ? performance.now() : Date.now();
+}
 
 /**
  * {@link settleWithin} for calls that all wait the same `ms` (the handlers' and the store's deadlines of a receiver):
@@ -89,7 +95,10 @@ export class SharedDeadline {
   }
 
   #start(expire: () => void): Wait {
-    const wait: Wait = { due: clock() + this.#ms, expire };
+    // A call that starts alone gets the timer armed for itself and never needs its due time: only one that waits
+    // behind another is checked against the clock (so a process that takes one delivery at a time never reads it).
+    const due = this.#unsettled > 0 ? monotonicNow() + this.#ms : 0;
+    const wait: Wait = { due, expire };
     this.#waits.push(wait);
     this.#unsettled++;
     if (this.#unsettled === 1) this.#restart(wait);
@@ -122,7 +131,7 @@ export class SharedDeadline {
 
   #fire(): void {
     this.#timer = undefined;
-    const now = clock();
+    const now = monotonicNow();
     for (; this.#head < this.#waits.length; this.#head++) {
       const wait = this.#waits[this.#head]!;
       if (wait.expire === undefined) continue;
