@@ -58,14 +58,36 @@ function shapedBy(plan: SchemaPlan): fc.Arbitrary<unknown> {
       const patterns = plan.checks.flatMap((check) =>
         'pattern' in check ? [matching(check.pattern, check.flags)] : [],
       );
+      // Lengths on each side of a min or max, in units and in code points; and values a regex test would coerce to a
+      // matching string (a one-item array, a number), which only a type test tells apart.
+      const lengths = plan.checks.flatMap((check) =>
+        'min' in check ? [check.min] : 'max' in check ? [check.max] : [],
+      );
+      const edges = lengths.flatMap((n) =>
+        [n - 1, n, n + 1].filter((k) => k >= 0).flatMap((k) => ['x'.repeat(k), '\uD83D\uDE00'.repeat(k)]),
+      );
+      const coercible = patterns.map((arbitrary) => arbitrary.map((text) => [text]));
       return fc.oneof(
         ...patterns.map((arbitrary) => ({ weight: 8, arbitrary })),
+        ...coercible.map((arbitrary) => ({ weight: 1, arbitrary })),
+        ...(edges.length > 0 ? [{ weight: 2, arbitrary: fc.constantFrom(...edges) }] : []),
         { weight: 4, arbitrary: fc.string({ maxLength: 3 }) },
-        { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 600 }) },
+        { weight: 1, arbitrary: fc.oneof(fc.nat(), fc.string({ unit: 'binary', maxLength: 600 })) },
       );
     }
-    case 'number':
-      return fc.oneof({ weight: 4, arbitrary: fc.nat() }, fc.integer(), fc.double(), fc.maxSafeInteger());
+    case 'number': {
+      // Each bound itself and its neighbours, where `>=` and `>` part.
+      const bounds = plan.checks.flatMap((check) => Object.values(check).filter((v) => typeof v === 'number'));
+      const edges = [0, ...bounds.flatMap((n) => [n - 1, n, n + 1])];
+      return fc.oneof(
+        { weight: 4, arbitrary: fc.nat() },
+        { weight: 2, arbitrary: fc.constantFrom(...edges) },
+        fc.integer(),
+        fc.double(),
+        fc.maxSafeInteger(),
+        { weight: 1, arbitrary: fc.nat().map(String) },
+      );
+    }
     case 'boolean':
       return fc.boolean();
     case 'unknown':
