@@ -31,8 +31,9 @@ export function loadZodSchemas(): Promise<ZodSchemas> {
 }
 
 /**
- * A validator that answers by a schema plan's verdict (`compilePlan`, or a generated one) when it accepts (synchronously, the value itself as the data) and by zod's
- * `safeParse` of the schema `pick` chooses otherwise (a promise: zod may have to be loaded first).
+ * A validator that answers by a schema plan's verdict (`compilePlan`'s, or a generated one) when it accepts
+ * (synchronously, the value itself as the data) and by zod's `safeParse` of the schema `pick` chooses otherwise (a
+ * promise: zod may have to be loaded first).
  *
  * @example
  * ```ts
