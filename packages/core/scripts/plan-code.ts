@@ -20,7 +20,8 @@ import {
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 /** Helpers of schema-plan.ts the written functions call, each imported only when used. */
-export type PlanHelper = 'copiesUnchanged' | 'hasMinCodePoints' | 'hasMaxCodePoints' | 'recordVerdict' | 'testPattern';
+export type PlanHelper =
+  'copiesUnchanged' | 'hasMinCodePoints' | 'hasMaxCodePoints' | 'recordVerdict' | 'rememberingTest';
 
 /**
  * Collects the functions of any number of plans, sharing one function between equal nodes.
@@ -29,7 +30,7 @@ export type PlanHelper = 'copiesUnchanged' | 'hasMinCodePoints' | 'hasMaxCodePoi
  * ```ts
  * const writer = new PlanWriter()
  * const name = writer.functionOf({ kind: 'string', checks: [{ min: 1 }] })
- * writer.declarations() // the regex constants and `function v0(value: unknown): Verdict { ... }`
+ * writer.declarations() // the pattern tests and `function v0(value: unknown): Verdict { ... }`
  * ```
  */
 export class PlanWriter {
@@ -53,11 +54,11 @@ export class PlanWriter {
     return name;
   }
 
-  /** The regex constants, then the functions, each after those it calls. */
+  /** The pattern tests (one `rememberingTest` per pattern), then the functions, each after those it calls. */
   declarations(): string {
     const patterns = [...this.#patterns].map(([key, name]) => {
       const { pattern, flags } = JSON.parse(key) as { pattern: string; flags: string };
-      return `const ${name} = new RegExp(${JSON.stringify(pattern)}, ${JSON.stringify(flags)});`;
+      return `const ${name} = rememberingTest(new RegExp(${JSON.stringify(pattern)}, ${JSON.stringify(flags)}));`;
     });
     return [...patterns, ...this.#bodies].join('\n\n');
   }
@@ -134,12 +135,12 @@ export class PlanWriter {
     const key = JSON.stringify({ pattern: check.pattern, flags: check.flags });
     let name = this.#patterns.get(key);
     if (name === undefined) {
-      name = `PATTERN_${this.#patterns.size}`;
+      name = `matchesPattern${this.#patterns.size}`;
       this.#patterns.set(key, name);
+      this.#helpers.add('rememberingTest');
     }
-    // A /g or /y pattern keeps its position between calls; zod (and compilePlan) reset it first.
-    if (/[gy]/.test(check.flags)) return this.#helper('testPattern', `${name}, ${value}`);
-    return `${name}.test(${value})`;
+    // rememberingTest tests a /g or /y pattern from the start, as zod (and compilePlan) do.
+    return `${name}(${value})`;
   }
 
   #helper(name: PlanHelper, args: string): string {

@@ -18,6 +18,9 @@
  */
 import { PLAN_PREDICATES, type PlanPredicateName } from './predicates.js';
 
+// The generated plan functions (schema-plans.generated.ts) import their helpers from here.
+export { rememberingTest } from './patterns.js';
+
 export const REJECT = 0;
 export const ACCEPT = 1;
 export const DEFER = 2;

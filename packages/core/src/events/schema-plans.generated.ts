@@ -9,36 +9,41 @@ import {
   hasMaxCodePoints,
   hasMinCodePoints,
   recordVerdict,
+  rememberingTest,
   type PlanNode,
   type Verdict,
 } from './schema-plan.js';
 import { isDataObject } from './predicates.js';
 
-const PATTERN_0 = new RegExp('^[\\x21-\\x7e]{1,200}$', '');
+const matchesPattern0 = rememberingTest(new RegExp('^[\\x21-\\x7e]{1,200}$', ''));
 
-const PATTERN_1 = new RegExp('^[0-7][0-9A-HJKMNP-TV-Z]{25}$', 'i');
+const matchesPattern1 = rememberingTest(new RegExp('^[0-7][0-9A-HJKMNP-TV-Z]{25}$', 'i'));
 
-const PATTERN_2 = new RegExp('^\\d{4}-\\d{2}-\\d{2}$', '');
+const matchesPattern2 = rememberingTest(new RegExp('^\\d{4}-\\d{2}-\\d{2}$', ''));
 
-const PATTERN_3 = new RegExp('^\\d{1,16}$', '');
+const matchesPattern3 = rememberingTest(new RegExp('^\\d{1,16}$', ''));
 
-const PATTERN_4 = new RegExp(
-  '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
-  '',
+const matchesPattern4 = rememberingTest(
+  new RegExp(
+    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
+    '',
+  ),
 );
 
-const PATTERN_5 = new RegExp(
-  '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
-  '',
+const matchesPattern5 = rememberingTest(
+  new RegExp(
+    '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))$',
+    '',
+  ),
 );
 
 function v0(value: unknown): Verdict {
   if (!isDataObject(value)) return REJECT;
   let item: unknown;
   item = value.event;
-  if (!(typeof item === 'string' && PATTERN_0.test(item))) return REJECT;
+  if (!(typeof item === 'string' && matchesPattern0(item))) return REJECT;
   item = value.event_id;
-  if (!(typeof item === 'string' && PATTERN_1.test(item))) return REJECT;
+  if (!(typeof item === 'string' && matchesPattern1(item))) return REJECT;
   item = value.stream_id;
   if (!(typeof item === 'string' && hasMinCodePoints(item, 1) && hasMaxCodePoints(item, 500))) return REJECT;
   item = value.seq;
@@ -46,7 +51,7 @@ function v0(value: unknown): Verdict {
   item = value.timestamp;
   if (!(Number.isSafeInteger(item) && (item as number) >= 0)) return REJECT;
   item = value.api_version;
-  if (!(typeof item === 'string' && PATTERN_2.test(item))) return REJECT;
+  if (!(typeof item === 'string' && matchesPattern2(item))) return REJECT;
   item = value.data;
   if (!isDataObject(item)) return REJECT;
   item = value.attestation;
@@ -56,9 +61,9 @@ function v0(value: unknown): Verdict {
 
 function v1(value: unknown): Verdict {
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0) return ACCEPT;
-  if (typeof value === 'string' && PATTERN_3.test(value)) return ACCEPT;
-  if (typeof value === 'string' && PATTERN_4.test(value)) return ACCEPT;
-  if (typeof value === 'string' && PATTERN_5.test(value)) return ACCEPT;
+  if (typeof value === 'string' && matchesPattern3(value)) return ACCEPT;
+  if (typeof value === 'string' && matchesPattern4(value)) return ACCEPT;
+  if (typeof value === 'string' && matchesPattern5(value)) return ACCEPT;
   return REJECT;
 }
 

@@ -14,6 +14,7 @@ import { dedupeKeyOf } from './dedupe-key.js';
 import { checkLimits } from './limits.js';
 import type { OrderedItem } from '../ordering/types.js';
 import type { ReceiveInput } from '../receiver-types.js';
+import { rememberingTest } from '../events/patterns.js';
 import { createLazyValidator, releasedAnswersOf } from '../events/lazy-validation.js';
 import type { PlanNode, ValidationResult } from '../events/schema-plan.js';
 import { DATA_VERDICTS, envelopeVerdict } from '../events/schema-plans.generated.js';
@@ -239,9 +240,11 @@ export function withAnswers(
   });
 }
 
+const isAttempt = rememberingTest(/^\d{1,9}$/);
+
 /** `Service-Delivery-Attempt`, when present and a plain integer; anything else is ignored. */
 export function parseAttempt(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\d{1,9}$/.test(value)) return undefined;
+  if (value === undefined || !isAttempt(value)) return undefined;
   return Number(value);
 }
 
