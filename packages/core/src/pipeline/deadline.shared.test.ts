@@ -42,52 +42,6 @@ describe('SharedDeadline', () => {
     await expect(deadline.within(Promise.reject(new Error('store down')))).rejects.toThrow('store down');
   });
 
-  it('race: calls exactly one callback, the one for whichever came first, and answers what it returned', async () => {
-    vi.useFakeTimers();
-    const deadline = new SharedDeadline(1_000);
-    const calls: string[] = [];
-    const race = (work: PromiseLike<string>) =>
-      deadline.race(
-        work,
-        (value) => (calls.push(`settled ${value}`), `ok ${value}`),
-        (error) => (calls.push(`failed ${String(error)}`), 'failed'),
-        () => (calls.push('timed out'), 'late'),
-      );
-    expect(await race(Promise.resolve('a'))).toBe('ok a');
-    expect(await race(Promise.reject(new Error('b')))).toBe('failed');
-    const slow = pendingWork<string>();
-    const timedOut = watch(race(slow.work));
-    await vi.advanceTimersByTimeAsync(999);
-    expect(timedOut).toEqual({});
-    await vi.advanceTimersByTimeAsync(1);
-    expect(timedOut).toEqual({ answer: 'late' });
-    slow.resolve('c'); // after the deadline: no callback runs
-    slow.work.then(() => calls.push('work settled'));
-    await vi.advanceTimersByTimeAsync(2_000);
-    expect(calls).toEqual(['settled a', 'failed Error: b', 'timed out', 'work settled']);
-  });
-
-  it('race and within share the queue: each call keeps its own ms', async () => {
-    vi.useFakeTimers();
-    const deadline = new SharedDeadline(1_000);
-    const first = watch(deadline.within(new Promise(() => {})));
-    await vi.advanceTimersByTimeAsync(400);
-    const second = watch(
-      deadline.race(
-        new Promise(() => {}),
-        () => 'settled',
-        () => 'failed',
-        () => 'late',
-      ),
-    );
-    await vi.advanceTimersByTimeAsync(600);
-    expect([first, second]).toEqual([{ answer: TIMED_OUT }, {}]);
-    await vi.advanceTimersByTimeAsync(399);
-    expect(second).toEqual({});
-    await vi.advanceTimersByTimeAsync(1);
-    expect(second).toEqual({ answer: 'late' });
-  });
-
   it('answers TIMED_OUT at ms, not a millisecond before', async () => {
     vi.useFakeTimers();
     const seen = watch(new SharedDeadline(1_000).within(new Promise(() => {})));

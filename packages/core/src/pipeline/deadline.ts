@@ -94,38 +94,6 @@ export class SharedDeadline {
     });
   }
 
-  /**
-   * What exactly one of the three callbacks returns: `settled` or `failed` when `work` settles first, `timedOut` when
-   * `ms` passes first (a later outcome of `work` then calls nothing). One promise and no `await` where
-   * `await within(work)` in an async function would make three: the handlers' deadline runs once per delivery.
-   * The callbacks must not throw.
-   *
-   * @example
-   * ```ts
-   * const outcome = await handlerDeadline.race(work, () => 'handled', (error) => failed(error), () => abort(work))
-   * ```
-   */
-  race<T, R>(
-    work: PromiseLike<T>,
-    settled: (value: T) => R,
-    failed: (error: unknown) => R,
-    timedOut: () => R,
-  ): Promise<R> {
-    return new Promise((resolve) => {
-      const wait = this.#start(() => resolve(timedOut()));
-      const fail = (error: unknown) => {
-        if (this.#settle(wait)) resolve(failed(error));
-      };
-      try {
-        work.then((value) => {
-          if (this.#settle(wait)) resolve(settled(value));
-        }, fail);
-      } catch (error) {
-        fail(error); // a thenable whose then() throws: its work failed
-      }
-    });
-  }
-
   #start(expire: () => void): Wait {
     // A call that starts alone gets the timer armed for itself and never needs its due time: only one that waits
     // behind another is checked against the clock (so a process that takes one delivery at a time never reads it).
@@ -153,14 +121,12 @@ export class SharedDeadline {
     this.#arm(wait, this.#ms);
   }
 
-  /** Ends `wait`: false when it had expired first. */
-  #settle(wait: Wait): boolean {
-    if (wait.expire === undefined) return false;
+  #settle(wait: Wait): void {
+    if (wait.expire === undefined) return; // it expired first
     wait.expire = undefined;
     this.#unsettled--;
     this.#dropDone();
     if (this.#unsettled === 0) this.#idle();
-    return true;
   }
 
   #fire(): void {

@@ -2,7 +2,7 @@
  * Step 7 of the pipeline (docs/architecture.md §3.7): running a delivery's handlers within `handlerTimeoutMs`, and telling the
  * `onError` handlers about failures and timeouts. What happens to the claim afterwards is claim-run-settle.ts's job.
  */
-import { isThenable, SharedDeadline } from './deadline.js';
+import { isThenable, SharedDeadline, TIMED_OUT } from './deadline.js';
 import { DeliveryContext, HandlerError, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from '../events/envelope.js';
 
@@ -43,7 +43,16 @@ export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs:
     return failure;
   }
 
-  function timedOut(pending: PromiseLike<unknown>, context: DeliveryContext, envelope: Envelope): HandlerOutcome {
+  async function awaitHandlers(
+    pending: PromiseLike<unknown>,
+    context: DeliveryContext,
+    envelope: Envelope,
+  ): Promise<HandlerOutcome> {
+    try {
+      if ((await deadline.within(pending)) !== TIMED_OUT) return HANDLED;
+    } catch (error) {
+      return failed(error, envelope);
+    }
     const reason = new DOMException(
       `the handler did not finish within handlerTimeoutMs (${handlerTimeoutMs} ms)`,
       'TimeoutError',
@@ -66,12 +75,6 @@ export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs:
     } catch (error) {
       return failed(error, envelope);
     }
-    const work = pending as PromiseLike<unknown>;
-    return deadline.race(
-      work,
-      () => HANDLED,
-      (error) => failed(error, envelope),
-      () => timedOut(work, context, envelope),
-    );
+    return awaitHandlers(pending as PromiseLike<unknown>, context, envelope);
   };
 }
