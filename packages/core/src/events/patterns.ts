@@ -17,7 +17,7 @@ export const EVENT_TYPE_PATTERN = /^[\x21-\x7e]{1,200}$/;
  * `pattern.test`, remembering the last string that passed: equal strings always get the same answer, so a repeat is
  * answered by one string comparison. The event type, the `api_version`, the signature's key version and the delivery
  * attempt repeat from one delivery to the next, and a `RegExp` call costs about 1,200 instructions on Node 24 even
- * once optimized (docs/architecture.md §6). A /g or /y pattern is tested from the start of the string each time, as
+ * once optimized (docs/architecture.md §3.4). A /g or /y pattern is tested from the start of the string each time, as
  * zod tests it.
  *
  * @example
