@@ -5,8 +5,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testEvents, type TestSigner } from '../../test-kit.js';
 import { HandlerError } from '../pipeline/dispatch.js';
-import { safeLog, sanitizeLogText, serializeError, type LogEntry } from './logger.js';
+import { safeLog, sanitizeLogText, serializeError, takesLevel, type LogEntry } from './logger.js';
 import { createReceiver } from '../receiver.js';
+import { createConsoleLogger } from './console-logger.js';
 
 let signer: TestSigner;
 beforeAll(async () => {
@@ -135,5 +136,21 @@ describe('entries the receiver logs', () => {
     expect(entries[0]!.eventType!.length).toBeLessThan(400);
     expect(entries[0]!.detail).toBe('kid "a\\u2028b"');
     expect(entries[0]!.error).toMatchObject({ name: 'Error', message: 'e' });
+  });
+});
+
+describe('takesLevel', () => {
+  it('says whether a logger takes a level: none never, a console logger from its level up, any other every level', () => {
+    const levels = ['debug', 'info', 'warn', 'error'] as const;
+    const warnAndUp = createConsoleLogger({ level: 'warn' });
+    expect(levels.map((level) => takesLevel(warnAndUp, level))).toEqual([false, false, true, true]);
+    expect(levels.map((level) => takesLevel(createConsoleLogger({ level: 'info' }), level))).toEqual([
+      false,
+      true,
+      true,
+      true,
+    ]);
+    expect(levels.map((level) => takesLevel(() => {}, level))).toEqual([true, true, true, true]);
+    expect(levels.map((level) => takesLevel(undefined, level))).toEqual([false, false, false, false]);
   });
 });

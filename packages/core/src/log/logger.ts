@@ -149,6 +149,21 @@ export function severityOf(level: LogEntry['level']): number | undefined {
 }
 
 /**
+ * Whether `logger` is there and takes entries of `level` (see {@link dropsEntriesBelow}): a caller that logs on every
+ * delivery asks first, and builds no entry for a logger that would drop it.
+ *
+ * @example
+ * ```ts
+ * if (takesLevel(logger, 'debug')) safeLog(logger, { level: 'debug', message: 'delivery processed' })
+ * ```
+ */
+export function takesLevel(logger: Logger | undefined, level: LogEntry['level']): logger is Logger {
+  if (!logger) return false;
+  const threshold = thresholds.get(logger);
+  return threshold === undefined || SEVERITY[level] >= threshold;
+}
+
+/**
  * Calls the logger with a sanitised entry; a logger that throws changes nothing, and one that would drop the entry
  * (see {@link dropsEntriesBelow}) is not called.
  *
@@ -158,9 +173,7 @@ export function severityOf(level: LogEntry['level']): number | undefined {
  * ```
  */
 export function safeLog(logger: Logger | undefined, input: LogInput): void {
-  if (!logger) return;
-  const threshold = thresholds.get(logger);
-  if (threshold !== undefined && SEVERITY[input.level] < threshold) return;
+  if (!takesLevel(logger, input.level)) return;
   try {
     const entry: LogEntry = { level: input.level, message: sanitizeLogText(input.message, MAX_MESSAGE) };
     if (input.code !== undefined) entry.code = sanitizeLogText(input.code);

@@ -6,7 +6,7 @@
 import type { Envelope } from '../events/envelope.js';
 import { ERRORS, KybWebhookError, rejection, type ErrorCode } from '../errors.js';
 import type { KybEvent, UnknownKybEvent } from '../events/events.js';
-import { safeLog, type Logger } from '../log/logger.js';
+import { safeLog, takesLevel, type Logger } from '../log/logger.js';
 import type { ReceiveResult, ResponseBody } from '../receiver-types.js';
 
 // Answers shared by every delivery, frozen so that no adapter or onResult hook can change another delivery's.
@@ -86,7 +86,7 @@ export function answerProcessed(
   envelope: Envelope,
   event: KybEvent | UnknownKybEvent,
 ): ReceiveResult {
-  if (logger)
+  if (takesLevel(logger, 'debug'))
     safeLog(logger, {
       level: 'debug',
       message: 'delivery processed',
@@ -103,7 +103,7 @@ export function answerQueued(
   envelope: Envelope,
   event: KybEvent | UnknownKybEvent,
 ): ReceiveResult {
-  if (logger)
+  if (takesLevel(logger, 'debug'))
     safeLog(logger, {
       level: 'debug',
       message: 'delivery queued',
@@ -121,7 +121,7 @@ export function answerDuplicate(
   envelope: Envelope,
   event: KybEvent | UnknownKybEvent,
 ): ReceiveResult {
-  if (logger)
+  if (takesLevel(logger, 'info'))
     safeLog(logger, {
       level: 'info',
       message: 'duplicate delivery acknowledged',
@@ -139,7 +139,7 @@ export function answerLate(
   envelope: Envelope,
   event: KybEvent | UnknownKybEvent,
 ): ReceiveResult {
-  if (logger)
+  if (takesLevel(logger, 'info'))
     safeLog(logger, {
       level: 'info',
       message: 'late event taken by the onGap handlers',
@@ -156,7 +156,7 @@ export function answerLate(
  * service neither retries it nor holds its stream; it carries no event, since nothing verified one.
  */
 export function answerUnauthenticated(logger: Logger | undefined, envelope: Envelope): ReceiveResult {
-  if (logger)
+  if (takesLevel(logger, 'info'))
     safeLog(logger, {
       level: 'info',
       message:
