@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discover } from './discovery.js';
 import { LOGIN_ERRORS } from './errors.js';
 import { createLogin } from './login.js';
-import { loginOptions, REDIRECT_URI, refusal } from './testing/flow.js';
+import { approvedCallback, loginOptions, REDIRECT_URI, refusal } from './testing/flow.js';
 import { startTestProvider, type TestProvider } from './testing/provider.js';
+import { claimsOf, craftToken, tamperingFetch } from './testing/tokens.js';
 
 // The discovery document at start-up: what createLogin refuses, with the code, message and detail an operator sees.
 
@@ -164,5 +165,19 @@ describe('an http authUrl without allowInsecureRequests', () => {
       status: 500,
       message: 'authUrl must be https (allowInsecureRequests: true only for a local test provider).',
     });
+  });
+});
+
+describe('the client settings given to discovery', () => {
+  it('clockToleranceSeconds is the leeway of the ID token check of the token response too', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const expiredBy45s = tamperingFetch(async (body) => ({
+      ...body,
+      id_token: await craftToken(provider.signingKey, { ...claimsOf(body.id_token), iat: now - 600, exp: now - 45 }),
+    }));
+    const lenient = await createLogin(loginOptions(provider, { clockToleranceSeconds: 60, fetch: expiredBy45s }));
+    expect((await lenient.finish((await approvedCallback(lenient)).callback)).userId).toMatch(/^0x/);
+    const strict = await createLogin(loginOptions(provider, { clockToleranceSeconds: 30, fetch: expiredBy45s }));
+    expect((await refusal(strict.finish((await approvedCallback(strict)).callback))).code).toBe('token_expired');
   });
 });

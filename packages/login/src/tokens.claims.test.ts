@@ -184,12 +184,14 @@ describe('an access token', () => {
   });
 
   it('is refused with a sub that lacks the svcid: prefix', async () => {
-    const error = await refusal(verifier().verifyAccessToken(await accessToken({ sub: '0xabc' })));
-    expect(error).toMatchObject({
-      code: 'subject_invalid',
-      status: 401,
-      detail: 'access_token sub lacks the svcid: prefix',
-    });
+    for (const sub of ['0xabc', 'did:pkh:0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c']) {
+      const error = await refusal(verifier().verifyAccessToken(await accessToken({ sub })));
+      expect(error).toMatchObject({
+        code: 'subject_invalid',
+        status: 401,
+        detail: 'access_token sub lacks the svcid: prefix',
+      });
+    }
   });
 
   it('is refused when issued in the future beyond the leeway, and accepted exactly at the leeway', async () => {
