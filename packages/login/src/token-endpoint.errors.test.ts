@@ -3,7 +3,7 @@ import { LOGIN_ERRORS } from './errors.js';
 import { createLogin } from './login.js';
 import { approvedCallback, loginOptions, REDIRECT_URI, refusal } from './testing/flow.js';
 import { startTestProvider, type TestProvider } from './testing/provider.js';
-import { claimsOf, craftToken, tamperingFetch } from './testing/tokens.js';
+import { claimsOf, craftToken, tamperingFetch, type Forgery } from './testing/tokens.js';
 
 // How each way the token endpoint (or its answer) fails reaches the app: the code and message a user sees, and the
 // detail an operator reads in the log.
@@ -156,6 +156,33 @@ describe('a token response that is not acceptable', () => {
       message: 'The ID token was not issued by this site\u2019s login server (its iss is another issuer).',
       detail: 'id_token: unexpected JWT "iss" (issuer) claim value',
     });
+  });
+
+  it.each<[string, string, string]>([
+    ['not a JWT', 'not-a-jwt', 'Invalid JWT'],
+    ['a JWT whose header is not JSON', 'Zm9v.e30.c2ln', 'failed to parse JWT Header body as base64url encoded JSON'],
+    [
+      'encrypted (a JWE, which this client does not decrypt)',
+      'eyJhbGciOiJSU0EtT0FFUCIsImVuYyI6IkEyNTZHQ00ifQ.a.b.c.d',
+      'JWE decryption is not configured',
+    ],
+  ])('with an ID token that is %s: token_invalid', async (_name, idToken, detail) => {
+    const error = await signInWith(tamperingFetch((body) => ({ ...body, id_token: idToken })));
+    expect(error).toMatchObject({ code: 'token_invalid', status: 401, message: LOGIN_ERRORS.token_invalid.message });
+    expect(error.detail).toBe(`response: ${detail}`);
+  });
+
+  it.each<[string, Forgery]>([
+    ['alg none', 'none'],
+    ["HS256 with the login server's public key as the secret", 'hs256-public-key'],
+  ])('with an ID token of %s: token_invalid naming the alg check', async (_name, forgery) => {
+    const error = await signInWith(
+      tamperingFetch(async (body) => ({
+        ...body,
+        id_token: await craftToken(provider.signingKey, claimsOf(body.id_token), forgery),
+      })),
+    );
+    expect(error).toMatchObject({ code: 'token_invalid', detail: 'response: unexpected JWT "alg" header parameter' });
   });
 
   it('with an expired ID token: token_expired, the claim in the detail', async () => {
