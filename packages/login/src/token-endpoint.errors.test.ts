@@ -193,4 +193,13 @@ describe('a token response that is not acceptable', () => {
       detail: 'id_token: unexpected JWT "exp" (expiration time) claim value, expiration is past current timestamp',
     });
   });
+
+  it('with an ID token not valid yet (nbf ahead): token_invalid, not token_expired', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect(await signInWith(resigned({ nbf: now + 600 }))).toMatchObject({
+      code: 'token_invalid',
+      status: 401,
+      detail: 'id_token: unexpected JWT "nbf" (not before) claim value',
+    });
+  });
 });

@@ -77,8 +77,10 @@ function protocolError(
   const message = (error as Error)?.message ?? '';
   const cause = (error as { cause?: { message?: string; code?: string } })?.cause;
   const inner = cause?.message ?? '';
+  // Only the "exp" claim's failure is an expiry: a token not valid yet ("nbf") or issued too long ago ("iat") is
+  // invalid, and every one of oauth4webapi's messages starts "unexpected", which a bare /exp/ matched.
   if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED')
-    return loginError(/exp/.test(inner) ? 'token_expired' : 'token_invalid', `id_token: ${inner.slice(0, 120)}`);
+    return loginError(/"exp"/.test(inner) ? 'token_expired' : 'token_invalid', `id_token: ${inner.slice(0, 120)}`);
   if (
     code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' ||
     code === 'OAUTH_INVALID_RESPONSE' ||
