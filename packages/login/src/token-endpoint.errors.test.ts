@@ -108,6 +108,11 @@ describe('a token endpoint that cannot be used: login_server_unavailable (503, r
       () => new Response('<html>', { status: 200, headers: { 'content-type': 'text/html' } }),
       'OAUTH_RESPONSE_IS_NOT_JSON',
     ],
+    [
+      'a 200 of JSON type whose body is not JSON',
+      () => new Response('{"access_token":', { status: 200, headers: { 'content-type': 'application/json' } }),
+      'OAUTH_PARSE_ERROR',
+    ],
     ['a failed request', () => Promise.reject(new TypeError('fetch failed')), 'TypeError'],
     ['a timeout', () => Promise.reject(new DOMException('timed out', 'TimeoutError')), 'OAUTH_TIMEOUT'],
   ])('for %s', async (_name, answer, named) => {

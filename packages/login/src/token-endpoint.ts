@@ -81,6 +81,9 @@ function protocolError(
   // invalid, and every one of oauth4webapi's messages starts "unexpected", which a bare /exp/ matched.
   if (code === 'OAUTH_JWT_TIMESTAMP_CHECK_FAILED')
     return loginError(/"exp"/.test(inner) ? 'token_expired' : 'token_invalid', `id_token: ${inner.slice(0, 120)}`);
+  // A body that is not JSON (a proxy's page, a truncated answer) is the server's fault, not the token's.
+  if (code === 'OAUTH_PARSE_ERROR' && /"response" body/.test(inner || message))
+    return loginError('login_server_unavailable', `token endpoint: ${code}`);
   if (
     code === 'OAUTH_JWT_CLAIM_COMPARISON_FAILED' ||
     code === 'OAUTH_INVALID_RESPONSE' ||
