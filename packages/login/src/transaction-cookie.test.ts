@@ -291,29 +291,41 @@ describe('abandoned transaction cookies', () => {
 });
 
 describe('the transaction cookie size', () => {
-  it('the longest return path that fits gives at most 4096 bytes of name and value; one more byte is refused', async () => {
-    // A long redirect URI (sealed in the cookie too) leaves room for a return path shorter than the 1024 bytes allowed.
-    const login = await createLogin(
-      loginOptions(provider, { redirectUri: `http://127.0.0.1:9/${'x'.repeat(2000)}/auth/callback` }),
-    );
+  /** A login whose redirect URI (sealed in the cookie too) leaves room for a return path shorter than 1024 bytes. */
+  const longRedirect = (pad: number) =>
+    createLogin(loginOptions(provider, { redirectUri: `http://127.0.0.1:9/${'x'.repeat(2000 + pad)}/auth/callback` }));
+
+  /** The longest return path `target` accepts (binary search), and the bytes of its cookie's name and value. */
+  async function longestAccepted(target: Login): Promise<{ length: number; bytes: number }> {
     let low = 1;
     let high = 1024;
-    // Binary search of the longest return path accepted.
     while (low < high) {
       const mid = Math.ceil((low + high) / 2);
       try {
-        await login.start(loginRequest('/auth/login'), { returnTo: `/${'a'.repeat(mid)}` });
+        await target.start(loginRequest('/auth/login'), { returnTo: `/${'a'.repeat(mid)}` });
         low = mid;
       } catch {
         high = mid - 1;
       }
     }
-    const longest = await login.start(loginRequest('/auth/login'), { returnTo: `/${'a'.repeat(low)}` });
-    const bytes = longest.setCookie[0]!.split(';')[0]!.length;
+    const longest = await target.start(loginRequest('/auth/login'), { returnTo: `/${'a'.repeat(low)}` });
+    return { length: low, bytes: longest.setCookie[0]!.split(';')[0]!.length };
+  }
+
+  it('the longest return path that fits gives at most 4096 bytes of name and value; one more byte is refused', async () => {
+    const login = await longRedirect(0);
+    const { length, bytes } = await longestAccepted(login);
     expect(bytes).toBeLessThanOrEqual(4096);
     expect(bytes).toBeGreaterThan(4090);
-    const error = await refusal(login.start(loginRequest('/auth/login'), { returnTo: `/${'a'.repeat(low + 1)}` }));
+    const error = await refusal(login.start(loginRequest('/auth/login'), { returnTo: `/${'a'.repeat(length + 1)}` }));
     expect(error).toMatchObject({ code: 'return_path_invalid', status: 400 });
     expect(error.detail).toMatch(/would pass 4096 bytes/);
+  });
+
+  it('a cookie of exactly 4096 bytes of name and value is still set', async () => {
+    // The sealed value grows by one or two characters a byte: one of four redirect URI lengths lands on 4096.
+    const sizes = [];
+    for (let pad = 0; pad < 4; pad++) sizes.push((await longestAccepted(await longRedirect(pad))).bytes);
+    expect(Math.max(...sizes)).toBe(4096);
   });
 });
