@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOGIN_ERRORS } from './errors.js';
+import { createLogin, type Login } from './login.js';
+import { approvedCallback, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
+import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
+
+// The Login object's smaller methods, as an adapter or an app calls them.
+
+let provider: TestProvider;
+let login: Login;
+beforeAll(async () => {
+  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
+  login = await createLogin(loginOptions(provider));
+});
+afterAll(() => provider?.stop());
+
+describe('createLogin', () => {
+  it('fails with jwks_unavailable (503) when the login JWKS cannot be fetched at start-up', async () => {
+    const noKeys: typeof fetch = async (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (url.endsWith('/.well-known/jwks.json')) return new Response('down', { status: 503 });
+      return fetch(input, init);
+    };
+    const error = await refusal(createLogin(loginOptions(provider, { fetch: noKeys })));
+    expect(error).toMatchObject({
+      code: 'jwks_unavailable',
+      status: 503,
+      message: LOGIN_ERRORS.jwks_unavailable.message,
+      detail: expect.stringMatching(/JWKS could not be fetched at start-up/),
+    });
+  });
+});
+
+describe('the Login object', () => {
+  it('answers the redirect URI of a request', () => {
+    expect(login.redirectUriFor(loginRequest('/auth/login'))).toBe(REDIRECT_URI);
+    expect(login.callbackPath).toBe('/auth/callback');
+  });
+
+  it('clears the transaction cookie of the callback’s state, on the callback path', async () => {
+    const start = await login.start(loginRequest('/auth/login'));
+    const name = start.setCookie[0]!.split('=')[0]!;
+    const state = start.url.searchParams.get('state')!;
+    const line = login.clearTransactionCookie(loginRequest(`/auth/callback?state=${state}&code=x`, start.setCookie));
+    expect(line).toMatch(new RegExp(`^${name}=; Path=/auth/callback; Max-Age=0(;|$)`));
+  });
+
+  it('verifies an ID token, with or without the nonce of its login', async () => {
+    const { callback, authorizationUrl } = await approvedCallback(login);
+    const { tokens } = await login.finish(callback);
+    expect((await login.verifyIdToken(tokens.idToken)).userId).toBe(TEST_ADDRESS);
+    const nonce = authorizationUrl.searchParams.get('nonce')!;
+    expect((await login.verifyIdToken(tokens.idToken, { nonce })).userId).toBe(TEST_ADDRESS);
+    expect((await refusal(login.verifyIdToken(tokens.idToken, { nonce: `${nonce}x` }))).code).toBe('token_invalid');
+  });
+});
