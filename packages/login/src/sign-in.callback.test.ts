@@ -129,6 +129,9 @@ describe('the start is refused', () => {
 });
 
 describe('the sign-in after the code exchange', () => {
+  it('without a return path: the sign-in returns to the site’s root', async () => {
+    expect((await login.finish((await approvedCallback(login)).callback)).returnTo).toBe('/');
+  });
   it('is refused when the token response has no ID token: token_invalid', async () => {
     const noIdToken = await createLogin(
       loginOptions(provider, {
@@ -178,6 +181,13 @@ describe('exchangeCode (the backend exchange)', () => {
       detail: 'exchangeCode needs a code and a codeVerifier',
     });
     expect(provider.lastTokenRequest).toBe(before);
+  });
+
+  it('refuses an ID token without the nonce the browser says its login sent: token_invalid', async () => {
+    const { code, codeVerifier } = await browserCode(provider);
+    const error = await refusal(login.exchangeCode({ code, codeVerifier, nonce: 'a-nonce-of-the-browser' }));
+    expect(error).toMatchObject({ code: 'token_invalid', status: 401 });
+    expect(error.detail).toMatch(/nonce/);
   });
 
   it('needs the absolute redirect URI when the configured one is a path: config_invalid, then signs in with it', async () => {
