@@ -4,6 +4,7 @@ import { createLogin, type Login } from './login.js';
 import { Sealer } from './sealed.js';
 import { approvedCallback, COOKIE_SECRET, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
 import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
+import { claimsOf, craftToken, tamperingFetch } from './testing/tokens.js';
 
 // The session cookie a signed-in user carries, signing out, and refresh, which may only continue the same session.
 
@@ -120,5 +121,26 @@ describe('refresh', () => {
     const aud = [claims.aud].flat();
     const refreshed = await login.refresh(tokens.refreshToken!, { claims: { ...claims, aud: [...aud, ...aud] } });
     expect(refreshed.userId).toBe(TEST_ADDRESS);
+  });
+
+  it('accepts a refreshed ID token whose audiences are the session’s in another order', async () => {
+    // Only the refresh answer is re-signed, with two audiences, in the reverse order of the session's.
+    let forge = false;
+    const twoAudiences = await createLogin(
+      loginOptions(provider, {
+        fetch: tamperingFetch(async (body) => {
+          if (!forge || !body.id_token) return body;
+          const claims = claimsOf(body.id_token) as Record<string, unknown>;
+          const aud = [provider.confidentialClient.clientId, 'another-client'];
+          return { ...body, id_token: await craftToken(provider.signingKey, { ...claims, aud, azp: aud[0] }) };
+        }),
+      }),
+    );
+    const { tokens, claims } = await twoAudiences.finish((await approvedCallback(twoAudiences)).callback);
+    forge = true;
+    const session = { claims: { ...claims, aud: ['another-client', provider.confidentialClient.clientId] } };
+    const refreshed = await twoAudiences.refresh(tokens.refreshToken!, session);
+    expect(refreshed.userId).toBe(TEST_ADDRESS);
+    expect(refreshed.claims?.aud).toEqual([provider.confidentialClient.clientId, 'another-client']);
   });
 });
