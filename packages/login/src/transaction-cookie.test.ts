@@ -290,6 +290,40 @@ describe('abandoned transaction cookies', () => {
   });
 });
 
+describe('the pending logins a Cookie header can carry', () => {
+  it('the start route keeps pending logins of at most 6144 bytes together, and clears the older one beyond', async () => {
+    const medium = await createLogin(
+      loginOptions(provider, { redirectUri: `http://127.0.0.1:9/${'x'.repeat(1000)}/auth/callback` }),
+    );
+    const first = await medium.start(loginRequest('/auth/login'), { returnTo: `/${'a'.repeat(1023)}` });
+    const [firstName, firstValue] = pairOf(first.setCookie[0]!);
+    const firstBytes = firstName.length + 1 + firstValue.length;
+    /** The second login of the browser, with a return path of `length`: its cookie's bytes, and what it clears. */
+    const second = async (length: number) => {
+      const start = await medium.start(loginRequest('/auth/login', [first.setCookie[1]!]), {
+        returnTo: `/${'b'.repeat(length)}`,
+      });
+      return {
+        bytes: start.setCookie[0]!.split(';')[0]!.length,
+        cleared: start.setCookie.slice(2).map((line) => pairOf(line)[0]),
+      };
+    };
+    // The longest second return path that leaves the first login pending (binary search).
+    let low = 1;
+    let high = 1023;
+    while (low < high) {
+      const mid = Math.ceil((low + high) / 2);
+      if ((await second(mid)).cleared.length === 0) low = mid;
+      else high = mid - 1;
+    }
+    const kept = await second(low);
+    expect(firstBytes + kept.bytes).toBeLessThanOrEqual(6144);
+    const beyond = await second(low + 1);
+    expect(firstBytes + beyond.bytes).toBeGreaterThan(6144);
+    expect(beyond.cleared).toEqual([firstName]);
+  });
+});
+
 describe('the transaction cookie size', () => {
   /** A login whose redirect URI (sealed in the cookie too) leaves room for a return path shorter than 1024 bytes. */
   const longRedirect = (pad: number) =>
