@@ -63,7 +63,7 @@ describe('the session cookie', () => {
       undefined,
       `kyb-login-session=${value.slice(0, -4)}AAAA`,
       `kyb-login-session=${await sealer.seal({ sub: USER }, -60)}`,
-      `kyb-login-session=${await sealer.seal({ sub: 42 }, 60)}`,
+      `kyb-login-session=${await sealer.seal({ sub: 42 } as unknown as { sub: string }, 60)}`,
       `kyb-login-session=${await sealer.seal({}, 60)}`,
     ]) {
       expect(await login.sessionUser(loginRequest('/', cookie ? [cookie] : []))).toBeUndefined();
@@ -118,7 +118,7 @@ describe('refresh', () => {
 
   it('accepts session audiences listed in another order or twice (compared as sets)', async () => {
     const { tokens, claims } = await login.finish((await approvedCallback(login)).callback);
-    const aud = [claims.aud].flat();
+    const aud = [claims.aud].flat() as string[];
     const refreshed = await login.refresh(tokens.refreshToken!, { claims: { ...claims, aud: [...aud, ...aud] } });
     expect(refreshed.userId).toBe(TEST_ADDRESS);
   });
