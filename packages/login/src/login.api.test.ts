@@ -31,6 +31,27 @@ describe('createLogin', () => {
   });
 });
 
+describe('timeoutSeconds', () => {
+  it('bounds a token request the login server does not answer: refused after about that long', async () => {
+    let hang = false;
+    const hanging: typeof fetch = async (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (!hang || !url.endsWith('/oauth2/token')) return fetch(input, init);
+      // A login server that accepts the connection and never answers: only the request's signal ends the wait.
+      return new Promise<Response>((_resolve, reject) => {
+        init?.signal?.addEventListener('abort', () => reject(init.signal!.reason));
+      });
+    };
+    const impatient = await createLogin(loginOptions(provider, { fetch: hanging, timeoutSeconds: 1 }));
+    const { callback } = await approvedCallback(impatient);
+    hang = true;
+    const startedAt = Date.now();
+    const error = await refusal(impatient.finish(callback));
+    expect(Date.now() - startedAt).toBeLessThan(5000);
+    expect(error).toMatchObject({ code: 'login_server_unavailable', status: 503 });
+  }, 15_000);
+});
+
 describe('the Login object', () => {
   it('answers the redirect URI of a request', () => {
     expect(login.redirectUriFor(loginRequest('/auth/login'))).toBe(REDIRECT_URI);
