@@ -1,3 +1,4 @@
+import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_ERRORS } from './errors.js';
 import { createLogin, type Login } from './login.js';
@@ -50,6 +51,30 @@ describe('timeoutSeconds', () => {
     expect(Date.now() - startedAt).toBeLessThan(5000);
     expect(error).toMatchObject({ code: 'login_server_unavailable', status: 503 });
   }, 15_000);
+});
+
+describe('jwksCooldownMs', () => {
+  it('lets a token of an unknown key refetch the JWKS once that long has passed since the last fetch', async () => {
+    let jwksFetches = 0;
+    const counting: typeof fetch = (input, init) => {
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      if (url.endsWith('/.well-known/jwks.json')) jwksFetches++;
+      return fetch(input, init);
+    };
+    const quick = await createLogin(loginOptions(provider, { fetch: counting, jwksCooldownMs: 1 }));
+    expect(jwksFetches).toBe(1); // at start-up
+    const { privateKey } = await generateKeyPair('RS256');
+    const unknownKey = await new SignJWT({ sub: `svcid:${TEST_ADDRESS}` })
+      .setProtectedHeader({ alg: 'RS256', kid: 'a-rotated-key', typ: 'at+jwt' })
+      .setIssuer(provider.issuer)
+      .setAudience(provider.audiences[0]!)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(privateKey);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await refusal(quick.verifyAccessToken(unknownKey))).code).toBe('token_invalid');
+    expect(jwksFetches).toBe(2);
+  });
 });
 
 describe('the Login object', () => {
