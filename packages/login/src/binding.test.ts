@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mountExpress } from './testing/apps.js';
+import { startApp, type RunningApp } from './testing/conformance/app.js';
+import { approveAtProvider, UserAgent } from './testing/user-agent.js';
+
+// The login binding counts the logins pending in a browser; one that finished leaves the count, the others stay in it.
+
+let app: RunningApp;
+beforeAll(async () => {
+  app = await startApp(mountExpress);
+});
+afterAll(() => app?.stop());
+
+describe('the logins pending in one browser', () => {
+  it('a login still pending after another finished keeps its place: five starts later it is the oldest, and cleared', async () => {
+    const browser = new UserAgent();
+    const finished = await browser.request(`${app.origin}/auth/login?returnTo=/finished`);
+    const pending = await browser.request(`${app.origin}/auth/login?returnTo=/pending`);
+    const pendingLocation = pending.headers.get('location')!;
+    const back = await browser.request(await approveAtProvider(browser, finished.headers.get('location')!));
+    expect([back.status, back.headers.get('location')]).toEqual([303, '/finished']);
+    // Four more: with the pending one, five, the most a browser keeps. A fifth more makes room by clearing it.
+    for (let i = 0; i < 5; i++) await (await browser.request(`${app.origin}/auth/login`)).body?.cancel();
+    const late = await browser.request(await approveAtProvider(browser, pendingLocation));
+    expect(late.status).toBe(400);
+    expect(await late.json()).toMatchObject({ error: 'state_mismatch' });
+  });
+
+  it('a callback in a browser that lost its binding cookie is refused, and clears only the login\u2019s own cookie', async () => {
+    const browser = new UserAgent();
+    const start = await browser.request(`${app.origin}/auth/login?returnTo=/back`);
+    browser.cookies.delete('kyb-login-bind');
+    const back = await browser.request(await approveAtProvider(browser, start.headers.get('location')!));
+    expect(back.status).toBe(400);
+    const setCookies = back.headers.getSetCookie();
+    expect(setCookies.length).toBeGreaterThan(0);
+    for (const cookie of setCookies) expect(cookie).toMatch(/^kyb-login-[a-z]+(-[A-Za-z0-9_-]+)?=[^;]*; Path=\//);
+  });
+});
