@@ -36,4 +36,17 @@ describe('the logins pending in one browser', () => {
     expect(setCookies.length).toBeGreaterThan(0);
     for (const cookie of setCookies) expect(cookie).toMatch(/^kyb-login-[a-z]+(-[A-Za-z0-9_-]+)?=[^;]*; Path=\//);
   });
+  it('once an older login does not fit in the bytes left, every older one is cleared too: the survivors are the newest', async () => {
+    const browser = new UserAgent();
+    const path = (length: number): string => `/${'a'.repeat(length)}`;
+    const small = await browser.request(`${app.origin}/auth/login?returnTo=/small`);
+    const smallLocation = small.headers.get('location')!;
+    // Then logins with ever longer return paths: at the last, the one with the 200-byte path no longer fits in the
+    // bytes a Cookie header can carry, and the small one, older still, goes with it although it alone would fit.
+    for (const length of [200, 500, 1023, 1023])
+      await (await browser.request(`${app.origin}/auth/login?returnTo=${path(length)}`)).body?.cancel();
+    const late = await browser.request(await approveAtProvider(browser, smallLocation));
+    expect(late.status).toBe(400);
+    expect(await late.json()).toMatchObject({ error: 'state_mismatch' });
+  });
 });
