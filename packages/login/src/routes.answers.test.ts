@@ -105,6 +105,18 @@ describe('the callback route', () => {
   });
 });
 
+describe('a callback whose Host is no host name (a path redirectUri)', () => {
+  it('is refused with the JSON headers alone: no cookie can be named for it', async () => {
+    const pathLogin = await createLogin(loginOptions(provider, { redirectUri: '/auth/callback' }));
+    const { routes, errors } = routesWithErrors(pathLogin);
+    const request = loginRequest('/auth/callback?code=c&state=s', [], { host: 'shop example' });
+    const answer = await routes.callback(request, 'native');
+    expect(answer.status).toBe(400);
+    expect(answer.headers).toEqual(ERROR_HEADERS);
+    expect(errors.map((error) => error.code)).toEqual(['host_invalid']);
+  });
+});
+
 describe('the start route', () => {
   it('a returnTo on another site: 400, with only the JSON headers', async () => {
     const { routes } = routesWithErrors();
