@@ -173,6 +173,13 @@ describe('Koa loginRoutes checks paths', () => {
     );
   });
 
+  it('names itself and its mount, with its example', () => {
+    expect(configError(() => koaLogin.loginRoutes(login, { paths: null } as never)).message).toBe(
+      'Invalid loginRoutes (@kyb-webhooks/login/koa) arguments:\n- `paths` must be an object, got null.\n' +
+        "Example: loginRoutes(login, { paths: { start: '/auth/login', logout: '/auth/logout' }, onLogin, onError })",
+    );
+  });
+
   it('accepts a route left undefined', () => {
     expect(() => koaLogin.loginRoutes(login, { paths: { start: undefined, logout: '/out' } })).not.toThrow();
   });
