@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { EncryptJWT } from 'jose';
+import { describe, expect, it } from 'vitest';
 import { Sealer } from './sealed.js';
 
 const SECRET = 'a-secret-of-at-least-thirty-two-bytes!!';
