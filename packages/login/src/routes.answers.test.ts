@@ -1,3 +1,4 @@
+import { decodeJwt, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KybLoginError } from './errors.js';
 import { createLogin, type Login } from './login.js';
@@ -204,7 +205,35 @@ describe('the guard (user)', () => {
     expect(answer.status).toBe(401);
     expect(body(answer).error).toBe('token_invalid');
     expect(answer.headers).toEqual([['www-authenticate', 'Bearer error="invalid_token"'], ...ERROR_HEADERS]);
-    expect(errors[0]!.code).toBe('token_invalid');
+    expect([errors[0]!.code, errors[0]!.detail]).toEqual(['token_invalid', 'the Bearer credentials are not a token']);
+  });
+
+  it('a token that cannot be checked (the login server\u2019s keys unreachable): 503, without WWW-Authenticate', async () => {
+    let down = false;
+    const keysDown = await createLogin(
+      loginOptions(provider, {
+        jwksCooldownMs: 0,
+        fetch: (async (input: RequestInfo | URL, init?: RequestInit) => {
+          if (down && String(input instanceof Request ? input.url : input).includes('/.well-known/jwks.json'))
+            throw new TypeError('fetch failed');
+          return fetch(input, init);
+        }) as typeof fetch,
+      }),
+    );
+    down = true;
+    // Signed with a key the login does not know yet (a rotation): it must fetch the keys again, and cannot.
+    const { privateKey } = await generateKeyPair('RS256');
+    const rotated = await new SignJWT(decodeJwt(accessToken))
+      .setProtectedHeader({ alg: 'RS256', kid: 'rotated-key', typ: 'at+jwt' })
+      .sign(privateKey);
+    const { routes, errors } = routesWithErrors(keysDown);
+    const answer = (await routes.user(
+      loginRequest('/api/me', [], { authorization: `Bearer ${rotated}` }),
+      'native',
+    )) as LoginResponse;
+    expect(answer.status).toBe(503);
+    expect(answer.headers).toEqual(ERROR_HEADERS);
+    expect(errors.map((error) => error.code)).toEqual(['jwks_unavailable']);
   });
 
   it('another scheme is as no token: 401 token_missing with WWW-Authenticate: Bearer', async () => {
