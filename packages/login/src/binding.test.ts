@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mountExpress } from './testing/apps.js';
 import { startApp, type RunningApp } from './testing/conformance/app.js';
 import { approveAtProvider, UserAgent } from './testing/user-agent.js';
@@ -48,5 +48,30 @@ describe('the logins pending in one browser', () => {
     const late = await browser.request(await approveAtProvider(browser, smallLocation));
     expect(late.status).toBe(400);
     expect(await late.json()).toMatchObject({ error: 'state_mismatch' });
+  });
+  it('a login older than the transaction lifetime is no longer counted: its cookie is not cleared again', async () => {
+    const browser = new UserAgent();
+    const txNames = (answer: Response) =>
+      answer.headers
+        .getSetCookie()
+        .map((cookie) => cookie.slice(0, cookie.indexOf('=')))
+        .filter((name) => name.startsWith('kyb-login-tx-'));
+    const old = await browser.request(`${app.origin}/auth/login?returnTo=/old`);
+    const [oldName] = txNames(old);
+    expect(oldName).toBeDefined();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      // The default lifetime is 600 s: exactly then the browser has dropped the old login's cookie.
+      vi.setSystemTime(Date.now() + 600_000);
+      const cleared: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const answer = await browser.request(`${app.origin}/auth/login`);
+        await answer.body?.cancel();
+        cleared.push(...txNames(answer).filter((name) => name === oldName));
+      }
+      expect(cleared).toEqual([]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
