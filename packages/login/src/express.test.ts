@@ -1,5 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import express from 'express';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as expressLogin from './express.js';
+import { createLogin, type Login } from './login.js';
 import { mountExpress } from './testing/apps.js';
 import { loginConformanceSuite } from './testing/conformance.js';
+import { loginOptions, REDIRECT_URI } from './testing/flow.js';
+import { startTestProvider, type TestProvider } from './testing/provider.js';
 
 // The shared login cases (testing/conformance.ts) over real HTTP, on the app of testing/apps.ts.
 loginConformanceSuite('Express', mountExpress);
+
+describe('Express requireUser', () => {
+  let provider: TestProvider;
+  let login: Login;
+  beforeAll(async () => {
+    provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
+    login = await createLogin(loginOptions(provider));
+  });
+  afterAll(() => provider?.stop());
+
+  it('tells its onError why a request was refused', async () => {
+    const errors: string[] = [];
+    const app = express();
+    app.get(
+      '/api/me',
+      expressLogin.requireUser(login, { onError: (error) => void errors.push(error.code) }),
+      (_req, res) => void res.send('ok'),
+    );
+    const server = createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const answer = await fetch(`http://127.0.0.1:${port}/api/me`);
+      expect(answer.status).toBe(401);
+      expect(errors).toEqual(['token_missing']);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -25,6 +25,9 @@ describe('safeReturnPath', () => {
     'evil.example',
     '',
     '/%E0%A4%A',
+    // Raw spaces are no part of a URL a browser sends: refused rather than encoded.
+    '/a b',
+    '/search?q=a b',
   ])('refuses %j', (path) => {
     expect(safeReturnPath(path)).toBeUndefined();
   });

@@ -1,3 +1,4 @@
+import { EncryptJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { Sealer } from './sealed.js';
 
@@ -26,5 +27,41 @@ describe('sealed cookie values', () => {
 
   it.each(['', 'not-a-jwe', 'a.b.c.d.e'])('refuse %j', async (value) => {
     expect(await new Sealer(SECRET, 'transaction').open(value)).toBe('invalid');
+  });
+});
+
+describe('sealed cookie values across releases and uses', () => {
+  // Sealed by this release (expires in 2102): a change of the key derivation would sign everybody out on upgrade.
+  const EARLIER =
+    'eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIiwiY3R5Ijoia3liLWxvZ2luIHNlc3Npb24gdjEifQ..VBNBPQHKE_dip-fm.9zctnGDzJnqo7otlHdTTWd5BvUhGbHTMhJEsLGwxWvhy-Pq35Dld0D3EmfTAnqZSQg.lF-srA5ndPWqvHI5BFFlaw';
+
+  it('a session sealed by an earlier release still opens with the same secret', async () => {
+    expect(await new Sealer(SECRET, 'kyb-login session v1').open(EARLIER)).toMatchObject({ sub: '0xabc' });
+  });
+
+  it('a value under the right key that names another use is invalid', async () => {
+    // The key of the use 'transaction', as Sealer derives it (HKDF-SHA256, salt '@kyb-webhooks/login', info = use).
+    const encoder = new TextEncoder();
+    const material = await crypto.subtle.importKey('raw', encoder.encode(SECRET), 'HKDF', false, ['deriveBits']);
+    const key = new Uint8Array(
+      await crypto.subtle.deriveBits(
+        {
+          name: 'HKDF',
+          hash: 'SHA-256',
+          salt: encoder.encode('@kyb-webhooks/login'),
+          info: encoder.encode('transaction'),
+        },
+        material,
+        256,
+      ),
+    );
+    const seal = (cty: string) =>
+      new EncryptJWT({ jti: 'abc' })
+        .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', cty })
+        .setExpirationTime('60s')
+        .encrypt(key);
+    const sealer = new Sealer(SECRET, 'transaction');
+    expect(await sealer.open(await seal('transaction'))).toMatchObject({ jti: 'abc' });
+    expect(await sealer.open(await seal('session'))).toBe('invalid');
   });
 });
