@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import * as fastifyLogin from './fastify.js';
-import { createLogin, type Login } from './login.js';
+import { type Login } from './login.js';
 import { mountFastify } from './testing/apps.js';
 import { loginConformanceSuite } from './testing/conformance.js';
-import { loginOptions, REDIRECT_URI } from './testing/flow.js';
-import { startTestProvider, type TestProvider } from './testing/provider.js';
+import { startProviderAndLogin } from './testing/flow.js';
+import { type TestProvider } from './testing/provider.js';
 
 // The shared login cases (testing/conformance.ts) over real HTTP, on the app of testing/apps.ts.
 loginConformanceSuite('Fastify', mountFastify);
@@ -14,8 +14,7 @@ describe('Fastify requireUser and answers without a body', () => {
   let provider: TestProvider;
   let login: Login;
   beforeAll(async () => {
-    provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-    login = await createLogin(loginOptions(provider));
+    ({ provider, login } = await startProviderAndLogin());
   });
   afterAll(() => provider?.stop());
 

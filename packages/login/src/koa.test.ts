@@ -3,11 +3,11 @@ import Koa from 'koa';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as koaLogin from './koa.js';
-import { createLogin, type Login } from './login.js';
+import { type Login } from './login.js';
 import { mountKoa } from './testing/apps.js';
 import { loginConformanceSuite } from './testing/conformance.js';
-import { loginOptions, REDIRECT_URI } from './testing/flow.js';
-import { startTestProvider, type TestProvider } from './testing/provider.js';
+import { startProviderAndLogin } from './testing/flow.js';
+import { type TestProvider } from './testing/provider.js';
 
 // The shared login cases (testing/conformance.ts) over real HTTP, on the app of testing/apps.ts.
 loginConformanceSuite('Koa', mountKoa);
@@ -16,8 +16,7 @@ describe('Koa requireUser', () => {
   let provider: TestProvider;
   let login: Login;
   beforeAll(async () => {
-    provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-    login = await createLogin(loginOptions(provider));
+    ({ provider, login } = await startProviderAndLogin());
   });
   afterAll(() => provider?.stop());
 

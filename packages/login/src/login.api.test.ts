@@ -2,16 +2,22 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_ERRORS } from './errors.js';
 import { createLogin, type Login } from './login.js';
-import { approvedCallback, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
-import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
+import {
+  approvedCallback,
+  loginOptions,
+  loginRequest,
+  REDIRECT_URI,
+  refusal,
+  startProviderAndLogin,
+} from './testing/flow.js';
+import { TEST_ADDRESS, type TestProvider } from './testing/provider.js';
 
 // The Login object's smaller methods, as an adapter or an app calls them.
 
 let provider: TestProvider;
 let login: Login;
 beforeAll(async () => {
-  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-  login = await createLogin(loginOptions(provider));
+  ({ provider, login } = await startProviderAndLogin());
 });
 afterAll(() => provider?.stop());
 

@@ -4,15 +4,22 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogin, type Login } from './login.js';
 import { memoryTransactionStore } from './transaction-store.js';
-import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
-import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
+import {
+  approvedCallback,
+  browserCode,
+  loginOptions,
+  loginRequest,
+  REDIRECT_URI,
+  refusal,
+  startProviderAndLogin,
+} from './testing/flow.js';
+import { TEST_ADDRESS, type TestProvider } from './testing/provider.js';
 import { claimsOf, craftToken, tamperingFetch, type Forgery } from './testing/tokens.js';
 
 let provider: TestProvider;
 let login: Login;
 beforeAll(async () => {
-  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-  login = await createLogin(loginOptions(provider));
+  ({ provider, login } = await startProviderAndLogin());
 });
 afterAll(() => provider?.stop());
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { KybLoginError } from './errors.js';
 import { createLogin } from './login.js';
 import { validateLoginOptions, type LoginOptions } from './options.js';
+import { configRefusal } from './testing/flow.js';
 
 const valid: LoginOptions = {
   authUrl: 'https://login.service.example',
@@ -13,14 +14,7 @@ const valid: LoginOptions = {
 };
 
 /** createLogin's refusal, before any request is made (the URLs above do not resolve). */
-async function configError(options: unknown): Promise<KybLoginError> {
-  try {
-    await createLogin(options as LoginOptions);
-  } catch (error) {
-    return error as KybLoginError;
-  }
-  throw new Error('createLogin accepted the options');
-}
+const configError = (options: unknown): Promise<KybLoginError> => configRefusal(createLogin(options as LoginOptions));
 
 describe('createLogin refuses options that cannot work, with config_invalid and the fix', () => {
   it.each<[string, Record<string, unknown>, RegExp]>([

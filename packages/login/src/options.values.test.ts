@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { KybLoginError } from './errors.js';
 import { createLogin } from './login.js';
 import type { LoginOptions } from './options.js';
+import { configRefusal } from './testing/flow.js';
 
 // Every option createLogin checks, at its edges: an invalid value stops the app with config_invalid naming the
 // option, what it must be and the fix; a valid one, even at the limit of its range, is accepted.
@@ -15,30 +16,29 @@ const valid: LoginOptions = {
   secret: 'x'.repeat(32),
 };
 
-/** createLogin's refusal, before any request is made, or undefined when the options pass validation. */
-async function outcome(options: unknown): Promise<unknown> {
-  // A fetch that fails at once: options that pass validation end in discovery, which never reaches the network.
+/** The options with a fetch that fails at once, unless they bring one: options that pass validation end in discovery. */
+function withRefusedFetch(options: unknown): LoginOptions {
   const fetchRefused = (async () => {
     throw new Error('discovery attempted');
   }) as typeof fetch;
-  const withFetch =
+  return (
     typeof options === 'object' && options !== null && !('fetch' in options)
       ? { ...options, fetch: fetchRefused }
-      : options;
+      : options
+  ) as LoginOptions;
+}
+
+/** createLogin's refusal, before any request is made, or undefined when the options pass validation. */
+async function outcome(options: unknown): Promise<unknown> {
   try {
-    await createLogin(withFetch as LoginOptions);
+    await createLogin(withRefusedFetch(options));
   } catch (error) {
     return error;
   }
   return undefined;
 }
 
-async function configError(options: unknown): Promise<KybLoginError> {
-  const error = await outcome(options);
-  expect(error).toBeInstanceOf(KybLoginError);
-  expect((error as KybLoginError).code).toBe('config_invalid');
-  return error as KybLoginError;
-}
+const configError = (options: unknown): Promise<KybLoginError> => configRefusal(createLogin(withRefusedFetch(options)));
 
 /** The options passed validation: createLogin went on to discovery (or beyond), not refused them. */
 async function expectAccepted(change: Record<string, unknown>): Promise<void> {

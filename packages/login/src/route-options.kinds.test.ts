@@ -1,32 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KybLoginError } from './errors.js';
 import * as expressLogin from './express.js';
 import * as koaLogin from './koa.js';
-import { createLogin, type Login } from './login.js';
+import type { Login } from './login.js';
 import { LoginRoutes } from './routes.js';
-import { loginOptions, REDIRECT_URI } from './testing/flow.js';
-import { startTestProvider, type TestProvider } from './testing/provider.js';
+import { startProviderAndLogin, configError } from './testing/flow.js';
+import type { TestProvider } from './testing/provider.js';
 
 // The route helpers' refusals name the argument, its kind (never its value) and the fix, for every kind of mistake.
 
 let provider: TestProvider;
 let login: Login;
 beforeAll(async () => {
-  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-  login = await createLogin(loginOptions(provider));
+  ({ provider, login } = await startProviderAndLogin());
 });
 afterAll(() => provider?.stop());
-
-function configError(call: () => unknown): KybLoginError {
-  try {
-    call();
-  } catch (error) {
-    expect(error).toBeInstanceOf(KybLoginError);
-    expect((error as KybLoginError).code).toBe('config_invalid');
-    return error as KybLoginError;
-  }
-  throw new Error('the helper accepted the arguments');
-}
 
 const requireUser = (l: unknown, options?: unknown): unknown => expressLogin.requireUser(l as Login, options as never);
 const FIX = 'pass the login that `await createLogin(options)` resolves to.';

@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KybLoginError } from './errors.js';
 import * as expressLogin from './express.js';
 import * as fastifyLogin from './fastify.js';
 import * as honoLogin from './hono.js';
 import * as koaLogin from './koa.js';
-import { createLogin, type Login } from './login.js';
+import type { Login } from './login.js';
 import { LoginRoutes } from './routes.js';
-import { loginOptions, REDIRECT_URI } from './testing/flow.js';
-import { startTestProvider, type TestProvider } from './testing/provider.js';
+import { loginOptions, startProviderAndLogin, configError } from './testing/flow.js';
+import type { TestProvider } from './testing/provider.js';
 
 // The route helpers take their options when the app starts: a misspelt one must stop it there, as createLogin's do,
 // rather than be ignored (a guard without `session` answers 401 to every signed-in page).
@@ -23,21 +22,9 @@ const mounts: Array<[string, { loginHandlers: Helper; requireUser: Helper }]> = 
 let provider: TestProvider;
 let login: Login;
 beforeAll(async () => {
-  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-  login = await createLogin(loginOptions(provider));
+  ({ provider, login } = await startProviderAndLogin());
 });
 afterAll(() => provider?.stop());
-
-function configError(call: () => unknown): KybLoginError {
-  try {
-    call();
-  } catch (error) {
-    expect(error).toBeInstanceOf(KybLoginError);
-    expect((error as KybLoginError).code).toBe('config_invalid');
-    return error as KybLoginError;
-  }
-  throw new Error('the helper accepted the arguments');
-}
 
 describe.each(mounts)('the %s route helpers check their arguments', (mount, helpers) => {
   it('requireUser refuses a misspelt option, naming the one meant', () => {

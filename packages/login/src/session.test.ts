@@ -2,8 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOGIN_ERRORS } from './errors.js';
 import { createLogin, type Login } from './login.js';
 import { Sealer } from './sealed.js';
-import { approvedCallback, COOKIE_SECRET, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
-import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
+import {
+  approvedCallback,
+  COOKIE_SECRET,
+  loginOptions,
+  loginRequest,
+  refusal,
+  startProviderAndLogin,
+} from './testing/flow.js';
+import { TEST_ADDRESS, type TestProvider } from './testing/provider.js';
 import { claimsOf, craftToken, tamperingFetch } from './testing/tokens.js';
 
 // The session cookie a signed-in user carries, signing out, and refresh, which may only continue the same session.
@@ -11,8 +18,7 @@ import { claimsOf, craftToken, tamperingFetch } from './testing/tokens.js';
 let provider: TestProvider;
 let login: Login;
 beforeAll(async () => {
-  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-  login = await createLogin(loginOptions(provider));
+  ({ provider, login } = await startProviderAndLogin());
 });
 afterAll(() => provider?.stop());
 

@@ -1,8 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KybLoginError, LOGIN_ERRORS } from './errors.js';
 import { createLogin, type Login } from './login.js';
-import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
-import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
+import {
+  approvedCallback,
+  browserCode,
+  loginOptions,
+  loginRequest,
+  REDIRECT_URI,
+  refusal,
+  startProviderAndLogin,
+} from './testing/flow.js';
+import { TEST_ADDRESS, type TestProvider } from './testing/provider.js';
 import { tamperingFetch } from './testing/tokens.js';
 
 // What the callback route and the backend code exchange tell a user (code, status, message) and the logs (detail)
@@ -11,8 +19,7 @@ import { tamperingFetch } from './testing/tokens.js';
 let provider: TestProvider;
 let login: Login;
 beforeAll(async () => {
-  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-  login = await createLogin(loginOptions(provider));
+  ({ provider, login } = await startProviderAndLogin());
 });
 afterAll(() => provider?.stop());
 

@@ -3,8 +3,8 @@ import { createLogin, type Login } from './login.js';
 import { LOGIN_ERRORS } from './errors.js';
 import { Sealer } from './sealed.js';
 import { memoryTransactionStore } from './transaction-store.js';
-import { COOKIE_SECRET, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
-import { startTestProvider, type TestProvider } from './testing/provider.js';
+import { COOKIE_SECRET, loginOptions, loginRequest, refusal, startProviderAndLogin } from './testing/flow.js';
+import { type TestProvider } from './testing/provider.js';
 
 // The login's transaction cookies as a browser sees them: what a callback with a missing, expired, altered, planted
 // or replayed one is told, and which Set-Cookie lines clear abandoned ones. The sealing key is the one a site's own
@@ -13,8 +13,7 @@ import { startTestProvider, type TestProvider } from './testing/provider.js';
 let provider: TestProvider;
 let login: Login;
 beforeAll(async () => {
-  provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
-  login = await createLogin(loginOptions(provider));
+  ({ provider, login } = await startProviderAndLogin());
 });
 afterAll(() => provider?.stop());
 afterEach(() => {

@@ -3,9 +3,11 @@
  * The callback is handed to the core as the framework would hand it over, so tests can alter it first.
  */
 import * as oidc from 'openid-client';
+import { expect } from 'vitest';
+import { KybLoginError } from '../errors.js';
 import type { LoginOptions } from '../options.js';
-import type { Login, LoginRequest } from '../login.js';
-import type { TestProvider } from './provider.js';
+import { createLogin, type Login, type LoginRequest } from '../login.js';
+import { startTestProvider, type TestProvider } from './provider.js';
 import { approveAtProvider, UserAgent } from './user-agent.js';
 
 /** The redirect URI the core tests register; nothing listens there, the tests hand the callback over themselves. */
@@ -23,6 +25,12 @@ export function loginOptions(provider: TestProvider, overrides: Partial<LoginOpt
     allowInsecureRequests: true,
     ...overrides,
   };
+}
+
+/** A test provider that accepts {@link REDIRECT_URI}, and a login over it with the default test options. */
+export async function startProviderAndLogin(): Promise<{ provider: TestProvider; login: Login }> {
+  const provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
+  return { provider, login: await createLogin(loginOptions(provider)) };
 }
 
 /** A request as an adapter would describe it; `setCookies` are Set-Cookie values the browser got before. */
@@ -66,6 +74,32 @@ export async function refusal(promise: Promise<unknown>): Promise<{ code: string
     return error as { code: string; message: string; detail?: string };
   }
   throw new Error('expected a refusal, but it succeeded');
+}
+
+/** The error `call` throws, which must be config_invalid (a refusal of options or arguments at set-up). */
+export function configError(call: () => unknown): KybLoginError {
+  try {
+    call();
+  } catch (error) {
+    return expectConfigInvalid(error);
+  }
+  throw new Error('the call accepted its arguments');
+}
+
+/** The error `pending` rejects with, which must be config_invalid (`createLogin` refusing its options). */
+export async function configRefusal(pending: Promise<unknown>): Promise<KybLoginError> {
+  try {
+    await pending;
+  } catch (error) {
+    return expectConfigInvalid(error);
+  }
+  throw new Error('the options were accepted');
+}
+
+function expectConfigInvalid(error: unknown): KybLoginError {
+  expect(error).toBeInstanceOf(KybLoginError);
+  expect((error as KybLoginError).code).toBe('config_invalid');
+  return error as KybLoginError;
 }
 
 /**
