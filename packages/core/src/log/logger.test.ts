@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, testEvents, type TestSigner } from '../../test-kit.js';
 import { HandlerError } from '../pipeline/dispatch.js';
-import { safeLog, sanitizeLogText, serializeError, takesLevel, type LogEntry } from './logger.js';
+import { logTaken, safeLog, sanitizeLogText, serializeError, takesLevel, type LogEntry } from './logger.js';
 import { createReceiver } from '../receiver.js';
 import { createConsoleLogger } from './console-logger.js';
 
@@ -152,5 +152,19 @@ describe('takesLevel', () => {
     ]);
     expect(levels.map((level) => takesLevel(() => {}, level))).toEqual([true, true, true, true]);
     expect(levels.map((level) => takesLevel(undefined, level))).toEqual([false, false, false, false]);
+  });
+});
+
+describe('logTaken', () => {
+  it('hands a logger that takes the level a sanitised entry, and a logger that throws changes nothing', () => {
+    const { entries, logger } = capture();
+    logTaken(logger, { level: 'debug', message: 'delivery\nprocessed', eventId: 'evt\u2028x', status: 200 });
+    expect(entries).toEqual([
+      { level: 'debug', message: 'delivery\\u000aprocessed', eventId: 'evt\\u2028x', status: 200 },
+    ]);
+    const throwing = (): void => {
+      throw new Error('logger down');
+    };
+    expect(() => logTaken(throwing, { level: 'error', message: 'm' })).not.toThrow();
   });
 });

@@ -154,7 +154,7 @@ export function severityOf(level: LogEntry['level']): number | undefined {
  *
  * @example
  * ```ts
- * if (takesLevel(logger, 'debug')) safeLog(logger, { level: 'debug', message: 'delivery processed' })
+ * if (takesLevel(logger, 'debug')) logTaken(logger, { level: 'debug', message: 'delivery processed' })
  * ```
  */
 export function takesLevel(logger: Logger | undefined, level: LogEntry['level']): logger is Logger {
@@ -173,7 +173,19 @@ export function takesLevel(logger: Logger | undefined, level: LogEntry['level'])
  * ```
  */
 export function safeLog(logger: Logger | undefined, input: LogInput): void {
-  if (!takesLevel(logger, input.level)) return;
+  if (takesLevel(logger, input.level)) logTaken(logger, input);
+}
+
+/**
+ * {@link safeLog} for a caller that has already asked {@link takesLevel}: the per-delivery entries ask first so as to
+ * build no input for a logger that drops it, and need not look the logger's threshold up twice.
+ *
+ * @example
+ * ```ts
+ * if (takesLevel(logger, 'debug')) logTaken(logger, { level: 'debug', message: 'delivery processed' })
+ * ```
+ */
+export function logTaken(logger: Logger, input: LogInput): void {
   try {
     const entry: LogEntry = { level: input.level, message: sanitizeLogText(input.message, MAX_MESSAGE) };
     if (input.code !== undefined) entry.code = sanitizeLogText(input.code);

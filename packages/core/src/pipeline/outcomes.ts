@@ -6,7 +6,7 @@
 import type { Envelope } from '../events/envelope.js';
 import { ERRORS, KybWebhookError, rejection, type ErrorCode } from '../errors.js';
 import type { KybEvent, UnknownKybEvent } from '../events/events.js';
-import { safeLog, takesLevel, type Logger } from '../log/logger.js';
+import { logTaken, safeLog, takesLevel, type Logger } from '../log/logger.js';
 import type { ReceiveResult, ResponseBody } from '../receiver-types.js';
 
 // Answers shared by every delivery, frozen so that no adapter or onResult hook can change another delivery's.
@@ -87,7 +87,7 @@ export function answerProcessed(
   event: KybEvent | UnknownKybEvent,
 ): ReceiveResult {
   if (takesLevel(logger, 'debug'))
-    safeLog(logger, {
+    logTaken(logger, {
       level: 'debug',
       message: 'delivery processed',
       status: 200,
@@ -104,7 +104,7 @@ export function answerQueued(
   event: KybEvent | UnknownKybEvent,
 ): ReceiveResult {
   if (takesLevel(logger, 'debug'))
-    safeLog(logger, {
+    logTaken(logger, {
       level: 'debug',
       message: 'delivery queued',
       code: 'queued',
@@ -122,7 +122,7 @@ export function answerDuplicate(
   event: KybEvent | UnknownKybEvent,
 ): ReceiveResult {
   if (takesLevel(logger, 'info'))
-    safeLog(logger, {
+    logTaken(logger, {
       level: 'info',
       message: 'duplicate delivery acknowledged',
       code: 'duplicate',
@@ -140,7 +140,7 @@ export function answerLate(
   event: KybEvent | UnknownKybEvent,
 ): ReceiveResult {
   if (takesLevel(logger, 'info'))
-    safeLog(logger, {
+    logTaken(logger, {
       level: 'info',
       message: 'late event taken by the onGap handlers',
       code: 'late',
@@ -157,7 +157,7 @@ export function answerLate(
  */
 export function answerUnauthenticated(logger: Logger | undefined, envelope: Envelope): ReceiveResult {
   if (takesLevel(logger, 'info'))
-    safeLog(logger, {
+    logTaken(logger, {
       level: 'info',
       message:
         'delivery without attestation acknowledged unauthenticated (no secrets configured); only onUnauthenticated handlers ran',
