@@ -178,7 +178,6 @@ const attestationFields: FieldsSpec = {
     audiences: 'audience',
     clientId: 'audience',
     jwksUri: 'jwksUrl',
-    jwks_uri: 'jwksUrl',
     jwksEndpoint: 'jwksUrl',
     url: 'jwksUrl',
     keySet: 'jwks',

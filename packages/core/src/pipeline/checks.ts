@@ -242,10 +242,14 @@ export function withAnswers(
 
 const isAttempt = rememberingTest(/^\d{1,9}$/);
 
-/** `Service-Delivery-Attempt`, when present and a plain integer; anything else is ignored. */
+/**
+ * `Service-Delivery-Attempt`, when present and an attempt number (spec 2.4: an integer starting at 1; leading zeros
+ * are read leniently); anything else, `0` included, is ignored.
+ */
 export function parseAttempt(value: string | undefined): number | undefined {
   if (value === undefined || !isAttempt(value)) return undefined;
-  return Number(value);
+  const attempt = Number(value);
+  return attempt >= 1 ? attempt : undefined;
 }
 
 /** A thrown error as the refusal it answers: our own codes as they are, anything else `internal_error`. */

@@ -70,6 +70,9 @@ describe('Service-Delivery-Attempt (spec 2.4)', () => {
     ['digits followed by letters', '3x', undefined],
     ['letters followed by digits', 'x3', undefined],
     ['a negative number', '-1', undefined],
+    ['zero (attempts start at 1)', '0', undefined],
+    ['zeros', '000', undefined],
+    ['leading zeros', '007', 7],
     ['more than 9 digits', '1234567890', undefined],
   ])('hands the handler deliveryAttempt for %s', async (_case, header, attempt) => {
     const r = receiver();
