@@ -25,6 +25,7 @@ import { fineRatio, insnVerdicts, telemetryVerdicts, type Measured } from './ver
  */
 const CASES: { subject: SubjectName; kind: InsnKind; label: string; repeat?: true }[] = [
   { subject: 'hand', kind: 'hmac', label: 'hand-written' },
+  { subject: 'hand-zod', kind: 'hmac', label: 'hand-written + the spec schemas through zod' },
   { subject: 'stripe', kind: 'hmac', label: 'Stripe constructEvent + Map' },
   { subject: 'ours', kind: 'hmac', label: 'ours, receive()' },
   { subject: 'ours-fetch', kind: 'hmac', label: 'ours, fetch handler' },

@@ -5,13 +5,14 @@
 import type { JSONWebKeySet } from 'jose';
 
 /**
- * The receivers measured: the hand-written one, Stripe's `constructEvent`, ours through `receive()` and through the
+ * The receivers measured: the hand-written one, the hand-written one with the spec's schemas through zod, Stripe's `constructEvent`, ours through `receive()` and through the
  * fetch handler, ours with ordering `enforce`, and the hand-written one and ours inside a Fastify app driven in
  * process by `inject()`; and ours with a telemetry layer (issue 30): `openTelemetry()` with no provider registered, on
  * the real SDK, and with a subscriber on the `kyb-webhooks:receive` tracing channel.
  */
 export const SUBJECTS = [
   'hand',
+  'hand-zod',
   'stripe',
   'ours',
   'ours-fetch',

@@ -89,6 +89,16 @@ describe('the Fastify pair', () => {
   });
 });
 
+describe('the same-rules pair', () => {
+  it('adds an info line, ours ÷ hand-written with the zod schemas, early and steady, when both were measured', () => {
+    const ours = { ...figures('ours', 'hmac', 1), early: 150_000, steady: 90_000 };
+    const handZod = { ...figures('hand-zod', 'hmac', 1), early: 200_000, steady: 120_000 };
+    const lines = insnVerdicts([figures('hand', 'hmac', 1), ours, handZod], 100 * 1024);
+    expect(lines.at(-1)).toBe('  info    same rules, ours ÷ hand-written + zod schemas: early 0.75×, steady 0.75×');
+    expect(insnVerdicts([ours], 100 * 1024).some((line) => line.includes('same rules'))).toBe(false);
+  });
+});
+
 describe('telemetryVerdicts (issue 30)', () => {
   const ours = figures('ours', 'hmac', 1);
   const again = (early: number, steady: number): Measured => ({ ...ours, early, steady, repeat: true });
