@@ -115,6 +115,12 @@ describe('a token endpoint that cannot be used: login_server_unavailable (503, r
     ],
     ['a failed request', () => Promise.reject(new TypeError('fetch failed')), 'TypeError'],
     ['a timeout', () => Promise.reject(new DOMException('timed out', 'TimeoutError')), 'OAUTH_TIMEOUT'],
+    ['an aborted request', () => Promise.reject(new DOMException('aborted', 'AbortError')), 'OAUTH_ABORT'],
+    [
+      'a fetch that throws something other than a TypeError',
+      () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { name: 'ConnectError' })),
+      'ConnectError',
+    ],
   ])('for %s', async (_name, answer, named) => {
     expect(await signInWith(tokenEndpointAnswers(answer))).toMatchObject({
       code: 'login_server_unavailable',

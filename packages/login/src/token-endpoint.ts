@@ -100,12 +100,18 @@ function protocolError(
   }
   if (
     code === 'OAUTH_TIMEOUT' ||
+    code === 'OAUTH_ABORT' ||
     error instanceof TypeError ||
     code === 'OAUTH_RESPONSE_IS_NOT_CONFORM' ||
     code === 'OAUTH_RESPONSE_IS_NOT_JSON'
   ) {
     return loginError('login_server_unavailable', `token endpoint: ${safeWord(code ?? (error as Error)?.name)}`);
   }
+  // openid-client's "something went wrong": a ClientError without a code around what it did not recognise, which on
+  // the way to the token endpoint is a `fetch` option that threw something other than a TypeError (a proxy's agent,
+  // a mock). No answer came back, so it is the server's unavailability, not a code to start again for.
+  if (error instanceof oidc.ClientError && code === undefined && error.cause instanceof Error)
+    return loginError('login_server_unavailable', `token endpoint: ${safeWord(error.cause.name)}`);
   return loginError('code_exchange_failed', `token endpoint: ${safeWord(code)}`);
 }
 
