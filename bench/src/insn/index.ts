@@ -32,6 +32,7 @@ const CASES: { subject: SubjectName; kind: InsnKind; label: string; repeat?: tru
   { subject: 'hand-fastify', kind: 'hmac', label: 'hand-written in Fastify, inject()' },
   { subject: 'ours-fastify', kind: 'hmac', label: 'ours, @kyb-webhooks/fastify, inject()' },
   { subject: 'hand', kind: 'attested', label: 'hand-written + spec 5.5 by hand' },
+  { subject: 'hand-zod', kind: 'attested', label: 'hand-written + spec 5.5 by hand + the spec schemas through zod' },
   { subject: 'ours', kind: 'attested', label: 'ours, receive()' },
   { subject: 'ours', kind: 'ordered', label: 'ours, one stream, ordering off' },
   { subject: 'ours-enforce', kind: 'ordered', label: 'ours, one stream, ordering enforce' },

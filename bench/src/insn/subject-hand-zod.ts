@@ -2,9 +2,11 @@
  * The hand-written receiver (`subject-hand.ts`) plus the spec's envelope and event-data rules, checked the way a
  * careful user would write them: zod, on the schemas `@kyb-webhooks/core/schemas` publishes. Information for issue
  * 28: the hand-written receiver checks no field, ours checks every one, and this one checks the same ones as ours.
+ * Attested, it adds the hand-written spec 5.5 check of `subject-hand.ts`.
  */
 import { envelopeSchema, eventDataSchemas } from '@kyb-webhooks/core/schemas';
-import { createHandwrittenReceiver } from '../http/baseline.js';
+import { benchNow } from '../clock.js';
+import { createAttestationCheck, createHandwrittenReceiver } from '../http/baseline.js';
 import type { Answer, InsnKind, ProgramSetup } from './protocol.js';
 
 const dataSchemas: Record<string, { safeParse(value: unknown): { success: boolean } } | undefined> = eventDataSchemas;
@@ -17,7 +19,14 @@ function checkSpecRules(envelope: Record<string, unknown>): boolean {
 }
 
 export function create(setup: ProgramSetup, kind: InsnKind): Answer {
-  if (kind !== 'hmac') throw new Error('hand-zod measures HMAC deliveries only');
-  const answer = createHandwrittenReceiver(setup.secrets, { keyPerRequest: false, checkEnvelope: checkSpecRules });
+  if (kind === 'ordered') throw new Error('hand-zod has no ordered run');
+  const attestation =
+    kind === 'attested'
+      ? createAttestationCheck(setup.jwks, { issuer: setup.issuer, audience: setup.audience, now: benchNow })
+      : undefined;
+  const checkEnvelope = attestation
+    ? (envelope: Record<string, unknown>) => checkSpecRules(envelope) && attestation(envelope)
+    : checkSpecRules;
+  const answer = createHandwrittenReceiver(setup.secrets, { keyPerRequest: false, checkEnvelope });
   return (delivery) => answer(delivery.headers['service-kyb-signature'], delivery.body);
 }

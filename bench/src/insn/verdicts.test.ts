@@ -96,6 +96,13 @@ describe('the same-rules pair', () => {
     const lines = insnVerdicts([figures('hand', 'hmac', 1), ours, handZod], 100 * 1024);
     expect(lines.at(-1)).toBe('  info    same rules, ours ÷ hand-written + zod schemas: early 0.75×, steady 0.75×');
     expect(insnVerdicts([ours], 100 * 1024).some((line) => line.includes('same rules'))).toBe(false);
+    const attested = [
+      { ...figures('ours', 'attested', 1), early: 600_000, steady: 500_000 },
+      { ...figures('hand-zod', 'attested', 1), early: 750_000, steady: 400_000 },
+    ];
+    expect(insnVerdicts(attested, 100 * 1024).at(-1)).toBe(
+      '  info    same rules attested, ours ÷ hand-written + zod schemas: early 0.80×, steady 1.25×',
+    );
   });
 });
 

@@ -93,7 +93,8 @@ export function insnVerdicts(measured: readonly Measured[], bundleBytes: number)
     ratioLine('steady attested, ours ÷ hand-written', oursAttested, handAttested, 'steady', 1.05),
     ratioLine('steady, ordering enforce ÷ off (memory store, one stream)', oursEnforce, oursOrderedOff, 'steady', 1.2),
     ...frameworkInfo(find('ours-fastify', 'hmac'), find('hand-fastify', 'hmac')),
-    ...sameRulesInfo(ours, find('hand-zod', 'hmac')),
+    ...sameRulesInfo('', ours, find('hand-zod', 'hmac')),
+    ...sameRulesInfo(' attested', oursAttested, find('hand-zod', 'attested')),
   ];
 }
 
@@ -112,12 +113,12 @@ function frameworkInfo(ours: Measured | undefined, hand: Measured | undefined): 
  * Ours ÷ the hand-written receiver that also checks the envelope and the data through zod: information. The targets
  * compare ours with a receiver that checks no field; this ratio compares receivers that apply the same rules.
  */
-function sameRulesInfo(ours: Measured | undefined, handZod: Measured | undefined): string[] {
+function sameRulesInfo(kind: string, ours: Measured | undefined, handZod: Measured | undefined): string[] {
   if (!ours || !handZod) return [];
   return [
     verdict(
       'info',
-      `same rules, ours ÷ hand-written + zod schemas: early ${ratio(ours.early / handZod.early)}, steady ${ratio(ours.steady / handZod.steady)}`,
+      `same rules${kind}, ours ÷ hand-written + zod schemas: early ${ratio(ours.early / handZod.early)}, steady ${ratio(ours.steady / handZod.steady)}`,
     ),
   ];
 }
