@@ -67,8 +67,15 @@ function shapedBy(plan: SchemaPlan): fc.Arbitrary<unknown> {
         [n - 1, n, n + 1].filter((k) => k >= 0).flatMap((k) => ['x'.repeat(k), '\uD83D\uDE00'.repeat(k)]),
       );
       const coercible = patterns.map((arbitrary) => arbitrary.map((text) => [text]));
+      // A match with a character before or after it: only a pattern's anchors refuse it.
+      const affixed = patterns.map((arbitrary) =>
+        fc
+          .tuple(arbitrary, fc.constantFrom(' ', '\u0000', '~'), fc.boolean())
+          .map(([text, extra, before]) => (before ? extra + text : text + extra)),
+      );
       return fc.oneof(
         ...patterns.map((arbitrary) => ({ weight: 8, arbitrary })),
+        ...affixed.map((arbitrary) => ({ weight: 2, arbitrary })),
         ...coercible.map((arbitrary) => ({ weight: 1, arbitrary })),
         ...(edges.length > 0 ? [{ weight: 2, arbitrary: fc.constantFrom(...edges) }] : []),
         { weight: 4, arbitrary: fc.string({ maxLength: 3 }) },

@@ -5,7 +5,8 @@ import { PLAN_EDGES, planValues } from '../../scripts/plan-values.js';
 import { SCHEMA_PLANS_MODULE, schemaPlansSource, webhookSchemaPlans } from '../../scripts/schema-plans-source.js';
 import { eventDataSchemas } from './events.js';
 import { KNOWN_EVENT_TYPES } from './event-types.js';
-import { compilePlan, type PlanNode, type SchemaPlan } from './schema-plan.js';
+import { ACCEPT, compilePlan, REJECT, type PlanNode, type SchemaPlan } from './schema-plan.js';
+import { envelopeSchema } from './envelope.js';
 import { answerListVerdict, DATA_VERDICTS, envelopeVerdict } from './schema-plans.generated.js';
 
 // The receiver accepts valid deliveries by these functions without loading zod, so they must answer as the zod
@@ -40,6 +41,31 @@ describe('schema-plans.generated.ts', () => {
 
   it('answers for an envelope as the compiled plan of envelopeSchema does', () => {
     expectSameVerdicts(envelopeVerdict, plans.envelope);
+  });
+
+  // Random envelopes rarely get every other field right at once, which an unanchored pattern needs to show.
+  it.each([
+    ['event', ' kyb.business.wallet_address_changed'],
+    ['event', 'kyb.business.wallet_address_changed '],
+    ['api_version', ' 2026-01-01'],
+    ['api_version', '2026-01-01 '],
+    ['event_id', '01J0000000000000000000000000'],
+    ['event_id', ' 01J00000000000000000000000'],
+  ])('refuses an otherwise valid envelope whose %s is %j, as zod does', (field, value) => {
+    const valid = {
+      event: 'kyb.business.wallet_address_changed',
+      event_id: '01J00000000000000000000000',
+      stream_id: 'biz_1',
+      seq: 1,
+      timestamp: 1_700_000_000,
+      api_version: '2026-01-01',
+      data: {},
+    };
+    expect(envelopeVerdict(valid)).toBe(ACCEPT);
+    expect(envelopeSchema.safeParse(valid).success).toBe(true);
+    const changed = { ...valid, [field]: value };
+    expect(envelopeVerdict(changed)).toBe(REJECT);
+    expect(envelopeSchema.safeParse(changed).success).toBe(false);
   });
 
   it.each(KNOWN_EVENT_TYPES)('answers for the data of %s as its compiled plan does', (type) => {
