@@ -46,6 +46,24 @@ function withEachPartNeedingACopy(value: unknown, path = 'data'): [string, unkno
   return [[path, changedHere], ...inner];
 }
 
+/** Copies of `value` with one of its parts (at any depth, not itself) replaced by `replacement`, each with its path. */
+function withEachPartReplaced(value: unknown, replacement: unknown, path = 'data'): [string, unknown][] {
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, part]) => {
+    const put = (changedPart: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map((item, index) => (String(index) === key ? changedPart : item))
+        : { ...value, [key]: changedPart };
+    return [
+      [`${path}.${key}`, put(replacement)] as [string, unknown],
+      ...withEachPartReplaced(part, replacement, `${path}.${key}`).map(([innerPath, changed]): [string, unknown] => [
+        innerPath,
+        put(changed),
+      ]),
+    ];
+  });
+}
+
 describe('schema-plans.generated.ts', () => {
   // Under mutation testing (stryker.config.mjs sets KYB_MUTATE_TARGET) the module on disk is Stryker's instrumented
   // copy, never the generator's text; the tests below still hold its functions to compilePlan.
@@ -110,6 +128,16 @@ describe('schema-plans.generated.ts', () => {
       }
     },
   );
+
+  it.each(KNOWN_EVENT_TYPES)('answers as its compiled plan for valid %s data with one part of another type', (type) => {
+    const data = createTestEvent(type).data as Record<string, unknown>;
+    const compiled = compilePlan(plans.data[type]!);
+    for (const replacement of [null, 'x', 7, [], {}]) {
+      for (const [path, changed] of withEachPartReplaced(data, replacement)) {
+        expect(DATA_VERDICTS[type](changed), `${path} = ${JSON.stringify(replacement)}`).toBe(compiled(changed));
+      }
+    }
+  });
 
   it('answers for a released answer list as the compiled plan of releasedAnswerListSchema does', () => {
     expectSameVerdicts(answerListVerdict, plans.answerList);
