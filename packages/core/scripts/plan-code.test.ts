@@ -94,6 +94,29 @@ describe('PlanWriter', () => {
     expect(writer.declarations().match(/new RegExp/g)).toHaveLength(1);
   });
 
+  it('keeps no DEFER bookkeeping for a field whose plan cannot defer (a union of a string and a number)', () => {
+    const timestamp: SchemaPlan = {
+      kind: 'union',
+      options: [
+        { kind: 'number', checks: [] },
+        { kind: 'string', checks: [{ pattern: '^\\d+$', flags: '' }] },
+      ],
+    };
+    const list: SchemaPlan = { kind: 'array', element: { kind: 'object', fields: [] } };
+    const writer = new PlanWriter();
+    writer.functionOf({
+      kind: 'object',
+      fields: [
+        { key: 'at', plan: timestamp, mayBeAbsent: false },
+        { key: 'lines', plan: list, mayBeAbsent: false },
+      ],
+    });
+    const code = writer.declarations();
+    expect(code).toMatch(/if \(v\d+\(item\) === REJECT\) return REJECT;/);
+    // The list (an array of objects) may need zod's copy: the array remembers its items' DEFER, the object the list's.
+    expect(code.match(/verdict = DEFER;/g)).toHaveLength(2);
+  });
+
   it('imports only the helpers and predicates its functions call', () => {
     const writer = new PlanWriter();
     writer.functionOf({

@@ -148,11 +148,15 @@ export class PlanWriter {
     return `${name}(${args})`;
   }
 
-  /** The statements that answer for one value: REJECT returns, DEFER is remembered in `verdict`. */
+  /**
+   * The statements that answer for one value: REJECT returns, DEFER is remembered in `verdict` (only where the plan
+   * can answer DEFER: a union of strings and numbers, such as a timestamp, never does).
+   */
   #check(plan: SchemaPlan, value: string): string {
     const test = this.#testOf(plan, value);
     if (test === 'true') return '';
     if (test !== undefined) return `if (!(${test})) return REJECT;`;
+    if (!mayDefer(plan)) return `if (${this.functionOf(plan)}(${value}) === REJECT) return REJECT;`;
     return `result = ${this.functionOf(plan)}(${value});\nif (result === REJECT) return REJECT;\nif (result === DEFER) verdict = DEFER;`;
   }
 
@@ -220,6 +224,25 @@ export class PlanWriter {
       else lines.push(`{\nconst result = ${this.functionOf(option)}(value);\nif (result !== REJECT) return result;\n}`);
     }
     return [...lines, 'return REJECT;'].join('\n');
+  }
+}
+
+/**
+ * Whether a generated function for `plan` can answer DEFER: objects, arrays and records can (zod would copy them), and
+ * what holds one of them; the rest answer ACCEPT or REJECT only (a custom check is a named, synchronous predicate here).
+ */
+function mayDefer(plan: SchemaPlan): boolean {
+  switch (plan.kind) {
+    case 'object':
+    case 'array':
+    case 'record':
+      return true;
+    case 'optional':
+      return mayDefer(plan.inner);
+    case 'union':
+      return plan.options.some(mayDefer);
+    default:
+      return false;
   }
 }
 

@@ -113,16 +113,13 @@ function v5(value: unknown): Verdict {
 function v6(value: unknown): Verdict {
   if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
-  let result: Verdict;
   let item: unknown;
   item = value.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
   item = value.expires_at;
-  result = v1(item);
-  if (result === REJECT) return REJECT;
-  if (result === DEFER) verdict = DEFER;
+  if (v1(item) === REJECT) return REJECT;
   item = value.price;
-  result = v5(item);
+  const result = v5(item);
   if (result === REJECT) return REJECT;
   if (result === DEFER) verdict = DEFER;
   item = value.offer_id;
@@ -151,17 +148,14 @@ function v8(value: unknown): Verdict {
 
 function v9(value: unknown): Verdict {
   if (!isDataObject(value)) return REJECT;
-  let verdict: Verdict = ACCEPT;
   let item: unknown;
   item = value.approved_at;
-  const result = v1(item);
-  if (result === REJECT) return REJECT;
-  if (result === DEFER) verdict = DEFER;
+  if (v1(item) === REJECT) return REJECT;
   item = value.action_id;
   if (!(typeof item === 'string')) return REJECT;
   item = value.threshold_met;
   if (!(typeof item === 'boolean')) return REJECT;
-  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
+  return copiesUnchanged(value) ? ACCEPT : DEFER;
 }
 
 function v10(value: unknown): Verdict {
@@ -176,9 +170,7 @@ function v11(value: unknown): Verdict {
   item = value.request_id;
   if (!(typeof item === 'string')) return REJECT;
   item = value.released_at;
-  result = v1(item);
-  if (result === REJECT) return REJECT;
-  if (result === DEFER) verdict = DEFER;
+  if (v1(item) === REJECT) return REJECT;
   item = value.field_count;
   if (!(Number.isSafeInteger(item) && (item as number) >= 0)) return REJECT;
   item = value.pii_included;
@@ -186,9 +178,7 @@ function v11(value: unknown): Verdict {
   item = value.attestation_kid;
   if (!(typeof item === 'string')) return REJECT;
   item = value.attestation_expires_at;
-  result = v1(item);
-  if (result === REJECT) return REJECT;
-  if (result === DEFER) verdict = DEFER;
+  if (v1(item) === REJECT) return REJECT;
   item = value.charge;
   result = v8(item);
   if (result === REJECT) return REJECT;
@@ -216,8 +206,6 @@ function v13(value: unknown): Verdict {
 
 function v14(value: unknown): Verdict {
   if (!isDataObject(value)) return REJECT;
-  let verdict: Verdict = ACCEPT;
-  let result: Verdict;
   let item: unknown;
   item = value.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
@@ -226,14 +214,10 @@ function v14(value: unknown): Verdict {
   item = value.message_kind;
   if (!(typeof item === 'string')) return REJECT;
   item = value.created_at;
-  result = v13(item);
-  if (result === REJECT) return REJECT;
-  if (result === DEFER) verdict = DEFER;
+  if (v13(item) === REJECT) return REJECT;
   item = value.expires_at;
-  result = v13(item);
-  if (result === REJECT) return REJECT;
-  if (result === DEFER) verdict = DEFER;
-  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
+  if (v13(item) === REJECT) return REJECT;
+  return copiesUnchanged(value) ? ACCEPT : DEFER;
 }
 
 function v15(value: unknown): Verdict {
@@ -251,7 +235,6 @@ function v17(value: unknown): Verdict {
 function v18(value: unknown): Verdict {
   if (!isDataObject(value)) return REJECT;
   let verdict: Verdict = ACCEPT;
-  let result: Verdict;
   let item: unknown;
   item = value.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
@@ -260,11 +243,9 @@ function v18(value: unknown): Verdict {
   item = value.digest;
   if (!(typeof item === 'string')) return REJECT;
   item = value.signed_at;
-  result = v1(item);
-  if (result === REJECT) return REJECT;
-  if (result === DEFER) verdict = DEFER;
+  if (v1(item) === REJECT) return REJECT;
   item = value.verification;
-  result = v17(item);
+  const result = v17(item);
   if (result === REJECT) return REJECT;
   if (result === DEFER) verdict = DEFER;
   return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
