@@ -11,7 +11,7 @@
  */
 import { encode as encodeBase64url } from 'jose/base64url';
 import { KybWebhookError } from '../errors.js';
-import { decodeBase64url, isBase64url } from '../verify/base64url.js';
+import { decodeBase64url } from '../verify/base64url.js';
 import type { QueuedEvent, QueuedPayload, SealedPayload } from './types.js';
 
 /**
@@ -111,7 +111,7 @@ function isCryptoKey(value: unknown): value is CryptoKey {
 /** The bytes of base64 or base64url text (padding and surrounding whitespace allowed), or undefined. */
 function bytesOfText(text: string): Uint8Array<ArrayBuffer> | undefined {
   const url = text.trim().replace(/=+$/, '').replaceAll('+', '-').replaceAll('/', '_');
-  return isBase64url(url) ? decodeBase64url(url) : undefined;
+  return decodeBase64url(url);
 }
 
 /**
@@ -228,7 +228,7 @@ function base64urlOf(bytes: ArrayBuffer | Uint8Array): string {
 
 function decodeField(text: unknown): Uint8Array<ArrayBuffer> {
   // A field that is not base64url fails decryption like a wrong key: the job was altered.
-  return typeof text === 'string' && isBase64url(text) ? decodeBase64url(text) : new Uint8Array(0);
+  return (typeof text === 'string' ? decodeBase64url(text) : undefined) ?? new Uint8Array(0);
 }
 
 function payloadOf(plaintext: ArrayBuffer, event: QueuedEvent, jobId: string): QueuedPayload {

@@ -1,6 +1,5 @@
 import type { JSONWebKeySet, JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { platformCrypto } from '#crypto';
-import { isBase64url } from './base64url.js';
 import type { PlatformCrypto } from './crypto/types.js';
 import { checkAttestationBinding, type AttestationClaims, type AttestedEnvelope } from './attestation-binding.js';
 import { KybWebhookError, rejection } from '../errors.js';
@@ -199,17 +198,17 @@ export function createAttestationVerifier(
     if (typeof kid !== 'string') throw rejection('attestation_invalid', 'the header names no kid');
 
     const encodedPayload = token.slice(firstDot + 1, secondDot);
-    const encodedSignature = token.slice(secondDot + 1);
-    // Checked before any decoder sees them: native decoders are lenient in different ways.
-    if (!isBase64url(encodedPayload)) throw rejection('attestation_invalid', 'claims are not canonical base64url');
-    if (!isBase64url(encodedSignature)) throw rejection('attestation_invalid', 'signature is not canonical base64url');
+    // Strict decoders: native decoders are lenient in different ways, and a token must read the same everywhere.
+    const claimBytes = crypto.decodeBase64url(encodedPayload);
+    if (!claimBytes) throw rejection('attestation_invalid', 'claims are not canonical base64url');
+    const signature = crypto.decodeBase64url(token.slice(secondDot + 1));
+    if (!signature) throw rejection('attestation_invalid', 'signature is not canonical base64url');
 
     // 3. the key named by kid, then the signature.
     const key: VerificationKey = keys.peek(kid) ?? (await keys.get(kid));
-    const signature = crypto.decodeBase64url(encodedSignature);
     if (signature.length !== key.signatureBytes)
       throw rejection('attestation_invalid', 'signature length is not the key size');
-    // Header and payload passed isBase64url, so the signing input is ASCII and every encoder gives the same bytes.
+    // Header and claims are canonical base64url, so the signing input is ASCII and every encoder gives the same bytes.
     const verified = crypto.verifyRs256(key.key, token.slice(0, secondDot), signature);
     if (!(verified === true || (verified !== false && (await verified))))
       throw rejection('attestation_invalid', 'bad signature');
@@ -217,7 +216,7 @@ export function createAttestationVerifier(
     // 4. the registered claims.
     let claims: JWTPayload;
     try {
-      claims = decodeJsonObject(crypto, encodedPayload) as JWTPayload;
+      claims = decodeJsonObject(crypto, claimBytes) as JWTPayload;
     } catch (cause) {
       throw rejection('attestation_invalid', 'claims are not a UTF-8 JSON object', cause);
     }
@@ -232,16 +231,17 @@ export function createAttestationVerifier(
 
 function decodeHeader(crypto: PlatformCrypto, encoded: string): ProtectedHeaderParameters {
   try {
-    if (!isBase64url(encoded)) throw new TypeError('not canonical base64url');
-    return Object.freeze(decodeJsonObject(crypto, encoded)) as ProtectedHeaderParameters;
+    const bytes = crypto.decodeBase64url(encoded);
+    if (!bytes) throw new TypeError('not canonical base64url');
+    return Object.freeze(decodeJsonObject(crypto, bytes)) as ProtectedHeaderParameters;
   } catch (cause) {
     throw rejection('attestation_invalid', 'header is not base64url UTF-8 JSON', cause);
   }
 }
 
-/** A JOSE header or claims set, already checked to be base64url: strict UTF-8 (BOM kept) of a JSON object. */
-function decodeJsonObject(crypto: PlatformCrypto, encoded: string): Record<string, unknown> {
-  const value: unknown = JSON.parse(crypto.decodeUtf8(crypto.decodeBase64url(encoded)));
+/** A JOSE header or claims set, decoded from base64url: strict UTF-8 (BOM kept) of a JSON object. */
+function decodeJsonObject(crypto: PlatformCrypto, bytes: Uint8Array): Record<string, unknown> {
+  const value: unknown = JSON.parse(crypto.decodeUtf8(bytes));
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('not a JSON object');
   return value as Record<string, unknown>;
 }
@@ -251,6 +251,7 @@ function decodeJsonObject(crypto: PlatformCrypto, encoded: string): Record<strin
  * `toLowerCase` would fold a KELVIN SIGN (U+212A) to "k" and accept a typ the service never sends.
  */
 function isAttestationTyp(typ: unknown): boolean {
+  if (typ === ATTESTATION_TYP) return true; // what the service sends: no regular expression for it
   if (typeof typ !== 'string') return false;
   const lower = typ.replace(/[A-Z]+/g, (upper) => upper.toLowerCase());
   return lower === ATTESTATION_TYP || lower === APPLICATION_TYP;

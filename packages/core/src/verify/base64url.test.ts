@@ -52,10 +52,7 @@ describe('strict base64url', () => {
   });
 
   it('refuses to decode what it does not accept', () => {
-    expect(() => decodeBase64url('AB')).toThrowError(TypeError);
-    // The message travels as the cause of the refusal in the log entry: it names the rule broken.
-    expect(() => decodeBase64url('AA==')).toThrowError(
-      new TypeError('Not canonical unpadded base64url (RFC 7515 §2).'),
-    );
+    expect(decodeBase64url('AB')).toBeUndefined();
+    expect(decodeBase64url('AA==')).toBeUndefined();
   });
 });

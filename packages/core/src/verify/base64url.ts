@@ -25,8 +25,21 @@ const ALPHABET_ONLY = /^[\w-]*$/;
  * ```
  */
 export function isBase64url(text: string): boolean {
+  return (text.length & 3) !== 1 && ALPHABET_ONLY.test(text) && hasZeroSpareBits(text);
+}
+
+/**
+ * Whether the bits after the last whole byte of base64url `text` are zero, for text of the alphabet whose length is
+ * not 1 more than a multiple of 4: the rule that leaves each byte string one encoding.
+ *
+ * @example
+ * ```ts
+ * hasZeroSpareBits('AA') // true
+ * hasZeroSpareBits('AB') // false
+ * ```
+ */
+export function hasZeroSpareBits(text: string): boolean {
   const remainder = text.length & 3;
-  if (remainder === 1 || !ALPHABET_ONLY.test(text)) return false;
   if (remainder === 0) return true;
   const last = VALUES[text.charCodeAt(text.length - 1)] as number;
   // 2 characters carry 1 byte (4 spare bits), 3 carry 2 bytes (2 spare bits).
@@ -34,16 +47,17 @@ export function isBase64url(text: string): boolean {
 }
 
 /**
- * Decodes canonical unpadded base64url; throws a `TypeError` for anything {@link isBase64url} refuses. The
- * decoder of the Web path (Node's uses Buffer after the same check).
+ * Decodes canonical unpadded base64url, or answers undefined for anything {@link isBase64url} refuses. The decoder
+ * of the Web path (Node's decodes natively and compares the re-encoding, crypto/node.ts).
  *
  * @example
  * ```ts
  * new TextDecoder().decode(decodeBase64url('eyJhIjoxfQ')) // '{"a":1}'
+ * decodeBase64url('AA==') // undefined: padded
  * ```
  */
-export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> {
-  if (!isBase64url(text)) throw new TypeError('Not canonical unpadded base64url (RFC 7515 §2).');
+export function decodeBase64url(text: string): Uint8Array<ArrayBuffer> | undefined {
+  if (!isBase64url(text)) return undefined;
   const length = text.length;
   const bytes = new Uint8Array((length * 3) >> 2);
   let out = 0;

@@ -2,7 +2,9 @@
 // opaque HMAC secret, answers false (never throws) for a MAC of the wrong length, keeps a byte order mark as U+FEFF,
 // refuses invalid UTF-8, decodes base64url and hex, and answers the RS256 check with what the signature says.
 import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isBase64url } from '../base64url.js';
 import { platformCrypto as nodeCrypto } from './node.js';
 import { platformCrypto as webCrypto } from './web.js';
 import type { PlatformCrypto } from './types.js';
@@ -45,7 +47,42 @@ describe.each<[string, PlatformCrypto]>([
   });
 
   it('decodes canonical base64url to its bytes', () => {
-    expect([...platform.decodeBase64url('-_8')]).toEqual([0xfb, 0xff]);
+    expect([...platform.decodeBase64url('-_8')!]).toEqual([0xfb, 0xff]);
+    expect(platform.decodeBase64url('')?.length).toBe(0);
+  });
+
+  it.each([
+    ['spare bits that are not zero', 'AB'],
+    ['a length one more than a multiple of 4', 'AAAAA'],
+    ['padding', 'AA=='],
+    ['standard base64', 'a+b/'],
+    ['a space', 'AA AA'],
+    ['a dot', 'AA.A'],
+    // Buffer reads a character past U+00FF by its low byte: U+0141 as "A".
+    ['a character whose low byte is in the alphabet', 'AQ\u0141I'],
+    ['a KELVIN SIGN', '\u212AAAA'],
+  ])('answers undefined for base64url with %s', (_case, text) => {
+    expect(platform.decodeBase64url(text)).toBeUndefined();
+  });
+
+  it('decodes exactly the text isBase64url accepts, to the bytes whose encoding it is', () => {
+    // The alphabet three times over, every other ASCII character, and some past it (U+0141's low byte is "A").
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const ascii = Array.from({ length: 128 }, (_, code) => String.fromCharCode(code));
+    const characters = fc.constantFrom(
+      ...[...alphabet.repeat(3), ...ascii, ...'\u00e9\u00ff\u0100\u0141\u0130\u212a\uff21\ud83d'],
+    );
+    fc.assert(
+      fc.property(
+        fc.array(characters, { maxLength: 24 }).map((chars) => chars.join('')),
+        (text) => {
+          const bytes = platform.decodeBase64url(text);
+          expect(bytes !== undefined).toBe(isBase64url(text));
+          if (bytes) expect(Buffer.from(bytes).toString('base64url')).toBe(text);
+        },
+      ),
+      { numRuns: 20_000 },
+    );
   });
 
   it('decodes checked hex of either case to its bytes', () => {

@@ -14,11 +14,12 @@ export interface PlatformCrypto {
    */
   verifyHmac(secret: HmacSecret, prefix: string, body: Uint8Array, expected: Uint8Array): boolean | Promise<boolean>;
   /**
-   * Decodes base64url (RFC 7515 §2) that the caller has already checked with `isBase64url` (base64url.ts), so a
-   * lenient native decoder gives exactly the bytes a strict one would. An attestation needs three decodes per
-   * delivery, and on Node the native decoder is several times faster than a JavaScript one.
+   * Decodes canonical unpadded base64url (RFC 7515 §2, as `isBase64url` in base64url.ts defines it), or answers
+   * undefined for any other text: padding, `+` or `/`, other characters, or spare bits that are not zero. Native
+   * decoders are lenient in different ways, so the check belongs to the decoding: each byte string then has exactly
+   * one accepted encoding on every runtime. An attestation needs three decodes per delivery.
    */
-  decodeBase64url(text: string): Uint8Array;
+  decodeBase64url(text: string): Uint8Array | undefined;
   /**
    * Decodes hex that the caller has already checked (the signature's 64 hex digits), so a lenient native decoder gives
    * exactly the bytes a strict one would. On Node, Buffer's decoder spares each new process the compiling of a
