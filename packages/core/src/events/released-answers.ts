@@ -16,21 +16,17 @@ import { answerListVerdict } from './schema-plans.generated.js';
  * ```
  */
 export class ReleasedAnswers implements Iterable<ReleasedAnswer> {
-  readonly #bySubject = new Map<string, Map<string, ReleasedAnswer>>();
   readonly #all: ReleasedAnswer[];
+  /** Built by the first lookup by subject: a release carries dozens of answers, and many handlers look none up. */
+  #bySubject: Map<string, Map<string, ReleasedAnswer>> | undefined;
 
   constructor(answers: readonly ReleasedAnswer[]) {
     this.#all = [...answers];
-    for (const answer of answers) {
-      let names = this.#bySubject.get(answer.subject);
-      if (!names) this.#bySubject.set(answer.subject, (names = new Map()));
-      names.set(answer.name, answer);
-    }
   }
 
   /** The answer of `subject` for field `name`. */
   get(subject: string, name: string): ReleasedAnswer | undefined {
-    return this.#bySubject.get(subject)?.get(name);
+    return this.#index().get(subject)?.get(name);
   }
 
   /** Every answer to field `name`, one per subject. */
@@ -40,12 +36,12 @@ export class ReleasedAnswers implements Iterable<ReleasedAnswer> {
 
   /** Every answer `subject` gave. */
   bySubject(subject: string): ReleasedAnswer[] {
-    return [...(this.#bySubject.get(subject)?.values() ?? [])];
+    return [...(this.#index().get(subject)?.values() ?? [])];
   }
 
   /** The subjects that answered. */
   subjects(): string[] {
-    return [...this.#bySubject.keys()];
+    return [...this.#index().keys()];
   }
 
   get size(): number {
@@ -58,6 +54,17 @@ export class ReleasedAnswers implements Iterable<ReleasedAnswer> {
 
   toJSON(): ReleasedAnswer[] {
     return [...this.#all];
+  }
+
+  #index(): Map<string, Map<string, ReleasedAnswer>> {
+    if (this.#bySubject) return this.#bySubject;
+    const bySubject = new Map<string, Map<string, ReleasedAnswer>>();
+    for (const answer of this.#all) {
+      let names = bySubject.get(answer.subject);
+      if (!names) bySubject.set(answer.subject, (names = new Map()));
+      names.set(answer.name, answer);
+    }
+    return (this.#bySubject = bySubject);
   }
 }
 

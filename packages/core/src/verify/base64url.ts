@@ -25,21 +25,8 @@ const ALPHABET_ONLY = /^[\w-]*$/;
  * ```
  */
 export function isBase64url(text: string): boolean {
-  return (text.length & 3) !== 1 && ALPHABET_ONLY.test(text) && hasZeroSpareBits(text);
-}
-
-/**
- * Whether the bits after the last whole byte of base64url `text` are zero, for text of the alphabet whose length is
- * not 1 more than a multiple of 4: the rule that leaves each byte string one encoding.
- *
- * @example
- * ```ts
- * hasZeroSpareBits('AA') // true
- * hasZeroSpareBits('AB') // false
- * ```
- */
-export function hasZeroSpareBits(text: string): boolean {
   const remainder = text.length & 3;
+  if (remainder === 1 || !ALPHABET_ONLY.test(text)) return false;
   if (remainder === 0) return true;
   const last = VALUES[text.charCodeAt(text.length - 1)] as number;
   // 2 characters carry 1 byte (4 spare bits), 3 carry 2 bytes (2 spare bits).

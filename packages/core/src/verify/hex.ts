@@ -6,9 +6,9 @@ for (let i = 0; i < 16; i++) {
 }
 
 /**
- * Decodes hex (either case), or returns undefined when a character is not a hex digit; a last odd digit is ignored.
- * The Web path's decoder: on Node, the platform decodes a signature's MAC with Buffer's native decoder once the
- * signature parser has checked it (crypto/types.ts, `decodeHex`).
+ * Decodes hex (either case), or returns undefined when a character is not a hex digit or the digits are odd in
+ * number. The Web path's decoder: on Node, the platform decodes a signature's MAC with Buffer's native decoder
+ * (crypto/types.ts, `decodeHex`).
  *
  * @example
  * ```ts
@@ -16,6 +16,7 @@ for (let i = 0; i < 16; i++) {
  * ```
  */
 export function decodeHex(hex: string): Uint8Array | undefined {
+  if ((hex.length & 1) === 1) return undefined;
   const bytes = new Uint8Array(hex.length >> 1);
   for (let i = 0; i < bytes.length; i++) {
     const high = HEX_VALUES[hex.charCodeAt(2 * i)] ?? -1;

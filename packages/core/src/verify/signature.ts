@@ -27,7 +27,6 @@ const VERSION = /^[A-Za-z0-9._-]{1,64}$/;
 /** VERSION's test of a header's `kv`, which is the same on nearly every delivery. */
 const isKeyVersion = rememberingTest(VERSION);
 const KEY = /^[a-z][a-z0-9]*$/;
-const MAC_HEX = /^[0-9a-fA-F]{64}$/;
 
 /**
  * Parses `t=<unix seconds>,v1=<64 hex>,kv=<version>` strictly: each of t, v1 and kv exactly once, no spaces.
@@ -65,9 +64,9 @@ export function parseSignatureHeader(header: string): ParsedSignatureHeader {
     start = end + 1;
   }
   if (t === undefined || !isDigits(t, 15)) throw rejection('signature_malformed', 't is missing or not an integer');
-  // Checked here, decoded by the platform: Node's native decoder costs the first deliveries of a process far less
-  // than a JavaScript loop the JIT must first compile (bench/README.md, Instructions).
-  const mac = v1 !== undefined && MAC_HEX.test(v1) ? platformCrypto.decodeHex(v1) : undefined;
+  // Decoded and checked by the platform: Node's native decoder costs the first deliveries of a process far less than a
+  // JavaScript loop the JIT must first compile, and its checks less than a regular expression (bench/README.md).
+  const mac = v1 !== undefined && v1.length === 64 ? platformCrypto.decodeHex(v1) : undefined;
   if (!mac) throw rejection('signature_malformed', 'v1 is missing or not 64 hex digits');
   if (kv === undefined || !isKeyVersion(kv)) throw rejection('signature_malformed', 'kv is missing or malformed');
   return { timestamp: Number(t), timestampText: t, mac, version: kv };

@@ -1,11 +1,15 @@
 import { isUtf8 } from 'node:buffer';
 import { createHmac, KeyObject, timingSafeEqual, verify } from 'node:crypto';
-import { hasZeroSpareBits } from '../base64url.js';
 import type { HmacSecret, PlatformCrypto } from './types.js';
 
 interface NodeHmacSecret extends HmacSecret {
   readonly key: KeyObject;
 }
+
+// The last character of canonical base64url text whose length is 2 or 3 more than a multiple of 4: the bits after the
+// last whole byte (4 or 2 of them) are zero, so that each byte string has one encoding (base64url.ts, isBase64url).
+const LAST_OF_ONE_BYTE = 'AQgw';
+const LAST_OF_TWO_BYTES = 'AEIMQUYcgkosw048';
 
 // Converting a CryptoKey to a KeyObject costs more than the verification; keys come from the JWKS key cache and are
 // the same objects for as long as the cache lives, so a WeakMap keeps one KeyObject per CryptoKey.
@@ -46,15 +50,22 @@ export const platformCrypto: PlatformCrypto = {
     // Buffer's decoder is lenient: it skips characters outside the alphabet, reads `+` and `/` as `-` and `_`, and a
     // character past U+00FF by its low byte. Native checks that allocate nothing refuse each of those (a skipped
     // character leaves fewer bytes than the length promises), instead of a regular expression over the text, which
-    // costs 12 instructions a character (docs/architecture.md §3.4). The contract test holds it to isBase64url.
+    // costs 12 instructions a character (docs/architecture.md §3.5). The contract test holds it to isBase64url.
     const length = text.length;
     if ((length & 3) === 1 || text.includes('+') || text.includes('/') || Buffer.byteLength(text, 'utf8') !== length)
       return undefined;
     const bytes = Buffer.from(text, 'base64url');
-    return bytes.length === (length * 3) >> 2 && hasZeroSpareBits(text) ? bytes : undefined;
+    if (bytes.length !== (length * 3) >> 2) return undefined;
+    const remainder = length & 3;
+    if (remainder === 0 || (remainder === 2 ? LAST_OF_ONE_BYTE : LAST_OF_TWO_BYTES).includes(text[length - 1]!))
+      return bytes;
+    return undefined;
   },
   decodeHex(text) {
-    return Buffer.from(text, 'hex');
+    // Buffer's decoder stops at the first pair that is not two hex digits, and reads a character past U+00FF by its
+    // low byte: fewer bytes than the length promises, or text that is not ASCII, is refused.
+    const bytes = Buffer.from(text, 'hex');
+    return bytes.length * 2 === text.length && Buffer.byteLength(text, 'utf8') === text.length ? bytes : undefined;
   },
   decodeUtf8(bytes) {
     // Buffer's decoder would replace bad sequences with U+FFFD; isUtf8 makes it as strict as a fatal TextDecoder

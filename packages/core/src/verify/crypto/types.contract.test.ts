@@ -85,8 +85,34 @@ describe.each<[string, PlatformCrypto]>([
     );
   });
 
-  it('decodes checked hex of either case to its bytes', () => {
-    expect([...platform.decodeHex('00ff10Ab9c')]).toEqual([0x00, 0xff, 0x10, 0xab, 0x9c]);
+  it('decodes hex of either case to its bytes', () => {
+    expect([...platform.decodeHex('00ff10Ab9c')!]).toEqual([0x00, 0xff, 0x10, 0xab, 0x9c]);
+  });
+
+  it.each([
+    ['an odd number of digits', '00f'],
+    ['a letter past f', '0g'],
+    ['a space', '0 00'],
+    // Buffer reads a character past U+00FF by its low byte: U+0130 as "0".
+    ['a character whose low byte is a hex digit', '\u01300'],
+  ])('answers undefined for hex with %s', (_case, text) => {
+    expect(platform.decodeHex(`ab${text}`)).toBeUndefined();
+  });
+
+  it('decodes exactly an even number of hex digits, to the bytes they spell', () => {
+    const ascii = Array.from({ length: 128 }, (_, code) => String.fromCharCode(code));
+    const characters = fc.constantFrom(...[...'0123456789abcdefABCDEF'.repeat(6), ...ascii, ...'\u00e9\u0130\u0141']);
+    fc.assert(
+      fc.property(
+        fc.array(characters, { maxLength: 12 }).map((chars) => chars.join('')),
+        (text) => {
+          const bytes = platform.decodeHex(text);
+          expect(bytes !== undefined).toBe(/^(?:[0-9a-fA-F]{2})*$/.test(text));
+          if (bytes) expect(Buffer.from(bytes).toString('hex')).toBe(text.toLowerCase());
+        },
+      ),
+      { numRuns: 20_000 },
+    );
   });
 
   it('answers the RS256 check true for a genuine signature and false for another input', async () => {

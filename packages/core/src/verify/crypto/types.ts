@@ -21,11 +21,10 @@ export interface PlatformCrypto {
    */
   decodeBase64url(text: string): Uint8Array | undefined;
   /**
-   * Decodes hex that the caller has already checked (the signature's 64 hex digits), so a lenient native decoder gives
-   * exactly the bytes a strict one would. On Node, Buffer's decoder spares each new process the compiling of a
-   * JavaScript loop.
+   * Decodes hex of either case (the signature's 64 digits), or answers undefined for text that is not an even number
+   * of hex digits. On Node, Buffer's decoder spares each new process the compiling of a JavaScript loop.
    */
-  decodeHex(text: string): Uint8Array;
+  decodeHex(text: string): Uint8Array | undefined;
   /**
    * Decodes UTF-8 strictly: invalid UTF-8 throws, and a leading byte order mark is kept as U+FEFF (so `JSON.parse`
    * refuses it) rather than stripped, the same on every runtime.

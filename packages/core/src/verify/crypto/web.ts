@@ -37,7 +37,7 @@ export const platformCrypto: PlatformCrypto = {
     return decodeBase64url(text);
   },
   decodeHex(text) {
-    return decodeHex(text) ?? new Uint8Array(0);
+    return decodeHex(text);
   },
   decodeUtf8(bytes) {
     return utf8.decode(bytes);
