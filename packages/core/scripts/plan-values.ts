@@ -6,10 +6,10 @@
 import fc from 'fast-check';
 import type { SchemaPlan } from '../src/events/schema-plan.js';
 
-/** Values that sit on the edges zod's checks draw: types, bounds, prototypes, code points. */
 /** An array with another prototype: zod copies it into a plain one. */
-class ItemList extends Array<unknown> {}
+export class ItemList extends Array<unknown> {}
 
+/** Values that sit on the edges zod's checks draw: types, bounds, prototypes, code points. */
 export const PLAN_EDGES: unknown[] = [
   undefined,
   null,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PLAN_EDGES, planValues } from '../../scripts/plan-values.js';
+import { ItemList, PLAN_EDGES, planValues } from '../../scripts/plan-values.js';
 import { SCHEMA_PLANS_MODULE, schemaPlansSource, webhookSchemaPlans } from '../../scripts/schema-plans-source.js';
 import { eventDataSchemas } from './events.js';
 import { KNOWN_EVENT_TYPES } from './event-types.js';
@@ -23,45 +23,38 @@ function expectSameVerdicts(generated: PlanNode, plan: SchemaPlan): void {
   );
 }
 
-/** An array of another class, which zod copies into a plain array. */
-class OtherArray extends Array<unknown> {}
+/** What a change answers for a part it leaves as it is. */
+const UNCHANGED = Symbol('unchanged');
 
 /**
- * Copies of `value`, one per object or array inside it (itself included), where that one part needs zod's copy: an
- * object with an own `__proto__` key (as JSON.parse makes), an array of another class. Each comes with its path.
+ * Copies of `value`, one per part of it at any depth (itself included) that `change` answers something other than
+ * {@link UNCHANGED} for, with that part changed; each comes with its path.
  */
-function withEachPartNeedingACopy(value: unknown, path = 'data'): [string, unknown][] {
-  if (typeof value !== 'object' || value === null) return [];
-  const changedHere: unknown = Array.isArray(value)
-    ? Object.setPrototypeOf([...value], OtherArray.prototype)
-    : Object.defineProperty({ ...value }, '__proto__', { value: {}, enumerable: true });
-  const inner = Object.entries(value).flatMap(([key, part]) =>
-    withEachPartNeedingACopy(part, `${path}.${key}`).map(([innerPath, changedPart]): [string, unknown] => [
-      innerPath,
-      Array.isArray(value)
-        ? value.map((item, index) => (String(index) === key ? changedPart : item))
-        : { ...value, [key]: changedPart },
-    ]),
-  );
-  return [[path, changedHere], ...inner];
-}
-
-/** Copies of `value` with one of its parts (at any depth, not itself) replaced by `replacement`, each with its path. */
-function withEachPartReplaced(value: unknown, replacement: unknown, path = 'data'): [string, unknown][] {
-  if (typeof value !== 'object' || value === null) return [];
-  return Object.entries(value).flatMap(([key, part]) => {
-    const put = (changedPart: unknown): unknown =>
-      Array.isArray(value)
+function withEachPartChanged(
+  value: unknown,
+  change: (part: unknown, path: string) => unknown,
+  path = 'data',
+): [string, unknown][] {
+  const here = change(value, path);
+  const copies: [string, unknown][] = here === UNCHANGED ? [] : [[path, here]];
+  if (typeof value !== 'object' || value === null) return copies;
+  for (const [key, part] of Object.entries(value)) {
+    for (const [innerPath, changedPart] of withEachPartChanged(part, change, `${path}.${key}`)) {
+      const copy = Array.isArray(value)
         ? value.map((item, index) => (String(index) === key ? changedPart : item))
         : { ...value, [key]: changedPart };
-    return [
-      [`${path}.${key}`, put(replacement)] as [string, unknown],
-      ...withEachPartReplaced(part, replacement, `${path}.${key}`).map(([innerPath, changed]): [string, unknown] => [
-        innerPath,
-        put(changed),
-      ]),
-    ];
-  });
+      copies.push([innerPath, copy]);
+    }
+  }
+  return copies;
+}
+
+/** A part as zod must copy it: an object with an own `__proto__` key (as JSON.parse makes), an array of another class. */
+function needingACopy(part: unknown): unknown {
+  if (typeof part !== 'object' || part === null) return UNCHANGED;
+  return Array.isArray(part)
+    ? Object.setPrototypeOf([...part], ItemList.prototype)
+    : Object.defineProperty({ ...part }, '__proto__', { value: {}, enumerable: true });
 }
 
 describe('schema-plans.generated.ts', () => {
@@ -122,7 +115,7 @@ describe('schema-plans.generated.ts', () => {
       const compiled = compilePlan(plans.data[type]!);
       expect(DATA_VERDICTS[type](data)).toBe(ACCEPT);
       expect(compiled(data)).toBe(ACCEPT);
-      for (const [path, changed] of withEachPartNeedingACopy(data)) {
+      for (const [path, changed] of withEachPartChanged(data, needingACopy)) {
         expect(DATA_VERDICTS[type](changed), path).toBe(DEFER);
         expect(compiled(changed), path).toBe(DEFER);
       }
@@ -133,7 +126,8 @@ describe('schema-plans.generated.ts', () => {
     const data = createTestEvent(type).data as Record<string, unknown>;
     const compiled = compilePlan(plans.data[type]!);
     for (const replacement of [null, 'x', 7, [], {}]) {
-      for (const [path, changed] of withEachPartReplaced(data, replacement)) {
+      const replaced = (_part: unknown, path: string): unknown => (path === 'data' ? UNCHANGED : replacement);
+      for (const [path, changed] of withEachPartChanged(data, replaced)) {
         expect(DATA_VERDICTS[type](changed), `${path} = ${JSON.stringify(replacement)}`).toBe(compiled(changed));
       }
     }
