@@ -1,8 +1,9 @@
 /**
- * Strict base64url (RFC 4648 §5, unpadded as RFC 7515 §2 requires). Native decoders disagree on what they let
- * through (Node's Buffer skips `+`, `/`, `=` and any stray character; Web decoders differ in padding and trailing
- * bits), so every segment of an attestation is checked here first: once it passes, every decoder yields the same
- * bytes and the Node and Web paths cannot answer the same token differently.
+ * Strict base64url (RFC 4648 §5, unpadded as RFC 7515 §2 requires), the definition both platform decoders answer
+ * by. Native decoders disagree on what they let through (Node's Buffer reads `+` and `/` as `-` and `_` and skips `=`
+ * and any stray character; Web decoders differ in padding and trailing bits), so the Web path checks each segment of
+ * an attestation here, and the Node path refuses the same texts by native checks (crypto/node.ts): the two paths
+ * cannot answer the same token differently.
  */
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

@@ -18,8 +18,8 @@ let asciiScratch = new Uint8Array(4 * 1024);
 
 /**
  * Whether `text` is all ASCII: TextEncoder's native encoder writes exactly one byte per character only then. Half the
- * instructions of `Buffer.byteLength(text, 'utf8')` on a token's 1,400 characters; text longer than the scratch buffer
- * (never a genuine token's segment) takes that way instead of growing it.
+ * instructions of `Buffer.byteLength(text, 'utf8')` on a token's 1,400 characters; text longer than 16 KiB (never a
+ * genuine token's segment) takes that way, so the scratch buffer never grows past it.
  */
 function isAscii(text: string): boolean {
   if (text.length > MAX_SCRATCH_BYTES) return Buffer.byteLength(text, 'utf8') === text.length;
