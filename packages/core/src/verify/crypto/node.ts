@@ -11,19 +11,19 @@ interface NodeHmacSecret extends HmacSecret {
 const LAST_OF_ONE_BYTE = 'AQgw';
 const LAST_OF_TWO_BYTES = 'AEIMQUYcgkosw048';
 
-// isAscii's output buffer: TextEncoder stops writing when it is full, so one the size of the text tells ASCII apart.
+// isAscii's output buffer: TextEncoder reports the characters read and the bytes written, both the text's length only
+// for ASCII (a character past U+007F takes more bytes, or is not read once the buffer is full).
 const encoder = new TextEncoder();
 const MAX_SCRATCH_BYTES = 16 * 1024;
-let asciiScratch = new Uint8Array(4 * 1024);
+const asciiScratch = new Uint8Array(MAX_SCRATCH_BYTES);
 
 /**
  * Whether `text` is all ASCII: TextEncoder's native encoder writes exactly one byte per character only then. Half the
  * instructions of `Buffer.byteLength(text, 'utf8')` on a token's 1,400 characters; text longer than 16 KiB (never a
- * genuine token's segment) takes that way, so the scratch buffer never grows past it.
+ * genuine token's segment) takes that way, so one scratch buffer of that size serves every call.
  */
 function isAscii(text: string): boolean {
   if (text.length > MAX_SCRATCH_BYTES) return Buffer.byteLength(text, 'utf8') === text.length;
-  if (asciiScratch.length < text.length) asciiScratch = new Uint8Array(MAX_SCRATCH_BYTES);
   const { read, written } = encoder.encodeInto(text, asciiScratch);
   return read === text.length && written === text.length;
 }
