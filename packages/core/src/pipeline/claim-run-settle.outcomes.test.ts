@@ -251,22 +251,30 @@ describe('a store that answers synchronously', () => {
     expect(handler).toHaveBeenCalledOnce();
   });
 
-  it('arms no storeTimeoutMs timer for a store that answers with values, and one, shared by its calls, for a store that answers with promises', async () => {
+  it('arms no storeTimeoutMs timer for a store that answers with values or settled promises, and one, shared by its calls, for a store whose answers are still pending', async () => {
     const storeTimeoutMs = 4_321;
     const memory = createMemoryStore({ now: () => NOW });
-    const promised: DedupeStore = {
+    /** The memory store's answer, a turn of the event loop later (as from a database). */
+    const later = <T>(answer: () => T) => new Promise<T>((resolve) => setImmediate(() => resolve(answer())));
+    const settled: DedupeStore = {
       claim: async (id, options) => memory.claim(id, options),
       complete: async (id, token, options) => memory.complete(id, token, options),
       release: async (id, token) => memory.release(id, token),
     };
-    const direct = setup({ store: synchronousStore(), storeTimeoutMs });
-    const awaited = setup({ store: promised, storeTimeoutMs });
-    direct.receiver.onAny(() => {});
-    awaited.receiver.onAny(() => {});
-    const directDelays = await timersArmedDuring(() => direct.deliver(testEvents.dataRequestPendingApproval()));
-    const awaitedDelays = await timersArmedDuring(() => awaited.deliver(testEvents.dataRequestPendingApproval()));
-    expect(directDelays.filter((delay) => delay === storeTimeoutMs)).toEqual([]);
-    expect(awaitedDelays.filter((delay) => delay === storeTimeoutMs)).toEqual([storeTimeoutMs]);
+    const pending: DedupeStore = {
+      claim: (id, options) => later(() => memory.claim(id, options)),
+      complete: (id, token, options) => later(() => memory.complete(id, token, options)),
+      release: (id, token) => later(() => memory.release(id, token)),
+    };
+    const delaysOf = async (store: DedupeStore) => {
+      const { receiver, deliver } = setup({ store, storeTimeoutMs });
+      receiver.onAny(() => {});
+      const delays = await timersArmedDuring(() => deliver(testEvents.dataRequestPendingApproval()));
+      return delays.filter((delay) => delay === storeTimeoutMs);
+    };
+    expect(await delaysOf(synchronousStore())).toEqual([]);
+    expect(await delaysOf(settled)).toEqual([]);
+    expect(await delaysOf(pending)).toEqual([storeTimeoutMs]);
   });
 
   const failingSynchronousClaims: [string, () => DedupeStore][] = [

@@ -42,6 +42,17 @@ describe('SharedDeadline', () => {
     await expect(deadline.within(Promise.reject(new Error('store down')))).rejects.toThrow('store down');
   });
 
+  it('touches no timer for work already settled when handed over, and starts the deadline of work that settles a microtask later', async () => {
+    vi.useFakeTimers();
+    const deadline = new SharedDeadline(1_000);
+    expect(await deadline.within(Promise.resolve('done'))).toBe('done');
+    await expect(deadline.within(Promise.reject(new Error('store down')))).rejects.toThrow('store down');
+    expect(vi.getTimerCount()).toBe(0);
+    // Pending when handed over: its deadline starts, though it settles before any timer could run.
+    expect(await deadline.within(Promise.resolve().then(() => 'next'))).toBe('next');
+    expect(vi.getTimerCount()).toBe(1);
+  });
+
   it('answers TIMED_OUT at ms, not a millisecond before', async () => {
     vi.useFakeTimers();
     const seen = watch(new SharedDeadline(1_000).within(new Promise(() => {})));
@@ -177,12 +188,14 @@ describe('SharedDeadline', () => {
     const deadline = new SharedDeadline(60_000);
     const work = pendingWork<string>();
     const answer = deadline.within(work.work);
+    await Promise.resolve(); // the microtask that starts a pending call's deadline
     expect(started.map((timer) => timer.hasRef())).toEqual([true]);
     work.resolve('done');
     expect(await answer).toBe('done');
     expect(started.map((timer) => timer.hasRef())).toEqual([false]);
     const again = pendingWork<string>();
     const second = deadline.within(again.work);
+    await Promise.resolve();
     expect(started.map((timer) => timer.hasRef())).toEqual([true]); // the same timer, re-armed
     again.resolve('done');
     await second;
@@ -199,6 +212,7 @@ describe('SharedDeadline', () => {
     await slow.work;
     const next = pendingWork<string>();
     const answer = deadline.within(next.work);
+    await Promise.resolve();
     expect(started.at(-1)!.hasRef()).toBe(true);
     next.resolve('done');
     expect(await answer).toBe('done');

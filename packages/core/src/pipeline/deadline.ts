@@ -29,6 +29,9 @@ export function settleWithin<T>(work: T | PromiseLike<T>, ms: number): T | Promi
   });
 }
 
+/** Queues the microtask that starts a {@link SharedDeadline}'s wait (see `within`). */
+const SETTLED = Promise.resolve();
+
 /** One call waiting on a {@link SharedDeadline}: when it is due, and what to do then (undefined once it settled). */
 interface Wait {
   /** On the monotonic clock; 0 for a call that started alone, which the timer is armed for. */
@@ -76,21 +79,32 @@ export class SharedDeadline {
     this.#ms = ms;
   }
 
-  /** `work`'s value, or {@link TIMED_OUT} when `ms` passed first; a value that is not a thenable, as it is. */
+  /**
+   * `work`'s value, or {@link TIMED_OUT} when `ms` passed first; a value that is not a thenable, as it is. Work that
+   * is already settled when it is handed over (a handler that finished without waiting for anything) answers without
+   * touching the timer: its reaction was queued before the microtask that starts the deadline, which then finds it
+   * settled. Work still pending starts its deadline in that microtask, so no timer or I/O can run in between.
+   */
   within<T>(work: T | PromiseLike<T>): T | Promise<Awaited<T> | typeof TIMED_OUT> {
     if (!isThenable(work)) return work;
     return new Promise((resolve, reject) => {
-      const wait = this.#start(() => resolve(TIMED_OUT));
+      let wait: Wait | undefined;
+      let settled = false;
       work.then(
         (value) => {
-          this.#settle(wait);
+          settled = true;
+          if (wait) this.#settle(wait);
           resolve(value as Awaited<T>);
         },
         (error: unknown) => {
-          this.#settle(wait);
+          settled = true;
+          if (wait) this.#settle(wait);
           reject(error);
         },
       );
+      void SETTLED.then(() => {
+        if (!settled) wait = this.#start(() => resolve(TIMED_OUT));
+      });
     });
   }
 
