@@ -1,4 +1,4 @@
-import { createAttestationVerifier } from './verify/attestation.js';
+import { createDetailedAttestationVerifier } from './verify/attestation.js';
 import { createChecks } from './pipeline/checks.js';
 import { createApiVersionCheck } from './pipeline/api-version.js';
 import { createClaimRunSettle } from './pipeline/claim-run-settle.js';
@@ -52,13 +52,12 @@ function createReceiverChecks(
       ? createSignatureCheck({ secrets: options.secrets, toleranceSeconds, now, crypto: options.crypto })
       : undefined;
   const verifyAttestation = options.attestation
-    ? createAttestationVerifier(options.attestation, now, options.crypto, options.telemetry)
+    ? createDetailedAttestationVerifier(options.attestation, now, options.crypto, options.telemetry)
     : undefined;
   const checks = createChecks({
     maxBodyBytes,
     checkSignature,
     verifyAttestation,
-    answersClaim: options.attestation?.answersClaim,
     checkApiVersion: createApiVersionCheck(options.apiVersion, logger),
   });
   async function checkAttestationKeys() {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLazyValidator, loadZodSchemas, releasedAnswersOf } from './lazy-validation.js';
 import { envelopeVerdict } from './schema-plans.generated.js';
+import { locateReleasedAnswerList } from './released-answers.js';
 
 const validateEnvelope = createLazyValidator(envelopeVerdict, (schemas) => schemas.envelopeSchema);
 
@@ -61,27 +62,31 @@ describe('loadZodSchemas', () => {
 });
 
 describe('releasedAnswersOf', () => {
+  /** The answers among `claims`, located as the attestation's binding locates them. */
+  const answersOf = (claims: Record<string, unknown>, answersClaim?: string) =>
+    releasedAnswersOf(locateReleasedAnswerList(claims, answersClaim));
+
   it('finds the answers without zod when the plan accepts them: the claims’ own entries, at once', () => {
     const list = [answer];
-    const answers = releasedAnswersOf({ answers: list }, undefined);
+    const answers = answersOf({ answers: list });
     expect(answers).not.toBeInstanceOf(Promise);
     expect([...(answers as Iterable<unknown>)][0]).toBe(answer);
   });
 
   it('gives empty answers, at once, when the claims carry none', () => {
-    const answers = releasedAnswersOf({ event_id: 'x' }, undefined);
+    const answers = answersOf({ event_id: 'x' });
     expect(answers).not.toBeInstanceOf(Promise);
     expect((answers as { size: number }).size).toBe(0);
   });
 
   it('reads only the named claim with answersClaim', () => {
-    const answers = releasedAnswersOf({ answers: [answer], released_values: [] }, 'released_values');
+    const answers = answersOf({ answers: [answer], released_values: [] }, 'released_values');
     expect((answers as { size: number }).size).toBe(0);
   });
 
   it('takes zod’s copy of an entry with an own __proto__ key: the key is gone, the answer kept', async () => {
     const odd = JSON.parse(JSON.stringify([answer]).replace('[{', '[{"__proto__":{"polluted":true},')) as object[];
-    const answers = releasedAnswersOf({ answers: odd }, undefined);
+    const answers = answersOf({ answers: odd });
     expect(answers).toBeInstanceOf(Promise);
     const [entry] = [...(await answers)];
     expect(entry).toEqual(answer);

@@ -6,7 +6,7 @@
  */
 import type { ZodMiniType } from 'zod/mini';
 import type { ReleasedAnswer } from './events.js';
-import { locateReleasedAnswerList, ReleasedAnswers } from './released-answers.js';
+import { ReleasedAnswers, type LocatedAnswerList } from './released-answers.js';
 import { ACCEPT, type PlanNode, type ValidationResult } from './schema-plan.js';
 
 /** The module with the zod schemas (the `./schemas` entry), loaded on first need. */
@@ -55,19 +55,15 @@ export function createLazyValidator<T>(
 }
 
 /**
- * The released answers among verified attestation claims, as `answersFromClaims` finds them, without zod unless the
- * list found needs zod's copy (an own `__proto__` key in an entry): then a promise.
+ * The released answers where `locateReleasedAnswerList` found them (none when it found nothing), without zod
+ * unless the list needs zod's copy (an own `__proto__` key in an entry): then a promise.
  *
  * @example
  * ```ts
- * const answers = await releasedAnswersOf(claims, options.answersClaim)
+ * const answers = await releasedAnswersOf(locateReleasedAnswerList(claims, options.answersClaim))
  * ```
  */
-export function releasedAnswersOf(
-  claims: Record<string, unknown>,
-  answersClaim: string | undefined,
-): ReleasedAnswers | Promise<ReleasedAnswers> {
-  const found = locateReleasedAnswerList(claims, answersClaim);
+export function releasedAnswersOf(found: LocatedAnswerList | undefined): ReleasedAnswers | Promise<ReleasedAnswers> {
   if (!found) return new ReleasedAnswers([]);
   if (!found.needsCopy) return new ReleasedAnswers(found.list as ReleasedAnswer[]);
   return loadZodSchemas().then((schemas) => new ReleasedAnswers(schemas.releasedAnswerListSchema.parse(found.list)));

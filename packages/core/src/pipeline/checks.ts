@@ -3,7 +3,7 @@
  * touch the dedupe store. A delivery gets them all (`check`); an event fetched from the authenticated KYB API gets
  * them minus the limits and the HMAC it cannot have (`verifyFetched`).
  */
-import type { AttestationClaims, createAttestationVerifier } from '../verify/attestation.js';
+import type { AttestationClaims, DetailedAttestationVerifier } from '../verify/attestation.js';
 import { DeliveryContext } from './dispatch.js';
 import type { Envelope } from '../events/envelope.js';
 import { KybWebhookError, rejection } from '../errors.js';
@@ -16,6 +16,7 @@ import type { OrderedItem } from '../ordering/types.js';
 import type { ReceiveInput } from '../receiver-types.js';
 import { rememberingTest } from '../events/patterns.js';
 import { createLazyValidator, releasedAnswersOf } from '../events/lazy-validation.js';
+import type { LocatedAnswerList } from '../events/released-answers.js';
 import type { PlanNode, ValidationResult } from '../events/schema-plan.js';
 import { DATA_VERDICTS, envelopeVerdict } from '../events/schema-plans.generated.js';
 import type { createSignatureCheck, VerifiedSignature } from '../verify/signature.js';
@@ -35,9 +36,7 @@ export type Checked = VerifiedItem | { refused: KybWebhookError; envelope?: Enve
 export interface CheckOptions {
   maxBodyBytes: number;
   checkSignature: ReturnType<typeof createSignatureCheck> | undefined;
-  verifyAttestation: ReturnType<typeof createAttestationVerifier> | undefined;
-  /** `attestation.answersClaim`: where a release's answers are. */
-  answersClaim?: string | undefined;
+  verifyAttestation: DetailedAttestationVerifier | undefined;
   /** The receiver's `apiVersion` rule (api-version.ts); absent, every version goes on unlogged. */
   checkApiVersion?: ApiVersionCheck;
 }
@@ -59,13 +58,7 @@ function then<T, R>(value: T | Promise<T>, fn: (settled: T) => R | Promise<R>): 
 }
 
 /** Creates the checks of one receiver. */
-export function createChecks({
-  maxBodyBytes,
-  checkSignature,
-  verifyAttestation,
-  answersClaim,
-  checkApiVersion,
-}: CheckOptions): {
+export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, checkApiVersion }: CheckOptions): {
   check(input: ReceiveInput): Checked | Promise<Checked>;
   verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError>;
 } {
@@ -126,14 +119,14 @@ export function createChecks({
       // The verifier is an async function (attestation.ts): every failure, even one found before any await, is a
       // rejection, never a synchronous throw.
       return verifyAttestation(envelope.attestation, envelope).then(
-        (claims) => checkData(input, envelope, hmac, claims),
+        ({ claims, answers }) => checkData(input, envelope, hmac, claims, answers),
         (error: unknown) => ({ refused: asKybError(error), envelope }),
       );
     }
     if (ATTESTED_EVENT_TYPES.has(envelope.event)) return { refused: rejection('attestation_missing'), envelope };
     // No secrets and no attestation: nothing authenticates this delivery (spec 5.4).
     if (!hmac) return { unauthenticated: envelope };
-    return checkData(input, envelope, hmac, undefined);
+    return checkData(input, envelope, hmac, undefined, undefined);
   }
 
   /** The event data schema, then the verified item; authenticated by now, by the HMAC, the attestation or both. */
@@ -142,6 +135,7 @@ export function createChecks({
     envelope: Envelope,
     hmac: { version: string } | null,
     claims: AttestationClaims | undefined,
+    answers: LocatedAnswerList | undefined,
   ): Checked | Promise<Checked> {
     return then(validatedEvent(envelope), (event) => {
       if (event instanceof KybWebhookError) return { refused: event, envelope };
@@ -163,11 +157,11 @@ export function createChecks({
         typed: dataValidators.has(envelope.event),
         waitUntil: input.waitUntil,
       };
-      return then(withAnswers(context, envelope, claims, answersClaim), () => item);
+      return then(withAnswers(context, envelope, claims, answers), () => item);
     });
   }
 
-  return { check, verifyFetched: (raw) => verifyFetchedEvent({ verifyAttestation, answersClaim }, raw) };
+  return { check, verifyFetched: (raw) => verifyFetchedEvent(verifyAttestation, raw) };
 }
 
 /**
@@ -176,17 +170,18 @@ export function createChecks({
  * event data schema. It has no HMAC to check: the API answered it over a call authenticated by the API key.
  */
 async function verifyFetchedEvent(
-  { verifyAttestation, answersClaim }: Pick<CheckOptions, 'verifyAttestation' | 'answersClaim'>,
+  verifyAttestation: CheckOptions['verifyAttestation'],
   raw: unknown,
 ): Promise<VerifiedItem | KybWebhookError> {
   const parsed = await validateEnvelope(raw);
   if (!parsed.success) return rejection('envelope_invalid', describeIssues(parsed.issues));
   const envelope = parsed.data;
   let claims: AttestationClaims | undefined;
+  let answers: LocatedAnswerList | undefined;
   if (envelope.attestation !== undefined) {
     if (!verifyAttestation) return rejection('attestation_not_configured');
     try {
-      claims = await verifyAttestation(envelope.attestation, envelope, { fetched: true });
+      ({ claims, answers } = await verifyAttestation(envelope.attestation, envelope, { fetched: true }));
     } catch (error) {
       return asKybError(error);
     }
@@ -201,7 +196,7 @@ async function verifyFetchedEvent(
     undefined,
     envelope.api_version,
   );
-  await withAnswers(context, envelope, claims, answersClaim);
+  await withAnswers(context, envelope, claims, answers);
   return {
     envelope,
     event,
@@ -227,16 +222,19 @@ function validatedEvent(
   });
 }
 
-/** A release's answers into the handler context, from the verified claims. */
+/**
+ * A release's answers into the handler context, from where the verified claims carry them (`answers`, located by
+ * the binding or by `locateReleasedAnswerList`).
+ */
 export function withAnswers(
   context: DeliveryContext,
   envelope: Envelope,
   claims: AttestationClaims | undefined,
-  answersClaim: string | undefined,
+  answers: LocatedAnswerList | undefined,
 ): void | Promise<void> {
   if (!claims || envelope.event !== 'kyb.data_request.released') return;
-  return then(releasedAnswersOf(claims, answersClaim), (answers) => {
-    context.answers = answers;
+  return then(releasedAnswersOf(answers), (released) => {
+    context.answers = released;
   });
 }
 

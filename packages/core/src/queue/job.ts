@@ -6,6 +6,7 @@
 import type { Envelope } from '../events/envelope.js';
 import type { KybEvent, UnknownKybEvent } from '../events/events.js';
 import { withAnswers, type VerifiedItem } from '../pipeline/checks.js';
+import { locateReleasedAnswerList } from '../events/released-answers.js';
 import { DeliveryContext } from '../pipeline/dispatch.js';
 import type { QueuedEvent, QueuedPayload, QueueJob } from './types.js';
 
@@ -48,6 +49,7 @@ export async function itemOfJob(
     envelope.api_version,
   );
   context.job = { id: job.id, attempt: job.attempt, enqueuedAt: job.enqueuedAt };
-  await withAnswers(context, envelope, payload.claims, answersClaim);
+  const answers = payload.claims && locateReleasedAnswerList(payload.claims, answersClaim);
+  await withAnswers(context, envelope, payload.claims, answers);
   return { envelope, event, context, dedupeKey: job.event.key, typed: payload.typed };
 }

@@ -1,5 +1,5 @@
 import type { JWTPayload } from 'jose';
-import { describeAnswersSearch, locateReleasedAnswerList } from '../events/released-answers.js';
+import { describeAnswersSearch, locateReleasedAnswerList, type LocatedAnswerList } from '../events/released-answers.js';
 import { rejection } from '../errors.js';
 import { ATTESTED_EVENT_TYPES, isKnownEventType } from '../events/event-types.js';
 
@@ -64,6 +64,24 @@ export function checkAttestationBinding(
   envelope: AttestedEnvelope,
   answersClaim?: string,
 ): void {
+  bindAttestation(claims, envelope, answersClaim);
+}
+
+/**
+ * {@link checkAttestationBinding}, answering where the claims carry a release's answers (undefined when they carry
+ * none): the binding has to find them, and the receiver then reads them from there rather than searching again.
+ *
+ * @example
+ * ```ts
+ * const located = bindAttestation(claims, envelope, options.answersClaim) // throws attestation_relabelled
+ * const answers = releasedAnswersOf(located)
+ * ```
+ */
+export function bindAttestation(
+  claims: AttestationClaims,
+  envelope: AttestedEnvelope,
+  answersClaim: string | undefined,
+): LocatedAnswerList | undefined {
   const mismatched: string[] = [];
   if (claims.event_id !== envelope.event_id) mismatched.push('event_id');
   if (claims.stream_id !== envelope.stream_id) mismatched.push('stream_id');
@@ -76,7 +94,8 @@ export function checkAttestationBinding(
   for (const name of TYPE_CLAIMS) {
     if (Object.hasOwn(claims, name) && claims[name] !== type) mismatched.push(`event (signed ${name})`);
   }
-  const carriesRelease = locateReleasedAnswerList(claims, answersClaim) !== undefined;
+  const located = locateReleasedAnswerList(claims, answersClaim);
+  const carriesRelease = located !== undefined;
   if (carriesRelease && type !== RELEASED)
     mismatched.push('event (the released payload travels only under kyb.data_request.released)');
   if (!carriesRelease && type === RELEASED)
@@ -90,6 +109,7 @@ export function checkAttestationBinding(
       mismatched.push(`data.${field}`);
   }
   if (mismatched.length > 0) throw rejection('attestation_relabelled', `mismatch in ${mismatched.join(', ')}`);
+  return located;
 }
 
 /**
