@@ -57,8 +57,10 @@ export const platformCrypto: PlatformCrypto = {
     return { kind: 'hmac-secret', key } as NodeHmacSecret;
   },
   verifyHmac(secret, prefix, body, expected) {
+    // The prefix in UTF-8, as the Web path encodes it (it is ASCII): the default encoding, which node:crypto checks
+    // without the lookup any named one takes.
     const mac = createHmac('sha256', (secret as NodeHmacSecret).key)
-      .update(prefix, 'latin1')
+      .update(prefix)
       .update(body)
       .digest();
     return mac.length === expected.length && timingSafeEqual(mac, expected);
