@@ -203,9 +203,7 @@ export function createDetailedAttestationVerifier(
     );
   }
   const keys = createKeySource(options, now, telemetry);
-  // The service signs every attestation with the same few headers (one per kid), so decoded headers are
-  // remembered by their encoded text: at most MAX_REMEMBERED_HEADERS short ones.
-  const headers = new Map<string, ProtectedHeaderParameters>();
+  const headerOf = createHeaderDecoder(crypto);
 
   const verify = async (
     token: string,
@@ -217,16 +215,7 @@ export function createDetailedAttestationVerifier(
     const secondDot = firstDot < 0 ? -1 : token.indexOf('.', firstDot + 1);
     if (secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0)
       throw rejection('attestation_invalid', 'not a compact JWS');
-    const encodedHeader = token.slice(0, firstDot);
-
-    let header = headers.get(encodedHeader);
-    if (!header) {
-      header = decodeHeader(crypto, encodedHeader);
-      if (encodedHeader.length <= MAX_REMEMBERED_HEADER_LENGTH) {
-        if (headers.size >= MAX_REMEMBERED_HEADERS) headers.delete(headers.keys().next().value as string);
-        headers.set(encodedHeader, header);
-      }
-    }
+    const header = headerOf(token.slice(0, firstDot));
     // 1. typ first: a token of another kind (a login ID token) is rejected before any key is fetched.
     if (!isAttestationTyp(header.typ))
       throw rejection('attestation_invalid_typ', `typ ${JSON.stringify(header.typ ?? null)}`);
@@ -266,6 +255,30 @@ export function createDetailedAttestationVerifier(
     return { claims: claims as AttestationClaims, answers };
   };
   return Object.assign(verify, { checkKeys: () => keys.check() });
+}
+
+/**
+ * Decodes JOSE headers, remembering them by their encoded text. The service signs every attestation with the same
+ * few headers (one per kid), so at most MAX_REMEMBERED_HEADERS short ones are kept. The last one is compared first:
+ * comparing its text costs less than hashing a new token's header text for the map.
+ */
+function createHeaderDecoder(crypto: PlatformCrypto): (encoded: string) => ProtectedHeaderParameters {
+  const headers = new Map<string, ProtectedHeaderParameters>();
+  let lastEncoded = '';
+  let lastHeader: ProtectedHeaderParameters | undefined;
+  return (encoded) => {
+    if (encoded === lastEncoded && lastHeader) return lastHeader;
+    let header = headers.get(encoded);
+    if (!header) {
+      header = decodeHeader(crypto, encoded);
+      if (encoded.length > MAX_REMEMBERED_HEADER_LENGTH) return header;
+      if (headers.size >= MAX_REMEMBERED_HEADERS) headers.delete(headers.keys().next().value as string);
+      headers.set(encoded, header);
+    }
+    lastEncoded = encoded;
+    lastHeader = header;
+    return header;
+  };
 }
 
 function decodeHeader(crypto: PlatformCrypto, encoded: string): ProtectedHeaderParameters {
