@@ -153,6 +153,24 @@ describe.each<[string, PlatformCrypto]>([
     expect(new Set(both.map((answer) => answer.subject)).size).toBe(2);
   });
 
+  it('gives a release handler the answers of attestation.answersClaim, the claim the binding read them from', async () => {
+    const named = [{ name: 'company_name', subject_type: 'business', subject: '0xabc', value: 'Named Claim Ltd' }];
+    const answersOf = async (answersClaim?: string) => {
+      const { receiver, deliver } = setup({
+        attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks, answersClaim },
+      });
+      let seen: ReleasedAnswers | undefined;
+      receiver.on('kyb.data_request.released', (_event, context) => {
+        seen = context.answers;
+      });
+      const result = await deliver(testEvents.dataRequestReleased(), { claims: { released_values: named } });
+      expect(result.status).toBe(200);
+      return [...seen!].map((answer) => answer.value);
+    };
+    expect(await answersOf('released_values')).toEqual(['Named Claim Ltd']);
+    expect(await answersOf()).not.toContain('Named Claim Ltd'); // the service's `answers` claim comes first
+  });
+
   it('acknowledges a duplicate without running the handler again', async () => {
     const { receiver, deliver } = setup();
     const handler = vi.fn();
