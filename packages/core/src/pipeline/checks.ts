@@ -100,8 +100,11 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
       return { refused: rejection('body_not_json') };
     }
 
-    // 4. envelope
-    return then(validateEnvelope(json), (parsed) => checkEnvelope(input, parsed, hmac));
+    // 4. envelope. The steps below take a promise only where zod must judge (lazy-validation.ts) or an attestation is
+    // verified: a synchronous answer goes straight on, with no callback made for it.
+    const parsed = validateEnvelope(json);
+    if (parsed instanceof Promise) return parsed.then((settled) => checkEnvelope(input, settled, hmac));
+    return checkEnvelope(input, parsed, hmac);
   }
 
   /** Step 5 and the data schema, once the envelope's schema answered. */
@@ -137,28 +140,42 @@ export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, 
     claims: AttestationClaims | undefined,
     answers: LocatedAnswerList | undefined,
   ): Checked | Promise<Checked> {
-    return then(validatedEvent(envelope), (event) => {
-      if (event instanceof KybWebhookError) return { refused: event, envelope };
-      // The version, once the body is authenticated: its api_version is signed, the header is not (api-version.ts).
-      const refused = checkApiVersion?.(envelope, readHeader(input.headers, 'service-kyb-api-version'));
-      if (refused) return { refused, envelope };
-      const context = new DeliveryContext(
-        { hmac, attestation: claims !== undefined },
-        claims,
-        parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
-        envelope.api_version,
-      );
-      // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
-      const item = {
-        envelope,
-        event,
-        context,
-        dedupeKey: dedupeKeyOf(envelope, claims),
-        typed: dataValidators.has(envelope.event),
-        waitUntil: input.waitUntil,
-      };
-      return then(withAnswers(context, envelope, claims, answers), () => item);
-    });
+    const event = validatedEvent(envelope);
+    if (event instanceof Promise)
+      return event.then((settled) => verifiedItem(input, envelope, hmac, claims, answers, settled));
+    return verifiedItem(input, envelope, hmac, claims, answers, event);
+  }
+
+  /** The item for dedupe, once the data schema answered: the API version checked and the handler context made. */
+  function verifiedItem(
+    input: ReceiveInput,
+    envelope: Envelope,
+    hmac: { version: string } | null,
+    claims: AttestationClaims | undefined,
+    answers: LocatedAnswerList | undefined,
+    event: KybEvent | UnknownKybEvent | KybWebhookError,
+  ): Checked | Promise<Checked> {
+    if (event instanceof KybWebhookError) return { refused: event, envelope };
+    // The version, once the body is authenticated: its api_version is signed, the header is not (api-version.ts).
+    const refused = checkApiVersion?.(envelope, readHeader(input.headers, 'service-kyb-api-version'));
+    if (refused) return { refused, envelope };
+    const context = new DeliveryContext(
+      { hmac, attestation: claims !== undefined },
+      claims,
+      parseAttempt(readHeader(input.headers, 'service-delivery-attempt')),
+      envelope.api_version,
+    );
+    // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
+    const item = {
+      envelope,
+      event,
+      context,
+      dedupeKey: dedupeKeyOf(envelope, claims),
+      typed: dataValidators.has(envelope.event),
+      waitUntil: input.waitUntil,
+    };
+    const withReleased = withAnswers(context, envelope, claims, answers);
+    return withReleased ? withReleased.then(() => item) : item;
   }
 
   return { check, verifyFetched: (raw) => verifyFetchedEvent(verifyAttestation, raw) };
@@ -215,11 +232,15 @@ function validatedEvent(
 ): KybEvent | UnknownKybEvent | KybWebhookError | Promise<KybEvent | UnknownKybEvent | KybWebhookError> {
   const validateData = dataValidators.get(envelope.event);
   if (!validateData) return envelope;
-  return then(validateData(envelope.data), (data) => {
-    if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
-    // The plan hands back the very object it accepted; only zod's own output (an odd object) is a copy.
-    return data.data === envelope.data ? envelope : ({ ...envelope, data: data.data } as KybEvent);
-  });
+  const data = validateData(envelope.data);
+  return data instanceof Promise ? data.then((settled) => eventOf(envelope, settled)) : eventOf(envelope, data);
+}
+
+/** The event once its data schema answered, or the refusal. */
+function eventOf(envelope: Envelope, data: ValidationResult<unknown>): KybEvent | UnknownKybEvent | KybWebhookError {
+  if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
+  // The plan hands back the very object it accepted; only zod's own output (an odd object) is a copy.
+  return data.data === envelope.data ? envelope : ({ ...envelope, data: data.data } as KybEvent);
 }
 
 /**
