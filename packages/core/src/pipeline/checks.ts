@@ -57,11 +57,15 @@ function then<T, R>(value: T | Promise<T>, fn: (settled: T) => R | Promise<R>): 
   return value instanceof Promise ? value.then(fn) : fn(value);
 }
 
-/** Creates the checks of one receiver. */
-export function createChecks({ maxBodyBytes, checkSignature, verifyAttestation, checkApiVersion }: CheckOptions): {
+/** The checks of one receiver: of a delivery (`check`), and of an event fetched from the KYB API (`verifyFetched`). */
+export interface ReceiverChecks {
   check(input: ReceiveInput): Checked | Promise<Checked>;
   verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError>;
-} {
+}
+
+/** Creates the checks of one receiver. */
+export function createChecks(options: CheckOptions): ReceiverChecks {
+  const { maxBodyBytes, checkSignature, verifyAttestation, checkApiVersion } = options;
   // Every step below runs once per delivery, so the common path avoids what it can: no promise for checks that
   // answer at once (an HMAC-only delivery on Node is checked synchronously from end to end; only a Web Crypto HMAC
   // or an attestation makes it wait), no copy of a payload the schema guard accepted as it is, no log entry built
