@@ -203,6 +203,36 @@ describe('SharedDeadline', () => {
     clearTimeout(started[0]);
   });
 
+  it('lets the process go when a waiting call fails, as when it succeeds', async () => {
+    const started = timersStarted();
+    const deadline = new SharedDeadline(60_000);
+    const work = pendingWork<string>();
+    const answer = deadline.within(work.work);
+    await Promise.resolve();
+    expect(started.map((timer) => timer.hasRef())).toEqual([true]);
+    work.reject(new Error('store down'));
+    await expect(answer).rejects.toThrow('store down');
+    expect(started.map((timer) => timer.hasRef())).toEqual([false]);
+    clearTimeout(started[0]);
+  });
+
+  it('gives a call that starts alone after an idle spell its whole ms, on the re-armed timer', async () => {
+    const started = timersStarted();
+    const deadline = new SharedDeadline(300);
+    const first = pendingWork<string>();
+    const firstAnswer = deadline.within(first.work);
+    first.resolve('done');
+    expect(await firstAnswer).toBe('done');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const second = watch(deadline.within(new Promise(() => {})));
+    // Past the first call's 300 ms, within the second's: a timer left as the first call armed it would fire here.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(second).toEqual({});
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(second).toEqual({ answer: TIMED_OUT });
+    started.forEach((timer) => clearTimeout(timer));
+  });
+
   it('still holds the process for the next call after a call that timed out settles late', async () => {
     const started = timersStarted();
     const deadline = new SharedDeadline(20);
