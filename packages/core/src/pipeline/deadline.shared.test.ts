@@ -216,6 +216,22 @@ describe('SharedDeadline', () => {
     clearTimeout(started[0]);
   });
 
+  it('keeps holding the process while a second call still waits after the first settled', async () => {
+    const started = timersStarted();
+    const deadline = new SharedDeadline(60_000);
+    const first = pendingWork<string>();
+    const second = pendingWork<string>();
+    const answers = [deadline.within(first.work), deadline.within(second.work)];
+    await Promise.resolve();
+    first.resolve('one');
+    expect(await answers[0]).toBe('one');
+    expect(started.map((timer) => timer.hasRef())).toEqual([true]);
+    second.resolve('two');
+    expect(await answers[1]).toBe('two');
+    expect(started.map((timer) => timer.hasRef())).toEqual([false]);
+    clearTimeout(started[0]);
+  });
+
   it('gives a call that starts alone after an idle spell its whole ms, on the re-armed timer', async () => {
     const started = timersStarted();
     const deadline = new SharedDeadline(300);
@@ -262,7 +278,12 @@ describe('SharedDeadline', () => {
     });
     vi.stubGlobal('clearTimeout', (id: number) => fakeClearTimeout(ids.get(id)));
     const deadline = new SharedDeadline(1_000);
-    await deadline.within(Promise.resolve('done'));
+    const first = pendingWork<string>();
+    const answer = deadline.within(first.work);
+    await Promise.resolve(); // its deadline starts: a timer
+    expect(vi.getTimerCount()).toBe(1);
+    first.resolve('done');
+    expect(await answer).toBe('done');
     expect(vi.getTimerCount()).toBe(0);
     const seen = watch(deadline.within(new Promise(() => {})));
     await vi.advanceTimersByTimeAsync(1_000);
