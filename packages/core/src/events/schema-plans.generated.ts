@@ -17,7 +17,7 @@ import { isDataObject } from './predicates.js';
 
 const matchesPattern0 = rememberingTest(new RegExp('^[\\x21-\\x7e]{1,200}$', ''));
 
-const matchesPattern1 = rememberingTest(new RegExp('^[0-7][0-9A-HJKMNP-TV-Z]{25}$', 'i'));
+const matchesPattern1 = rememberingTest(new RegExp('^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$', ''));
 
 const matchesPattern2 = rememberingTest(new RegExp('^\\d{4}-\\d{2}-\\d{2}$', ''));
 
