@@ -30,6 +30,24 @@ const unknownType = (): TestEnvelope => ({
 });
 
 describe('handler dispatch', () => {
+  it("shares one context among a delivery's handlers: its own fields only, one signal, a new context per delivery", async () => {
+    const { receiver, deliver } = setup();
+    const seen: { keys: string[]; signal: AbortSignal; context: object }[] = [];
+    const record = (_event: unknown, context: { signal: AbortSignal }) => {
+      seen.push({ keys: Object.keys(context), signal: context.signal, context });
+    };
+    receiver.on('kyb.data_request.refused', record).onAny(record);
+    expect((await deliver(testEvents.dataRequestRefused())).status).toBe(200);
+    expect((await deliver(testEvents.dataRequestRefused())).status).toBe(200);
+    expect(seen.map(({ keys }) => keys)).toEqual(
+      Array(4).fill(['authentication', 'claims', 'deliveryAttempt', 'apiVersion', 'answers', 'job']),
+    );
+    const [first, second, third] = seen;
+    expect([first!.context === second!.context, first!.signal === second!.signal]).toEqual([true, true]);
+    expect([first!.context === third!.context, first!.signal === third!.signal]).toEqual([false, false]);
+    expect(first!.signal.aborted).toBe(false);
+  });
+
   it('runs every handler registered for the same type', async () => {
     const { receiver, deliver } = setup();
     const first = vi.fn();

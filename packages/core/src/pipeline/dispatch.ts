@@ -99,17 +99,32 @@ export interface UnauthenticatedContext {
 export type UnauthenticatedEventHandler = (event: UnknownKybEvent, context: UnauthenticatedContext) => unknown;
 
 /**
- * The context object a delivery's handlers share. Its abort controller is made only when a handler reads `signal`
- * or the deadline passes, so deliveries whose handlers never look at it pay nothing for it.
+ * The abort controller of each context, made only when a handler reads `signal` or the deadline passes, so deliveries
+ * whose handlers never look at it pay nothing for it. A WeakMap rather than a private field: a private field needs the
+ * class's field initializer to run for every context, which a new process pays in its first deliveries.
+ */
+const controllers = new WeakMap<DeliveryContext, AbortController>();
+
+function controllerOf(context: DeliveryContext): AbortController {
+  let controller = controllers.get(context);
+  if (controller === undefined) controllers.set(context, (controller = new AbortController()));
+  return controller;
+}
+
+/**
+ * The context object a delivery's handlers share.
+ *
+ * The fields are declared and assigned in the constructor rather than written as class fields: a class field is
+ * defined by an initializer (an own-property definition each), assignments are plain stores, and the object has the
+ * same own properties in the same order either way (about 500 instructions per delivery in a new process, Node 24).
  */
 export class DeliveryContext {
-  readonly authentication: DeliveryAuthentication;
-  readonly claims: AttestationClaims | undefined;
-  readonly deliveryAttempt: number | undefined;
-  readonly apiVersion: ApiVersion;
-  answers?: ReleasedAnswers;
-  job?: JobInfo;
-  #controller: AbortController | undefined;
+  declare readonly authentication: DeliveryAuthentication;
+  declare readonly claims: AttestationClaims | undefined;
+  declare readonly deliveryAttempt: number | undefined;
+  declare readonly apiVersion: ApiVersion;
+  declare answers?: ReleasedAnswers;
+  declare job?: JobInfo;
 
   constructor(
     authentication: DeliveryAuthentication,
@@ -122,15 +137,17 @@ export class DeliveryContext {
     this.deliveryAttempt = deliveryAttempt;
     // Date-shaped by the envelope schema.
     this.apiVersion = apiVersion as ApiVersion;
+    this.answers = undefined;
+    this.job = undefined;
   }
 
   get signal(): AbortSignal {
-    return (this.#controller ??= new AbortController()).signal;
+    return controllerOf(this).signal;
   }
 
   /** Aborts the context's signal; receiver-only (a static method, so handlers do not see it on the context). */
   static abort(context: DeliveryContext, reason: unknown): void {
-    (context.#controller ??= new AbortController()).abort(reason);
+    controllerOf(context).abort(reason);
   }
 }
 
