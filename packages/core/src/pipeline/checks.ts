@@ -52,11 +52,6 @@ const dataValidators = new Map<string, Validator<unknown>>(
   ]),
 );
 
-/** `fn` of a value, or of a promised one once it settles: synchronous stays synchronous. */
-function then<T, R>(value: T | Promise<T>, fn: (settled: T) => R | Promise<R>): R | Promise<R> {
-  return value instanceof Promise ? value.then(fn) : fn(value);
-}
-
 /** The checks of one receiver: of a delivery (`check`), and of an event fetched from the KYB API (`verifyFetched`). */
 export interface ReceiverChecks {
   check(input: ReceiveInput): Checked | Promise<Checked>;
@@ -258,9 +253,14 @@ export function withAnswers(
   answers: LocatedAnswerList | undefined,
 ): void | Promise<void> {
   if (!claims || envelope.event !== 'kyb.data_request.released') return;
-  return then(releasedAnswersOf(answers), (released) => {
-    context.answers = released;
-  });
+  // Synchronous answers (the common case) are set at once, with no callback made; as in checkData.
+  const released = releasedAnswersOf(answers);
+  if (released instanceof Promise) {
+    return released.then((settled) => {
+      context.answers = settled;
+    });
+  }
+  context.answers = released;
 }
 
 const isAttempt = rememberingTest(/^\d{1,9}$/);
