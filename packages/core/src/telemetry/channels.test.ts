@@ -316,6 +316,31 @@ describe.runIf(diagnostics)('tracing channels', () => {
     ]);
   });
 
+  it('publishes to a subscriber of any one phase alone', async () => {
+    // The receiver looks at each of the five channels before it makes a trace: a subscriber of asyncEnd (or of error)
+    // alone must still get its messages.
+    const { receiver, deliver } = setup();
+    receiver.on('kyb.data_request.pending_approval', () => {
+      throw new Error('handler failed');
+    });
+    const heard: string[] = [];
+    for (const [name, phase] of [
+      ['receive', 'start'],
+      ['receive', 'end'],
+      ['receive', 'asyncStart'],
+      ['receive', 'asyncEnd'],
+      ['handler', 'error'],
+    ] as const) {
+      const channel = diagnostics!.channel(`tracing:${TRACING_CHANNELS[name]}:${phase}`);
+      const onMessage = () => void heard.push(`${name}:${phase}`);
+      channel.subscribe(onMessage);
+      const answer = await deliver(testStream(['kyb.data_request.pending_approval'])[0]!);
+      channel.unsubscribe(onMessage);
+      expect(answer.status).toBe(500);
+    }
+    expect(heard).toEqual(['receive:start', 'receive:end', 'receive:asyncStart', 'receive:asyncEnd', 'handler:error']);
+  });
+
   it('publishes nothing once unsubscribed', async () => {
     const { deliver } = setup();
     const seen = record('receive', 'store');
