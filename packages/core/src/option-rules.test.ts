@@ -291,13 +291,14 @@ describe('describeValue shows a kind, never content', () => {
   });
 });
 
-describe('optionRules.secureUrl and optionRules.delayMs', () => {
+describe('optionRules.secureUrl, optionRules.delayMs and optionRules.wholeTimerMs', () => {
   const spec = {
     owner: 'createThing',
     example: 'createThing({ url })',
     options: {
       url: optionRules.secureUrl("use the service's address", 'which would send the key in clear text'),
       waitMs: optionRules.delayMs(),
+      pollMs: optionRules.wholeTimerMs(1),
     },
   };
   it.each<[unknown, string | undefined]>([
@@ -330,5 +331,17 @@ describe('optionRules.secureUrl and optionRules.delayMs', () => {
     const run = () => validateOptions({ waitMs }, spec);
     if (accepted) expect(run).not.toThrow();
     else expect(messageOf(run)).toContain('`waitMs` must be a number of milliseconds from 0 to 2147483647');
+  });
+  it.each<[number, boolean]>([
+    [1, true],
+    [2_147_483_647, true],
+    [2_147_483_648, false],
+    [0, false],
+    [1.5, false],
+    [Number.POSITIVE_INFINITY, false],
+  ])('pollMs %d accepted: %s', (pollMs, accepted) => {
+    const run = () => validateOptions({ pollMs }, spec);
+    if (accepted) expect(run).not.toThrow();
+    else expect(messageOf(run)).toContain('`pollMs` must be a whole number of milliseconds from 1 to 2147483647');
   });
 });

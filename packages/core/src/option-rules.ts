@@ -1,5 +1,5 @@
 import { KybWebhookError } from './errors.js';
-import { describeValue, isPlainObject, suggestOption } from './option-words.js';
+import { describeValue, isPlainObject, listOf, suggestOption } from './option-words.js';
 
 /**
  * Configuration checks shared by every public factory (receiver, adapters, stores): one small spec-driven checker
@@ -214,7 +214,7 @@ function withUnit(unit: string | undefined): string {
 }
 
 /** The longest delay setTimeout keeps (2³¹ − 1 ms): what `optionRules.timerMs()` allows. */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** The hosts on which plain http stays on the machine: what `optionRules.secureUrl()` lets through without https. */
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -265,6 +265,18 @@ export const optionRules = {
         ? `must be at most ${MAX_TIMER_MS} ms (about 24.8 days, the longest delay a timer keeps), got ${value}.`
         : undefined;
     });
+  },
+  /**
+   * A whole number of milliseconds from `min` that a timer is set with (a fetch's timeout, a polling interval): at
+   * most 2,147,483,647, like {@link optionRules.timerMs}.
+   */
+  wholeTimerMs(min: number): OptionRule {
+    return rule((value) =>
+      typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= MAX_TIMER_MS
+        ? undefined
+        : `must be a whole number of milliseconds from ${min} to ${MAX_TIMER_MS} (about 24.8 days, the longest delay ` +
+          `a timer keeps), got ${describeValue(value)}.`,
+    );
   },
   /**
    * A wait in milliseconds that may be 0 (a backoff, a cap on a Retry-After): at most 2,147,483,647, like
@@ -434,8 +446,4 @@ export const optionRules = {
 
 function isThenable(value: object): boolean {
   return typeof (value as { then?: unknown }).then === 'function';
-}
-
-function listOf(names: readonly string[], last = 'and'): string {
-  return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} ${last} ${names.at(-1)}`;
 }

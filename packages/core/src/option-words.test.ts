@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectConfigInvalid } from '../test-kit.js';
 import { optionRules, validateOptions, type OptionsSpec } from './option-rules.js';
-import { suggestOption } from './option-words.js';
+import { listOf, suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
 
 /** The message of the config_invalid error `run` throws (the test fails when it throws nothing else). */
@@ -104,5 +104,17 @@ describe('a bad number is named by its kind', () => {
     expect(messageOf(() => validateReceiverOptions({ secrets, retainMs }))).toBe(
       `createReceiver: \`retainMs\` must be a positive finite number of milliseconds, got ${kind}.`,
     );
+  });
+});
+
+describe('listOf', () => {
+  it('joins names as a sentence lists them', () => {
+    expect([[], ['get'], ['get', 'set'], ['get', 'set', 'del']].map((names) => listOf(names))).toEqual([
+      '',
+      'get',
+      'get and set',
+      'get, set and del',
+    ]);
+    expect(listOf(['get', 'set', 'del'], 'or')).toBe('get, set or del');
   });
 });

@@ -134,3 +134,15 @@ export function ordinal(n: number): string {
   const suffix = n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
   return `${n}${suffix}`;
 }
+
+/**
+ * Names joined as a sentence lists them: `a`, `a and b`, `a, b and c` (or `or` for `last`).
+ *
+ * @example
+ * ```ts
+ * listOf(['get', 'set', 'del'], 'or') // 'get, set or del'
+ * ```
+ */
+export function listOf(names: readonly string[], last = 'and'): string {
+  return names.length <= 1 ? names.join('') : `${names.slice(0, -1).join(', ')} ${last} ${names.at(-1)}`;
+}

@@ -274,7 +274,12 @@ const invalidReceiverOptions: Array<[string, unknown, string[]]> = [
   [
     'jwksTimeoutMs: 0',
     { attestation: { ...attestation, jwksTimeoutMs: 0 } },
-    ['`attestation.jwksTimeoutMs` must be a whole number of milliseconds of at least 1, got zero'],
+    ['`attestation.jwksTimeoutMs` must be a whole number of milliseconds from 1 to 2147483647', 'got zero'],
+  ],
+  [
+    'jwksTimeoutMs past what a timer keeps',
+    { attestation: { ...attestation, jwksTimeoutMs: 2_147_483_648 } },
+    ['`attestation.jwksTimeoutMs` must be a whole number of milliseconds from 1 to 2147483647', 'the longest delay'],
   ],
   [
     'jwksMaxBytes: -1',

@@ -166,7 +166,7 @@ const attestationFields: FieldsSpec = {
     // jwksCacheMaxAgeMs; that rule stays there, beside the defaults it needs.
     jwksCooldownMs: optionRules.wholeNumber(0, 'milliseconds'),
     jwksCacheMaxAgeMs: optionRules.wholeNumber(0, 'milliseconds'),
-    jwksTimeoutMs: optionRules.wholeNumber(1, 'milliseconds'),
+    jwksTimeoutMs: optionRules.wholeTimerMs(1),
     jwksMaxStaleMs: optionRules.wholeNumber(0, 'milliseconds'),
     jwksMaxBytes: optionRules.wholeNumber(1, 'bytes'),
     fetch: optionRules.func('a fetch implementation'),

@@ -134,7 +134,14 @@ describe('createMemoryQueue', () => {
 
   it.each([
     [{ retryLimit: -1 }, /`retryLimit` must be a whole number of at least 0/],
-    [{ retryDelayMs: 1.5 }, /`retryDelayMs` must be a whole number of ms of at least 0, got a fraction/],
+    [
+      { retryDelayMs: 1.5 },
+      /`retryDelayMs` must be a whole number of milliseconds from 0 to 2147483647 .*got a fraction/,
+    ],
+    [
+      { retryDelayMs: 2 ** 31 },
+      /`retryDelayMs` must be .* to 2147483647 \(about 24\.8 days, the longest delay a timer keeps\)/,
+    ],
     [{ maxBacklog: 0 }, /`maxBacklog` must be a positive whole number of jobs, got zero/],
     [{ maxRememberedKeys: Number.NaN }, /`maxRememberedKeys` must be a positive whole number of keys, got NaN/],
     [{ retryAfterSeconds: 0 }, /`retryAfterSeconds` must be a positive whole number of seconds, got zero/],
@@ -257,6 +264,28 @@ describe('createMemoryQueue: running jobs', () => {
     expect(attempts).toEqual([1, 2, 3]);
     await vi.advanceTimersByTimeAsync(400);
     expect(attempts).toEqual([1, 2, 3, 4]);
+    await subscription.stop();
+  });
+
+  it('waits at most the longest delay a timer keeps, never retrying at once when the doubling passes it', async () => {
+    // 2³⁰ ms, then 2³¹ ms: past 2³¹ − 1 Node would fire the timer after 1 ms.
+    vi.useFakeTimers();
+    const queue = createMemoryQueue({ retryLimit: 3, retryDelayMs: 2 ** 30 });
+    const attempts: number[] = [];
+    await queue.enqueue(eventOf('s', 0));
+    const subscription = await queue.work(
+      (job) => {
+        attempts.push(job.attempt);
+        return Promise.reject(new Error('down'));
+      },
+      { concurrency: 1 },
+    );
+    await vi.advanceTimersByTimeAsync(2 ** 30);
+    expect(attempts).toEqual([1, 2]);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(attempts).toEqual([1, 2]);
+    await vi.advanceTimersByTimeAsync(2 ** 31 - 1 - 60_000);
+    expect(attempts).toEqual([1, 2, 3]);
     await subscription.stop();
   });
 

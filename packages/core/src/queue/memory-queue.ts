@@ -4,7 +4,7 @@
  * in production use the pg-boss or BullMQ queue. Per stream, jobs run one at a time in enqueue order; a failed job is
  * retried with exponential backoff and, past `retryLimit`, blocks its stream until it is retried or skipped.
  */
-import { optionRules, validateOptions } from '../option-rules.js';
+import { MAX_TIMER_MS, optionRules, validateOptions } from '../option-rules.js';
 import type { BlockedStream, EventQueue, JobHandler, QueuedEvent, QueueJob, QueueSubscription } from './types.js';
 import { describeJobFailure, QueueFullError } from './types.js';
 
@@ -12,7 +12,10 @@ import { describeJobFailure, QueueFullError } from './types.js';
 export interface MemoryQueueOptions {
   /** Retries of a failed job before it is dead-lettered and its stream blocked. Default 5. */
   retryLimit?: number;
-  /** Wait before the first retry; each further retry waits twice as long. Default 1,000 ms. */
+  /**
+   * Wait before the first retry; each further retry waits twice as long, up to 2,147,483,647 ms (the longest delay a
+   * timer keeps). Default 1,000 ms.
+   */
   retryDelayMs?: number;
   /** Jobs waiting or running past which `enqueue` throws `QueueFullError` (the receiver answers 429). Default 10,000. */
   maxBacklog?: number;
@@ -67,7 +70,7 @@ function checkedOptions(options: MemoryQueueOptions): Settings {
     example: 'createMemoryQueue({ retryLimit: 3, retryDelayMs: 500 })',
     options: {
       retryLimit: optionRules.wholeNumber(0),
-      retryDelayMs: optionRules.wholeNumber(0, 'ms'),
+      retryDelayMs: optionRules.wholeTimerMs(0),
       maxBacklog: optionRules.positiveInteger('jobs'),
       retryAfterSeconds: optionRules.positiveInteger('seconds'),
       maxRememberedKeys: optionRules.positiveInteger('keys'),
@@ -230,7 +233,8 @@ class MemoryQueueEngine implements MemoryQueue {
       };
       return;
     }
-    const delay = this.settings.retryDelayMs * 2 ** (job.attempt - 1);
+    // Doubling passes the longest delay a timer keeps after some 20 retries; past it Node fires at once.
+    const delay = Math.min(this.settings.retryDelayMs * 2 ** (job.attempt - 1), MAX_TIMER_MS);
     job.attempt++;
     line.state = 'retrying';
     line.retryTimer = setTimeout(() => {

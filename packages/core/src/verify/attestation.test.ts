@@ -834,6 +834,11 @@ describe('attestation keys from jwksUrl', () => {
     ['a zero jwksTimeoutMs', { jwksUrl: 'https://kyb.example.com/jwks', jwksTimeoutMs: 0 }, /jwksTimeoutMs/],
     ['a fractional jwksMaxBytes', { jwksUrl: 'https://kyb.example.com/jwks', jwksMaxBytes: 1.5 }, /jwksMaxBytes/],
     [
+      'a jwksTimeoutMs past what a timer keeps',
+      { jwksUrl: 'https://kyb.example.com/jwks', jwksTimeoutMs: 2 ** 31 },
+      /^attestation\.jwksTimeoutMs must be a whole number from 1 to 2147483647 \(the longest delay a timer keeps\)/,
+    ],
+    [
       'a string jwksCooldownMs',
       { jwksUrl: 'https://kyb.example.com/jwks', jwksCooldownMs: '30000' as never },
       /jwksCooldownMs/,
@@ -857,6 +862,10 @@ describe('attestation keys from jwksUrl', () => {
     ['a leeway of 0 s', { jwks: { keys: [] }, leewaySeconds: 0 }],
     ['a leeway of 60 s', { jwks: { keys: [] }, leewaySeconds: 60 }],
     ['plain http on 127.0.0.1', { jwksUrl: 'http://127.0.0.1:8080/jwks' }],
+    [
+      'the longest jwksTimeoutMs a timer keeps',
+      { jwksUrl: 'https://kyb.example.com/jwks', jwksTimeoutMs: 2 ** 31 - 1 },
+    ],
     ['plain http on localhost', { jwksUrl: 'http://localhost:8080/jwks' }],
     ['plain http on [::1]', { jwksUrl: 'http://[::1]:8080/jwks' }],
     [

@@ -4,6 +4,7 @@ import type { PlatformCrypto } from './crypto/types.js';
 import { bindAttestation, type AttestationClaims, type AttestedEnvelope } from './attestation-binding.js';
 import type { LocatedAnswerList } from '../events/released-answers.js';
 import { KybWebhookError, rejection } from '../errors.js';
+import { MAX_TIMER_MS } from '../option-rules.js';
 import { createInlineKeySource, createRemoteKeySource, type VerificationKey, type KeySource } from './jwks.js';
 import type { ReceiverTelemetry } from '../telemetry/observers.js';
 
@@ -347,7 +348,7 @@ function createKeySource(
       cooldownMs: duration(options, 'jwksCooldownMs', 30_000),
       cacheMaxAgeMs,
       maxStaleMs,
-      timeoutMs: duration(options, 'jwksTimeoutMs', 5_000, 1),
+      timeoutMs: duration(options, 'jwksTimeoutMs', 5_000, 1, MAX_TIMER_MS),
       maxBytes: duration(options, 'jwksMaxBytes', 256 * 1024, 1),
       telemetry,
     },
@@ -357,13 +358,14 @@ function createKeySource(
 
 type NumericOption = 'jwksCooldownMs' | 'jwksCacheMaxAgeMs' | 'jwksMaxStaleMs' | 'jwksTimeoutMs' | 'jwksMaxBytes';
 
-function duration(options: AttestationOptions, name: NumericOption, fallback: number, min = 0): number {
+function duration(options: AttestationOptions, name: NumericOption, fallback: number, min = 0, max?: number): number {
   const value = options[name];
   if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || (value as number) < min) {
+  if (!Number.isSafeInteger(value) || (value as number) < min || (max !== undefined && (value as number) > max)) {
+    const range = max === undefined ? `of at least ${min}` : `from ${min} to ${max} (the longest delay a timer keeps)`;
     throw new KybWebhookError(
       'config_invalid',
-      `attestation.${name} must be a whole number of at least ${min}; leave it out for ${fallback}.`,
+      `attestation.${name} must be a whole number ${range}; leave it out for ${fallback}.`,
     );
   }
   return value;
