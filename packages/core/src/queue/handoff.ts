@@ -7,7 +7,7 @@
 import { rejection } from '../errors.js';
 import type { Logger } from '../log/logger.js';
 import type { VerifiedItem } from '../pipeline/checks.js';
-import { settleWithin, TIMED_OUT } from '../pipeline/deadline.js';
+import { SharedDeadline, TIMED_OUT } from '../pipeline/deadline.js';
 import { answerDuplicate, answerQueued, reject } from '../pipeline/outcomes.js';
 import type { ReceiveResult } from '../receiver-types.js';
 import { injectedCarrier } from '../telemetry/carrier.js';
@@ -35,6 +35,8 @@ export interface HandoffParts {
  */
 export function createHandoff(parts: HandoffParts): (item: VerifiedItem) => Promise<ReceiveResult> {
   const { queue, logger, now, timeoutMs, cipher, telemetry } = parts;
+  // Every enqueue waits the same timeoutMs: one shared timer, as for the store's and the handlers' calls.
+  const deadline = new SharedDeadline(timeoutMs);
   const enqueue = async (item: VerifiedItem) => {
     const event = queuedEventOf(item, now());
     // Before any await: the receive operation's context (its span) is still the active one.
@@ -45,7 +47,7 @@ export function createHandoff(parts: HandoffParts): (item: VerifiedItem) => Prom
   return async function handOff(item) {
     let outcome: 'enqueued' | 'duplicate' | typeof TIMED_OUT;
     try {
-      outcome = await settleWithin(enqueue(item), timeoutMs);
+      outcome = await deadline.within(enqueue(item));
     } catch (error) {
       if (error instanceof QueueFullError) return queueFull(logger, item, error);
       return refuse(logger, item, `${queue.name} enqueue failed`, error);
