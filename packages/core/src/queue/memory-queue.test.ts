@@ -240,9 +240,8 @@ describe('createMemoryQueue: running jobs', () => {
     expect(queue.skipped()).toEqual([{ streamId: 'a', eventId: 'a:0', seq: 0, reason: 'ops: replayed by hand' }]);
   });
 
-  it('waits retryDelayMs before the first retry and twice as long before each next one', async () => {
-    vi.useFakeTimers();
-    const queue = createMemoryQueue({ retryLimit: 3, retryDelayMs: 100 });
+  /** One event whose handler always fails: the attempts it was run with, in order. */
+  async function failingForever(queue: ReturnType<typeof createMemoryQueue>) {
     const attempts: number[] = [];
     await queue.enqueue(eventOf('s', 0));
     const subscription = await queue.work(
@@ -252,6 +251,13 @@ describe('createMemoryQueue: running jobs', () => {
       },
       { concurrency: 1 },
     );
+    return { attempts, subscription };
+  }
+
+  it('waits retryDelayMs before the first retry and twice as long before each next one', async () => {
+    vi.useFakeTimers();
+    const queue = createMemoryQueue({ retryLimit: 3, retryDelayMs: 100 });
+    const { attempts, subscription } = await failingForever(queue);
     await vi.advanceTimersByTimeAsync(0);
     expect(attempts).toEqual([1]);
     await vi.advanceTimersByTimeAsync(99);
@@ -271,15 +277,7 @@ describe('createMemoryQueue: running jobs', () => {
     // 2³⁰ ms, then 2³¹ ms: past 2³¹ − 1 Node would fire the timer after 1 ms.
     vi.useFakeTimers();
     const queue = createMemoryQueue({ retryLimit: 3, retryDelayMs: 2 ** 30 });
-    const attempts: number[] = [];
-    await queue.enqueue(eventOf('s', 0));
-    const subscription = await queue.work(
-      (job) => {
-        attempts.push(job.attempt);
-        return Promise.reject(new Error('down'));
-      },
-      { concurrency: 1 },
-    );
+    const { attempts, subscription } = await failingForever(queue);
     await vi.advanceTimersByTimeAsync(2 ** 30);
     expect(attempts).toEqual([1, 2]);
     await vi.advanceTimersByTimeAsync(60_000);
