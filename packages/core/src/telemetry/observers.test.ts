@@ -172,6 +172,39 @@ describe("the telemetry option's enabled()", () => {
   });
 });
 
+describe.runIf(diagnostics)("the telemetry option's enabled() beside a channel subscriber", () => {
+  it('false skips around() while the subscriber still gets every message', async () => {
+    const operations: TracedOperation[] = [];
+    const telemetry: ReceiverTelemetry = {
+      enabled: () => false,
+      around(operation, _trace, run) {
+        operations.push(operation);
+        return run();
+      },
+    };
+    const heard: Phase[] = [];
+    const phase = (which: Phase) => () => void heard.push(which);
+    const handlers = {
+      start: phase('start'),
+      end: phase('end'),
+      asyncStart: phase('asyncStart'),
+      asyncEnd: phase('asyncEnd'),
+      error: phase('error'),
+    };
+    const channel = diagnostics!.tracingChannel(TRACING_CHANNELS.receive);
+    channel.subscribe(handlers);
+    try {
+      const receiver = await deliverThrough(telemetry);
+      const { headers, body } = await signer.sign(testStream(['kyb.data_request.pending_approval'])[0]!);
+      expect((await receiver.receive({ method: 'POST', headers, body })).status).toBe(200);
+    } finally {
+      channel.unsubscribe(handlers);
+    }
+    expect(heard).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
+    expect(operations).toEqual([]);
+  });
+});
+
 describe('observersOf (the client and the other packages of the family)', () => {
   const trace = (): ClientRequestTrace => ({
     method: 'GET',
