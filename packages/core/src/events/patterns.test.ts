@@ -40,6 +40,11 @@ describe('ULID_PATTERN', () => {
     }
     expect(disagreements).toEqual([]);
     expect(ULID_PATTERN.flags).toBe('');
+    // Anchored at both ends: a valid id with one character more before or after is not an id.
+    expect(['x01JD2Z3K4M5N6P7Q8R9S0T1V2W', '01JD2Z3K4M5N6P7Q8R9S0T1V2WX'].map((id) => ULID_PATTERN.test(id))).toEqual([
+      false,
+      false,
+    ]);
   });
 });
 
