@@ -21,6 +21,18 @@ const diagnostics = (
 ).process?.getBuiltinModule?.('diagnostics_channel') as
   { tracingChannel(name: string): TracingChannelLike } | undefined;
 
+/** A tracing channel subscriber: one handler per phase, each telling `heard` its phase and the message. */
+function handlersOf(heard: (phase: Phase, message: unknown) => void): Record<Phase, (message: unknown) => void> {
+  const on = (phase: Phase) => (message: unknown) => heard(phase, message);
+  return {
+    start: on('start'),
+    end: on('end'),
+    asyncStart: on('asyncStart'),
+    asyncEnd: on('asyncEnd'),
+    error: on('error'),
+  };
+}
+
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
 const SECRET = 'telemetry-secret';
 let signer: TestSigner;
@@ -183,14 +195,7 @@ describe.runIf(diagnostics)("the telemetry option's enabled() beside a channel s
       },
     };
     const heard: Phase[] = [];
-    const phase = (which: Phase) => () => void heard.push(which);
-    const handlers = {
-      start: phase('start'),
-      end: phase('end'),
-      asyncStart: phase('asyncStart'),
-      asyncEnd: phase('asyncEnd'),
-      error: phase('error'),
-    };
+    const handlers = handlersOf((which) => void heard.push(which));
     const channel = diagnostics!.tracingChannel(TRACING_CHANNELS.receive);
     channel.subscribe(handlers);
     try {
@@ -237,15 +242,9 @@ describe('observersOf (the client and the other packages of the family)', () => 
   it.runIf(diagnostics)('publishes on the client request channel while someone subscribes', async () => {
     const channel = diagnostics!.tracingChannel(TRACING_CHANNELS.clientRequest);
     const seen: [Phase, Record<string, unknown>][] = [];
-    const phase = (which: Phase) => (message: unknown) =>
-      void seen.push([which, { ...(message as Record<string, unknown>) }]);
-    const handlers = {
-      start: phase('start'),
-      end: phase('end'),
-      asyncStart: phase('asyncStart'),
-      asyncEnd: phase('asyncEnd'),
-      error: phase('error'),
-    };
+    const handlers = handlersOf(
+      (which, message) => void seen.push([which, { ...(message as Record<string, unknown>) }]),
+    );
     const requests = observersOf('request', undefined);
     expect(requests.active).toBe(false);
     channel.subscribe(handlers);
