@@ -454,6 +454,30 @@ describe.each<[string, PlatformCrypto]>([
       expect(handler.mock.calls[0]![0].data.price).toBeUndefined();
     });
 
+    // The pipeline tells a pending answer from a ready one by its `then`, and a refusal by its `code`: on its own
+    // values only, never on the payload, which may hold any key.
+    it.each<[string, Record<string, unknown>]>([
+      ['then (a string)', { then: 'later' }],
+      ['then (an object)', { then: { at: 1 } }],
+      ['code', { code: 'body_too_large' }],
+    ])('handles an event with a field named %s, at the top and in its data, as any other', async (_name, fields) => {
+      const { receiver, deliver } = setup();
+      const handler = vi.fn();
+      receiver.onAny(handler);
+      const typed = {
+        ...testEvents.dataRequestPendingApproval({ data: { expires_at: '2026-12-01T00:00:00Z', ...fields } }),
+        ...fields,
+      };
+      const untyped = { ...testEvents.dataRequestPendingApproval(), event: 'kyb.future_event', ...fields };
+      expect(await deliver(typed)).toMatchObject({ status: 200, body: { received: true } });
+      expect(await deliver(untyped)).toMatchObject({ status: 200, body: { received: true } });
+      expect(handler.mock.calls.map(([event]) => [event.event, event.then, event.code])).toEqual([
+        ['kyb.data_request.pending_approval', fields.then, fields.code],
+        ['kyb.future_event', fields.then, fields.code],
+      ]);
+      expect(handler.mock.calls[0]![0].data).toMatchObject(fields);
+    });
+
     it('answers 422 event_data_invalid for a verified event whose data breaks its schema, without running handlers', async () => {
       const { receiver, deliver, logs } = setup();
       const handler = vi.fn();

@@ -19,11 +19,12 @@ import { replayFetched } from './pipeline/replay.js';
 import { reject } from './pipeline/outcomes.js';
 import { createHandlerRunner } from './pipeline/run-handlers.js';
 import { createSignatureCheck } from './verify/signature.js';
+import type { Thenable } from './pipeline/deadline.js';
 import { isStreamCursorStore } from './store/stream-store.js';
 import { createUnauthenticatedReceive } from './pipeline/unauthenticated.js';
 import { createHandoff } from './queue/handoff.js';
 import { linkWorkerPorts } from './queue/receiver-link.js';
-import type { VerifiedItem } from './pipeline/checks.js';
+import type { Checked, VerifiedItem } from './pipeline/checks.js';
 import { withReceiveTrace } from './telemetry/receive-trace.js';
 
 /** The checks of one receiver (checks.ts). */
@@ -147,8 +148,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   async function receive(input: ReceiveInput): Promise<ReceiveResult> {
     try {
       // 1 to 5: every check before the event may touch the store
-      let checked = check(input);
-      if (checked instanceof Promise) checked = await checked;
+      const soon = check(input);
+      const checked = typeof (soon as Thenable).then === 'function' ? await soon : (soon as Checked);
       if ('refused' in checked) return reject(logger, checked.refused, checked.envelope);
       if ('unauthenticated' in checked) return await receiveUnauthenticated(checked.unauthenticated, input);
       // 6 to 8: with ordering on, the ordered path dedupes, orders and runs it (ordering/receive.ts); in queue mode,

@@ -12,6 +12,7 @@ import { ATTESTED_EVENT_TYPES } from '../events/event-types.js';
 import { readHeader } from '../http/headers.js';
 import { dedupeKeyOf } from './dedupe-key.js';
 import { checkLimits } from './limits.js';
+import type { Thenable } from './deadline.js';
 import type { OrderedItem } from '../ordering/types.js';
 import type { ReceiveInput } from '../receiver-types.js';
 import { rememberingTest } from '../events/patterns.js';
@@ -58,17 +59,20 @@ export interface ReceiverChecks {
   verifyFetched(raw: unknown): Promise<VerifiedItem | KybWebhookError>;
 }
 
-/** Creates the checks of one receiver. */
+/**
+ * Creates the checks of one receiver. Every step runs once per delivery, so the common path avoids what it can: no
+ * promise for checks that answer at once (an HMAC-only delivery on Node is checked synchronously from end to end; only
+ * a Web Crypto HMAC or an attestation makes it wait), no copy of a payload the schema guard accepted as it is, no log
+ * entry built for a receiver without a logger.
+ */
 export function createChecks(options: CheckOptions): ReceiverChecks {
-  const { maxBodyBytes, checkSignature, verifyAttestation, checkApiVersion } = options;
-  // Every step below runs once per delivery, so the common path avoids what it can: no promise for checks that
-  // answer at once (an HMAC-only delivery on Node is checked synchronously from end to end; only a Web Crypto HMAC
-  // or an attestation makes it wait), no copy of a payload the schema guard accepted as it is, no log entry built
-  // for a receiver without a logger.
+  const { maxBodyBytes, checkSignature, verifyAttestation } = options;
+  const checkVerifiedBytes = createPayloadChecks(verifyAttestation, options.checkApiVersion);
   function check(input: ReceiveInput): Checked | Promise<Checked> {
     // 1. limits (limits.ts)
-    const body = checkLimits(input, maxBodyBytes);
-    if (body instanceof KybWebhookError) return { refused: body };
+    const limited = checkLimits(input, maxBodyBytes);
+    if (typeof (limited as KybWebhookError).code === 'string') return { refused: limited as KybWebhookError };
+    const body = limited as Uint8Array;
 
     // 2. signature over the exact bytes
     if (!checkSignature) return checkVerifiedBytes(input, body, null);
@@ -78,14 +82,22 @@ export function createChecks(options: CheckOptions): ReceiverChecks {
     } catch (error) {
       return { refused: asKybError(error) };
     }
-    if (!(verified instanceof Promise)) return checkVerifiedBytes(input, body, { version: verified.version });
-    return verified.then(
+    if (typeof (verified as Thenable).then !== 'function')
+      return checkVerifiedBytes(input, body, { version: (verified as VerifiedSignature).version });
+    return (verified as Promise<VerifiedSignature>).then(
       (signature) => checkVerifiedBytes(input, body, { version: signature.version }),
       (error: unknown) => ({ refused: asKybError(error) }),
     );
   }
 
-  /** Steps 3 to 5 and the data schema, once the signature (if configured) held. */
+  return { check, verifyFetched: (raw) => verifyFetchedEvent(verifyAttestation, raw) };
+}
+
+/** Steps 3 to 5 and the data schema of one receiver: for a body whose signature (if configured) held. */
+function createPayloadChecks(
+  verifyAttestation: DetailedAttestationVerifier | undefined,
+  checkApiVersion: ApiVersionCheck | undefined,
+): (input: ReceiveInput, body: Uint8Array, hmac: { version: string } | null) => Checked | Promise<Checked> {
   function checkVerifiedBytes(
     input: ReceiveInput,
     body: Uint8Array,
@@ -102,8 +114,9 @@ export function createChecks(options: CheckOptions): ReceiverChecks {
     // 4. envelope. The steps below take a promise only where zod must judge (lazy-validation.ts) or an attestation is
     // verified: a synchronous answer goes straight on, with no callback made for it.
     const parsed = validateEnvelope(json);
-    if (parsed instanceof Promise) return parsed.then((settled) => checkEnvelope(input, settled, hmac));
-    return checkEnvelope(input, parsed, hmac);
+    if (typeof (parsed as Thenable).then === 'function')
+      return (parsed as Promise<ValidationResult<Envelope>>).then((settled) => checkEnvelope(input, settled, hmac));
+    return checkEnvelope(input, parsed as ValidationResult<Envelope>, hmac);
   }
 
   /** Step 5 and the data schema, once the envelope's schema answered. */
@@ -139,22 +152,29 @@ export function createChecks(options: CheckOptions): ReceiverChecks {
     claims: AttestationClaims | undefined,
     answers: LocatedAnswerList | undefined,
   ): Checked | Promise<Checked> {
-    const event = validatedEvent(envelope);
-    if (event instanceof Promise)
-      return event.then((settled) => verifiedItem(input, envelope, hmac, claims, answers, settled));
-    return verifiedItem(input, envelope, hmac, claims, answers, event);
+    const validateData = dataValidators.get(envelope.event);
+    if (!validateData) return verifiedItem(input, envelope, hmac, claims, answers, undefined);
+    const data = validateData(envelope.data);
+    if (typeof (data as Thenable).then === 'function')
+      return (data as Promise<ValidationResult<unknown>>).then((settled) =>
+        verifiedItem(input, envelope, hmac, claims, answers, settled),
+      );
+    return verifiedItem(input, envelope, hmac, claims, answers, data as ValidationResult<unknown>);
   }
 
-  /** The item for dedupe, once the data schema answered: the API version checked and the handler context made. */
+  /**
+   * The item for dedupe, once the data schema answered (`data`; undefined for a type without a schema): the API
+   * version checked and the handler context made.
+   */
   function verifiedItem(
     input: ReceiveInput,
     envelope: Envelope,
     hmac: { version: string } | null,
     claims: AttestationClaims | undefined,
     answers: LocatedAnswerList | undefined,
-    event: KybEvent | UnknownKybEvent | KybWebhookError,
+    data: ValidationResult<unknown> | undefined,
   ): Checked | Promise<Checked> {
-    if (event instanceof KybWebhookError) return { refused: event, envelope };
+    if (data && !data.success) return { refused: dataRefusal(data), envelope };
     // The version, once the body is authenticated: its api_version is signed, the header is not (api-version.ts).
     const refused = checkApiVersion?.(envelope, readHeader(input.headers, 'service-kyb-api-version'));
     if (refused) return { refused, envelope };
@@ -167,17 +187,17 @@ export function createChecks(options: CheckOptions): ReceiverChecks {
     // 6. dedupe comes next, and only now: an unverified delivery must never poison the store (claim-run-settle.ts).
     const item = {
       envelope,
-      event,
+      event: data ? typedEvent(envelope, data.data) : envelope,
       context,
       dedupeKey: dedupeKeyOf(envelope, claims),
-      typed: dataValidators.has(envelope.event),
+      typed: data !== undefined,
       waitUntil: input.waitUntil,
     };
     const withReleased = withAnswers(context, envelope, claims, answers);
     return withReleased ? withReleased.then(() => item) : item;
   }
 
-  return { check, verifyFetched: (raw) => verifyFetchedEvent(verifyAttestation, raw) };
+  return checkVerifiedBytes;
 }
 
 /**
@@ -226,20 +246,22 @@ async function verifyFetchedEvent(
  * The event with its data checked against its type's schema (the envelope itself when the plan accepted the data as
  * it is, or the type is unknown), or the refusal.
  */
-function validatedEvent(
-  envelope: Envelope,
-): KybEvent | UnknownKybEvent | KybWebhookError | Promise<KybEvent | UnknownKybEvent | KybWebhookError> {
+async function validatedEvent(envelope: Envelope): Promise<KybEvent | UnknownKybEvent | KybWebhookError> {
   const validateData = dataValidators.get(envelope.event);
   if (!validateData) return envelope;
-  const data = validateData(envelope.data);
-  return data instanceof Promise ? data.then((settled) => eventOf(envelope, settled)) : eventOf(envelope, data);
+  const data = await validateData(envelope.data);
+  return data.success ? typedEvent(envelope, data.data) : dataRefusal(data);
 }
 
-/** The event once its data schema answered, or the refusal. */
-function eventOf(envelope: Envelope, data: ValidationResult<unknown>): KybEvent | UnknownKybEvent | KybWebhookError {
-  if (!data.success) return rejection('event_data_invalid', describeIssues(data.issues));
+/** The event once its data schema accepted `data`. */
+function typedEvent(envelope: Envelope, data: unknown): KybEvent | UnknownKybEvent {
   // The plan hands back the very object it accepted; only zod's own output (an odd object) is a copy.
-  return data.data === envelope.data ? envelope : ({ ...envelope, data: data.data } as KybEvent);
+  return data === envelope.data ? envelope : ({ ...envelope, data } as KybEvent);
+}
+
+/** The refusal of data its schema did not accept. */
+function dataRefusal(data: { issues: readonly { path: PropertyKey[]; code: string }[] }): KybWebhookError {
+  return rejection('event_data_invalid', describeIssues(data.issues));
 }
 
 /**

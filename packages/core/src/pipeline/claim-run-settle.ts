@@ -7,7 +7,7 @@
 import { TRACING_CHANNELS, tracingChannelsOf, type StoreTrace } from '../telemetry/channels.js';
 import { Observers, type ReceiverTelemetry } from '../telemetry/observers.js';
 import type { VerifiedItem } from './checks.js';
-import { handOff, isThenable, SharedDeadline, TIMED_OUT } from './deadline.js';
+import { handOff, SharedDeadline, TIMED_OUT, type Thenable } from './deadline.js';
 import { checkClaimResult, type ClaimResult, type DedupeStore } from '../store/dedupe.js';
 import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from '../events/envelope.js';
@@ -16,7 +16,7 @@ import { safeLog, type Logger } from '../log/logger.js';
 import type { ReceiveResult } from '../receiver-types.js';
 import { answerDuplicate, answerProcessed, reject } from './outcomes.js';
 import { retryRecording } from './record-retry.js';
-import { HANDLED, type RunHandlers } from './run-handlers.js';
+import { HANDLED, type HandlerOutcome, type RunHandlers } from './run-handlers.js';
 
 /** What settling a claim needs of an event: its key, its envelope for the log, and the delivery's `waitUntil`. */
 export type SettledItem = Pick<VerifiedItem, 'dedupeKey' | 'envelope' | 'waitUntil'>;
@@ -78,8 +78,8 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   /** Claims the key within storeTimeoutMs, synchronously when the store answers so; throws as {@link claim}. */
   function claimSoon(dedupeKey: string, waitUntil: VerifiedItem['waitUntil']): ClaimResult | Promise<ClaimResult> {
     const answer = callStoreSoon('claim', dedupeKey, () => store.claim(dedupeKey, claimOptions));
-    if (!(answer instanceof Promise)) return checkClaimResult(answer);
-    return answer.then(checkClaimResult, (error: unknown) => {
+    if (typeof (answer as Thenable | null)?.then !== 'function') return checkClaimResult(answer as ClaimResult);
+    return (answer as Promise<ClaimResult>).then(checkClaimResult, (error: unknown) => {
       if (error instanceof StoreTimeoutError) {
         // A claim that lands after we gave up would hold the event for a whole lease: hand it back.
         const handBack = Promise.resolve(error.pending).then(
@@ -104,10 +104,10 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
   async function processVerified(item: VerifiedItem): Promise<ReceiveResult> {
     const { envelope, event, context, dedupeKey, typed } = item;
     // 6. dedupe: claim the event
-    let claimed: ClaimResult | Promise<ClaimResult>;
+    let claimed: ClaimResult;
     try {
-      claimed = claimSoon(dedupeKey, item.waitUntil);
-      if (claimed instanceof Promise) claimed = await claimed;
+      const soon = claimSoon(dedupeKey, item.waitUntil);
+      claimed = typeof (soon as Thenable).then === 'function' ? await soon : (soon as ClaimResult);
     } catch (error) {
       return {
         ...reject(logger, rejection('store_unavailable', storeFailure('claim', error), error), envelope),
@@ -119,13 +119,13 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
 
     // 7. dispatch, within handlerTimeoutMs
     const token = claimed.token;
-    let outcome = runHandlers(
+    const soon = runHandlers(
       () => handlers.run(event as Envelope, context as unknown as HandlerContext, typed),
       context,
       envelope,
     );
-    if (outcome instanceof Promise) outcome = await outcome;
-    if (outcome instanceof HandlerError) {
+    const outcome = typeof (soon as Thenable).then === 'function' ? await soon : (soon as HandlerOutcome);
+    if (outcome !== HANDLED && outcome instanceof HandlerError) {
       // 8. settle a failure: free the claim so the service's retry runs the handlers again
       await settleFailure(dedupeKey, token, envelope);
       return { ...reject(logger, rejection('handler_failed', undefined, outcome), envelope), event };
@@ -198,7 +198,7 @@ function createStoreCaller(
   const deadline = new SharedDeadline(storeTimeoutMs);
   function callWithin<T>(operation: string, call: () => T | PromiseLike<T>): T | Promise<Awaited<T>> {
     const pending = call();
-    if (!isThenable(pending)) return pending;
+    if (typeof (pending as Thenable | null | undefined)?.then !== 'function') return pending as T;
     return (deadline.within(pending) as Promise<Awaited<T> | typeof TIMED_OUT>).then((answer) => {
       if (answer === TIMED_OUT) throw new StoreTimeoutError(operation, storeTimeoutMs, pending);
       return answer;
@@ -253,8 +253,8 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
       completeFailed(error, item, token, ran);
       return;
     }
-    if (!(answer instanceof Promise)) return reportCompleted(answer, item.envelope, late);
-    return answer.then(
+    if (typeof (answer as Thenable | null)?.then !== 'function') return reportCompleted(answer, item.envelope, late);
+    return (answer as Promise<boolean>).then(
       (completed) => reportCompleted(completed, item.envelope, late),
       (error: unknown) => completeFailed(error, item, token, ran),
     );

@@ -2,7 +2,7 @@
  * Step 7 of the pipeline (docs/architecture.md §3.7): running a delivery's handlers within `handlerTimeoutMs`, and telling the
  * `onError` handlers about failures and timeouts. What happens to the claim afterwards is claim-run-settle.ts's job.
  */
-import { isThenable, SharedDeadline, TIMED_OUT } from './deadline.js';
+import { isThenable, SharedDeadline, TIMED_OUT, type Thenable } from './deadline.js';
 import { DeliveryContext, HandlerError, type HandlerRegistry } from './dispatch.js';
 import type { Envelope } from '../events/envelope.js';
 
@@ -70,8 +70,8 @@ export function createHandlerRunner(handlers: HandlerRegistry, handlerTimeoutMs:
     let pending: unknown;
     try {
       pending = run();
-      // Inside the try: reading `then` runs a getter a handler's result may have.
-      if (!isThenable(pending)) return HANDLED;
+      // Inside the try: reading `then` runs a getter a handler's result may have. Read here, not by isThenable (Thenable).
+      if (typeof (pending as Thenable | null | undefined)?.then !== 'function') return HANDLED;
     } catch (error) {
       return failed(error, envelope);
     }
