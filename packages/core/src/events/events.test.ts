@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTestEvent, testEvents } from '../../test-kit.js';
 import {
@@ -26,6 +27,23 @@ describe('timestamps inside data', () => {
   });
   it.each(['x', '', 'tomorrow', -1, Number.POSITIVE_INFINITY, '2026-13-01', null])('rejects %s', (value) => {
     expect(timestampSchema.safeParse(value).success).toBe(false);
+  });
+  // The plan tries them in the schema's order and zod keeps the first that matches: the order may only change the
+  // work, never the outcome (the date-time is listed before the digits, as the likelier string).
+  it('never accepts one value by two of its alternatives, so their order changes no outcome', () => {
+    const accepting = (value: unknown) =>
+      timestampSchema._zod.def.options.filter((option) => option.safeParse(value).success);
+    const date = fc.date({ min: new Date(0), max: new Date(Date.UTC(9999, 11, 31)), noInvalidDate: true });
+    const values = fc.oneof(
+      fc.string(),
+      fc.stringMatching(/^\d{1,17}$/),
+      fc.double({ noNaN: true }),
+      date.map((at) => at.toISOString()),
+      date.map((at) => at.toISOString().slice(0, 10)),
+      date.map((at) => at.toISOString().replace('Z', '+05:30')),
+    );
+    fc.assert(fc.property(values, (value) => accepting(value).length <= 1));
+    expect(accepting('2026-12-01T00:00:00Z')).toEqual([timestampSchema._zod.def.options[1]]);
   });
 });
 

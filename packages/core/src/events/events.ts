@@ -17,7 +17,8 @@ export type { DataRequestRefusalReason } from './refusal-reasons.js';
 
 /**
  * A point in time as the service may send it inside `data`, whose type the spec does not show: Unix seconds or
- * milliseconds (a number or a string of digits), or an ISO 8601 date or date-time.
+ * milliseconds (a number or a string of digits), or an ISO 8601 date or date-time. The alternatives never match the
+ * same value, so their order changes no outcome, only the work: the date-time, the likeliest string, is tried first.
  *
  * @example
  * ```ts
@@ -27,8 +28,8 @@ export type { DataRequestRefusalReason } from './refusal-reasons.js';
  */
 export const timestampSchema = z.union([
   z.number().check(z.nonnegative()),
-  z.string().check(z.regex(/^\d{1,16}$/)),
   z.iso.datetime({ offset: true, local: true }),
+  z.string().check(z.regex(/^\d{1,16}$/)),
   z.iso.date(),
 ]);
 /** See {@link timestampSchema}. */

@@ -21,14 +21,14 @@ const matchesPattern1 = rememberingTest(new RegExp('^[0-7][0-9A-HJKMNP-TV-Za-hjk
 
 const matchesPattern2 = rememberingTest(new RegExp('^\\d{4}-\\d{2}-\\d{2}$', ''));
 
-const matchesPattern3 = rememberingTest(new RegExp('^\\d{1,16}$', ''));
-
-const matchesPattern4 = rememberingTest(
+const matchesPattern3 = rememberingTest(
   new RegExp(
     '^(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z|([+-](?:[01]\\d|2[0-3]):[0-5]\\d))|(?:[01]\\d|2[0-3]):[0-5]\\d(?::[0-5]\\d(?:\\.\\d+)?)?)$',
     '',
   ),
 );
+
+const matchesPattern4 = rememberingTest(new RegExp('^\\d{1,16}$', ''));
 
 const matchesPattern5 = rememberingTest(
   new RegExp(

@@ -26,5 +26,6 @@ export function readHeader(headers: HeadersInput, name: string): string | undefi
       }
     }
   }
-  return Array.isArray(value) ? value.join(', ') : value;
+  // typeof first: nearly every value is a string, and Array.isArray is a call where the code is not yet optimized.
+  return typeof value === 'object' && Array.isArray(value) ? value.join(', ') : value;
 }

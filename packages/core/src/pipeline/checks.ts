@@ -17,7 +17,7 @@ import type { OrderedItem } from '../ordering/types.js';
 import type { ReceiveInput } from '../receiver-types.js';
 import { rememberingTest } from '../events/patterns.js';
 import { createLazyValidator, releasedAnswersOf } from '../events/lazy-validation.js';
-import type { LocatedAnswerList } from '../events/released-answers.js';
+import type { LocatedAnswerList, ReleasedAnswers } from '../events/released-answers.js';
 import type { PlanNode, ValidationResult } from '../events/schema-plan.js';
 import { DATA_VERDICTS, envelopeVerdict } from '../events/schema-plans.generated.js';
 import type { createSignatureCheck, VerifiedSignature } from '../verify/signature.js';
@@ -277,12 +277,12 @@ export function withAnswers(
   if (!claims || envelope.event !== 'kyb.data_request.released') return;
   // Synchronous answers (the common case) are set at once, with no callback made; as in checkData.
   const released = releasedAnswersOf(answers);
-  if (released instanceof Promise) {
-    return released.then((settled) => {
+  if (typeof (released as Thenable).then === 'function') {
+    return (released as Promise<ReleasedAnswers>).then((settled) => {
       context.answers = settled;
     });
   }
-  context.answers = released;
+  context.answers = released as ReleasedAnswers;
 }
 
 const isAttempt = rememberingTest(/^\d{1,9}$/);

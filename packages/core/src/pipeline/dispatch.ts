@@ -217,13 +217,13 @@ export class HandlerRegistry {
 
   /** `onUnknown` handlers run only for types this library version does not know. */
   private handlersFor(type: string, known: boolean): readonly AnyEventHandler[] {
+    // The cache first: one map lookup per delivery of a registered type, not two.
+    const resolved = this.resolved.get(type);
+    if (resolved) return resolved;
     const registered = this.byType.get(type);
     if (registered) {
-      let handlers = this.resolved.get(type);
-      if (!handlers) {
-        handlers = [...registered, ...this.any, ...(known ? [] : (this.unknown as AnyEventHandler[]))];
-        this.resolved.set(type, handlers);
-      }
+      const handlers = [...registered, ...this.any, ...(known ? [] : (this.unknown as AnyEventHandler[]))];
+      this.resolved.set(type, handlers);
       return handlers;
     }
     if (known) return (this.forUnregisteredKnown ??= [...this.any]);
