@@ -69,6 +69,27 @@ describe('insnVerdicts', () => {
     expect(steadyLine(undefined)).toBe('  unsure  steady, ours ÷ Stripe: 1.08× (target ≤ 1.00×)');
   });
 
+  it('judges an early ratio with the spread of the two runs of ours when the run has the repeat', () => {
+    const earlyLine = (repeatEarly: number | undefined) => {
+      const ours = { ...figures('ours', 'hmac', 1), early: 144_000 };
+      return insnVerdicts(
+        [
+          figures('hand', 'hmac', 1),
+          figures('stripe', 'hmac', 1),
+          ours,
+          ...(repeatEarly === undefined ? [] : [{ ...ours, early: repeatEarly, repeat: true as const }]),
+        ],
+        100 * 1024,
+      ).find((line) => line.includes('early, ours ÷ hand-written'));
+    };
+    // Two runs that agree: the 3% floor, so 1.44× is under 1.50× by more than the noise.
+    expect(earlyLine(144_010)).toBe('  met     early, ours ÷ hand-written: 1.44× (target ≤ 1.50×)');
+    // Two runs 5% apart: 4% under the target cannot be called.
+    expect(earlyLine(151_200)).toBe('  unsure  early, ours ÷ hand-written: 1.44× (target ≤ 1.50×)');
+    // No repeat: the assumed 15%.
+    expect(earlyLine(undefined)).toBe('  unsure  early, ours ÷ hand-written: 1.44× (target ≤ 1.50×)');
+  });
+
   it('reports a target whose receivers were not measured as skipped, not as met', () => {
     const lines = insnVerdicts([figures('hand', 'hmac', 1), figures('ours', 'hmac', 1)], 200 * 1024);
     expect(lines).toContain('  skipped  early attested, ours ÷ hand-written: not measured in this run');
