@@ -105,7 +105,9 @@ export function bindAttestation(
     );
 
   // Data fields the claims also carry must be the signed values; this includes data.request_id.
-  for (const field of Object.keys(envelope.data)) {
+  const fields = Object.keys(envelope.data);
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
     if (Object.hasOwn(claims, field) && !sameJsonValue(envelope.data[field], claims[field]))
       mismatched.push(`data.${field}`);
   }
