@@ -71,6 +71,7 @@ export function createChecks(options: CheckOptions): ReceiverChecks {
   function check(input: ReceiveInput): Checked | Promise<Checked> {
     // 1. limits (limits.ts)
     const limited = checkLimits(input, maxBodyBytes);
+    // A refusal carries its code and bytes have none: read, not instanceof (Thenable in deadline.ts says why).
     if (typeof (limited as KybWebhookError).code === 'string') return { refused: limited as KybWebhookError };
     const body = limited as Uint8Array;
 
