@@ -301,6 +301,33 @@ describe('a store that answers synchronously', () => {
     },
   );
 
+  // The pipeline reads an answer's `then` to tell a promise from a value: nothing at all must still be judged as an
+  // answer outside the contract, not fail on the read.
+  it.each([undefined, null])(
+    'answers 503 store_unavailable saying what the store answered when a synchronous claim answers %s',
+    async (answer) => {
+      const { receiver, deliver, logs } = setup({ store: synchronousStore({ claim: answer }) });
+      receiver.onAny(() => {});
+      expect((await deliver(testEvents.dataRequestPendingApproval())).code).toBe('store_unavailable');
+      expect(logs.find((entry) => entry.code === 'store_unavailable')?.detail).toMatch(/^the store answered claim\(\)/);
+    },
+  );
+
+  it.each([undefined, null])(
+    'acknowledges a handled event and logs what the store answered when a synchronous complete answers %s',
+    async (answer) => {
+      const { receiver, deliver, logs } = setup({ store: synchronousStore({ complete: answer }) });
+      receiver.onAny(() => {});
+      expect((await deliver(testEvents.dataRequestPendingApproval())).status).toBe(200);
+      expect(logs).toContainEqual(
+        expect.objectContaining({
+          code: 'store_unavailable',
+          message: expect.stringMatching(/complete\(\) with something other than a boolean/),
+        }),
+      );
+    },
+  );
+
   it('acknowledges a handled event and logs store_unavailable when a synchronous complete answers outside the contract', async () => {
     const { receiver, deliver, logs } = setup({ store: synchronousStore({ complete: 'yes' }) });
     receiver.onAny(() => {});
