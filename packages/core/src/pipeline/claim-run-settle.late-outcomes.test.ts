@@ -27,9 +27,13 @@ afterAll(() => {
   process.off('unhandledRejection', onUnhandled);
 });
 
-/** Delivers one event to a receiver whose store answers claim() with `late`, after the deadline; returns release's calls. */
+/**
+ * Delivers one event to a receiver whose store answers claim() with `late`, after the deadline; returns release's
+ * calls, and the store calls its telemetry saw, by name.
+ */
 async function deliverWithLateClaim(late: unknown) {
   const release = vi.fn(async () => true);
+  const traced: string[] = [];
   const store: DedupeStore = {
     claim: () => new Promise((resolve) => setTimeout(() => resolve(late as never), LANDS_AFTER_MS)),
     complete: async () => true,
@@ -41,20 +45,27 @@ async function deliverWithLateClaim(late: unknown) {
     storeTimeoutMs: STORE_TIMEOUT_MS,
     handlerTimeoutMs: 100,
     leaseMs: 1_000,
+    telemetry: {
+      around: (operation, trace, run) => {
+        if (operation === 'store') traced.push((trace as { operation: string }).operation);
+        return run();
+      },
+    },
   });
   const { headers, body } = await signer.sign(testEvents.dataRequestRefused());
   const result = await receiver.receive({ method: 'POST', headers, body });
   // Past the late answer, and a turn more for the give-back it may start.
   await new Promise((resolve) => setTimeout(resolve, LANDS_AFTER_MS * 2));
-  return { code: result.code, releases: release.mock.calls as unknown[][] };
+  return { code: result.code, releases: release.mock.calls as unknown[][], traced };
 }
 
 describe('a claim answered after storeTimeoutMs', () => {
   it('is released with its token when it acquired the event', async () => {
-    const { code, releases } = await deliverWithLateClaim({ status: 'acquired', token: 'late-token' });
-    expect({ code, tokens: releases.map((call) => call[1]) }).toEqual({
+    const { code, releases, traced } = await deliverWithLateClaim({ status: 'acquired', token: 'late-token' });
+    expect({ code, tokens: releases.map((call) => call[1]), traced }).toEqual({
       code: 'store_unavailable',
       tokens: ['late-token'],
+      traced: ['claim', 'release'],
     });
   });
 
