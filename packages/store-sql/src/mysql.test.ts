@@ -188,7 +188,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     }
   });
 
-  it('purges in batches of batchSize rows, one DELETE each, and refuses a batchSize out of range', async () => {
+  it('purges in batches of batchSize rows, each chosen by a read and deleted by key, and refuses a batchSize out of range', async () => {
     const purgeTable = testTable();
     const { db, count } = countQueries(pool);
     const store = createMySqlStore({ pool: db, table: purgeTable });
@@ -201,7 +201,132 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
             unknown,
           ]
         )[0].map((r) => r.id);
-      await expectPurgeInBatches(store, ids, count);
+      // A SELECT and a DELETE per batch that found rows (10, 10, 5 records; 4 cursors), a SELECT for the skips (none).
+      await expectPurgeInBatches(store, ids, count, 3 * 2 + 1 * 2 + 1);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\`, \`${purgeTable}_skips\``);
+    }
+  });
+
+  it('never waits on a live row another transaction holds past the expired ones, as a complete() in progress holds its lease', async () => {
+    const purgeTable = testTable();
+    // One connection whose lock waits give up after 1 s, not InnoDB's 50: a purge that waited fails at once.
+    const connection = await mysql.createConnection({ uri: mysqlServer.url! });
+    await connection.query('SET SESSION innodb_lock_wait_timeout = 1');
+    const store = createMySqlStore({ pool: connection, table: purgeTable });
+    await store.ensureSchema();
+    const holder = await pool.getConnection();
+    try {
+      const expired = [ulid(), ulid(), ulid()];
+      for (const id of expired) {
+        const claim = await store.claim(id, { leaseMs: 5_000 });
+        if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs: 100 });
+      }
+      // The first row past the expired ones in expires_at order: a lease a claim has just taken.
+      const lease = ulid();
+      expect(await store.claim(lease, { leaseMs: 60_000 })).toMatchObject({ status: 'acquired' });
+      await sleep(300);
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM \`${purgeTable}\` WHERE event_id = ? FOR UPDATE`, [Buffer.from(lease)]);
+      // Batches of 2: the last one (1 row) is the one whose scan used to reach the held lease and wait for it.
+      expect(await store.purgeCompleted({ batchSize: 2 })).toBe(3);
+      await holder.query('ROLLBACK');
+      const [rows] = (await pool.query(`SELECT CAST(event_id AS CHAR) AS id FROM \`${purgeTable}\``)) as [
+        { id: string }[],
+        unknown,
+      ];
+      expect(rows.map((r) => r.id)).toEqual([lease]);
+    } finally {
+      holder.release();
+      await connection.end();
+      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\`, \`${purgeTable}_skips\``);
+    }
+  });
+
+  it('leaves an expired record a claim takes over between the batch choosing it and deleting it, and goes on to the next batch', async () => {
+    const purgeTable = testTable();
+    const owner = createMySqlStore({ pool, table: purgeTable });
+    await owner.ensureSchema();
+    const expired = Array.from({ length: 5 }, () => ulid()).sort();
+    for (const id of expired) {
+      const claim = await owner.claim(id, { leaseMs: 5_000 });
+      if (claim.status === 'acquired') await owner.complete(id, claim.token, { retainMs: 100 });
+    }
+    await sleep(300);
+    // The purge's pool: before its first DELETE runs, a redelivery claims one of the rows the batch chose.
+    let takenOver: string | undefined;
+    const purging = {
+      async query(sql: string, values?: unknown[]) {
+        if (takenOver === undefined && sql.startsWith('DELETE')) {
+          // The DELETE names the rows the batch chose as hex literals, X'…'.
+          takenOver = Buffer.from(/X'([0-9A-F]+)'/.exec(sql)![1]!, 'hex').toString('utf8');
+          expect(await owner.claim(takenOver, { leaseMs: 60_000 })).toMatchObject({ status: 'acquired' });
+        }
+        return pool.query(sql, values);
+      },
+    };
+    try {
+      // Batches of 2: the first chose 2 and deleted 1, which must not end the purge.
+      expect(await createMySqlStore({ pool: purging, table: purgeTable }).purgeCompleted({ batchSize: 2 })).toBe(4);
+      const [rows] = (await pool.query(`SELECT CAST(event_id AS CHAR) AS id, state FROM \`${purgeTable}\``)) as [
+        { id: string; state: string }[],
+        unknown,
+      ];
+      expect(rows).toEqual([{ id: takenOver, state: 'in_progress' }]);
+      expect(await owner.claim(takenOver!, { leaseMs: 1_000 })).toEqual({ status: 'in_progress' });
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\`, \`${purgeTable}_skips\``);
+    }
+  });
+
+  it('purges expired skips by their two-column key, a batch at a time, and keeps the live ones', async () => {
+    const purgeTable = testTable();
+    const store = createMySqlStore({ pool, table: purgeTable });
+    await store.ensureSchema();
+    try {
+      const [short, long] = [`req_${ulid()}`, `req_${ulid()}`];
+      for (let seq = 0; seq < 3; seq++) {
+        expect(await store.skipSeq!(short, seq, { reason: `gone ${seq}`, retainMs: 100 })).toBe(true);
+      }
+      expect(await store.skipSeq!(long, 0, { reason: 'kept', retainMs: 60_000 })).toBe(true);
+      await sleep(300);
+      // The short stream's cursor and its three skips (batches of 2, then 1); the long stream's cursor and skip stay.
+      expect(await store.purgeCompleted({ batchSize: 2 })).toBe(1 + 3);
+      const [rows] = (await pool.query(
+        `SELECT CAST(stream_id AS CHAR) AS id, seq FROM \`${purgeTable}_skips\` ORDER BY 1, 2`,
+      )) as [{ id: string; seq: number }[], unknown];
+      expect(rows).toEqual([{ id: long, seq: 0 }]);
+      expect(await store.listSkips!(long)).toEqual([expect.objectContaining({ seq: 0, reason: 'kept' })]);
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\`, \`${purgeTable}_skips\``);
+    }
+  });
+
+  it('writes into its DELETE only keys the database answered as hex text, and deletes nothing past one that is not', async () => {
+    const purgeTable = testTable();
+    const owner = createMySqlStore({ pool, table: purgeTable });
+    await owner.ensureSchema();
+    try {
+      const expired = ulid();
+      const claim = await owner.claim(expired, { leaseMs: 5_000 });
+      if (claim.status === 'acquired') await owner.complete(expired, claim.token, { retainMs: 100 });
+      await sleep(300);
+      // A pool (a proxy, a driver option) that answers the purge's read with something other than HEX() text.
+      const odd = {
+        query(sql: string, values?: unknown[]) {
+          if (sql.startsWith('SELECT HEX('))
+            return Promise.resolve([[{ k0: "00' OR 1=1 -- " }], []] as [unknown, unknown]);
+          return pool.query(sql, values);
+        },
+      };
+      await expect(createMySqlStore({ pool: odd, table: purgeTable }).purgeCompleted()).rejects.toThrow(
+        'purgeCompleted: the database answered a key that is not HEX() text; nothing more was deleted.',
+      );
+      const [rows] = (await pool.query(`SELECT CAST(event_id AS CHAR) AS id FROM \`${purgeTable}\``)) as [
+        { id: string }[],
+        unknown,
+      ];
+      expect(rows).toEqual([{ id: expired }]);
     } finally {
       await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\`, \`${purgeTable}_skips\``);
     }
@@ -356,6 +481,31 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
   it('propagates database errors as thrown errors (the receiver answers 503 store_unavailable)', async () => {
     const store = createMySqlStore({ pool, table: 'kyb_no_such_table' });
     await expect(store.claim(ulid(), { leaseMs: 1_000 })).rejects.toThrow(/kyb_no_such_table/);
+  });
+
+  it('runs a complete() or release() chosen as a deadlock victim again, and answers as the run that got through', async () => {
+    // InnoDB rolls a deadlock victim's statement back whole; here the server is not even sent the first run.
+    const victims = new Set<string>();
+    const deadlocking = {
+      query(sql: string, values?: unknown[]) {
+        const kind = sql.split(' ')[0]!;
+        if ((kind === 'UPDATE' || kind === 'DELETE') && !victims.has(kind)) {
+          victims.add(kind);
+          return Promise.reject(Object.assign(new Error('Deadlock found when trying to get lock'), { errno: 1213 }));
+        }
+        return pool.query(sql, values);
+      },
+    };
+    const store = createMySqlStore({ pool: deadlocking, table });
+    const [completed, released] = [ulid(), ulid()];
+    const first = await store.claim(completed, { leaseMs: 5_000 });
+    const second = await store.claim(released, { leaseMs: 5_000 });
+    if (first.status !== 'acquired' || second.status !== 'acquired') throw new Error('expected fresh claims');
+    expect(await store.complete(completed, first.token, { retainMs: 60_000 })).toBe(true);
+    expect(await store.release(released, second.token)).toBe(true);
+    expect([...victims]).toEqual(['UPDATE', 'DELETE']);
+    expect(await store.claim(completed, { leaseMs: 1_000 })).toEqual({ status: 'completed' });
+    expect(await store.claim(released, { leaseMs: 1_000 })).toMatchObject({ status: 'acquired' });
   });
 
   it('quotes a validated table name into its SQL', () => {

@@ -18,10 +18,13 @@ export interface PurgeOptions {
    */
   olderThanMs?: number;
   /**
-   * Rows deleted per statement, 1 to 100,000; default {@link DEFAULT_PURGE_BATCH_SIZE}. Each batch is a statement
-   * of its own, committed before the next starts, so a purge of millions of expired rows never holds its locks for
-   * longer than one batch takes, and the event loop runs between batches. On PostgreSQL a batch skips rows another
-   * transaction has locked (`FOR UPDATE SKIP LOCKED`), so it never waits on a claim in progress either.
+   * Rows deleted per batch, 1 to 100,000; default {@link DEFAULT_PURGE_BATCH_SIZE}. Each batch is committed
+   * before the next starts, so a purge of millions of expired rows never holds its locks for longer than one batch
+   * takes, and the event loop runs between batches. On PostgreSQL a batch is one statement that skips rows another
+   * transaction has locked (`FOR UPDATE SKIP LOCKED`), so it never waits on a claim in progress either. On
+   * MySQL/MariaDB a batch is two: a plain read chooses the rows, which locks nothing, and a DELETE by primary key
+   * takes only those still expired, so it never locks a live row (a lease, a retained record) or a gap a claim
+   * inserts into.
    */
   batchSize?: number;
 }
@@ -65,20 +68,41 @@ export function purgeBatchSize(options: PurgeOptions): number {
 }
 
 /**
- * Runs `deleteBatch` (one statement deleting at most `size` rows) until a batch deletes fewer than `size`, letting
- * the event loop run between batches; resolves to the rows deleted in all.
+ * What one batch of a purge did, when the rows it chose and the rows it deleted may differ: MySQL's batch chooses
+ * its rows first and deletes them in a second statement, which leaves out any that a claim took over in between.
+ *
+ * @example
+ * ```ts
+ * const batch: PurgeBatch = { chosen: 1_000, deleted: 999 } // one row was claimed again meanwhile
+ * ```
+ */
+export interface PurgeBatch {
+  /** Rows the batch chose to delete: fewer than the batch size only once no more are left. */
+  chosen: number;
+  /** Rows it deleted. */
+  deleted: number;
+}
+
+/**
+ * Runs `deleteBatch` (deleting at most `size` rows) until a batch deletes, or chooses, fewer than `size`, letting
+ * the event loop run between batches; resolves to the rows deleted in all. A batch answers the rows it deleted, or
+ * a {@link PurgeBatch} when it may delete fewer than it chose.
  *
  * @example
  * ```ts
  * const deleted = await inBatches(1_000, async () => (await db.query(deleteAtMost1000)).rowCount ?? 0)
  * ```
  */
-export async function inBatches(size: number, deleteBatch: () => Promise<number> | number): Promise<number> {
+export async function inBatches(
+  size: number,
+  deleteBatch: () => Promise<number | PurgeBatch> | number | PurgeBatch,
+): Promise<number> {
   let total = 0;
   for (;;) {
-    const deleted = await deleteBatch();
+    const batch = await deleteBatch();
+    const { chosen, deleted } = typeof batch === 'number' ? { chosen: batch, deleted: batch } : batch;
     total += deleted;
-    if (deleted < size) return total;
+    if (chosen < size) return total;
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

@@ -93,14 +93,15 @@ export async function expectPurgeCursors(
 
 /**
  * The batched purge every SQL store must pass: 25 expired records, 4 expired cursors and a live record, purged 10
- * rows per statement, all go (25 + 4 counted) and the live one stays; `statements` counts the DELETE statements the
- * store sent, which must be one per batch (10, 10, 5 records; 4 cursors; 0 skips). A batchSize out of range is
- * refused before anything is deleted.
+ * rows per batch, all go (25 + 4 counted) and the live one stays; `statements` counts the statements the store sent,
+ * which must be `perBatch` (default: one DELETE per batch: 10, 10, 5 records; 4 cursors; 0 skips, 3 + 1 + 1). A
+ * batchSize out of range is refused before anything is deleted.
  */
 export async function expectPurgeInBatches(
   store: SqlDedupeStore,
   ids: () => Promise<string[]> | string[],
   statements: () => number,
+  perBatch = 3 + 1 + 1,
 ): Promise<void> {
   const expired = Array.from({ length: 25 }, () => ulid());
   for (const id of expired) {
@@ -118,6 +119,6 @@ export async function expectPurgeInBatches(
   expect(await ids()).toHaveLength(26);
   const before = statements();
   expect(await store.purgeCompleted({ batchSize: 10 })).toBe(29);
-  expect(statements() - before).toBe(3 + 1 + 1);
+  expect(statements() - before).toBe(perBatch);
   expect(await ids()).toEqual([live]);
 }

@@ -17,8 +17,10 @@ import {
   type SkippedSeq,
 } from '@kyb-webhooks/core/store';
 import { checkEventId, milliseconds } from '../limits.js';
-import { ignoreMissingTable, inBatches, purgeBatchSize, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { ignoreMissingTable, purgeBatchSize, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
 import { parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
+import { isDeadlock, MAX_DEADLOCK_ATTEMPTS, retryingDeadlocks } from './deadlock.js';
+import { purgeMySqlTable } from './purge.js';
 import { backquoted, mysqlSchema } from './schema.js';
 
 /**
@@ -87,8 +89,6 @@ const TAKEN_OVER = 1;
 const FOUND_IN_PROGRESS = 2;
 const FOUND_COMPLETED = 3;
 
-const ER_LOCK_DEADLOCK = 1213;
-const MAX_CLAIM_ATTEMPTS = 10;
 /** Most streams remembered as having a cursor row ready for their first event; older ones are forgotten first. */
 const MAX_READY_STREAMS = 1024;
 
@@ -240,28 +240,30 @@ ORDER BY active_at, stream_id LIMIT ?`;
       const token = createLeaseToken();
       // Bytes, not a string: they reach the VARBINARY key as X'…' whatever the connection's character set.
       const id = Buffer.from(eventId, 'utf8');
-      for (let attempt = 1; attempt <= MAX_CLAIM_ATTEMPTS; attempt++) {
+      for (let attempt = 1; attempt <= MAX_DEADLOCK_ATTEMPTS; attempt++) {
         try {
           const result = await claimOnce(id, token, leaseUs);
           if (result) return result;
         } catch (error) {
           // InnoDB may pick a claim as a deadlock victim when many race for one new key; the statement was rolled
           // back as a whole, so running it again is safe.
-          if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK || attempt === MAX_CLAIM_ATTEMPTS) throw error;
+          if (!isDeadlock(error) || attempt === MAX_DEADLOCK_ATTEMPTS) throw error;
         }
       }
-      throw new Error(`Could not claim the event after ${MAX_CLAIM_ATTEMPTS} attempts under contention.`);
+      throw new Error(`Could not claim the event after ${MAX_DEADLOCK_ATTEMPTS} attempts under contention.`);
     },
     async complete(eventId, token, { retainMs }): Promise<boolean> {
       checkEventId(eventId);
       const retainUs = milliseconds('retainMs', retainMs) * 1000;
       const values = [retainUs, Buffer.from(eventId, 'utf8'), token];
-      const [ok] = (await pool.query(completeSql, values)) as [OkPacket, unknown];
+      // A deadlock victim's UPDATE was rolled back as a whole: running it again answers as it would have.
+      const [ok] = (await retryingDeadlocks(() => pool.query(completeSql, values))) as [OkPacket, unknown];
       return ok.affectedRows === 1;
     },
     async release(eventId, token): Promise<boolean> {
       checkEventId(eventId);
-      const [ok] = (await pool.query(releaseSql, [Buffer.from(eventId, 'utf8'), token])) as [OkPacket, unknown];
+      const values = [Buffer.from(eventId, 'utf8'), token];
+      const [ok] = (await retryingDeadlocks(() => pool.query(releaseSql, values))) as [OkPacket, unknown];
       return ok.affectedRows === 1;
     },
     async getCursor(streamId, hint): Promise<number | null> {
@@ -276,7 +278,7 @@ ORDER BY active_at, stream_id LIMIT ?`;
           if (inserted.affectedRows === 1) return null;
         } catch (error) {
           // A deadlock victim inserted nothing, and the hint is optional: the plain read answers the same.
-          if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK) throw error;
+          if (!isDeadlock(error)) throw error;
         }
       }
       const [rows] = (await pool.query(getCursorSql, [stream])) as [{ seq: number | string }[], unknown];
@@ -295,7 +297,7 @@ ORDER BY active_at, stream_id LIMIT ?`;
           return await completeInOrderOnce(id, token, retainUs, cursorRetainUs, stream, seq, firstSeq, rowReady);
         } catch (error) {
           // A deadlock victim's statement was rolled back as a whole, so running the step again is safe.
-          if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK || attempt === MAX_CLAIM_ATTEMPTS) throw error;
+          if (!isDeadlock(error) || attempt === MAX_DEADLOCK_ATTEMPTS) throw error;
         }
       }
     },
@@ -327,7 +329,7 @@ ORDER BY active_at, stream_id LIMIT ?`;
           return ok.affectedRows > 0;
         } catch (error) {
           // A deadlock victim's statement was rolled back as a whole, so running the step again is safe.
-          if ((error as { errno?: number }).errno !== ER_LOCK_DEADLOCK || attempt === MAX_CLAIM_ATTEMPTS) throw error;
+          if (!isDeadlock(error) || attempt === MAX_DEADLOCK_ATTEMPTS) throw error;
         }
       }
     },
@@ -371,23 +373,28 @@ ORDER BY active_at, stream_id LIMIT ?`;
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
       const size = purgeBatchSize(purge);
-      const batch = (from: string, where: string, values: unknown[] = []) =>
-        inBatches(
-          size,
-          async () =>
-            ((await pool.query(`DELETE FROM ${from} WHERE ${where} LIMIT ${size}`, values)) as [OkPacket, unknown])[0]
-              .affectedRows,
-        );
-      const records =
+      const records = await purgeMySqlTable(
+        pool,
+        size,
         purge.olderThanMs === undefined
-          ? await batch(t, expired)
-          : await batch(t, `(${expired} OR (state = 'completed' AND updated_at <= ${NOW} - INTERVAL ? MICROSECOND))`, [
-              milliseconds('olderThanMs', purge.olderThanMs) * 1000,
-            ]);
+          ? { from: t, key: { event_id: 'bytes' }, where: expired }
+          : {
+              from: t,
+              key: { event_id: 'bytes' },
+              // A whole number of µs (milliseconds() checked it), written into the condition: see PurgeTarget.
+              where: `${expired} OR (state = 'completed' AND updated_at <= ${NOW} - INTERVAL ${
+                milliseconds('olderThanMs', purge.olderThanMs) * 1000
+              } MICROSECOND)`,
+            },
+      );
       // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a schema
       // migrated by hand before cursors existed has none to purge.
-      const cursors = await ignoreMissingTable(() => batch(s, expired));
-      const skips = await ignoreMissingTable(() => batch(k, expired));
+      const cursors = await ignoreMissingTable(() =>
+        purgeMySqlTable(pool, size, { from: s, key: { stream_id: 'bytes' }, where: expired }),
+      );
+      const skips = await ignoreMissingTable(() =>
+        purgeMySqlTable(pool, size, { from: k, key: { stream_id: 'bytes', seq: 'integer' }, where: expired }),
+      );
       return records + (cursors ?? 0) + (skips ?? 0);
     },
   };
