@@ -6,6 +6,7 @@ import mysql from 'mysql2/promise';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testService } from '../../../scripts/services/env.js';
 import { createMySqlStore, mysqlSchema, mysqlSchemaFile } from './mysql.js';
+import type { PurgeOptions } from './sql-store.js';
 import {
   countQueries,
   sleep,
@@ -208,7 +209,12 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     }
   });
 
-  it('never waits on a live row another transaction holds past the expired ones, as a complete() in progress holds its lease', async () => {
+  /**
+   * `expired` records expired an hour ago, and a lease a claim has just taken: the first live row past them in
+   * expires_at order. While another transaction holds that lease (as a complete() in progress does), the purge takes
+   * every expired record without waiting for it.
+   */
+  async function expectPurgePastHeldLease(expired: number, purge: PurgeOptions): Promise<void> {
     const purgeTable = testTable();
     // One connection whose lock waits give up after 1 s, not InnoDB's 50: a purge that waited fails at once.
     const connection = await mysql.createConnection({ uri: mysqlServer.url! });
@@ -217,19 +223,19 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     await store.ensureSchema();
     const holder = await pool.getConnection();
     try {
-      const expired = [ulid(), ulid(), ulid()];
-      for (const id of expired) {
-        const claim = await store.claim(id, { leaseMs: 5_000 });
-        if (claim.status === 'acquired') await store.complete(id, claim.token, { retainMs: 100 });
-      }
-      // The first row past the expired ones in expires_at order: a lease a claim has just taken.
+      const ids = Array.from({ length: expired }, () => ulid());
+      const ago = (hours: number) => `UTC_TIMESTAMP(3) - INTERVAL ${hours} HOUR`;
+      await pool.query(
+        `INSERT INTO \`${purgeTable}\` (event_id, state, token, expires_at, updated_at) VALUES ${ids
+          .map(() => `(?, 'completed', 'token', ${ago(1)}, ${ago(2)})`)
+          .join(', ')}`,
+        ids.map((id) => Buffer.from(id)),
+      );
       const lease = ulid();
       expect(await store.claim(lease, { leaseMs: 60_000 })).toMatchObject({ status: 'acquired' });
-      await sleep(300);
       await holder.query('BEGIN');
       await holder.query(`SELECT 1 FROM \`${purgeTable}\` WHERE event_id = ? FOR UPDATE`, [Buffer.from(lease)]);
-      // Batches of 2: the last one (1 row) is the one whose scan used to reach the held lease and wait for it.
-      expect(await store.purgeCompleted({ batchSize: 2 })).toBe(3);
+      expect(await store.purgeCompleted(purge)).toBe(expired);
       await holder.query('ROLLBACK');
       const [rows] = (await pool.query(`SELECT CAST(event_id AS CHAR) AS id FROM \`${purgeTable}\``)) as [
         { id: string }[],
@@ -241,6 +247,17 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
       await connection.end();
       await pool.query(`DROP TABLE IF EXISTS \`${purgeTable}\`, \`${purgeTable}_streams\`, \`${purgeTable}_skips\``);
     }
+  }
+
+  it('never waits on a live row another transaction holds past the expired ones, as a complete() in progress holds its lease', async () => {
+    // Batches of 2: the last one (1 row) is the one whose scan used to reach the held lease and wait for it.
+    await expectPurgePastHeldLease(3, { batchSize: 2 });
+  });
+
+  it('never names so many keys in one DELETE that MariaDB scans, and locks, the whole table (batches of 1,000 and more)', async () => {
+    // 1,000 values in an IN list or more become a join that reads every row, the held lease included.
+    await expectPurgePastHeldLease(2_500, {});
+    await expectPurgePastHeldLease(2_500, { batchSize: 2_000 });
   });
 
   it('leaves an expired record a claim takes over between the batch choosing it and deleting it, and goes on to the next batch', async () => {
