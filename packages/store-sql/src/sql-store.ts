@@ -22,8 +22,8 @@ export interface PurgeOptions {
    * before the next starts, so a purge of millions of expired rows never holds its locks for longer than one batch
    * takes, and the event loop runs between batches. On PostgreSQL a batch is one statement that skips rows another
    * transaction has locked (`FOR UPDATE SKIP LOCKED`), so it never waits on a claim in progress either. On
-   * MySQL/MariaDB a batch is two: a plain read chooses the rows, which locks nothing, and a DELETE by primary key
-   * takes only those still expired, so it never locks a live row (a lease, a retained record) or a gap a claim
+   * MySQL/MariaDB a plain read chooses the batch's rows, which locks nothing, and DELETEs by primary key (at most 500
+   * keys each) take those still expired, so it never locks a live row (a lease, a retained record) or a gap a claim
    * inserts into.
    */
   batchSize?: number;
