@@ -114,7 +114,7 @@ export async function expectPurgeInBatches(
   await sleep(300);
   for (const batchSize of [0, 1.5, 100_001, Number.NaN])
     await expect(store.purgeCompleted({ batchSize })).rejects.toThrow(
-      'purgeCompleted: batchSize must be a whole number of rows from 1 to 100000; the default is 1000.',
+      'purgeCompleted: batchSize must be a whole number of rows from 1 to 100000; the default is 100.',
     );
   expect(await ids()).toHaveLength(26);
   const before = statements();
