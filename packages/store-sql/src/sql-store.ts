@@ -34,7 +34,7 @@ export interface PurgeOptions {
  * claims running beside a purge answer sooner the shorter its statements are. Measured by the bench's scale section
  * (1M expired rows, one claim at a time beside the purge, 2026-11-29): the claims' p99 during a MariaDB purge was
  * 1.5–2.6 ms in batches of 100 against 4.3–4.4 ms in batches of 1,000, for a purge that took 26–33 s instead of
- * 18–20 s; PostgreSQL's purge takes 5–7 s in batches of 100.
+ * 18–21 s; PostgreSQL's purge takes 5–7 s in batches of 100.
  *
  * @example
  * ```ts
