@@ -527,6 +527,31 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     expect(await store.claim(released, { leaseMs: 1_000 })).toMatchObject({ status: 'acquired' });
   });
 
+  it('runs a completeInOrder() or skipSeq() chosen as a deadlock victim again, from its first statement', async () => {
+    // Each distinct UPDATE is refused as a victim on its first run, after the statements before it got through.
+    const refused = new Set<string>();
+    const deadlocking = {
+      query(sql: string, values?: unknown[]) {
+        if (sql.startsWith('UPDATE') && !refused.has(sql)) {
+          refused.add(sql);
+          return Promise.reject(Object.assign(new Error('Deadlock found when trying to get lock'), { errno: 1213 }));
+        }
+        return pool.query(sql, values);
+      },
+    };
+    const store = createMySqlStore({ pool: deadlocking, table });
+    const [streamId, id] = [`deadlock-${ulid()}`, ulid()];
+    const claim = await store.claim(id, { leaseMs: 5_000 });
+    if (claim.status !== 'acquired') throw new Error('expected a fresh claim');
+    const options = { retainMs: 5_000, streamId, seq: 1, firstSeq: 1 as const };
+    expect(await store.completeInOrder(id, claim.token, options)).toBe('completed');
+    expect(await store.skipSeq!(streamId, 2, { reason: 'gone', retainMs: 5_000 })).toBe(true);
+    expect(refused.size).toBe(2);
+    expect(await store.getCursor(streamId)).toBe(2);
+    expect(await store.claim(id, { leaseMs: 1_000 })).toEqual({ status: 'completed' });
+    expect((await store.listSkips!(streamId)).map((skip) => [skip.seq, skip.reason])).toEqual([[2, 'gone']]);
+  });
+
   it('quotes a validated table name into its SQL', () => {
     expect(mysqlSchema('audit.events')).toContain('CREATE TABLE IF NOT EXISTS `audit`.`events`');
     expect(() => createMySqlStore({ pool, table: 'events`; DROP TABLE users; --' })).toThrow(/identifier/);

@@ -292,14 +292,9 @@ ORDER BY active_at, stream_id LIMIT ?`;
       const cursorRetainUs = milliseconds('cursorRetainMs', inOrderCursorRetention(options)) * 1000;
       const [id, stream] = [Buffer.from(eventId, 'utf8'), Buffer.from(streamId, 'utf8')];
       const rowReady = seq === firstSeq && readyStreams.delete(streamId);
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await completeInOrderOnce(id, token, retainUs, cursorRetainUs, stream, seq, firstSeq, rowReady);
-        } catch (error) {
-          // A deadlock victim's statement was rolled back as a whole, so running the step again is safe.
-          if (!isDeadlock(error) || attempt === MAX_DEADLOCK_ATTEMPTS) throw error;
-        }
-      }
+      return retryingDeadlocks(() =>
+        completeInOrderOnce(id, token, retainUs, cursorRetainUs, stream, seq, firstSeq, rowReady),
+      );
     },
     async advanceCursor(streamId, seq, advance): Promise<boolean> {
       checkStreamArguments(streamId, seq);
@@ -321,17 +316,13 @@ ORDER BY active_at, stream_id LIMIT ?`;
       const reason = Buffer.from(skip.reason, 'utf8');
       const eventId = skip.eventId === undefined ? null : Buffer.from(skip.eventId, 'utf8');
       const values = [seq, reason, eventId, retainUs, seq, retainUs, stream, seq, seq, firstSeq];
-      for (let attempt = 1; ; attempt++) {
-        try {
-          if (seq === firstSeq) await pool.query(placeholderSql, [stream]);
-          await pool.query(skipPlaceholderSql, [stream, seq]);
-          const [ok] = (await pool.query(skipSeqSql, values)) as [OkPacket, unknown];
-          return ok.affectedRows > 0;
-        } catch (error) {
-          // A deadlock victim's statement was rolled back as a whole, so running the step again is safe.
-          if (!isDeadlock(error) || attempt === MAX_DEADLOCK_ATTEMPTS) throw error;
-        }
-      }
+      // Each statement runs with autocommit and is idempotent, so a deadlock victim's step runs again from the top.
+      return retryingDeadlocks(async () => {
+        if (seq === firstSeq) await pool.query(placeholderSql, [stream]);
+        await pool.query(skipPlaceholderSql, [stream, seq]);
+        const [ok] = (await pool.query(skipSeqSql, values)) as [OkPacket, unknown];
+        return ok.affectedRows > 0;
+      });
     },
     async listSkips(streamId): Promise<SkippedSeq[]> {
       checkStreamId(streamId);
