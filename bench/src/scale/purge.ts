@@ -1,7 +1,10 @@
 /**
- * Claim latency while `purgeCompleted` deletes a table's expired records, against the same table without a purge.
- * Claims run one at a time on fresh ids (each then completed, untimed, as a receiver would); the purge runs beside
- * them on another connection of the same pool, in its default batches, until it has deleted every expired row.
+ * Claim latency while `purgeCompleted` deletes a table's expired records, against the same table without a purge,
+ * measured both before the purge and after it. Claims run one at a time on fresh ids (each then completed, untimed,
+ * as a receiver would); the purge runs beside them on another connection of the same pool, in batches of
+ * `batchSize`, until it has deleted every expired row. Two baselines, because on a shared machine one sample of
+ * claims' p99 moved 0.5–2.3 ms between runs of the same code: a verdict that rests on one of them can be the
+ * baseline's luck (see `purgeSlowdownAgainstBoth`).
  */
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from '@kyb-webhooks/core';
@@ -20,8 +23,11 @@ export interface PurgeResult {
   failedClaims: number;
   claimError?: string;
   purgeMs: number;
-  without: P99;
+  /** Claims before the purge started, on the table full of expired records. */
+  before: P99;
   during: P99;
+  /** As many claims once the purge has ended: the table emptied, the database's own clean-up perhaps still going. */
+  after: P99;
 }
 
 /** One claim's latency in µs; the claim is then completed outside the timing. */
@@ -36,7 +42,7 @@ async function timedClaim(store: SizedStore, eventId: string): Promise<number> {
 
 /**
  * `claims` timed claims without a purge (after `warmup` untimed ones), then as many as fit while one
- * `purgeCompleted({ batchSize })` runs to completion.
+ * `purgeCompleted({ batchSize })` runs to completion, then `claims` more without it.
  */
 export async function measurePurge(
   store: SizedStore,
@@ -47,8 +53,7 @@ export async function measurePurge(
 ): Promise<PurgeResult> {
   if (!store.purge) throw new Error('this store has no purgeCompleted');
   for (let i = 0; i < options.warmup; i++) await timedClaim(store, nextId());
-  const without: number[] = [];
-  for (let i = 0; i < options.claims; i++) without.push(await timedClaim(store, nextId()));
+  const before = await timedClaims(store, options.claims, nextId);
   progress(`${options.claims} claims without a purge; purging ${rows.toLocaleString('en-US')} expired rows`);
 
   let done = false;
@@ -71,16 +76,25 @@ export async function measurePurge(
     }
   }
   const outcome = await purge;
+  progress(`purged in ${((end - start) / 1000).toFixed(1)} s; ${options.claims} claims after it`);
+  const after = await timedClaims(store, options.claims, nextId);
   return {
     rows,
     batchSize: options.batchSize,
     ...outcome,
     purgeMs: end - start,
-    without: p99(without),
+    before: p99(before),
     during: p99(during),
+    after: p99(after),
     failedClaims,
     ...(claimError === undefined ? {} : { claimError }),
   };
+}
+
+async function timedClaims(store: SizedStore, claims: number, nextId: () => string): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let i = 0; i < claims; i++) latencies.push(await timedClaim(store, nextId()));
+  return latencies;
 }
 
 const firstLine = (error: unknown): string => String((error as Error)?.message ?? error).split('\n')[0]!;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countsFlat, p99, purgeSlowdown, quantileRanks, timeFlat } from './verdicts.js';
+import { countsFlat, p99, purgeSlowdown, purgeSlowdownAgainstBoth, quantileRanks, timeFlat } from './verdicts.js';
 
 describe('countsFlat', () => {
   it.each([
@@ -75,5 +75,29 @@ describe('purgeSlowdown', () => {
   });
   it('is unsure when a sample has no interval', () => {
     expect(purgeSlowdown({ value: 300, n: 50 }, without).outcome).toBe('unsure');
+  });
+});
+
+describe('purgeSlowdownAgainstBoth', () => {
+  const during = { value: 300, low: 280, high: 320, n: 5000 };
+  const [low, high] = [
+    { value: 250, low: 240, high: 260, n: 5000 },
+    { value: 100, low: 90, high: 110, n: 5000 },
+  ];
+  it('is met only when met against the claims before the purge and those after it', () => {
+    const verdict = purgeSlowdownAgainstBoth(during, low, { value: 260, low: 250, high: 270, n: 5000 });
+    expect(verdict.outcome).toBe(true);
+    expect(verdict.before.ratio).toBeCloseTo(1.2);
+    expect(verdict.after.ratio).toBeCloseTo(300 / 260);
+  });
+  it('is unsure when one baseline says met and the other MISSED, whichever comes first', () => {
+    expect(purgeSlowdownAgainstBoth(during, low, high).outcome).toBe('unsure');
+    expect(purgeSlowdownAgainstBoth(during, high, low).outcome).toBe('unsure');
+  });
+  it('is unsure when one baseline says met and the other unsure', () => {
+    expect(purgeSlowdownAgainstBoth(during, low, { value: 150, low: 145, high: 155, n: 5000 }).outcome).toBe('unsure');
+  });
+  it('is MISSED when MISSED against both', () => {
+    expect(purgeSlowdownAgainstBoth(during, high, { value: 120, low: 110, high: 130, n: 5000 }).outcome).toBe(false);
   });
 });
