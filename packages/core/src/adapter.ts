@@ -42,8 +42,9 @@ export { readHeader } from './http/headers.js';
 export type { HeadersInput } from './http/headers.js';
 
 // The option kit
-export { validateOptions, validateArgument, optionRules } from './option-rules.js';
-export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './option-rules.js';
+export { optionRules } from './option-rules.js';
+export { validateOptions, validateArgument } from './option-validation.js';
+export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './option-validation.js';
 export { describeValue, suggestOption } from './option-words.js';
 
 // Watching an operation, for the other packages of this family (the client's API calls)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectConfigInvalid } from '../test-kit.js';
-import { optionRules, validateArgument, validateOptions } from './option-rules.js';
+import { optionRules } from './option-rules.js';
+import { validateArgument, validateOptions } from './option-validation.js';
 import { describeValue, suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
 import { createMemoryStore } from './store/memory-store.js';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { expectConfigInvalid } from '../test-kit.js';
-import { optionRules, validateOptions, type OptionsSpec } from './option-rules.js';
+import { optionRules } from './option-rules.js';
+import { validateOptions, type OptionsSpec } from './option-validation.js';
 import { listOf, suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
 

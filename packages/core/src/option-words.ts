@@ -1,5 +1,5 @@
 /**
- * How the option kit (option-rules.ts) words its messages: the kind of a value, never its content, and the option
+ * How the option kit (option-validation.ts) words its messages: the kind of a value, never its content, and the option
  * name that a misspelt or foreign one most likely meant.
  */
 

@@ -44,5 +44,6 @@ export { createMemoryQueue } from './queue/memory-queue.js';
 export type { MemoryQueue, MemoryQueueOptions } from './queue/memory-queue.js';
 
 // The option kit
-export { validateOptions, validateArgument, optionRules } from './option-rules.js';
-export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './option-rules.js';
+export { optionRules } from './option-rules.js';
+export { validateOptions, validateArgument } from './option-validation.js';
+export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './option-validation.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { optionRules, validateArgument, validateOptions } from './option-rules.js';
+import { optionRules } from './option-rules.js';
+import { validateArgument, validateOptions } from './option-validation.js';
 import { describeValue, suggestOption } from './option-words.js';
 import { validateReceiverOptions } from './receiver-options.js';
 import { KybWebhookError } from './errors.js';

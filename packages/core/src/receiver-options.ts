@@ -1,9 +1,10 @@
 /**
  * createReceiver's own rules and defaults: every option of `createReceiver`, its aliases (other libraries' names
- * for it) and the rules across options, written with the option kit of option-rules.ts.
+ * for it) and the rules across options, written with the option kit of option-validation.ts and option-rules.ts.
  */
 import type { ReceiverOptions } from './receiver-types.js';
-import { checkFields, optionRules, rule, validateOptions, type FieldsSpec, type OptionsSpec } from './option-rules.js';
+import { optionRules } from './option-rules.js';
+import { checkFields, rule, validateOptions, type FieldsSpec, type OptionsSpec } from './option-validation.js';
 import { describeValue, isPlainObject, ordinal } from './option-words.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './store/dedupe.js';
 import { isStreamCursorStore } from './store/stream-store.js';

@@ -59,6 +59,7 @@ export { createMemoryStore } from './store/memory-store.js';
 export type { MemoryStore, MemoryStoreOptions } from './store/memory-store.js';
 
 // The option kit
-export { validateOptions, validateArgument, optionRules } from './option-rules.js';
-export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './option-rules.js';
+export { optionRules } from './option-rules.js';
+export { validateOptions, validateArgument } from './option-validation.js';
+export type { OptionRule, OptionsSpec, FieldsSpec, ReportProblem } from './option-validation.js';
 export { describeValue, suggestOption } from './option-words.js';

@@ -4,7 +4,8 @@
  * headers and a body back; {@link createAdapter} does the rest the same way for every framework: the body-limit
  * policy (./body-source.ts), the receiver's pipeline, the `onResult` hook and the JSON answer.
  */
-import { optionRules, validateArgument, validateOptions, type OptionRule, type OptionsSpec } from '../option-rules.js';
+import { optionRules } from '../option-rules.js';
+import { validateArgument, validateOptions, type OptionRule, type OptionsSpec } from '../option-validation.js';
 import type { HeadersInput } from './headers.js';
 import { receiveDelivery, type BodySource } from './body-source.js';
 import type { Receiver, ReceiveResult } from '../receiver.js';

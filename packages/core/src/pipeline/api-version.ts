@@ -10,7 +10,8 @@
 import { rejection, type KybWebhookError } from '../errors.js';
 import type { Envelope } from '../events/envelope.js';
 import { safeLog, type Logger } from '../log/logger.js';
-import { optionRules, rule, type FieldsSpec } from '../option-rules.js';
+import { optionRules } from '../option-rules.js';
+import { rule, type FieldsSpec } from '../option-validation.js';
 import { describeValue } from '../option-words.js';
 
 /**

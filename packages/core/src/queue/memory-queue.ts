@@ -4,7 +4,8 @@
  * in production use the pg-boss or BullMQ queue. Per stream, jobs run one at a time in enqueue order; a failed job is
  * retried with exponential backoff and, past `retryLimit`, blocks its stream until it is retried or skipped.
  */
-import { MAX_TIMER_MS, optionRules, validateOptions } from '../option-rules.js';
+import { MAX_TIMER_MS, optionRules } from '../option-rules.js';
+import { validateOptions } from '../option-validation.js';
 import type { BlockedStream, EventQueue, JobHandler, QueuedEvent, QueueJob, QueueSubscription } from './types.js';
 import { describeJobFailure, QueueFullError } from './types.js';
 

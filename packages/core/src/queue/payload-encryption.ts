@@ -5,7 +5,8 @@
  * libraries' names for the fields, all refused at creation with the fix) and attaches the cipher. A function rather
  * than a plain object, like `streamOrdering()`, so that receivers without encryption never load it.
  */
-import { optionRules, rule, validateOptions, type FieldsSpec } from '../option-rules.js';
+import { optionRules } from '../option-rules.js';
+import { rule, validateOptions, type FieldsSpec } from '../option-validation.js';
 import { describeValue, isPlainObject, ordinal } from '../option-words.js';
 import {
   createPayloadCipher,

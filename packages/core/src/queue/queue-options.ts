@@ -3,7 +3,8 @@
  * (receiver-options.ts). The encryption rule only checks that the value was made by `queuePayloadEncryption()`, so a
  * receiver without encryption never loads the cipher or its key rules (queue/payload-encryption.ts).
  */
-import { optionRules, rule, type OptionRule } from '../option-rules.js';
+import { optionRules } from '../option-rules.js';
+import { rule, type OptionRule } from '../option-validation.js';
 
 /** `queue` and `queueEncryption`. */
 export const QUEUE_OPTION_RULES: Record<'queue' | 'queueEncryption', OptionRule> = {

@@ -1,4 +1,5 @@
-import { optionRules, validateOptions, type OptionsSpec } from '../option-rules.js';
+import { optionRules } from '../option-rules.js';
+import { validateOptions, type OptionsSpec } from '../option-validation.js';
 import {
   createLeaseToken,
   storeDurationMs,
