@@ -1,6 +1,7 @@
 /**
  * createReceiver's own rules and defaults: every option of `createReceiver`, its aliases (other libraries' names
  * for it) and the rules across options, written with the option kit of option-validation.ts and option-rules.ts.
+ * The rule of `secrets`, the HMAC keyring, is in verify/secrets-options.ts, beside the signature check.
  */
 import type { ReceiverOptions } from './receiver-types.js';
 import { optionRules } from './option-rules.js';
