@@ -5,9 +5,8 @@
  */
 import { checkFields, rule, type FieldsSpec } from '../option-validation.js';
 import { describeValue, isPlainObject, ordinal } from '../option-words.js';
+import { SECRET_VERSION } from './signature.js';
 
-/** The kv of the signature header; the same rule as the signature check's. */
-const SECRET_VERSION = /^[A-Za-z0-9._-]{1,64}$/;
 const SECRETS_EXAMPLE = "secrets: { '3': process.env.KYB_SECRET_V3 }";
 const ENV_UNSET = 'the environment variable it is read from is probably unset';
 

@@ -23,9 +23,10 @@ export interface ParsedSignatureHeader {
   version: string;
 }
 
-const VERSION = /^[A-Za-z0-9._-]{1,64}$/;
-/** VERSION's test of a header's `kv`, which is the same on nearly every delivery. */
-const isKeyVersion = rememberingTest(VERSION);
+/** A secret version, the `kv` of the header: also what the keys of `secrets` must be (secrets-options.ts). */
+export const SECRET_VERSION = /^[A-Za-z0-9._-]{1,64}$/;
+/** SECRET_VERSION's test of a header's `kv`, which is the same on nearly every delivery. */
+const isKeyVersion = rememberingTest(SECRET_VERSION);
 const KEY = /^[a-z][a-z0-9]*$/;
 
 /**
@@ -136,10 +137,10 @@ export function createSignatureCheck(
   const versions = new Map<string, PreparedVersion>();
   for (const [version, entry] of Object.entries(options.secrets)) {
     const { secret, notAfter } = typeof entry === 'string' ? { secret: entry, notAfter: undefined } : entry;
-    if (!VERSION.test(version)) {
+    if (!SECRET_VERSION.test(version)) {
       throw new KybWebhookError(
         'config_invalid',
-        `Secret version "${version}" must match ${VERSION} (it is the kv of the header).`,
+        `Secret version "${version}" must match ${SECRET_VERSION} (it is the kv of the header).`,
       );
     }
     if (typeof secret !== 'string' || secret.length === 0) {
