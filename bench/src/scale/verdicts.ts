@@ -119,8 +119,9 @@ export interface PurgeSlowdownVerdict {
  * "p99 during the purge ≤ 2 × p99 without", judged against the claims before the purge and against those after it:
  * met or MISSED only when both say so, unsure otherwise. One sample's p99 moves between runs on a shared machine (0.5
  * to 2.3 ms on MariaDB for the same code), so a verdict that holds against one baseline only is that baseline's luck.
- * The after sample may still pay for the database's own clean-up of the deleted rows (InnoDB's purge threads), which
- * flatters the ratio against it; the before sample bounds that, since both must agree.
+ * Both samples are taken on a settled server (the bench waits for its background work, InnoDB's purge of the deleted
+ * rows included); were the after one to pay for some of that work, the ratio against it would be flattered, and the
+ * rule would still need the before one to agree.
  *
  * @example
  * ```ts
