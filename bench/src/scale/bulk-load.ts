@@ -116,7 +116,8 @@ FROM (SELECT seq, CAST(seq AS SIGNED) AS i FROM seq_${from}_to_${to}) AS s`,
         }
       }),
     // InnoDB writes the loaded pages out lazily, for minutes after the load: have it flush them now and wait for that
-    // (at most two minutes), so the flushing does not land in the timing. The dirty-page limit is put back after.
+    // (at most two minutes, and as long again for the purge threads below), so the flushing does not land in the
+    // timing. The dirty-page limit is put back after.
     settle: () =>
       withConnection(async (connection) => {
         const status = async (name: string): Promise<number> => {
