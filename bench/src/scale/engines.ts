@@ -26,7 +26,7 @@ export interface SizedStore {
   fill(rows: Rows, progress: (line: string) => void): Promise<void>;
   /** The SQL stores' purge, absent on Redis (its records expire by TTL). */
   purge?: SqlDedupeStore['purgeCompleted'];
-  /** Settles the server after a bulk load or a purge (vacuum, flush), so background work does not land in the timing. */
+  /** Settles the server after a bulk load or a purge (vacuum, flush), so its background work is not timed. */
   settle?(): Promise<void>;
   close(): Promise<void>;
 }
