@@ -16,6 +16,11 @@ export {
 } from './sqlite/store.js';
 export { sqliteSchema, sqliteSchemaFile } from './sqlite/schema.js';
 export type { PurgeOptions, SqlDedupeStore } from './sql-store.js';
-export { DEFAULT_PURGE_BATCH_SIZE, MAX_PURGE_BATCH_SIZE } from './sql-store.js';
+export {
+  DEFAULT_PURGE_BATCH_SIZE,
+  DEFAULT_PURGE_PAUSE_RATIO,
+  MAX_PURGE_BATCH_SIZE,
+  MAX_PURGE_PAUSE_RATIO,
+} from './sql-store.js';
 export { DEFAULT_TABLE, parseTableName, type TableName } from './table-name.js';
 export { MAX_EVENT_ID_LENGTH } from './limits.js';

@@ -189,7 +189,7 @@ describe.skipIf(!mysqlServer.url)(`mysql store specifics ${mysqlServer.skipReaso
     }
   });
 
-  it('purges in batches of batchSize rows, each chosen by a read and deleted by key, and refuses a batchSize out of range', async () => {
+  it('purges in batches of batchSize rows, each chosen by a read and deleted by key, and refuses a batchSize or pauseRatio out of range', async () => {
     const purgeTable = testTable();
     const { db, count } = countQueries(pool);
     const store = createMySqlStore({ pool: db, table: purgeTable });

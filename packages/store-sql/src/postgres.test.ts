@@ -182,7 +182,7 @@ describe.skipIf(!postgres.url)(`postgres store specifics ${postgres.skipReason ?
     }
   });
 
-  it('purges in batches of batchSize rows, one DELETE each, and refuses a batchSize out of range', async () => {
+  it('purges in batches of batchSize rows, one DELETE each, and refuses a batchSize or pauseRatio out of range', async () => {
     const purgeTable = testTable();
     const { db, count } = countQueries(pool);
     const store = createPostgresStore({ pool: db, table: purgeTable });

@@ -112,7 +112,7 @@ describe('sqlite store specifics', () => {
     database.close();
   });
 
-  it('purges in batches of batchSize rows, one DELETE each, and refuses a batchSize out of range', async () => {
+  it('purges in batches of batchSize rows, one DELETE each, and refuses a batchSize or pauseRatio out of range', async () => {
     const deletes: string[] = [];
     const database = new Database(tempFile(), {
       verbose: (sql) => {

@@ -116,9 +116,11 @@ export async function expectPurgeInBatches(
     await expect(store.purgeCompleted({ batchSize })).rejects.toThrow(
       'purgeCompleted: batchSize must be a whole number of rows from 1 to 100000; the default is 100.',
     );
+  await expect(store.purgeCompleted({ pauseRatio: -1 })).rejects.toThrow('purgeCompleted: pauseRatio must be a number');
   expect(await ids()).toHaveLength(26);
   const before = statements();
-  expect(await store.purgeCompleted({ batchSize: 10 })).toBe(29);
+  // Paused between batches as long as each took: the same rows go, in the same statements.
+  expect(await store.purgeCompleted({ batchSize: 10, pauseRatio: 1 })).toBe(29);
   expect(statements() - before).toBe(perBatch);
   expect(await ids()).toEqual([live]);
 }

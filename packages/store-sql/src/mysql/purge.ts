@@ -1,4 +1,4 @@
-import { inBatches, type PurgeBatch } from '../sql-store.js';
+import { inBatches, type PurgeBatch, type PurgePlan } from '../sql-store.js';
 import { retryingDeadlocks } from './deadlock.js';
 import type { MySqlQueryable } from './store.js';
 
@@ -21,7 +21,7 @@ export interface PurgeTarget {
 }
 
 /**
- * Deletes `target`'s rows matching its condition, `size` at a time, and resolves to how many went.
+ * Deletes `target`'s rows matching its condition, `plan.size` at a time (pausing as `plan` says), and resolves to how many went.
  *
  * Each batch chooses its rows with a plain read, then deletes them by primary key (in statements of at most
  * {@link MAX_IN_VALUES} key values), the condition checked again. Why not one `DELETE … WHERE expires_at <= now
@@ -35,10 +35,10 @@ export interface PurgeTarget {
  *
  * @example
  * ```ts
- * await purgeMySqlTable(pool, 1_000, { from: '`kyb_webhook_events`', key: { event_id: 'bytes' }, where: 'expires_at <= UTC_TIMESTAMP(3)' })
+ * await purgeMySqlTable(pool, { size: 1_000, pauseRatio: 0 }, { from: '`kyb_webhook_events`', key: { event_id: 'bytes' }, where: 'expires_at <= UTC_TIMESTAMP(3)' })
  * ```
  */
-export function purgeMySqlTable(pool: MySqlQueryable, size: number, target: PurgeTarget): Promise<number> {
+export function purgeMySqlTable(pool: MySqlQueryable, plan: PurgePlan, target: PurgeTarget): Promise<number> {
   const { from, key, where } = target;
   const columns = Object.entries(key);
   // The read answers each key as text ready for the DELETE (HEX of the bytes, the integer's digits): written here,
@@ -47,7 +47,7 @@ export function purgeMySqlTable(pool: MySqlQueryable, size: number, target: Purg
   const read = columns.map(
     ([name, kind], i) => `${kind === 'bytes' ? `HEX(${name})` : `CAST(${name} AS CHAR)`} AS k${i}`,
   );
-  const chooseSql = `SELECT ${read.join(', ')} FROM ${from} WHERE ${where} LIMIT ${size}`;
+  const chooseSql = `SELECT ${read.join(', ')} FROM ${from} WHERE ${where} LIMIT ${plan.size}`;
   // One key column: a plain IN list. Several: row constructors, (a, b) IN ((…, …), …). FORCE INDEX (PRIMARY), which
   // only the multi-table form of DELETE takes: when the rows named are most of a small table, the optimizer would
   // rather scan it all, locking every row and gap on the way. At most MAX_IN_VALUES values per DELETE (below).
@@ -58,7 +58,7 @@ export function purgeMySqlTable(pool: MySqlQueryable, size: number, target: Purg
     return parts.length === 1 ? parts[0]! : `(${parts.join(', ')})`;
   };
   const keysPerDelete = Math.floor(MAX_IN_VALUES / columns.length);
-  return inBatches(size, async (): Promise<PurgeBatch> => {
+  return inBatches(plan, async (): Promise<PurgeBatch> => {
     const [rows] = (await pool.query(chooseSql)) as [Record<string, unknown>[], unknown];
     const keys = rows.map(literal); // every key checked before any is deleted
     let deleted = 0;

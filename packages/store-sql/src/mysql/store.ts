@@ -17,7 +17,7 @@ import {
   type SkippedSeq,
 } from '@kyb-webhooks/core/store';
 import { checkEventId, milliseconds } from '../limits.js';
-import { ignoreMissingTable, purgeBatchSize, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { ignoreMissingTable, purgePlan, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
 import { parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { isDeadlock, MAX_DEADLOCK_ATTEMPTS, retryingDeadlocks } from './deadlock.js';
 import { purgeMySqlTable } from './purge.js';
@@ -363,10 +363,10 @@ ORDER BY active_at, stream_id LIMIT ?`;
       for (const statement of mysqlSchema(table).split(/;\n/)) if (statement.trim() !== '') await pool.query(statement);
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
-      const size = purgeBatchSize(purge);
+      const plan = purgePlan(purge);
       const records = await purgeMySqlTable(
         pool,
-        size,
+        plan,
         purge.olderThanMs === undefined
           ? { from: t, key: { event_id: 'bytes' }, where: expired }
           : {
@@ -381,10 +381,10 @@ ORDER BY active_at, stream_id LIMIT ?`;
       // Stream cursors go only once their own retention passed, whatever olderThanMs says (see PurgeOptions); a schema
       // migrated by hand before cursors existed has none to purge.
       const cursors = await ignoreMissingTable(() =>
-        purgeMySqlTable(pool, size, { from: s, key: { stream_id: 'bytes' }, where: expired }),
+        purgeMySqlTable(pool, plan, { from: s, key: { stream_id: 'bytes' }, where: expired }),
       );
       const skips = await ignoreMissingTable(() =>
-        purgeMySqlTable(pool, size, { from: k, key: { stream_id: 'bytes', seq: 'integer' }, where: expired }),
+        purgeMySqlTable(pool, plan, { from: k, key: { stream_id: 'bytes', seq: 'integer' }, where: expired }),
       );
       return records + (cursors ?? 0) + (skips ?? 0);
     },

@@ -16,7 +16,7 @@ import {
   type SkippedSeq,
 } from '@kyb-webhooks/core/store';
 import { checkEventId, milliseconds } from '../limits.js';
-import { ignoreMissingTable, inBatches, purgeBatchSize, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { ignoreMissingTable, inBatches, purgePlan, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
 import { doubleQuoted, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { postgresSchema } from './schema.js';
 
@@ -318,14 +318,14 @@ ORDER BY active_at, stream_id LIMIT $4`;
       await db.query(`SELECT pg_advisory_xact_lock(hashtext('kyb-webhooks:${table}'));\n${postgresSchema(table)}`);
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
-      const size = purgeBatchSize(purge);
+      const plan = purgePlan(purge);
       const expired = `expires_at <= ${NOW}`;
       // ctid: the row's physical address, the cheapest way to name the rows a batch chose. SKIP LOCKED: a row a claim
       // is updating right now is left for the next purge rather than waited for.
       const batch = (from: string, where: string, values: unknown[] = []) =>
-        inBatches(size, async () => {
+        inBatches(plan, async () => {
           const { rowCount } = await db.query(
-            `DELETE FROM ${from} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${from} WHERE ${where} LIMIT ${size} FOR UPDATE SKIP LOCKED))`,
+            `DELETE FROM ${from} WHERE ctid = ANY (ARRAY(SELECT ctid FROM ${from} WHERE ${where} LIMIT ${plan.size} FOR UPDATE SKIP LOCKED))`,
             values,
           );
           return rowCount ?? 0;

@@ -16,7 +16,7 @@ import {
   type SkippedSeq,
 } from '@kyb-webhooks/core/store';
 import { checkEventId, milliseconds } from '../limits.js';
-import { ignoreMissingTable, inBatches, purgeBatchSize, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
+import { ignoreMissingTable, inBatches, purgePlan, type PurgeOptions, type SqlDedupeStore } from '../sql-store.js';
 import { doubleQuoted, parseTableName, skipsTableName, streamsTableName } from '../table-name.js';
 import { retryWhileBusy } from './busy.js';
 import { sqliteSchema } from './schema.js';
@@ -423,16 +423,16 @@ ORDER BY active_at, stream_id LIMIT ?`),
       await retryWhileBusy(() => create.immediate());
     },
     async purgeCompleted(purge: PurgeOptions = {}): Promise<number> {
-      const size = purgeBatchSize(purge);
+      const plan = purgePlan(purge);
       const expired = `expires_at <= ${NOW_MS}`;
       const database = await db();
       // The tables are WITHOUT ROWID: a batch names its rows by primary key. Each batch is a write transaction of its
       // own, and other connections (processes sharing the file) get the lock between batches.
       const batch = (from: string, key: string, where: string, values: unknown[] = []) => {
         const statement = database.prepare(
-          `DELETE FROM ${from} WHERE (${key}) IN (SELECT ${key} FROM ${from} WHERE ${where} LIMIT ${size})`,
+          `DELETE FROM ${from} WHERE (${key}) IN (SELECT ${key} FROM ${from} WHERE ${where} LIMIT ${plan.size})`,
         );
-        return inBatches(size, () => statement.run(...values).changes);
+        return inBatches(plan, () => statement.run(...values).changes);
       };
       const records =
         purge.olderThanMs === undefined
