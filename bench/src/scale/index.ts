@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from '@kyb-webhooks/core';
-import { DEFAULT_PURGE_BATCH_SIZE } from '@kyb-webhooks/store-sql';
+import { DEFAULT_PURGE_BATCH_SIZE, DEFAULT_PURGE_PAUSE_RATIO } from '@kyb-webhooks/store-sql';
 import type { HarnessOptions } from '../harness.js';
 import type { Section } from '../section.js';
 import { eventIds } from '../stores/load.js';
@@ -23,7 +23,7 @@ import {
   type SizedStore,
 } from './engines.js';
 import { claimAndComplete, measureSizes } from './flat-cost.js';
-import { measurePurge, type PurgeResult } from './purge.js';
+import { measurePurge, purgeName, purgeRuns, type PurgeResult, type PurgeRun } from './purge.js';
 import { scaleReport, type EngineCost } from './tables.js';
 
 interface Plan {
@@ -33,9 +33,22 @@ interface Plan {
   /** Events the empty store runs (then is analyzed) before the timing: see {@link prime}. */
   primeEvents: number;
   purge: { rows: number; claims: number; warmup: number };
-  /** A purge run of its own, on a freshly loaded table, per batch size: the default (100), and 1,000. */
-  batchSizes: number[];
+  /** A purge run of its own, on a freshly loaded table, per configuration: see {@link PURGE_RUNS}. */
+  purgeRuns: PurgeRun[];
 }
+
+/** The pause the third purge run measures: see the store-sql README's "How often, and what it costs". */
+const PURGE_PAUSE_RATIO = 3;
+
+/**
+ * The purges measured unless `KYB_BENCH_SCALE_PURGES` says otherwise: the defaults (batches of 100, no pause), batches
+ * of 1,000, and the default batches paused after each for {@link PURGE_PAUSE_RATIO} times as long as it took.
+ */
+const PURGE_RUNS: readonly PurgeRun[] = [
+  { batchSize: DEFAULT_PURGE_BATCH_SIZE, pauseRatio: DEFAULT_PURGE_PAUSE_RATIO },
+  { batchSize: 1_000, pauseRatio: DEFAULT_PURGE_PAUSE_RATIO },
+  { batchSize: DEFAULT_PURGE_BATCH_SIZE, pauseRatio: PURGE_PAUSE_RATIO },
+];
 
 function plan(quick: boolean): Plan {
   return quick
@@ -44,7 +57,7 @@ function plan(quick: boolean): Plan {
         harness: { rounds: 6, roundMs: 150, warmupMs: 150 },
         primeEvents: 200,
         purge: { rows: 100_000, claims: 1000, warmup: 200 },
-        batchSizes: [DEFAULT_PURGE_BATCH_SIZE, 1_000],
+        purgeRuns: purgeRuns(process.env['KYB_BENCH_SCALE_PURGES'], PURGE_RUNS),
       }
     : {
         // 25 rounds: the 95% interval of a median is then the 8th … 18th of 25 ratios.
@@ -52,7 +65,7 @@ function plan(quick: boolean): Plan {
         harness: { rounds: 25, roundMs: 400, warmupMs: 400 },
         primeEvents: 1000,
         purge: { rows: 1_000_000, claims: 5000, warmup: 500 },
-        batchSizes: [DEFAULT_PURGE_BATCH_SIZE, 1_000],
+        purgeRuns: purgeRuns(process.env['KYB_BENCH_SCALE_PURGES'], PURGE_RUNS),
       };
 }
 
@@ -140,12 +153,12 @@ async function measureEngine(
 /** One engine's purge run, on a table of its own holding only the expired records. */
 async function purgeEngine(
   engine: Engine,
-  options: Plan['purge'] & { batchSize: number },
+  options: Plan['purge'] & PurgeRun,
   slot: number,
   nextId: () => string,
   progress: (line: string) => void,
 ): Promise<PurgeResult> {
-  const store = await engine.open(`purge${options.batchSize}`, slot);
+  const store = await engine.open(`purge${slot}`, slot);
   try {
     progress(`loading ${options.rows.toLocaleString('en-US')} expired records`);
     await fill(store, { count: options.rows, kind: 'expired', retainMs: DEFAULT_RETAIN_MS }, progress);
@@ -160,7 +173,7 @@ export const scaleSection: Section = {
   title: 'E · scale: claim → complete as the store fills (0, 1M, 10M records), claims while purgeCompleted runs',
   async run(bench) {
     const chosen = plan(bench.quick);
-    const { sizes, harness, purge, batchSizes } = chosen;
+    const { sizes, harness, purge } = chosen;
     const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
     const servers = await startServers(bench.progress, ['redis', 'postgres', 'mysql']);
     const skipped: string[] = [];
@@ -180,12 +193,12 @@ export const scaleSection: Section = {
       const purges: { engine: Engine; result: PurgeResult }[] = [];
       for (const engine of list.filter((candidate) => candidate.id === 'postgres' || candidate.id === 'mysql')) {
         const progress = (line: string): void => bench.progress(`scale: ${engine.name} purge: ${line}`);
-        for (const [index, batchSize] of batchSizes.entries()) {
+        for (const [index, run] of chosen.purgeRuns.entries()) {
           try {
             const slot = sizes.length + index;
-            purges.push({ engine, result: await purgeEngine(engine, { ...purge, batchSize }, slot, nextId, progress) });
+            purges.push({ engine, result: await purgeEngine(engine, { ...purge, ...run }, slot, nextId, progress) });
           } catch (error) {
-            failures.push(`${engine.name}, purge in batches of ${batchSize}: ${firstLine(error)}`);
+            failures.push(`${engine.name}, ${purgeName(run)}: ${firstLine(error)}`);
           }
         }
       }

@@ -11,10 +11,37 @@ import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS } from '@kyb-webhooks/core';
 import type { SizedStore } from './engines.js';
 import { p99, type P99 } from './verdicts.js';
 
-export interface PurgeResult {
+/** One purge configuration the section measures: `purgeCompleted`'s options. */
+export interface PurgeRun {
+  batchSize: number;
+  pauseRatio: number;
+}
+
+/**
+ * The purge runs `KYB_BENCH_SCALE_PURGES` asks for, `batchSize[:pauseRatio]` separated by commas (`100,1000,100:3`),
+ * or `defaults` when it is unset; anything else throws, naming the format.
+ */
+export function purgeRuns(spec: string | undefined, defaults: readonly PurgeRun[]): PurgeRun[] {
+  if (spec === undefined || spec.trim() === '') return [...defaults];
+  return spec.split(',').map((item) => {
+    const match = /^\s*(\d+)(?::(\d+(?:\.\d+)?))?\s*$/.exec(item);
+    if (!match) {
+      throw new Error(
+        `KYB_BENCH_SCALE_PURGES: "${item}" is not batchSize[:pauseRatio]; write e.g. 100,1000,100:3 (purgeCompleted's options).`,
+      );
+    }
+    return { batchSize: Number(match[1]), pauseRatio: Number(match[2] ?? 0) };
+  });
+}
+
+/** How reports name a run: `batchSize 100`, or `batchSize 100, pauseRatio 3` when it pauses. */
+export function purgeName(run: PurgeRun): string {
+  return `batchSize ${run.batchSize.toLocaleString('en-US')}${run.pauseRatio > 0 ? `, pauseRatio ${run.pauseRatio}` : ''}`;
+}
+
+export interface PurgeResult extends PurgeRun {
   /** Expired records loaded. */
   rows: number;
-  batchSize: number;
   /** What purgeCompleted resolved to (records, cursors and skips deleted); absent when it failed. */
   deleted?: number;
   /** Why purgeCompleted failed, when it did. */
@@ -42,12 +69,12 @@ async function timedClaim(store: SizedStore, eventId: string): Promise<number> {
 
 /**
  * `claims` timed claims without a purge (after `warmup` untimed ones), then as many as fit while one
- * `purgeCompleted({ batchSize })` runs to completion, then `claims` more without it.
+ * `purgeCompleted({ batchSize, pauseRatio })` runs to completion, then `claims` more without it.
  */
 export async function measurePurge(
   store: SizedStore,
   rows: number,
-  options: { claims: number; warmup: number; batchSize: number },
+  options: { claims: number; warmup: number } & PurgeRun,
   nextId: () => string,
   progress: (line: string) => void,
 ): Promise<PurgeResult> {
@@ -59,7 +86,7 @@ export async function measurePurge(
   let done = false;
   const start = performance.now();
   let end = start;
-  const purge = settle(store.purge({ batchSize: options.batchSize })).finally(() => {
+  const purge = settle(store.purge({ batchSize: options.batchSize, pauseRatio: options.pauseRatio })).finally(() => {
     done = true;
     end = performance.now();
   });
@@ -84,6 +111,7 @@ export async function measurePurge(
   return {
     rows,
     batchSize: options.batchSize,
+    pauseRatio: options.pauseRatio,
     ...outcome,
     purgeMs: end - start,
     before: p99(before),

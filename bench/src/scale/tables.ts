@@ -5,7 +5,7 @@
 import { int, ratio, table, us, verdict } from '../report.js';
 import type { Engine } from './engines.js';
 import type { SizeCost } from './flat-cost.js';
-import type { PurgeResult } from './purge.js';
+import { purgeName, type PurgeResult } from './purge.js';
 import {
   countsFlat,
   MAX_GROWTH,
@@ -94,6 +94,7 @@ function purgeRows(purges: readonly { engine: Engine; result: PurgeResult }[]): 
       engine.name,
       count(result.rows),
       int(result.batchSize),
+      String(result.pauseRatio),
       (result.purgeMs / 1000).toFixed(1),
       result.deleted === undefined ? 'failed' : int((result.deleted * 1000) / result.purgeMs),
       `${int(result.before.n)} · ${p99Cell(result.before)}`,
@@ -108,7 +109,7 @@ function purgeRows(purges: readonly { engine: Engine; result: PurgeResult }[]): 
 function purgeVerdicts(purges: readonly { engine: Engine; result: PurgeResult }[]): string[] {
   return purges.flatMap(({ engine, result }) => {
     const { before, after, outcome } = purgeSlowdownAgainstBoth(result.during, result.before, result.after);
-    const name = `${engine.name}, batchSize ${int(result.batchSize)}`;
+    const name = `${engine.name}, ${purgeName(result)}`;
     const purged =
       result.deleted === undefined
         ? `the purge failed after ${(result.purgeMs / 1000).toFixed(1)} s`
@@ -167,12 +168,13 @@ export function scaleReport(input: {
     parts.push(
       '',
       table(
-        'Retention · claim latency (µs) before, during and after purgeCompleted({ batchSize }) of expired rows · ' +
+        'Retention · claim latency (µs) before, during and after purgeCompleted({ batchSize, pauseRatio }) of expired rows · ' +
           'claims · p99 (95% interval)',
         [
           'engine',
           'expired',
           'batch',
+          'pause',
           'purge s',
           'rows/s',
           'before',
