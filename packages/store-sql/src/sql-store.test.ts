@@ -48,8 +48,9 @@ describe('inBatches', () => {
 });
 
 describe('purgePlan', () => {
-  it('defaults to batches of DEFAULT_PURGE_BATCH_SIZE rows with no pause', () => {
-    expect(purgePlan({})).toEqual({ size: DEFAULT_PURGE_BATCH_SIZE, pauseRatio: 0 });
+  it('defaults to batches of DEFAULT_PURGE_BATCH_SIZE rows, each followed by a pause as long as it took', () => {
+    expect(purgePlan({})).toEqual({ size: DEFAULT_PURGE_BATCH_SIZE, pauseRatio: 1 });
+    expect(purgePlan({ pauseRatio: 0 })).toEqual({ size: DEFAULT_PURGE_BATCH_SIZE, pauseRatio: 0 });
     expect(purgePlan({ batchSize: 7, pauseRatio: 0.5 })).toEqual({ size: 7, pauseRatio: 0.5 });
     expect(purgePlan({ pauseRatio: MAX_PURGE_PAUSE_RATIO }).pauseRatio).toBe(100);
   });
@@ -58,7 +59,7 @@ describe('purgePlan', () => {
     for (const pauseRatio of [-1, 100.5, Number.NaN, Number.POSITIVE_INFINITY, '1']) {
       expect(() => purgePlan({ pauseRatio } as unknown as PurgeOptions)).toThrow(
         new RangeError(
-          'purgeCompleted: pauseRatio must be a number from 0 to 100 (the wait after each batch, as a multiple of the time the batch took); the default is 0.',
+          'purgeCompleted: pauseRatio must be a number from 0 to 100 (the wait after each batch, as a multiple of the time the batch took); the default is 1.',
         ),
       );
     }
