@@ -81,10 +81,11 @@ function purgeBatchSize(options: PurgeOptions): number {
 /**
  * The `pauseRatio` {@link SqlDedupeStore.purgeCompleted} uses unless told otherwise: after each batch, a wait as long
  * as the batch took. Measured by the bench's scale section (1M expired rows, one claim at a time beside the purge,
- * servers on a shared 2-core machine, 2026-11-29): on MariaDB 10.11 the claims' p99 during the purge was 2.7–2.9 ms
- * with no pause, 1.6 ms at 1 and 1.5–1.7 ms at 3 or 10, for a purge of 33–36 s, 46 s, 96–104 s and 275 s; on
- * PostgreSQL 15 it did not move (0.83–0.88 ms at 0, 3 and 10; 8 s, 19 s and 90 s). So 1: most of what a pause
- * gives, for a purge about 1.3 times as long. 0 purges as fast as the database goes.
+ * servers on a shared 2-core machine, 2026-11-29): on MariaDB 10.11 the claims' p99 during the purge was 2.7–3.1 ms
+ * with no pause (three runs), 1.6–2.1 ms at 1 (two) and 1.5–1.7 ms at 3 or 10, for a purge of 33–36 s, 46–55 s,
+ * 96–104 s and 275 s; on PostgreSQL 15 it moved less (0.83–0.94 ms at 0, 0.70 ms at 1, 0.84–0.88 ms at 3 and 10;
+ * 8–9 s, 14 s, 19 s and 90 s). So 1: most of what a pause gives, for a purge 1.3–1.6 times as long. 0 purges as fast
+ * as the database goes. See the README for the baselines these compare with.
  *
  * @example
  * ```ts
@@ -93,7 +94,7 @@ function purgeBatchSize(options: PurgeOptions): number {
  */
 export const DEFAULT_PURGE_PAUSE_RATIO = 1;
 /**
- * The largest `pauseRatio` {@link SqlDedupeStore.purgeCompleted} accepts: a purge 101 times as long as at full speed.
+ * The largest `pauseRatio` {@link SqlDedupeStore.purgeCompleted} accepts: a purge up to about 101 times as long as one without a pause.
  *
  * @example
  * ```ts
@@ -197,8 +198,9 @@ export interface SqlDedupeStore extends StreamCursorStore {
    * Delete completed records whose retention ended (and leases that expired: their holder crashed and no retry
    * came), using the database's clock. Claims already treat those records as absent, so this only reclaims space:
    * run it on a schedule, e.g. daily. Stream cursors and skips whose retention ended go too. Rows go in batches of
-   * `batchSize` (100), a statement or two each, so a large purge never blocks claims for long. Resolves to the number of
-   * records, cursors and skips deleted.
+   * `batchSize` (100), a statement or two each, so a large purge never blocks claims for long, and each is followed
+   * by a pause as long as it took (`pauseRatio`, 1), so the database works on it half the time it runs. Resolves to the
+   * number of records, cursors and skips deleted.
    */
   purgeCompleted(options?: PurgeOptions): Promise<number>;
 }
