@@ -21,7 +21,8 @@ export interface PurgeTarget {
 }
 
 /**
- * Deletes `target`'s rows matching its condition, `plan.size` at a time (pausing as `plan` says), and resolves to how many went.
+ * Deletes `target`'s rows matching its condition, `plan.size` at a time (pausing as `plan` says), and resolves to
+ * how many went.
  *
  * Each batch chooses its rows with a plain read, then deletes them by primary key (in statements of at most
  * {@link MAX_IN_VALUES} key values), the condition checked again. Why not one `DELETE … WHERE expires_at <= now
