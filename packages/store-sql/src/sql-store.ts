@@ -84,8 +84,8 @@ function purgeBatchSize(options: PurgeOptions): number {
  * servers on a shared 2-core machine, 2026-11-29): on MariaDB 10.11 the claims' p99 during the purge was 2.7–3.1 ms
  * with no pause (three runs), 1.6–2.1 ms at 1 (two) and 1.5–1.7 ms at 3 or 10, for a purge of 33–36 s, 46–55 s,
  * 96–104 s and 275 s; on PostgreSQL 15 it moved less (0.83–0.94 ms at 0, 0.70 ms at 1, 0.84–0.88 ms at 3 and 10;
- * 8–9 s, 14 s, 19 s and 90 s). So 1: most of what a pause gives, for a purge 1.3–1.6 times as long. 0 purges as fast
- * as the database goes. See the README for the baselines these compare with.
+ * 8–9 s, 14 s, 19 s and 90 s). So 1: most of what a pause gives, for a purge 1.3–1.6 times as long. 0 purges as
+ * fast as the database goes. See the README for the baselines these compare with.
  *
  * @example
  * ```ts
@@ -94,7 +94,8 @@ function purgeBatchSize(options: PurgeOptions): number {
  */
 export const DEFAULT_PURGE_PAUSE_RATIO = 1;
 /**
- * The largest `pauseRatio` {@link SqlDedupeStore.purgeCompleted} accepts: a purge up to about 101 times as long as one without a pause.
+ * The largest `pauseRatio` {@link SqlDedupeStore.purgeCompleted} accepts: a purge up to about 101 times as long as
+ * one without a pause.
  *
  * @example
  * ```ts
@@ -187,11 +188,15 @@ export async function inBatches(
 export interface SqlDedupeStore extends StreamCursorStore {
   /** The table, as configured (possibly schema-qualified). */
   readonly table: string;
-  /** See {@link StreamCursorStore.listStreams}; pages through the `(active_at, stream_id)` index of `<table>_streams`. */
+  /**
+   * See {@link StreamCursorStore.listStreams}; pages through the `(active_at, stream_id)` index of
+   * `<table>_streams`.
+   */
   listStreams(options: ListStreamsOptions): Promise<StreamPage>;
   /**
-   * Create the tables and the index if missing (the cursors' table too, so running it again after an upgrade adds it). Idempotent, so it can run at every start-up; the same statements
-   * ship as `sql/<dialect>.sql` for those who migrate by hand.
+   * Create the tables and the index if missing (the cursors' table too, so running it again after an upgrade adds
+   * it). Idempotent, so it can run at every start-up; the same statements ship as `sql/<dialect>.sql` for those who
+   * migrate by hand.
    */
   ensureSchema(): Promise<void>;
   /**
