@@ -1,6 +1,7 @@
 import { accessSync, constants, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { run } from './process.js';
+import type { ServiceDefinition } from './service.js';
 
 /** An executable named `name` in `dirs` or on PATH, or undefined. */
 export function findBinary(name: string, dirs: readonly string[] = []): string | undefined {
@@ -53,5 +54,33 @@ export async function aptInstall(packages: readonly string[]): Promise<void> {
   } catch {
     await run('apt-get', ['update', '-q'], { env, label: 'apt-get update' });
     await run('apt-get', install, { env, label: 'apt-get install' });
+  }
+}
+
+/**
+ * One apt-get run for every server of `definitions` whose binaries are missing and for the `extra` packages (Chromium
+ * for the login browser test), only when allowed ({@link canInstall}). Used by the test run and by the bench. A
+ * failed install is logged, not thrown: the start that follows names the missing binary (and fails a CI run).
+ *
+ * @example
+ * ```ts
+ * await installMissing([redis, mariadb], [], (line) => console.log(`[test services] ${line}`))
+ * ```
+ */
+export async function installMissing(
+  definitions: readonly ServiceDefinition[],
+  extra: readonly string[],
+  log: (line: string) => void,
+): Promise<void> {
+  const missing = definitions.filter((d) => !d.locate().ok);
+  const packages = [...missing.map((d) => d.aptPackage), ...extra];
+  if (packages.length === 0 || !canInstall()) return;
+  const begin = performance.now();
+  log(`installing ${packages.join(' ')} with apt-get (only needed once)`);
+  try {
+    await aptInstall(packages);
+    log(`installed in ${Math.round(performance.now() - begin)} ms`);
+  } catch (error) {
+    log(`apt-get failed: ${String((error as Error)?.message ?? error).split('\n')[0]!}`);
   }
 }

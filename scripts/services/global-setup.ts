@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
-import { aptInstall, canInstall } from './binaries.js';
+import { installMissing } from './binaries.js';
 import { mariadb } from './mariadb.js';
 import { postgres } from './postgres.js';
 import { signal } from './process.js';
@@ -37,13 +37,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const todo = DEFINITIONS.filter((d) => needed.has(d.name) && !process.env[d.envVar]);
   const extra = needed.has('chromium') && !existsSync(CHROMIUM) ? ['chromium'] : [];
   if (todo.length === 0) {
-    await installMissing([], extra);
+    await installMissing([], extra, log);
     return async () => {};
   }
 
   const ci = isCi();
   const begin = performance.now();
-  await installMissing(todo, extra);
+  await installMissing(todo, extra, log);
 
   const root = await mkdtemp(join(tmpdir(), 'kyb-test-services-'));
   // The servers' own directories are chowned to the postgres user, who must be able to traverse the root.
@@ -127,25 +127,6 @@ async function neededServices(project: TestProject): Promise<Set<ServiceName | '
     return needed;
   } catch {
     return all; // when in doubt start everything: slower, never wrong
-  }
-}
-
-/**
- * One apt-get run for every missing server and `extra` package (Chromium for the login browser test), only when
- * allowed (root, apt-get present, KYB_TEST_NO_INSTALL unset).
- */
-async function installMissing(definitions: readonly ServiceDefinition[], extra: readonly string[] = []): Promise<void> {
-  const missing = definitions.filter((d) => !d.locate().ok);
-  const packages = [...missing.map((d) => d.aptPackage), ...extra];
-  if (packages.length === 0 || !canInstall()) return;
-  const begin = performance.now();
-  log(`installing ${packages.join(' ')} with apt-get (only needed once)`);
-  try {
-    await aptInstall(packages);
-    log(`installed in ${Math.round(performance.now() - begin)} ms`);
-  } catch (error) {
-    // The start that follows reports the missing binary, and fails the run under CI.
-    log(`apt-get failed: ${firstLine(error)}`);
   }
 }
 

@@ -8,6 +8,7 @@ import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { installMissing } from '../../../scripts/services/binaries.js';
 import { mariadb } from '../../../scripts/services/mariadb.js';
 import { postgres } from '../../../scripts/services/postgres.js';
 import { signal } from '../../../scripts/services/process.js';
@@ -77,6 +78,16 @@ export async function startServers(
     }
   };
 
+  // As the test run does: the servers asked for and not given by URL are installed with one apt-get run when missing
+  // (as root on Debian, unless KYB_TEST_NO_INSTALL=1), so the bench command works on a fresh machine.
+  const toStart = (Object.keys(SOURCES) as ServerName[]).filter(
+    (name) => names.includes(name) && !process.env[SOURCES[name].envVar],
+  );
+  await installMissing(
+    toStart.map((name) => SOURCES[name].definition),
+    [],
+    progress,
+  );
   const [redisServer, postgresServer, mysqlServer] = await Promise.all([
     start('redis'),
     start('postgres'),

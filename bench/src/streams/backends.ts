@@ -15,6 +15,7 @@ import { createPostgresStore, type PgQueryable } from '@kyb-webhooks/store-sql/p
 import { createSqliteStore } from '@kyb-webhooks/store-sql/sqlite';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { installMissing } from '../../../scripts/services/binaries.js';
 import { mariadb } from '../../../scripts/services/mariadb.js';
 import { signal } from '../../../scripts/services/process.js';
 import { startService, type StartedService } from '../../../scripts/services/service.js';
@@ -208,13 +209,15 @@ export async function sqliteBackend(dir: string, tag: string): Promise<StreamBac
 }
 
 /**
- * MariaDB for this section (the store section's servers.ts starts Redis and PostgreSQL only): started in a temp dir
- * of its own on a free port of 127.0.0.1, unless KYB_BENCH_MYSQL_URL points at a running server; stopped by PID and
- * the dir deleted by `stop`, and killed by an 'exit' handler if the process ends first.
+ * MariaDB for this section (the store section's servers.ts starts Redis and PostgreSQL unless asked for it): installed
+ * with apt-get when missing, as the test run does, and started in a temp dir of its own on a free port of 127.0.0.1,
+ * unless KYB_BENCH_MYSQL_URL points at a running server; stopped by PID and the dir deleted by `stop`, and killed by
+ * an 'exit' handler if the process ends first.
  */
 export async function startMariaDb(progress: (line: string) => void): Promise<Server & { stop(): Promise<void> }> {
   const url = process.env['KYB_BENCH_MYSQL_URL'];
   if (url) return { url, external: true, stop: async () => {} };
+  await installMissing([mariadb], [], progress);
   const root = await mkdtemp(join(tmpdir(), 'kyb-bench-mariadb-'));
   progress(`starting ${mariadb.title}`);
   let service: StartedService;
