@@ -60,9 +60,8 @@ function plan(quick: boolean): Plan {
         sizes: [0, 1_000_000, 10_000_000],
         harness: { rounds: 25, roundMs: 400, warmupMs: 400 },
         primeEvents: 1000,
-        // 20,000 claims per baseline, about as many as a purge at the defaults leaves time for on MariaDB: a baseline
-        // of 5,000 (a few seconds) moved 0.75–3.0 ms between samples on a shared machine, against the minute a purge's
-        // own p99 is taken over.
+        // 20,000 claims per baseline (15–30 s): samples of 5,000 (a few seconds) moved 0.5–3.0 ms between runs on
+        // MariaDB on a shared machine, too much for a verdict against 2× to rest on.
         purge: { rows: 1_000_000, claims: 20_000, warmup: 500 },
         purgeRuns: purgeRuns(process.env['KYB_BENCH_SCALE_PURGES'], PURGE_RUNS),
       };
