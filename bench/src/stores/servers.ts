@@ -1,8 +1,9 @@
 /**
- * The Redis and PostgreSQL servers of the store section (and MariaDB for a section that asks for it): the test
- * harness's own definitions (scripts/services/), started on free ports of 127.0.0.1 in a temp dir, unless
- * KYB_BENCH_REDIS_URL / KYB_BENCH_POSTGRES_URL / KYB_BENCH_MYSQL_URL point at running servers. Started servers are stopped by PID when the section ends, also on error, and killed by an 'exit'
- * or signal handler if the process ends before that.
+ * The Redis and PostgreSQL servers of the bench's sections (and MariaDB for a section that asks for it): the test
+ * harness's own definitions (scripts/services/), installed when missing as the test run installs them, and started
+ * on free ports of 127.0.0.1 in a temp dir, unless KYB_BENCH_REDIS_URL / KYB_BENCH_POSTGRES_URL / KYB_BENCH_MYSQL_URL
+ * point at running servers. Started servers are stopped by PID when the section ends, also on error, and killed by
+ * an 'exit' or signal handler if the process ends before that.
  */
 import { rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';

@@ -4,9 +4,6 @@
  * reaches the server (ioredis commands, pg and mysql2 queries; statements for SQLite, which runs in process), the
  * wire-level cross-check of the store calls counted in counting.ts.
  */
-import { rmSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMemoryStore, type StreamCursorStore } from '@kyb-webhooks/core';
 import { createRedisStore } from '@kyb-webhooks/store-redis';
@@ -15,12 +12,7 @@ import { createPostgresStore, type PgQueryable } from '@kyb-webhooks/store-sql/p
 import { createSqliteStore } from '@kyb-webhooks/store-sql/sqlite';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { installMissing } from '../../../scripts/services/binaries.js';
-import { mariadb } from '../../../scripts/services/mariadb.js';
-import { signal } from '../../../scripts/services/process.js';
-import { startService, type StartedService } from '../../../scripts/services/service.js';
 import { connectCountedRedis, countedSqlite } from '../counted-clients.js';
-import type { Server } from '../stores/servers.js';
 
 export type StreamBackendId = 'memory' | 'redis' | 'postgres' | 'mysql' | 'sqlite';
 
@@ -204,52 +196,6 @@ export async function sqliteBackend(dir: string, tag: string): Promise<StreamBac
     },
     async close() {
       database.close();
-    },
-  };
-}
-
-/**
- * MariaDB for this section (the store section's servers.ts starts Redis and PostgreSQL unless asked for it): installed
- * with apt-get when missing, as the test run does, and started in a temp dir of its own on a free port of 127.0.0.1,
- * unless KYB_BENCH_MYSQL_URL points at a running server; stopped by PID and the dir deleted by `stop`, and killed by
- * an 'exit' handler if the process ends first.
- */
-export async function startMariaDb(progress: (line: string) => void): Promise<Server & { stop(): Promise<void> }> {
-  const url = process.env['KYB_BENCH_MYSQL_URL'];
-  if (url) return { url, external: true, stop: async () => {} };
-  await installMissing([mariadb], [], progress);
-  const root = await mkdtemp(join(tmpdir(), 'kyb-bench-mariadb-'));
-  progress(`starting ${mariadb.title}`);
-  let service: StartedService;
-  try {
-    service = await startService(mariadb, root);
-  } catch (error) {
-    await rm(root, { recursive: true, force: true });
-    const reason = String((error as Error)?.message ?? error).split('\n')[0]!;
-    return {
-      skipReason: `${mariadb.title} could not start (${reason}); set KYB_BENCH_MYSQL_URL to use a running server`,
-      stop: async () => {},
-    };
-  }
-  const kill = (): void => {
-    signal(service.process.pid, 'SIGKILL');
-    rmSync(root, { recursive: true, force: true });
-  };
-  process.once('exit', kill);
-  let stopped = false;
-  return {
-    url: service.url,
-    external: false,
-    startMs: service.ms,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      try {
-        await service.process.stop();
-        await rm(root, { recursive: true, force: true });
-      } finally {
-        process.removeListener('exit', kill);
-      }
     },
   };
 }

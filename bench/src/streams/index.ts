@@ -1,8 +1,8 @@
 /**
  * Section D: streams (issue 12 §6). Per store, (1) what ordering enforce costs per event against ordering off on
  * in-order deliveries, in time and in store round trips, and (2) how fast a receiver backfills a 10,000-event stream
- * through the KYB API client against its own in-order throughput. Redis and PostgreSQL come from the store section's
- * servers.ts, MariaDB from backends.ts; SQLite and the memory store run in process.
+ * through the KYB API client against its own in-order throughput. Redis, PostgreSQL and MariaDB come from the store
+ * section's servers.ts; SQLite and the memory store run in process.
  */
 import { randomBytes } from 'node:crypto';
 import { createBenchSigner } from '../fixtures.js';
@@ -15,7 +15,6 @@ import {
   postgresBackend,
   redisBackend,
   sqliteBackend,
-  startMariaDb,
   type StreamBackend,
 } from './backends.js';
 import {
@@ -64,29 +63,23 @@ export const streamSection: Section = {
     const signer = await createBenchSigner();
     bench.progress(`streams: signing a stream of ${int(backfill.events)} attested events on the local KYB service`);
     const started = await Promise.allSettled([
-      startServers(bench.progress),
-      startMariaDb(bench.progress),
+      startServers(bench.progress, ['redis', 'postgres', 'mysql']),
       createBackfillStream(signer, backfill.events),
     ] as const);
-    const [serversStarted, mariaStarted, streamStarted] = started;
-    if (
-      serversStarted.status === 'rejected' ||
-      mariaStarted.status === 'rejected' ||
-      streamStarted.status === 'rejected'
-    ) {
+    const [serversStarted, streamStarted] = started;
+    if (serversStarted.status === 'rejected' || streamStarted.status === 'rejected') {
       // Stop whatever did start before giving up, so no server outlives the section.
       if (streamStarted.status === 'fulfilled') await streamStarted.value.stop().catch(() => {});
-      if (mariaStarted.status === 'fulfilled') await mariaStarted.value.stop().catch(() => {});
       if (serversStarted.status === 'fulfilled') await serversStarted.value.stop().catch(() => {});
       throw started.find((result) => result.status === 'rejected')!.reason;
     }
-    const [servers, maria, stream] = [serversStarted.value, mariaStarted.value, streamStarted.value];
+    const [servers, stream] = [serversStarted.value, streamStarted.value];
     const backends: StreamBackend[] = [];
     const skipped: string[] = [];
     try {
       const redis = await open('Redis', servers.redis, (url) => redisBackend(url, tag), skipped);
       const postgres = await open('PostgreSQL', servers.postgres, (url) => postgresBackend(url, tag), skipped);
-      const mysql = await open('MariaDB', maria, (url) => mysqlBackend(url, tag), skipped);
+      const mysql = await open('MariaDB', servers.mysql, (url) => mysqlBackend(url, tag), skipped);
       const sqlite = await open(
         'SQLite',
         { url: servers.root, external: false },
@@ -128,7 +121,6 @@ export const streamSection: Section = {
         skipped,
         failures,
         servers,
-        maria,
       });
     } finally {
       for (const backend of backends) {
@@ -137,7 +129,6 @@ export const streamSection: Section = {
           .catch((error: unknown) => bench.progress(`streams: closing ${backend.name} failed: ${String(error)}`));
       }
       await stream.stop().catch(() => {});
-      await maria.stop();
       await servers.stop();
     }
   },
@@ -163,8 +154,7 @@ interface ReportInput {
   backfill: BackfillOptions;
   skipped: readonly string[];
   failures: readonly string[];
-  servers: { redis: Server; postgres: Server };
-  maria: Server;
+  servers: { redis: Server; postgres: Server; mysql: Server };
 }
 
 const CASE_LABELS = { continuing: 'stream under way', first: 'first event of a stream' } as const;
@@ -312,7 +302,7 @@ function report(input: ReportInput): string {
     '',
     backfillTable,
     `  ${input.backends.map((backend) => backend.describe).join(' · ')}`,
-    `  ${origin('Redis', input.servers.redis)} · ${origin('PostgreSQL', input.servers.postgres)} · ${origin('MariaDB', input.maria)}; ` +
+    `  ${origin('Redis', input.servers.redis)} · ${origin('PostgreSQL', input.servers.postgres)} · ${origin('MariaDB', input.servers.mysql)}; ` +
       'all on 127.0.0.1, same host as the client',
     'Verdicts',
     ...verdicts,
