@@ -11,7 +11,7 @@ import { DEFAULT_PURGE_BATCH_SIZE, DEFAULT_PURGE_PAUSE_RATIO } from '@kyb-webhoo
 import type { HarnessOptions } from '../harness.js';
 import type { Section } from '../section.js';
 import { eventIds } from '../stores/load.js';
-import { startServers, type Server, type Servers } from '../stores/servers.js';
+import { startServers, type Server, type ServerName, type Servers } from '../stores/servers.js';
 import { loadedId, type Rows } from './bulk-load.js';
 import {
   mysqlEngine,
@@ -75,18 +75,22 @@ function wanted(id: EngineId): boolean {
 
 const firstLine = (error: unknown): string => String((error as Error)?.message ?? error).split('\n')[0]!;
 
-/** The engines whose servers started, in the order they run; the others become skip lines. */
+/** The servers the engines run on; the section installs and starts only those of the wanted engines. */
+const SERVERS: readonly ServerName[] = ['redis', 'postgres', 'mysql'];
+
+/** The wanted engines whose servers started, in the order they run; the others become skip lines. */
 function engines(servers: Servers, tag: string, skipped: string[]): Engine[] {
   const list: Engine[] = [];
-  const add = (server: Server, make: (url: string, external: boolean) => Engine): void => {
+  const add = (id: EngineId, server: Server, make: (url: string, external: boolean) => Engine): void => {
+    if (!wanted(id)) return;
     if (server.url === undefined) skipped.push(server.skipReason);
     else list.push(make(server.url, server.external));
   };
-  add(servers.redis, (url, external) => redisEngine(url, tag, external));
-  list.push(sqliteEngine(servers.root, tag));
-  add(servers.mysql, (url) => mysqlEngine(url, tag));
-  add(servers.postgres, (url) => postgresEngine(url, tag));
-  return list.filter((engine) => wanted(engine.id));
+  add('redis', servers.redis, (url, external) => redisEngine(url, tag, external));
+  if (wanted('sqlite')) list.push(sqliteEngine(servers.root, tag));
+  add('mysql', servers.mysql, (url) => mysqlEngine(url, tag));
+  add('postgres', servers.postgres, (url) => postgresEngine(url, tag));
+  return list;
 }
 
 /**
@@ -173,7 +177,7 @@ export const scaleSection: Section = {
     const chosen = plan(bench.quick);
     const { sizes, harness, purge } = chosen;
     const tag = `${Date.now().toString(36)}${randomBytes(2).toString('hex')}`;
-    const servers = await startServers(bench.progress, ['redis', 'postgres', 'mysql']);
+    const servers = await startServers(bench.progress, SERVERS.filter(wanted));
     const skipped: string[] = [];
     const failures: string[] = [];
     try {
