@@ -37,7 +37,8 @@ export type UnfillableReason = 'attestation_missing' | 'key_retired' | 'gone';
  * }
  * ```
  */
-export const GONE_CODES: readonly string[] = Object.freeze([
+// Marked pure so that a bundler may drop it where no fetcher uses it (a Worker's bundle).
+export const GONE_CODES: readonly string[] = /* @__PURE__ */ Object.freeze([
   'payload_expired',
   'request_not_found',
   'not_found',

@@ -54,8 +54,9 @@ export interface PayloadCipher {
 const ALGORITHM = 'A256GCM';
 const KEY_BYTES = 32;
 const IV_BYTES = 12;
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+// Marked pure so that a bundler may drop them from receivers without queue encryption (a Worker's bundle).
+const encoder = /* @__PURE__ */ new TextEncoder();
+const decoder = /* @__PURE__ */ new TextDecoder();
 
 /**
  * The ids `queueEncryption.keys` may use: short, printable, and safe to show in a log line and in a job.

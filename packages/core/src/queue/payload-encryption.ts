@@ -17,7 +17,8 @@ import {
 } from './payload-cipher.js';
 
 const QUEUE_KEYS_EXAMPLE = "keys: { '2026-11': process.env.KYB_QUEUE_KEY }";
-const queueKeysRule = rule((value, path, report) => {
+// Marked pure so that a bundler may drop it from receivers without queue encryption (a Worker's bundle).
+const queueKeysRule = /* @__PURE__ */ rule((value, path, report) => {
   if (!isPlainObject(value))
     return `must be an object of keys by key id, e.g. \`${QUEUE_KEYS_EXAMPLE}\`; got ${describeValue(value)}.`;
   const ids = Object.keys(value);
@@ -37,36 +38,39 @@ const queueKeysRule = rule((value, path, report) => {
   return undefined;
 });
 
-const queueEncryptionFields: FieldsSpec = {
-  options: {
-    keys: optionRules.required(queueKeysRule, `set it to the AES-256 keys by key id, e.g. \`${QUEUE_KEYS_EXAMPLE}\``),
-    encryptWith: optionRules.required(
-      optionRules.nonEmptyString('a key id of keys'),
-      'set it to the key id in keys that new jobs are sealed with',
-    ),
-    allowUnencrypted: optionRules.boolean(),
-  },
-  aliases: {
-    key: 'keys',
-    secret: 'keys',
-    secrets: 'keys',
-    keyId: 'encryptWith',
-    kid: 'encryptWith',
-    currentKey: 'encryptWith',
-    currentKeyId: 'encryptWith',
-    activeKey: 'encryptWith',
-    activeKeyId: 'encryptWith',
-    primaryKey: 'encryptWith',
-    allowPlaintext: 'allowUnencrypted',
-    allowCleartext: 'allowUnencrypted',
-  },
-  refine(values, report, at) {
-    const { keys, encryptWith } = values;
-    if (isPlainObject(keys) && typeof encryptWith === 'string' && !Object.hasOwn(keys, encryptWith)) {
-      report(at('encryptWith'), `must be one of the key ids in \`${at('keys')}\`: the key new jobs are sealed with.`);
-    }
-  },
-};
+// Built when called, so that a bundle of a receiver without encryption (a Worker's) does not carry the rules.
+function queueEncryptionFields(): FieldsSpec {
+  return {
+    options: {
+      keys: optionRules.required(queueKeysRule, `set it to the AES-256 keys by key id, e.g. \`${QUEUE_KEYS_EXAMPLE}\``),
+      encryptWith: optionRules.required(
+        optionRules.nonEmptyString('a key id of keys'),
+        'set it to the key id in keys that new jobs are sealed with',
+      ),
+      allowUnencrypted: optionRules.boolean(),
+    },
+    aliases: {
+      key: 'keys',
+      secret: 'keys',
+      secrets: 'keys',
+      keyId: 'encryptWith',
+      kid: 'encryptWith',
+      currentKey: 'encryptWith',
+      currentKeyId: 'encryptWith',
+      activeKey: 'encryptWith',
+      activeKeyId: 'encryptWith',
+      primaryKey: 'encryptWith',
+      allowPlaintext: 'allowUnencrypted',
+      allowCleartext: 'allowUnencrypted',
+    },
+    refine(values, report, at) {
+      const { keys, encryptWith } = values;
+      if (isPlainObject(keys) && typeof encryptWith === 'string' && !Object.hasOwn(keys, encryptWith)) {
+        report(at('encryptWith'), `must be one of the key ids in \`${at('keys')}\`: the key new jobs are sealed with.`);
+      }
+    },
+  };
+}
 
 /**
  * The receiver's `queueEncryption` option as {@link queuePayloadEncryption} makes it: the key new jobs are sealed with,
@@ -102,7 +106,7 @@ export function queuePayloadEncryption(options: QueueEncryptionOptions): QueuePa
   validateOptions(options, {
     owner: 'queuePayloadEncryption',
     example: "queuePayloadEncryption({ keys: { '2026-11': process.env.KYB_QUEUE_KEY }, encryptWith: '2026-11' })",
-    ...queueEncryptionFields,
+    ...queueEncryptionFields(),
   });
   return Object.freeze({ encryptWith: options.encryptWith, cipher: createPayloadCipher(options) });
 }
