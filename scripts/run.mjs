@@ -219,7 +219,7 @@ switch (task) {
     {
       // The suites again on every other runtime we claim, installed from npm by the script; it ends with its table
       // and "runtimes: N passed, N failed". The test totals stay the last line.
-      console.log('\n› runtimes (Node 22 and 24, Bun, Deno, workerd)');
+      console.log('\n› runtimes (Node 22, 24 and 26, Bun, Deno, workerd)');
       const runtimes = run(process.execPath, [join(root, 'scripts', 'runtimes', 'run.mjs')], {
         env: { ...process.env, KYB_MAIN_TEST_RESULTS: RESULTS },
       });

@@ -5,8 +5,8 @@
  *   --framework <name> the HTTP section for this framework only (repeatable): express | fastify | koa | hono
  *   --insn-case <name> the insn section for this case only (repeatable): a subject (`ours-otel-noop`), or
  *                      `<subject>:<kind>` (`ours:hmac`); see CASES in src/insn/index.ts
- *   --insn-node <line> the insn section on this Node line (repeatable): this | 22 | 24 (default: this and 24; --quick:
- *                      this); 22 and 24 are the binaries pinned in tests/runtimes, installed when missing
+ *   --insn-node <line> the insn section on this Node line (repeatable): this | 22 | 24 | 26 (default: this and 26;
+ *                      --quick: this); 22, 24 and 26 are the binaries pinned in tests/runtimes, installed when missing
  * Speed is reported as ratios against baselines measured in the same run; these are not tests and CI does not run
  * them. The report goes to stdout, progress to stderr.
  */

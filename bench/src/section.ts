@@ -10,7 +10,7 @@ export interface BenchOptions {
   frameworks?: readonly import('./http/protocol.js').Framework[];
   /** `--insn-case`: the insn section measures these cases only (`<subject>` or `<subject>:<kind>`; all when absent). */
   insnCases?: readonly string[];
-  /** `--insn-node`: the Node lines the insn section measures on (`this`, `22`, `24`; this and 24 when absent). */
+  /** `--insn-node`: the Node lines the insn section measures on (`this`, `22`, `24`, `26`; this and 26 when absent). */
   insnNodes?: readonly import('./insn/node-lines.js').NodeLineName[];
   /** Progress lines (stderr), so the report on stdout stays clean. */
   progress: (line: string) => void;

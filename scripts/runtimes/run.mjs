@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Runs the receiver's suites on every runtime we claim besides the Node that runs the rest of the test command:
-// Node 22 and 24, Bun, Deno and workerd, all pinned in tests/runtimes/package.json and installed here from the npm
+// Node 22, 24 and 26, Bun, Deno and workerd, all pinned in tests/runtimes/package.json and installed here from the npm
 // registry with plain npm (that folder is not part of the pnpm workspace, so the root lockfile is untouched).
-//   - Node 22/24, Bun, Deno: vitest itself on that runtime over packages/core and packages/hono (fuzzing at 0.05x);
+//   - Node 22/24/26, Bun, Deno: vitest itself on that runtime over packages/core and packages/hono (fuzzing at 0.05x);
 //   - workerd: the receiver's suites bundled for workers, run by vitest's runner inside workerd (./workerd.mjs);
 //   - Bun, Deno, workerd: the adapter conformance cases against a Hono app and against createFetchHandler, each served
 //     by that runtime (./hono-remote.mjs);
@@ -43,6 +43,7 @@ const RUNTIMES = [
   { name: 'node (this machine)', bin: process.execPath, prefix: [], kind: 'node' },
   { name: 'node 22', bin: join(modules, 'node22', 'bin', 'node'), prefix: [], kind: 'node' },
   { name: 'node 24', bin: join(modules, 'node24', 'bin', 'node'), prefix: [], kind: 'node' },
+  { name: 'node 26', bin: join(modules, 'node26', 'bin', 'node'), prefix: [], kind: 'node' },
   { name: 'bun', bin: join(modules, '.bin', 'bun'), prefix: [], kind: 'bun' },
   { name: 'deno', bin: join(modules, '.bin', 'deno'), prefix: ['run', '-A'], kind: 'deno' },
   { name: 'workerd', bin: join(modules, '.bin', 'workerd'), kind: 'workerd' },
@@ -116,7 +117,7 @@ const picks = (runtime, name) => compact(runtime.name).startsWith(compact(name))
 const unknown = wanted.filter((name) => !RUNTIMES.some((runtime) => picks(runtime, name)));
 if (unknown.length) {
   console.error(
-    `runtimes: no runtime named ${unknown.join(', ')}; choose from node22, node24, bun, deno, workerd (or none for all)`,
+    `runtimes: no runtime named ${unknown.join(', ')}; choose from node22, node24, node26, bun, deno, workerd (or none for all)`,
   );
   process.exit(2);
 }

@@ -4,7 +4,7 @@ import { defaultNodeLines, pinnedNodeBin, resolveNodeLines } from './node-lines.
 
 describe('the Node lines of the insn section', () => {
   it('measures on this Node and the active LTS line by default, and on this Node alone in a quick run', () => {
-    expect(defaultNodeLines(false)).toEqual(['this', '24']);
+    expect(defaultNodeLines(false)).toEqual(['this', '26']);
     expect(defaultNodeLines(true)).toEqual(['this']);
   });
 
@@ -14,11 +14,11 @@ describe('the Node lines of the insn section', () => {
     expect(missing).toEqual([]);
   });
 
-  it('finds a pinned line where scripts/runtimes/install.mjs puts it', () => {
-    expect(pinnedNodeBin('24')).toMatch(/tests\/runtimes\/node_modules\/node24\/bin\/node$/);
+  it.each(['22', '24', '26'] as const)('finds pinned Node %s where scripts/runtimes/install.mjs puts it', (line) => {
+    expect(pinnedNodeBin(line)).toMatch(new RegExp(`tests/runtimes/node_modules/node${line}/bin/node$`));
     // Only when the runtimes are installed: resolving would otherwise install them, which is not this test's job.
-    if (!existsSync(pinnedNodeBin('24'))) return;
-    const { lines } = resolveNodeLines(['24'], () => {});
-    expect(lines[0]?.version).toMatch(/^v24\./);
+    if (!existsSync(pinnedNodeBin(line))) return;
+    const { lines } = resolveNodeLines([line], () => {});
+    expect(lines[0]?.version).toMatch(new RegExp(`^v${line}\\.`));
   });
 });

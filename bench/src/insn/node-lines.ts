@@ -1,30 +1,33 @@
 /**
  * The Node lines the instruction counts are taken on. Node's JIT differs between lines (Node 22 and later have
  * Maglev, a mid-tier compiler Node 20 lacks, so the first deliveries of a process compile far less), and users run
- * the current LTS lines, not only the Node that runs the bench: `this` is that Node, `22` and `24` are the binaries
- * pinned in tests/runtimes/package.json, installed by scripts/runtimes/install.mjs when missing.
+ * the current LTS lines, not only the Node that runs the bench: `this` is that Node, `22`, `24` and `26` are the
+ * binaries pinned in tests/runtimes/package.json, installed by scripts/runtimes/install.mjs when missing.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const NODE_LINES = ['this', '22', '24'] as const;
+export const NODE_LINES = ['this', '22', '24', '26'] as const;
 export type NodeLineName = (typeof NODE_LINES)[number];
 
 /** A Node binary to measure on. */
 export interface NodeLine {
   name: NodeLineName;
   bin: string;
-  /** `v24.21.0`. */
+  /** `v26.12.1`. */
   version: string;
 }
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
-/** The lines measured when `--insn-node` is not given: this Node, and the active LTS line (all cases on each). */
+/**
+ * The lines measured when `--insn-node` is not given: this Node, and the active LTS line (all cases on each): Node 26
+ * since October 2026.
+ */
 export function defaultNodeLines(quick: boolean): NodeLineName[] {
-  return quick ? ['this'] : ['this', '24'];
+  return quick ? ['this'] : ['this', '26'];
 }
 
 /** Where a pinned line's binary is installed. */
