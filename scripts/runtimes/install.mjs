@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// Installs the runtimes pinned in tests/runtimes/package.json (Node 22, 24 and 26, Bun, Deno, workerd) with plain npm, from
-// that folder's lockfile; a no-op when they are installed and the lockfile has not changed since. Used by ./run.mjs and
-// by the bench's instruction-count section, which measures on the pinned Node lines too:
+// Installs the runtimes pinned in tests/runtimes/package.json (Node 22, 24 and 26, Bun, Deno, workerd) with plain npm,
+// from that folder's lockfile; a no-op when they are installed and the lockfile has not changed since. Used by ./run.mjs
+// and by the bench's instruction-count section, which measures on the pinned Node lines too:
 //   node scripts/runtimes/install.mjs    exits 1 when the install failed
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';

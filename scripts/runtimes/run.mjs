@@ -117,7 +117,8 @@ const picks = (runtime, name) => compact(runtime.name).startsWith(compact(name))
 const unknown = wanted.filter((name) => !RUNTIMES.some((runtime) => picks(runtime, name)));
 if (unknown.length) {
   console.error(
-    `runtimes: no runtime named ${unknown.join(', ')}; choose from node22, node24, node26, bun, deno, workerd (or none for all)`,
+    `runtimes: no runtime named ${unknown.join(', ')}; ` +
+      'choose from node22, node24, node26, bun, deno, workerd (or none for all)',
   );
   process.exit(2);
 }
