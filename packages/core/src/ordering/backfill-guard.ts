@@ -24,6 +24,7 @@ import { UnknownKidError } from '../verify/jwks.js';
  */
 export type UnfillableReason = 'attestation_missing' | 'key_retired' | 'gone';
 
+// GONE_CODES (below) is marked pure so that a bundler may drop it where no fetcher uses it (a Worker's bundle).
 /**
  * The `code`s of a thrown fetcher error that say the stream or event is gone for good (the client's
  * `payload_expired` and `request_not_found`, and the common spellings of the same).
@@ -37,7 +38,6 @@ export type UnfillableReason = 'attestation_missing' | 'key_retired' | 'gone';
  * }
  * ```
  */
-// Marked pure so that a bundler may drop it where no fetcher uses it (a Worker's bundle).
 export const GONE_CODES: readonly string[] = /* @__PURE__ */ Object.freeze([
   'payload_expired',
   'request_not_found',
