@@ -1,7 +1,7 @@
 /**
  * Deliveries for the benches, signed by the test kit exactly as the service signs them. Every delivery has its own
- * event_id. Signer and receivers share one fixed clock, so a pool signed at start-up stays inside the 5-minute
- * signature window and the attestation lifetime however long the run takes.
+ * event_id and date-times (`withOwnTimes`). Signer and receivers share one fixed clock, so a pool signed at start-up
+ * stays inside the 5-minute signature window and the attestation lifetime however long the run takes.
  */
 import {
   createTestSigner,
@@ -22,8 +22,40 @@ export function createBenchSigner(): Promise<TestSigner> {
   return createTestSigner({ now: BENCH_NOW_MS });
 }
 
-export function benchEvent(kind: EventKind): TestEnvelope {
-  return kind === 'hmac' ? testEvents.dataRequestPendingApproval() : testEvents.dataRequestReleased();
+/**
+ * The event a bench sends of a kind: the test kit's, at the bench's clock, with times of its own for each `index` (see
+ * `withOwnTimes`).
+ *
+ * @example
+ * ```ts
+ * const envelope = benchEvent('hmac', 7) // a pending request whose expires_at is 7 s after index 0's
+ * ```
+ */
+export function benchEvent(kind: EventKind, index = 0): TestEnvelope {
+  // On the bench's clock, so a pool is the same from one run to the next (an instruction count depends on the bytes).
+  const at = { timestamp: BENCH_NOW_MS / 1000 };
+  const envelope = kind === 'hmac' ? testEvents.dataRequestPendingApproval(at) : testEvents.dataRequestReleased(at);
+  return withOwnTimes(envelope, index);
+}
+
+/**
+ * The event with its own `expires_at` (a pending request) or `released_at` (released data): `index` seconds later or
+ * earlier than the fixed clock's. Real events carry times of their own, and a receiver that remembers the last string
+ * a pattern passed (as ours does for the event type) must not be measured on a pool that repeats one date-time.
+ *
+ * @example
+ * ```ts
+ * const tenth = withOwnTimes(template, 10) // expires_at 10 s after the template's
+ * ```
+ */
+export function withOwnTimes(envelope: TestEnvelope, index: number): TestEnvelope {
+  const data = envelope.data as Record<string, unknown>;
+  const moved = (field: string, byMs: number) =>
+    typeof data[field] === 'string' ? { [field]: new Date(Date.parse(data[field]) + byMs).toISOString() } : {};
+  return {
+    ...envelope,
+    data: { ...data, ...moved('expires_at', index * 1000), ...moved('released_at', -index * 1000) },
+  };
 }
 
 const encoder = new TextEncoder();
@@ -82,8 +114,9 @@ export async function signPool(
   count: number,
   targetBytes?: number,
 ): Promise<SignedDelivery[]> {
+  let index = 0;
   const one = async (): Promise<SignedDelivery> => {
-    const carried = await signer.withAttestation(benchEvent(kind));
+    const carried = await signer.withAttestation(benchEvent(kind, index++));
     return signer.sign(targetBytes === undefined ? carried : padEnvelope(carried, targetBytes));
   };
   const pool: SignedDelivery[] = [];

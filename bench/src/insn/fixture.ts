@@ -48,6 +48,8 @@ export async function signOrderedPool(
 ): Promise<SignedDelivery[]> {
   const pool: SignedDelivery[] = [];
   for (let seq = 0; seq < count; seq++)
-    pool.push(await signer.sign(padEnvelope({ ...benchEvent('hmac'), stream_id: ORDERED_STREAM, seq }, targetBytes)));
+    pool.push(
+      await signer.sign(padEnvelope({ ...benchEvent('hmac', seq), stream_id: ORDERED_STREAM, seq }, targetBytes)),
+    );
   return pool;
 }

@@ -1,12 +1,12 @@
 /**
  * The queue section's deliveries: HMAC-only `kyb.data_request.pending_approval` events (the bench's template, signed
- * by the test kit on the bench's pinned clock), each with a fresh event_id, spread over `streams` streams in turn
- * with seq 0, 1, 2… per stream, so queue mode has many streams to run side by side, as a service with many data
- * requests open would send them.
+ * by the test kit on the bench's pinned clock), each with a fresh event_id and its own expires_at, spread over
+ * `streams` streams in turn with seq 0, 1, 2… per stream, so queue mode has many streams to run side by side, as a
+ * service with many data requests open would send them.
  */
 import { ulid, type TestSigner } from '@kyb-webhooks/testing';
 import type { AutocannonRequest } from 'autocannon';
-import { BENCH_NOW_MS, benchEvent } from '../fixtures.js';
+import { BENCH_NOW_MS, benchEvent, withOwnTimes } from '../fixtures.js';
 import { streamIdOf } from './protocol.js';
 
 export interface Delivery {
@@ -30,12 +30,13 @@ export function deliveryMaker(signer: TestSigner, tag: string, streams: number):
     const seq = Math.floor(i / streams);
     const streamId = streamIdOf(tag, streamIndex);
     const eventId = ulid(BENCH_NOW_MS);
+    const event = withOwnTimes(template, i);
     const body = JSON.stringify({
-      ...template,
+      ...event,
       event_id: eventId,
       stream_id: streamId,
       seq,
-      data: { ...template.data, request_id: streamId },
+      data: { ...event.data, request_id: streamId },
     });
     return {
       streamIndex,
