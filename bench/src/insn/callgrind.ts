@@ -71,9 +71,12 @@ export function callgrind(program: string, spec: RunSpec, keep = false, nodeBin 
   }
 }
 
-/** Instructions executed by each function itself (`callgrind_annotate`, exclusive), by `file:function`. */
-export function annotate(outFile: string): Map<string, number> {
-  const run = spawnSync('callgrind_annotate', ['--inclusive=no', '--threshold=100', outFile], {
+/**
+ * Instructions executed by each function (`callgrind_annotate`), by `file:function`: by the function itself, or with
+ * `inclusive`, by the function and everything it called.
+ */
+export function annotate(outFile: string, { inclusive = false } = {}): Map<string, number> {
+  const run = spawnSync('callgrind_annotate', [`--inclusive=${inclusive ? 'yes' : 'no'}`, '--threshold=100', outFile], {
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
   });

@@ -15,9 +15,10 @@ import { buildProgram, PROGRAM_DIR } from './build.js';
 import { workerBundle } from './bundle.js';
 import { setupOf, signOrderedPool, writeFixture } from './fixture.js';
 import { annotate, callgrind, ensureValgrind, NODE_FLAGS, topPerDelivery } from './callgrind.js';
+import { engineCosts, windowEngineCosts } from './engine-costs.js';
 import { defaultNodeLines, resolveNodeLines, type NodeLine } from './node-lines.js';
 import type { InsnKind, RunSpec, SubjectName } from './protocol.js';
-import { fineRatio, insnVerdicts, telemetryVerdicts, type Measured } from './verdicts.js';
+import { fineRatio, insnVerdicts, steadyLessEngine, telemetryVerdicts, type Measured } from './verdicts.js';
 
 /**
  * The receivers and kinds measured, in table order. Stripe verifies an HMAC only. `repeat` measures ours again, as
@@ -141,12 +142,16 @@ function measureLine(
     const ready = count({ subject, kind, fixture: many, count: 0 }).instructions;
     const early = count({ subject, kind, fixture: many, count: n.early }).instructions;
     const profiled = plan.profiled && subject === 'ours' && kind === 'hmac' && !repeat;
-    const short = count({ subject, kind, fixture: many, count: n.warmup + n.short }, profiled);
-    const long = count({ subject, kind, fixture: many, count: n.warmup + n.long }, profiled);
-    if (profiled) {
-      profile = topPerDelivery(annotate(long.outFile!), annotate(short.outFile!), n.long - n.short, 12);
-      for (const file of [short.outFile!, long.outFile!]) rmSync(join(file, '..'), { recursive: true, force: true });
-    }
+    const short = count({ subject, kind, fixture: many, count: n.warmup + n.short }, true);
+    const long = count({ subject, kind, fixture: many, count: n.warmup + n.long }, true);
+    const inclusive = { inclusive: true };
+    const steadyEngine = windowEngineCosts(
+      engineCosts(annotate(long.outFile!, inclusive)),
+      engineCosts(annotate(short.outFile!, inclusive)),
+      n.long - n.short,
+    );
+    if (profiled) profile = topPerDelivery(annotate(long.outFile!), annotate(short.outFile!), n.long - n.short, 12);
+    for (const file of [short.outFile!, long.outFile!]) rmSync(join(file, '..'), { recursive: true, force: true });
     measured.push({
       subject,
       kind,
@@ -155,6 +160,7 @@ function measureLine(
       firstAnswer: first - node,
       early: (early - ready) / n.early,
       steady: (long.instructions - short.instructions) / (n.long - n.short),
+      steadyEngine,
       ...(repeat ? { repeat } : {}),
     });
   }
@@ -177,6 +183,7 @@ function report(
     `early = the first ${int(n.early)} deliveries of a fresh process; ` +
       `steady = the slope from ${int(n.warmup + n.short)} to ${int(n.warmup + n.long)} deliveries; ` +
       `measured on ${figures.map((f) => `Node ${f.line.version}`).join(' and ')}`,
+    "a steady verdict stands when the whole window and the window less V8's compiling and GC agree; otherwise unsure",
     ...missing.map((why) => verdict('skipped', why)),
     ...figures.flatMap((f) => ['', ...lineReport(f)]),
     '',
@@ -221,11 +228,23 @@ function lineReport({ line, node, measured }: LineFigures): string[] {
     millions(m.firstAnswer),
     int(m.early),
     int(m.steady),
+    m.steadyEngine ? int(m.steadyEngine.compiling) : '—',
+    m.steadyEngine ? int(m.steadyEngine.collecting) : '—',
+    int(steadyLessEngine(m) ?? Number.NaN),
   ]);
   return [
     table(
-      `${lineTitle(line)}, node itself with the fixture read: ${millions(node)}. Per receiver: cold (beyond node) and per delivery (instructions)`,
-      ['receiver', 'import', 'start → first answer', 'early / delivery', 'steady / delivery'],
+      `${lineTitle(line)}, node itself with the fixture read: ${millions(node)}. Per receiver: cold (beyond node) and per delivery (instructions); of the steady window, what V8 spent compiling and collecting garbage`,
+      [
+        'receiver',
+        'import',
+        'start → first answer',
+        'early / delivery',
+        'steady / delivery',
+        'of it compiling',
+        'of it GC',
+        'steady less both',
+      ],
       rows,
     ),
     ...(ours && telemetryRows.length > 1

@@ -50,6 +50,33 @@ describe('insnVerdicts', () => {
     ]);
   });
 
+  it('calls a steady ratio only when the window less V8 compiling and collecting garbage agrees with the whole', () => {
+    const engine = (compiling: number, collecting: number) => ({ compiling, collecting });
+    const steadyLine = (ours: Measured, stripe: Measured) =>
+      insnVerdicts([figures('hand', 'hmac', 1), stripe, ours], 100 * 1024).find((line) =>
+        line.includes('steady, ours ÷ Stripe'),
+      );
+    // Node 26 today: a TurboFan compile and a major GC in ours' window, little in Stripe's; the rest is the same.
+    const ours = { ...figures('ours', 'hmac', 1), steady: 155_148, steadyEngine: engine(12_387, 17_516) };
+    const stripe = { ...figures('stripe', 'hmac', 1), steady: 129_132, steadyEngine: engine(3_429, 1_986) };
+    expect(steadyLine(ours, stripe)).toBe(
+      "  unsure  steady, ours ÷ Stripe: 1.20× (target ≤ 1.00×); less V8's compiling and GC in the window: 1.01×",
+    );
+    // The whole window missed, the rest met: the lumps decide, so the run cannot call it.
+    const lumpier = { ...ours, steadyEngine: engine(30_000, 20_000) };
+    expect(steadyLine(lumpier, stripe)).toBe(
+      "  unsure  steady, ours ÷ Stripe: 1.20× (target ≤ 1.00×); less V8's compiling and GC in the window: 0.85×",
+    );
+    // Both measures missed: the verdict stands.
+    const slower = { ...ours, steadyEngine: engine(1_000, 1_000) };
+    expect(steadyLine(slower, stripe)).toBe(
+      "  MISSED  steady, ours ÷ Stripe: 1.20× (target ≤ 1.00×); less V8's compiling and GC in the window: 1.24×",
+    );
+    // Without the breakdown (a run that did not annotate), the whole window alone.
+    const { steadyEngine: _, ...bare } = ours;
+    expect(steadyLine(bare, stripe)).toBe('  MISSED  steady, ours ÷ Stripe: 1.20× (target ≤ 1.00×)');
+  });
+
   it('judges a steady ratio with the spread of the two runs of ours when the run has the repeat', () => {
     const steadyLine = (repeatScale: number | undefined) =>
       insnVerdicts(
