@@ -77,6 +77,22 @@ describe('insnVerdicts', () => {
     expect(steadyLine(bare, stripe)).toBe('  MISSED  steady, ours ÷ Stripe: 1.20× (target ≤ 1.00×)');
   });
 
+  it('judges the window less V8 compiling and GC with the spread of that figure between the two runs of ours', () => {
+    const engine = (collecting: number) => ({ compiling: 0, collecting });
+    const ours = { ...figures('ours', 'hmac', 1), steady: 120_000, steadyEngine: engine(20_000) };
+    const stripe = { ...figures('stripe', 'hmac', 1), steady: 100_000, steadyEngine: engine(10_000) };
+    const steadyLine = (again: Measured[]) =>
+      insnVerdicts([figures('hand', 'hmac', 1), stripe, ours, ...again], 100 * 1024).find((line) =>
+        line.includes('steady, ours ÷ Stripe'),
+      );
+    const tail = "less V8's compiling and GC in the window: 1.11×";
+    // The repeat's total agrees, its GC does not: 100k and 85k less both, 15% apart, so 1.11× cannot be called.
+    const again = { ...ours, steadyEngine: engine(35_000), repeat: true as const };
+    expect(steadyLine([again])).toBe(`  unsure  steady, ours ÷ Stripe: 1.20× (target ≤ 1.00×); ${tail}`);
+    // Without the repeat, the 10% assumed for a steady figure.
+    expect(steadyLine([])).toBe(`  MISSED  steady, ours ÷ Stripe: 1.20× (target ≤ 1.00×); ${tail}`);
+  });
+
   it('judges a steady ratio with the spread of the two runs of ours when the run has the repeat', () => {
     const steadyLine = (repeatScale: number | undefined) =>
       insnVerdicts(
