@@ -136,7 +136,7 @@ function steadyVerdict(
 /**
  * The noise of the steady window less V8's compiling and GC: the spread of ours' two runs, at least
  * {@link MIN_STEADY_NOISE}. It moves more than the whole window does: on Node 26 the two runs of ours were 0.1% apart
- * in all and 2.2% apart less both (GC 13.1k and 15.7k a delivery: the same work, counted on either side of the line).
+ * in all and 2.2% apart less both (GC 13.1k and 15.7k a delivery, with totals 0.2k apart).
  */
 function steadyLessNoise(first: Measured | undefined, again: Measured | undefined): number {
   const firstLess = first && steadyLessEngine(first);
