@@ -1,9 +1,10 @@
 /**
  * What V8 itself spent in a window of deliveries, beside running the receiver: compiling JavaScript and collecting
  * garbage. Both come in lumps. Between 6,000 and 10,000 deliveries on Node 26, TurboFan still compiled three of
- * ours' functions (12.4k instructions a delivery) and a major GC fell in the window (17.5k), while Stripe's window
- * held 3.4k and 2.0k: the rest was 125.2k against 123.7k. Issue 28 asks for the steady state after the JIT
- * compiling; these figures say how much of a window is still that, so that a verdict the lumps decide is `unsure`.
+ * ours' functions (12.5k instructions a delivery) and part of a major GC fell in the window (13.1k), while Stripe's
+ * window held 3.4k and 3.5k: the rest was 129.7k against 122.3k (bench README, Instructions). Issue 28 asks for the
+ * steady state after the JIT compiling; these figures say how much of a window is still that, so that a verdict the
+ * lumps decide is `unsure`.
  */
 
 /** A window's instructions spent by V8 compiling and collecting garbage (inclusive of everything they call). */
@@ -53,7 +54,7 @@ export function engineCosts(inclusive: ReadonlyMap<string, number>): EngineCosts
  *
  * @example
  * ```ts
- * windowEngineCosts(engineCosts(long), engineCosts(short), 4_000) // { compiling: 12_387, collecting: 19_309 }
+ * windowEngineCosts(engineCosts(long), engineCosts(short), 4_000) // { compiling: 12_453, collecting: 13_109 }
  * ```
  */
 export function windowEngineCosts(longer: EngineCosts, shorter: EngineCosts, deliveries: number): EngineCosts {
