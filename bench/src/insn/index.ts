@@ -14,7 +14,7 @@ import type { BenchOptions, Section } from '../section.js';
 import { buildProgram, PROGRAM_DIR } from './build.js';
 import { workerBundle } from './bundle.js';
 import { setupOf, signOrderedPool, writeFixture } from './fixture.js';
-import { annotate, callgrind, ensureValgrind, NODE_FLAGS, topPerDelivery } from './callgrind.js';
+import { annotate, callgrind, ensureValgrind, NODE_FLAGS, topPerDelivery, type CallgrindRun } from './callgrind.js';
 import { engineCosts, windowEngineCosts } from './engine-costs.js';
 import { defaultNodeLines, resolveNodeLines, type NodeLine } from './node-lines.js';
 import type { InsnKind, RunSpec, SubjectName } from './protocol.js';
@@ -113,6 +113,36 @@ async function writeFixtures(cases: typeof CASES, n: Lengths, options: BenchOpti
   return fixtures;
 }
 
+/**
+ * The steady slope: two kept callgrind runs after the warm-up, their engine costs (and, for the profiled case, the top
+ * items) read from `callgrind_annotate`, and both files removed even when a run or an annotation fails: a
+ * 10,000-delivery callgrind file is tens of MB.
+ */
+function steadyPair(run: (length: number) => CallgrindRun, n: Lengths, profiled: boolean) {
+  const kept: string[] = [];
+  const keep = (length: number) => {
+    const result = run(n.warmup + length);
+    kept.push(result.outFile!);
+    return result;
+  };
+  try {
+    const short = keep(n.short);
+    const long = keep(n.long);
+    const inclusive = { inclusive: true };
+    const steadyEngine = windowEngineCosts(
+      engineCosts(annotate(long.outFile!, inclusive)),
+      engineCosts(annotate(short.outFile!, inclusive)),
+      n.long - n.short,
+    );
+    const profile = profiled
+      ? topPerDelivery(annotate(long.outFile!), annotate(short.outFile!), n.long - n.short, 12)
+      : undefined;
+    return { steady: (long.instructions - short.instructions) / (n.long - n.short), steadyEngine, profile };
+  } finally {
+    for (const file of kept) rmSync(join(file, '..'), { recursive: true, force: true });
+  }
+}
+
 /** Every case on one Node line: six callgrind runs each (import, first answer, ready, early, and the steady pair). */
 function measureLine(
   line: NodeLine,
@@ -142,16 +172,8 @@ function measureLine(
     const ready = count({ subject, kind, fixture: many, count: 0 }).instructions;
     const early = count({ subject, kind, fixture: many, count: n.early }).instructions;
     const profiled = plan.profiled && subject === 'ours' && kind === 'hmac' && !repeat;
-    const short = count({ subject, kind, fixture: many, count: n.warmup + n.short }, true);
-    const long = count({ subject, kind, fixture: many, count: n.warmup + n.long }, true);
-    const inclusive = { inclusive: true };
-    const steadyEngine = windowEngineCosts(
-      engineCosts(annotate(long.outFile!, inclusive)),
-      engineCosts(annotate(short.outFile!, inclusive)),
-      n.long - n.short,
-    );
-    if (profiled) profile = topPerDelivery(annotate(long.outFile!), annotate(short.outFile!), n.long - n.short, 12);
-    for (const file of [short.outFile!, long.outFile!]) rmSync(join(file, '..'), { recursive: true, force: true });
+    const pair = steadyPair((length) => count({ subject, kind, fixture: many, count: length }, true), n, profiled);
+    if (pair.profile) profile = pair.profile;
     measured.push({
       subject,
       kind,
@@ -159,8 +181,8 @@ function measureLine(
       importCost: imported - node,
       firstAnswer: first - node,
       early: (early - ready) / n.early,
-      steady: (long.instructions - short.instructions) / (n.long - n.short),
-      steadyEngine,
+      steady: pair.steady,
+      steadyEngine: pair.steadyEngine,
       ...(repeat ? { repeat } : {}),
     });
   }
