@@ -40,13 +40,33 @@ function versionOf(bin: string): string | undefined {
   return run.status === 0 ? run.stdout.trim() : undefined;
 }
 
+/** Where the pinned binaries are and how to install them: the real ones by default, stand-ins in the tests. */
+export interface PinnedRuntimes {
+  binOf: (name: Exclude<NodeLineName, 'this'>) => string;
+  install: () => void;
+}
+
+const PINNED: PinnedRuntimes = {
+  binOf: pinnedNodeBin,
+  install: () => {
+    spawnSync(process.execPath, [join(root, 'scripts', 'runtimes', 'install.mjs')], { stdio: 'ignore' });
+  },
+};
+
 /**
  * Resolves the named lines to binaries, installing the pinned runtimes once if one is missing. A line that still
  * has no working binary comes back in `missing` with how to get it, and the section reports it skipped.
+ *
+ * @example
+ * ```ts
+ * const { lines, missing } = resolveNodeLines(['this', '26'], console.log)
+ * // lines: [{ name: 'this', bin: process.execPath, version: 'v20.20.2' }, { name: '26', bin: '…/node26/bin/node', … }]
+ * ```
  */
 export function resolveNodeLines(
   names: readonly NodeLineName[],
   progress: (line: string) => void,
+  pinned: PinnedRuntimes = PINNED,
 ): { lines: NodeLine[]; missing: string[] } {
   const lines: NodeLine[] = [];
   const missing: string[] = [];
@@ -56,10 +76,10 @@ export function resolveNodeLines(
       lines.push({ name, bin: process.execPath, version: process.version });
       continue;
     }
-    const bin = pinnedNodeBin(name);
+    const bin = pinned.binOf(name);
     if (!existsSync(bin) && !installed) {
       progress(`Node ${name} is not installed: node scripts/runtimes/install.mjs`);
-      spawnSync(process.execPath, [join(root, 'scripts', 'runtimes', 'install.mjs')], { stdio: 'ignore' });
+      pinned.install();
       installed = true;
     }
     const version = existsSync(bin) ? versionOf(bin) : undefined;
