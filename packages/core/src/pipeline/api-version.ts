@@ -73,29 +73,39 @@ export function createApiVersionCheck(
   return function checkApiVersion(envelope, header) {
     const version = envelope.api_version;
     if (logger && header !== undefined && header !== version && once(loggedPairs, `${header}\u0000${version}`)) {
-      safeLog(logger, {
-        level: 'warn',
-        message: `the Service-Kyb-Api-Version header (${header.slice(0, 40)}) disagrees with the signed api_version (${version}); the body is authoritative, so ${version} is used. A proxy may rewrite the header`,
-        code: 'api_version_suspect',
-        eventId: envelope.event_id,
-        eventType: envelope.event,
-      });
+      warnHeaderDisagrees(logger, envelope, header);
     }
     if (options === undefined || version === options.expected) return undefined;
     if (options.onOther === 'reject') {
       return rejection('api_version_unsupported', `api_version ${version}; this receiver accepts ${options.expected}`);
     }
-    if (logger && once(loggedVersions, version)) {
-      safeLog(logger, {
-        level: 'warn',
-        message: `deliveries of api_version ${version} arrive; this receiver was written for ${options.expected}. They are processed; check what changed in ${version} (new fields, new event types), then set apiVersion.expected to ${version}`,
-        code: 'api_version_other',
-        eventId: envelope.event_id,
-        eventType: envelope.event,
-      });
-    }
+    if (logger && once(loggedVersions, version)) warnOtherVersion(logger, envelope, options.expected);
     return undefined;
   };
+}
+
+// The warnings are functions of their own: a delivery of the expected version runs neither, and a function the hot
+// path calls is compiled whole the first time, its cold branches included.
+function warnHeaderDisagrees(logger: Logger, envelope: Envelope, header: string): void {
+  const version = envelope.api_version;
+  safeLog(logger, {
+    level: 'warn',
+    message: `the Service-Kyb-Api-Version header (${header.slice(0, 40)}) disagrees with the signed api_version (${version}); the body is authoritative, so ${version} is used. A proxy may rewrite the header`,
+    code: 'api_version_suspect',
+    eventId: envelope.event_id,
+    eventType: envelope.event,
+  });
+}
+
+function warnOtherVersion(logger: Logger, envelope: Envelope, expected: string): void {
+  const version = envelope.api_version;
+  safeLog(logger, {
+    level: 'warn',
+    message: `deliveries of api_version ${version} arrive; this receiver was written for ${expected}. They are processed; check what changed in ${version} (new fields, new event types), then set apiVersion.expected to ${version}`,
+    code: 'api_version_other',
+    eventId: envelope.event_id,
+    eventType: envelope.event,
+  });
 }
 
 /** The fields of the receiver's `apiVersion` option, for its option rules (receiver-options.ts). */

@@ -253,36 +253,17 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
       completeFailed(error, item, token, ran);
       return;
     }
-    if (typeof (answer as Thenable | null)?.then !== 'function') return reportCompleted(answer, item.envelope, late);
+    if (typeof (answer as Thenable | null)?.then !== 'function') {
+      // The usual answer, checked here: reportCompleted is for the rare ones, and a delivery need not call it.
+      if (answer !== true || late) reportCompleted(logger, answer, item.envelope);
+      return;
+    }
     return (answer as Promise<boolean>).then(
-      (completed) => reportCompleted(completed, item.envelope, late),
+      (completed) => {
+        if (completed !== true || late) reportCompleted(logger, completed, item.envelope);
+      },
       (error: unknown) => completeFailed(error, item, token, ran),
     );
-  }
-
-  function reportCompleted(completed: unknown, envelope: Envelope, late: boolean): void {
-    if (completed === true && !late) return;
-    const where = { eventId: envelope.event_id, eventType: envelope.event };
-    if (completed === false) {
-      safeLog(logger, {
-        level: 'warn',
-        message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler',
-        ...where,
-      });
-    } else if (completed !== true) {
-      safeLog(logger, {
-        level: 'error',
-        message: 'the store answered complete() with something other than a boolean',
-        code: 'store_unavailable',
-        ...where,
-      });
-    } else {
-      safeLog(logger, {
-        level: 'warn',
-        message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded',
-        ...where,
-      });
-    }
   }
 
   /** Logs a complete() that threw or timed out after the handlers succeeded, and tries it again in the background. */
@@ -354,6 +335,31 @@ function createSettle(parts: SettleParts): Pick<ClaimRunSettle, 'settleSuccess' 
   }
 
   return { settleSuccess, settleFailure };
+}
+
+/** Logs what settleSuccess saw besides a timely `true` from complete(): false, not a boolean, or a late success. */
+function reportCompleted(logger: Logger | undefined, completed: unknown, envelope: Envelope): void {
+  const where = { eventId: envelope.event_id, eventType: envelope.event };
+  if (completed === false) {
+    safeLog(logger, {
+      level: 'warn',
+      message: 'the lease expired before the handlers finished; raise leaseMs above your slowest handler',
+      ...where,
+    });
+  } else if (completed !== true) {
+    safeLog(logger, {
+      level: 'error',
+      message: 'the store answered complete() with something other than a boolean',
+      code: 'store_unavailable',
+      ...where,
+    });
+  } else {
+    safeLog(logger, {
+      level: 'warn',
+      message: 'a handler that passed handlerTimeoutMs finished later; its success was recorded',
+      ...where,
+    });
+  }
 }
 
 /** A store call that did not settle within storeTimeoutMs; `pending` is the call, which may still settle. */
