@@ -125,21 +125,9 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
       envelope,
     );
     const outcome = typeof (soon as Thenable).then === 'function' ? await soon : (soon as HandlerOutcome);
-    if (outcome !== HANDLED && outcome instanceof HandlerError) {
-      // 8. settle a failure: free the claim so the service's retry runs the handlers again
-      await settleFailure(dedupeKey, token, envelope);
-      return { ...reject(logger, rejection('handler_failed', undefined, outcome), envelope), event };
-    }
     if (outcome !== HANDLED) {
-      // Past the deadline. The claim stays held while the handler may still be running, so no retry runs it
-      // concurrently before the lease ends; its late outcome still settles the claim (a late success is recorded,
-      // so the retry is answered duplicate; a late failure frees the claim for the retry).
-      const settling = outcome.stillRunning.then(
-        () => settleSuccess(item, token, true),
-        () => settleFailure(dedupeKey, token, envelope),
-      );
-      handOff(item.waitUntil, settling);
-      return { ...reject(logger, 'handler_timeout', envelope), event };
+      const failure = await settleUnhandled(item, token, outcome, () => settleSuccess(item, token, true));
+      return { ...reject(logger, failure, envelope), event };
     }
 
     // 8. settle a success
@@ -159,19 +147,31 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
       context,
       envelope,
     );
+    return outcome === HANDLED ? undefined : await settleUnhandled(item, token, outcome, settleLateSuccess);
+  }
+
+  /**
+   * A handler failed, or passed handlerTimeoutMs (a delivery that succeeds never calls this). A failure frees the
+   * claim, so the service's retry runs the handlers again. Past the deadline the claim stays held while the handler
+   * may still be running, so no retry runs it concurrently before the lease ends; its late outcome still settles the
+   * claim (`settleLateSuccess` records a success, so the retry is answered duplicate; a failure frees the claim).
+   */
+  async function settleUnhandled(
+    item: VerifiedItem,
+    token: string,
+    outcome: Exclude<HandlerOutcome, typeof HANDLED>,
+    settleLateSuccess: () => unknown,
+  ): Promise<KybWebhookError> {
+    const { dedupeKey, envelope } = item;
     if (outcome instanceof HandlerError) {
-      await settleFailure(item.dedupeKey, token, envelope);
+      await settleFailure(dedupeKey, token, envelope);
       return rejection('handler_failed', undefined, outcome);
     }
-    if (outcome !== HANDLED) {
-      // As on the unordered path: the claim stays held while the handler may still run; its late outcome settles it.
-      handOff(
-        item.waitUntil,
-        outcome.stillRunning.then(settleLateSuccess, () => settleFailure(item.dedupeKey, token, envelope)),
-      );
-      return rejection('handler_timeout');
-    }
-    return undefined;
+    handOff(
+      item.waitUntil,
+      outcome.stillRunning.then(settleLateSuccess, () => settleFailure(dedupeKey, token, envelope)),
+    );
+    return rejection('handler_timeout');
   }
 
   return { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure };

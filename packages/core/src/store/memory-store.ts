@@ -268,40 +268,47 @@ function createMemoryTables(maxEntries: number): MemoryTables {
   // and on overflow the oldest records go first (a Map iterates in insertion order). Overflow evicts a batch, not
   // one record per claim: a deleted Map entry stays a hole that every new iterator skips until the table is
   // rebuilt, so taking `keys().next()` on each claim at the cap grew to ~100 µs a claim.
+  // Each pass is a function of its own: a claim runs the three checks, and rarely a pass.
   function trim(time: number): void {
-    if (time >= nextSweepAt) {
-      nextSweepAt = time + SWEEP_INTERVAL_MS;
-      for (const [eventId, record] of records) if (expiryOf(record) <= time) records.delete(eventId);
-      for (const [streamId, cursor] of cursors) if (cursor.expiresAt <= time) cursors.delete(streamId);
-      for (const [streamId, list] of skips) {
-        const live = list.filter((skip) => skip.expiresAt > time);
-        if (live.length === 0) skips.delete(streamId);
-        else skips.set(streamId, live);
-      }
+    if (time >= nextSweepAt) sweep(time);
+    if (cursors.size > maxEntries) evictCursors();
+    if (records.size > maxEntries && records.size >= evictAgainAt) evictRecords(time);
+  }
+
+  function sweep(time: number): void {
+    nextSweepAt = time + SWEEP_INTERVAL_MS;
+    for (const [eventId, record] of records) if (expiryOf(record) <= time) records.delete(eventId);
+    for (const [streamId, cursor] of cursors) if (cursor.expiresAt <= time) cursors.delete(streamId);
+    for (const [streamId, list] of skips) {
+      const live = list.filter((skip) => skip.expiresAt > time);
+      if (live.length === 0) skips.delete(streamId);
+      else skips.set(streamId, live);
     }
-    if (cursors.size > maxEntries) {
-      let excess = cursors.size - maxEntries + evictionBatch;
-      for (const streamId of cursors.keys()) {
-        if (excess-- <= 0) break;
-        cursors.delete(streamId);
-        skips.delete(streamId);
-      }
+  }
+
+  function evictCursors(): void {
+    let excess = cursors.size - maxEntries + evictionBatch;
+    for (const streamId of cursors.keys()) {
+      if (excess-- <= 0) break;
+      cursors.delete(streamId);
+      skips.delete(streamId);
     }
-    if (records.size > maxEntries && records.size >= evictAgainAt) {
-      let excess = records.size - maxEntries + evictionBatch;
-      const held: [string, MemoryLease][] = [];
-      for (const [eventId, record] of records) {
-        if (excess <= 0) break;
-        // A lease still held is a handler still running: dropping it would let a redelivery run the event beside
-        // it and lose its completion. It moves to the back instead, so the next pass does not walk it again.
-        if (typeof record === 'object' && record.expiresAt > time) held.push([eventId, record]);
-        else excess--;
-        records.delete(eventId);
-      }
-      for (const [eventId, lease] of held) records.set(eventId, lease);
-      // Full of running handlers: walking the map on every claim would cost O(n) each; wait for another batch first.
-      evictAgainAt = excess > 0 ? records.size + evictionBatch : 0;
+  }
+
+  function evictRecords(time: number): void {
+    let excess = records.size - maxEntries + evictionBatch;
+    const held: [string, MemoryLease][] = [];
+    for (const [eventId, record] of records) {
+      if (excess <= 0) break;
+      // A lease still held is a handler still running: dropping it would let a redelivery run the event beside
+      // it and lose its completion. It moves to the back instead, so the next pass does not walk it again.
+      if (typeof record === 'object' && record.expiresAt > time) held.push([eventId, record]);
+      else excess--;
+      records.delete(eventId);
     }
+    for (const [eventId, lease] of held) records.set(eventId, lease);
+    // Full of running handlers: walking the map on every claim would cost O(n) each; wait for another batch first.
+    evictAgainAt = excess > 0 ? records.size + evictionBatch : 0;
   }
 
   /**
