@@ -16,16 +16,21 @@ const ASCII = /^[!-~]*$/;
 export function readHeader(headers: HeadersInput, name: string): string | undefined {
   if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name) ?? undefined;
   const record = headers as Record<string, string | string[] | undefined>;
-  let value = record[name];
-  if (value === undefined) {
-    for (const key of Object.keys(record)) {
-      // ASCII-only case folding, as HTTP field names are ASCII: toLowerCase() alone would map a KELVIN SIGN to "k".
-      if (key.length === name.length && ASCII.test(key) && key.toLowerCase() === name) {
-        value = record[key];
-        break;
-      }
-    }
-  }
+  const own = record[name];
+  const value = own === undefined ? valueUnderOtherCase(record, name) : own;
   // typeof first: nearly every value is a string, and Array.isArray is a call where the code is not yet optimized.
   return typeof value === 'object' && Array.isArray(value) ? value.join(', ') : value;
+}
+
+// A function of its own: Node's headers are lower-cased already, so deliveries rarely get here, and the loop would
+// otherwise be compiled into every caller the JIT inlines readHeader into.
+function valueUnderOtherCase(
+  record: Record<string, string | string[] | undefined>,
+  name: string,
+): string | string[] | undefined {
+  for (const key of Object.keys(record)) {
+    // ASCII-only case folding, as HTTP field names are ASCII: toLowerCase() alone would map a KELVIN SIGN to "k".
+    if (key.length === name.length && ASCII.test(key) && key.toLowerCase() === name) return record[key];
+  }
+  return undefined;
 }
