@@ -268,7 +268,8 @@ function createMemoryTables(maxEntries: number): MemoryTables {
   // and on overflow the oldest records go first (a Map iterates in insertion order). Overflow evicts a batch, not
   // one record per claim: a deleted Map entry stays a hole that every new iterator skips until the table is
   // rebuilt, so taking `keys().next()` on each claim at the cap grew to ~100 µs a claim.
-  // Each pass is a function of its own: a claim runs the three checks, and rarely a pass.
+  // Each pass is a function of its own: a claim runs the three checks and rarely a pass, and the JIT compiles a
+  // function whole, so loops inside trim were compiled into the code every claim runs (docs/architecture.md §11).
   function trim(time: number): void {
     if (time >= nextSweepAt) sweep(time);
     if (cursors.size > maxEntries) evictCursors();
