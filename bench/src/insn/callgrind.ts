@@ -59,15 +59,18 @@ export function callgrind(program: string, spec: RunSpec, keep = false, nodeBin 
       maxBuffer: 64 * 1024 * 1024,
     },
   );
+  // Kept only for a run that succeeded: the caller removes a kept file, and never sees one of a run that failed.
+  let handedOver = false;
   try {
     if (run.status !== 0) {
       throw new Error(`callgrind run ${JSON.stringify(spec)} failed (${run.status}): ${run.stderr.slice(-2000)}`);
     }
     const summary = /^summary:\s+(\d+)/m.exec(readFileSync(outFile, 'utf8'));
     if (!summary) throw new Error(`no summary line in ${outFile}`);
+    handedOver = keep;
     return keep ? { instructions: Number(summary[1]), outFile } : { instructions: Number(summary[1]) };
   } finally {
-    if (!keep) rmSync(dir, { recursive: true, force: true });
+    if (!handedOver) rmSync(dir, { recursive: true, force: true });
   }
 }
 
