@@ -63,7 +63,9 @@ export function callgrind(program: string, spec: RunSpec, keep = false, nodeBin 
   let handedOver = false;
   try {
     if (run.status !== 0) {
-      throw new Error(`callgrind run ${JSON.stringify(spec)} failed (${run.status}): ${run.stderr.slice(-2000)}`);
+      // No stderr when valgrind could not start at all (spawnSync's error says why).
+      const why = run.stderr?.slice(-2000) ?? run.error?.message;
+      throw new Error(`callgrind run ${JSON.stringify(spec)} failed (${run.status}): ${why}`);
     }
     const summary = /^summary:\s+(\d+)/m.exec(readFileSync(outFile, 'utf8'));
     if (!summary) throw new Error(`no summary line in ${outFile}`);
