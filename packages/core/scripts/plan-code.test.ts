@@ -1,18 +1,20 @@
 import { transformSync } from 'esbuild';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PLAN_PREDICATES } from '../src/events/predicates.js';
 import * as planRuntime from '../src/events/schema-plan.js';
 import { compilePlan, type PlanNode, type SchemaPlan } from '../src/events/schema-plan.js';
 import { PlanWriter } from './plan-code.js';
 import { PLAN_EDGES, planValues } from './plan-values.js';
 
-/** The function PlanWriter writes for a plan, transpiled and evaluated with schema-plan.ts's helpers in scope. */
+/**
+ * The function PlanWriter writes for a plan, transpiled and evaluated with schema-plan.ts's helpers in scope (and not
+ * predicates.ts's, which it writes in place).
+ */
 function written(plan: SchemaPlan): PlanNode {
   const writer = new PlanWriter();
   const name = writer.functionOf(plan);
   const { code } = transformSync(`${writer.declarations()}\nreturn ${name};`, { loader: 'ts' });
-  const scope = { ...planRuntime, ...PLAN_PREDICATES };
+  const scope = { ...planRuntime };
   // The test evaluates the code the generator writes, as the generated module would run it.
   return new Function(...Object.keys(scope), code)(...Object.values(scope)) as PlanNode;
 }
@@ -117,13 +119,18 @@ describe('PlanWriter', () => {
     expect(code.match(/verdict = DEFER;/g)).toHaveLength(2);
   });
 
-  it('imports only the helpers and predicates its functions call', () => {
+  it('imports only the helpers its functions call, and writes the object checks and short bounds in place', () => {
     const writer = new PlanWriter();
     writer.functionOf({
       kind: 'object',
-      fields: [{ key: 'data', plan: { kind: 'custom', predicate: 'isDataObject' }, mayBeAbsent: false }],
+      fields: [
+        { key: 'data', plan: { kind: 'custom', predicate: 'isDataObject' }, mayBeAbsent: false },
+        { key: 'id', plan: { kind: 'string', checks: [{ min: 1 }, { max: 500 }] }, mayBeAbsent: false },
+      ],
     });
-    expect(writer.imports()).toEqual({ helpers: ['copiesUnchanged'], predicates: ['isDataObject'] });
+    expect(writer.imports()).toEqual({ helpers: ['hasMaxCodePoints'] });
+    expect(writer.declarations()).not.toMatch(/isDataObject|copiesUnchanged|hasMinCodePoints/);
+    expect(writer.declarations()).toContain('(item.length <= 500 || hasMaxCodePoints(item, 500))');
   });
 
   it('refuses a custom check given as a function, which has no name to write', () => {

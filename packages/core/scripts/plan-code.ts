@@ -15,13 +15,22 @@ import {
   type SchemaPlan,
   type StringCheck,
 } from '../src/events/schema-plan.js';
+import type { PlanPredicateName } from '../src/events/predicates.js';
 
 /** A name `record.name` can be written with. */
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
+/**
+ * The predicates of predicates.ts written in place, each as the expression its function returns: a call costs a new
+ * process's baseline code about 120 instructions, and the object check runs once per object of every delivery (17 calls
+ * a delivery for the webhook schemas). The property test beside this file checks each against the function.
+ */
+const WRITTEN_PREDICATES = {
+  isDataObject: (value) => `typeof ${value} === 'object' && ${value} !== null && !Array.isArray(${value})`,
+} satisfies Record<PlanPredicateName, (value: string) => string>;
+
 /** Helpers of schema-plan.ts the written functions call, each imported only when used. */
-export type PlanHelper =
-  'copiesUnchanged' | 'hasMinCodePoints' | 'hasMaxCodePoints' | 'recordVerdict' | 'rememberingTest';
+export type PlanHelper = 'hasMinCodePoints' | 'hasMaxCodePoints' | 'recordVerdict' | 'rememberingTest';
 
 /**
  * Collects the functions of any number of plans, sharing one function between equal nodes.
@@ -37,7 +46,6 @@ export class PlanWriter {
   readonly #functions = new Map<string, string>();
   readonly #bodies: string[] = [];
   readonly #patterns = new Map<string, string>();
-  readonly #predicates = new Set<string>();
   readonly #helpers = new Set<PlanHelper>();
 
   /** The name of a function `(value: unknown) => Verdict` that answers as `compilePlan(plan)` does. */
@@ -63,9 +71,9 @@ export class PlanWriter {
     return [...patterns, ...this.#bodies].join('\n\n');
   }
 
-  /** The helpers of schema-plan.ts and the predicates of predicates.ts the functions call. */
-  imports(): { helpers: PlanHelper[]; predicates: string[] } {
-    return { helpers: [...this.#helpers].sort(), predicates: [...this.#predicates].sort() };
+  /** The helpers of schema-plan.ts the functions call. */
+  imports(): { helpers: PlanHelper[] } {
+    return { helpers: [...this.#helpers].sort() };
   }
 
   #bodyOf(plan: SchemaPlan): string {
@@ -95,10 +103,10 @@ export class PlanWriter {
    */
   #testOf(plan: SchemaPlan, value: string): string | undefined {
     switch (plan.kind) {
-      case 'string':
-        return [`typeof ${value} === 'string'`, ...plan.checks.map((check) => this.#stringTest(check, value))].join(
-          ' && ',
-        );
+      case 'string': {
+        const checks = plan.checks.map((check) => this.#stringTest(check, value)).filter((test) => test !== 'true');
+        return [`typeof ${value} === 'string'`, ...checks].join(' && ');
+      }
       case 'number': {
         // Number.isSafeInteger is false for anything but a finite number, so with it the type test goes.
         const safeint = plan.checks.some((check) => 'safeint' in check);
@@ -117,8 +125,7 @@ export class PlanWriter {
       case 'custom':
         // Only a named predicate can be written, and the named ones are synchronous: never a promise (DEFER).
         if (typeof plan.predicate === 'function') throw new Error('a custom check written as a function has no name');
-        this.#predicates.add(plan.predicate);
-        return `${plan.predicate}(${value})`;
+        return `(${WRITTEN_PREDICATES[plan.predicate](value)})`;
       case 'optional': {
         const inner = this.#testOf(plan.inner, value);
         if (inner === undefined || inner === 'true') return inner;
@@ -129,9 +136,17 @@ export class PlanWriter {
     }
   }
 
+  /**
+   * A string check. A bound on code points is first tested on UTF-16 units, which settles nearly every string without
+   * the helper's call: a string of n units holds n/2 to n code points, and one of at least one unit at least one.
+   */
   #stringTest(check: StringCheck, value: string): string {
-    if ('min' in check) return this.#helper('hasMinCodePoints', `${value}, ${check.min}`);
-    if ('max' in check) return this.#helper('hasMaxCodePoints', `${value}, ${check.max}`);
+    if ('min' in check) {
+      if (check.min <= 1) return check.min === 0 ? 'true' : `${value}.length >= 1`;
+      return `(${value}.length >= ${check.min * 2} || ${this.#helper('hasMinCodePoints', `${value}, ${check.min}`)})`;
+    }
+    if ('max' in check)
+      return `(${value}.length <= ${check.max} || ${this.#helper('hasMaxCodePoints', `${value}, ${check.max}`)})`;
     const key = JSON.stringify({ pattern: check.pattern, flags: check.flags });
     let name = this.#patterns.get(key);
     if (name === undefined) {
@@ -161,10 +176,12 @@ export class PlanWriter {
   }
 
   #objectBody(fields: readonly { key: string; plan: SchemaPlan; mayBeAbsent: boolean }[]): string {
-    this.#helpers.add('copiesUnchanged');
-    // zod's own object check, which predicates.ts already holds for the envelope's `data`.
-    this.#predicates.add('isDataObject');
-    const lines = ['if (!isDataObject(value)) return REJECT;'];
+    // zod's own object check, which predicates.ts already holds for the envelope's `data`; written in place, as is
+    // copiesUnchanged's test (schema-plan.ts) at the end.
+    const lines = [
+      `if (!(${WRITTEN_PREDICATES.isDataObject('value')})) return REJECT;`,
+      'const record = value as Record<string, unknown>;',
+    ];
     let checks = fields.map((field) => this.#fieldCheck(field));
     const calls = checks.filter((check) => check.includes('result = ')).length;
     if (calls === 1) checks = checks.map((check) => check.replace('result = ', 'const result = '));
@@ -173,10 +190,11 @@ export class PlanWriter {
     const defers = calls > 0;
     if (fields.length > 0) lines.push('let item: unknown;');
     lines.push(...checks);
+    const unchanged = "Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__')";
     lines.push(
       defers
-        ? 'return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;'
-        : 'return copiesUnchanged(value) ? ACCEPT : DEFER;',
+        ? `return verdict === ACCEPT && !(${unchanged}) ? DEFER : verdict;`
+        : `return ${unchanged} ? ACCEPT : DEFER;`,
     );
     return lines.join('\n');
   }
@@ -186,8 +204,8 @@ export class PlanWriter {
    * `in` test is left out where the field's own answer for `undefined` is already that.
    */
   #fieldCheck({ key, plan, mayBeAbsent }: { key: string; plan: SchemaPlan; mayBeAbsent: boolean }): string {
-    const read = IDENTIFIER.test(key) ? `value.${key}` : `value[${JSON.stringify(key)}]`;
-    const absent = `item === undefined && !(${JSON.stringify(key)} in value)`;
+    const read = IDENTIFIER.test(key) ? `record.${key}` : `record[${JSON.stringify(key)}]`;
+    const absent = `item === undefined && !(${JSON.stringify(key)} in record)`;
     const answerForUndefined = compilePlan(plan)(undefined);
     const check = this.#check(plan, 'item');
     if (mayBeAbsent) {

@@ -5,15 +5,12 @@ import {
   ACCEPT,
   DEFER,
   REJECT,
-  copiesUnchanged,
   hasMaxCodePoints,
-  hasMinCodePoints,
   recordVerdict,
   rememberingTest,
   type PlanNode,
   type Verdict,
 } from './schema-plan.js';
-import { isDataObject } from './predicates.js';
 
 const matchesPattern0 = rememberingTest(new RegExp('^[\\x21-\\x7e]{1,200}$', ''));
 
@@ -38,25 +35,27 @@ const matchesPattern5 = rememberingTest(
 );
 
 function v0(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let item: unknown;
-  item = value.event;
+  item = record.event;
   if (!(typeof item === 'string' && matchesPattern0(item))) return REJECT;
-  item = value.event_id;
+  item = record.event_id;
   if (!(typeof item === 'string' && matchesPattern1(item))) return REJECT;
-  item = value.stream_id;
-  if (!(typeof item === 'string' && hasMinCodePoints(item, 1) && hasMaxCodePoints(item, 500))) return REJECT;
-  item = value.seq;
+  item = record.stream_id;
+  if (!(typeof item === 'string' && item.length >= 1 && (item.length <= 500 || hasMaxCodePoints(item, 500))))
+    return REJECT;
+  item = record.seq;
   if (!(Number.isSafeInteger(item) && (item as number) >= 0 && (item as number) <= 9007199254740991)) return REJECT;
-  item = value.timestamp;
+  item = record.timestamp;
   if (!(Number.isSafeInteger(item) && (item as number) >= 0)) return REJECT;
-  item = value.api_version;
+  item = record.api_version;
   if (!(typeof item === 'string' && matchesPattern2(item))) return REJECT;
-  item = value.data;
-  if (!isDataObject(item)) return REJECT;
-  item = value.attestation;
-  if (!(item === undefined || (typeof item === 'string' && hasMinCodePoints(item, 1)))) return REJECT;
-  return copiesUnchanged(value) ? ACCEPT : DEFER;
+  item = record.data;
+  if (!(typeof item === 'object' && item !== null && !Array.isArray(item))) return REJECT;
+  item = record.attestation;
+  if (!(item === undefined || (typeof item === 'string' && item.length >= 1))) return REJECT;
+  return Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__') ? ACCEPT : DEFER;
 }
 
 function v1(value: unknown): Verdict {
@@ -68,15 +67,16 @@ function v1(value: unknown): Verdict {
 }
 
 function v2(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let item: unknown;
-  item = value.field;
+  item = record.field;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.tier;
+  item = record.tier;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.cents;
+  item = record.cents;
   if (!Number.isSafeInteger(item)) return REJECT;
-  return copiesUnchanged(value) ? ACCEPT : DEFER;
+  return Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__') ? ACCEPT : DEFER;
 }
 
 function v3(value: unknown): Verdict {
@@ -92,18 +92,22 @@ function v3(value: unknown): Verdict {
 }
 
 function v4(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let verdict: Verdict = ACCEPT;
   let item: unknown;
-  item = value.quoted_cents;
+  item = record.quoted_cents;
   if (!Number.isSafeInteger(item)) return REJECT;
-  item = value.currency;
+  item = record.currency;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.lines;
+  item = record.lines;
   const result = v3(item);
   if (result === REJECT) return REJECT;
   if (result === DEFER) verdict = DEFER;
-  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
+  return verdict === ACCEPT &&
+    !(Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__'))
+    ? DEFER
+    : verdict;
 }
 
 function v5(value: unknown): Verdict {
@@ -111,35 +115,43 @@ function v5(value: unknown): Verdict {
 }
 
 function v6(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let verdict: Verdict = ACCEPT;
   let item: unknown;
-  item = value.request_id;
+  item = record.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = value.expires_at;
+  item = record.expires_at;
   if (v1(item) === REJECT) return REJECT;
-  item = value.price;
+  item = record.price;
   const result = v5(item);
   if (result === REJECT) return REJECT;
   if (result === DEFER) verdict = DEFER;
-  item = value.offer_id;
+  item = record.offer_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
+  return verdict === ACCEPT &&
+    !(Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__'))
+    ? DEFER
+    : verdict;
 }
 
 function v7(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let verdict: Verdict = ACCEPT;
   let item: unknown;
-  item = value.charged_cents;
+  item = record.charged_cents;
   if (!Number.isSafeInteger(item)) return REJECT;
-  item = value.currency;
+  item = record.currency;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.lines;
+  item = record.lines;
   const result = v3(item);
   if (result === REJECT) return REJECT;
   if (result === DEFER) verdict = DEFER;
-  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
+  return verdict === ACCEPT &&
+    !(Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__'))
+    ? DEFER
+    : verdict;
 }
 
 function v8(value: unknown): Verdict {
@@ -147,15 +159,16 @@ function v8(value: unknown): Verdict {
 }
 
 function v9(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let item: unknown;
-  item = value.approved_at;
+  item = record.approved_at;
   if (v1(item) === REJECT) return REJECT;
-  item = value.action_id;
+  item = record.action_id;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.threshold_met;
+  item = record.threshold_met;
   if (!(typeof item === 'boolean')) return REJECT;
-  return copiesUnchanged(value) ? ACCEPT : DEFER;
+  return Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__') ? ACCEPT : DEFER;
 }
 
 function v10(value: unknown): Verdict {
@@ -163,41 +176,46 @@ function v10(value: unknown): Verdict {
 }
 
 function v11(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let verdict: Verdict = ACCEPT;
   let result: Verdict;
   let item: unknown;
-  item = value.request_id;
+  item = record.request_id;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.released_at;
+  item = record.released_at;
   if (v1(item) === REJECT) return REJECT;
-  item = value.field_count;
+  item = record.field_count;
   if (!(Number.isSafeInteger(item) && (item as number) >= 0)) return REJECT;
-  item = value.pii_included;
+  item = record.pii_included;
   if (!(typeof item === 'boolean')) return REJECT;
-  item = value.attestation_kid;
+  item = record.attestation_kid;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.attestation_expires_at;
+  item = record.attestation_expires_at;
   if (v1(item) === REJECT) return REJECT;
-  item = value.charge;
+  item = record.charge;
   result = v8(item);
   if (result === REJECT) return REJECT;
   if (result === DEFER) verdict = DEFER;
-  item = value.approval;
+  item = record.approval;
   result = v10(item);
   if (result === REJECT) return REJECT;
   if (result === DEFER) verdict = DEFER;
-  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
+  return verdict === ACCEPT &&
+    !(Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__'))
+    ? DEFER
+    : verdict;
 }
 
 function v12(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let item: unknown;
-  item = value.request_id;
+  item = record.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = value.reason;
-  if (!(typeof item === 'string' && hasMinCodePoints(item, 1))) return REJECT;
-  return copiesUnchanged(value) ? ACCEPT : DEFER;
+  item = record.reason;
+  if (!(typeof item === 'string' && item.length >= 1)) return REJECT;
+  return Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__') ? ACCEPT : DEFER;
 }
 
 function v13(value: unknown): Verdict {
@@ -205,19 +223,20 @@ function v13(value: unknown): Verdict {
 }
 
 function v14(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let item: unknown;
-  item = value.request_id;
+  item = record.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = value.digest;
+  item = record.digest;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.message_kind;
+  item = record.message_kind;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.created_at;
+  item = record.created_at;
   if (v13(item) === REJECT) return REJECT;
-  item = value.expires_at;
+  item = record.expires_at;
   if (v13(item) === REJECT) return REJECT;
-  return copiesUnchanged(value) ? ACCEPT : DEFER;
+  return Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__') ? ACCEPT : DEFER;
 }
 
 function v15(value: unknown): Verdict {
@@ -233,59 +252,66 @@ function v17(value: unknown): Verdict {
 }
 
 function v18(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let verdict: Verdict = ACCEPT;
   let item: unknown;
-  item = value.request_id;
+  item = record.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = value.signature;
+  item = record.signature;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.digest;
+  item = record.digest;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.signed_at;
+  item = record.signed_at;
   if (v1(item) === REJECT) return REJECT;
-  item = value.verification;
+  item = record.verification;
   const result = v17(item);
   if (result === REJECT) return REJECT;
   if (result === DEFER) verdict = DEFER;
-  return verdict === ACCEPT && !copiesUnchanged(value) ? DEFER : verdict;
+  return verdict === ACCEPT &&
+    !(Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__'))
+    ? DEFER
+    : verdict;
 }
 
 function v19(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let item: unknown;
-  item = value.request_id;
+  item = record.request_id;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  item = value.reason;
-  if (!(typeof item === 'string' && hasMinCodePoints(item, 1))) return REJECT;
-  item = value.digest;
+  item = record.reason;
+  if (!(typeof item === 'string' && item.length >= 1)) return REJECT;
+  item = record.digest;
   if (!(typeof item === 'string')) return REJECT;
-  return copiesUnchanged(value) ? ACCEPT : DEFER;
+  return Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__') ? ACCEPT : DEFER;
 }
 
 function v20(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let item: unknown;
-  item = value.previous_wallet_address;
+  item = record.previous_wallet_address;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.wallet_address;
+  item = record.wallet_address;
   if (!(item === undefined || typeof item === 'string')) return REJECT;
-  return copiesUnchanged(value) ? ACCEPT : DEFER;
+  return Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__') ? ACCEPT : DEFER;
 }
 
 function v21(value: unknown): Verdict {
-  if (!isDataObject(value)) return REJECT;
+  if (!(typeof value === 'object' && value !== null && !Array.isArray(value))) return REJECT;
+  const record = value as Record<string, unknown>;
   let item: unknown;
-  item = value.name;
+  item = record.name;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.subject_type;
+  item = record.subject_type;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.subject;
+  item = record.subject;
   if (!(typeof item === 'string')) return REJECT;
-  item = value.value;
-  if (item === undefined && !('value' in value)) return REJECT;
+  item = record.value;
+  if (item === undefined && !('value' in record)) return REJECT;
 
-  return copiesUnchanged(value) ? ACCEPT : DEFER;
+  return Object.getPrototypeOf(record) === Object.prototype && !Object.hasOwn(record, '__proto__') ? ACCEPT : DEFER;
 }
 
 function v22(value: unknown): Verdict {
