@@ -1,6 +1,12 @@
 import { optionRules } from '../option-rules.js';
 import { validateOptions, type OptionsSpec } from '../option-validation.js';
-import { storeDurationMs, type ClaimOptions, type ClaimResult, type CompleteOptions } from './dedupe.js';
+import {
+  createLeaseToken,
+  storeDurationMs,
+  type ClaimOptions,
+  type ClaimResult,
+  type CompleteOptions,
+} from './dedupe.js';
 import {
   checkListStreamsOptions,
   checkSkipArguments,
@@ -40,9 +46,6 @@ interface MemoryCursor {
 
 /** Expired records are dropped on lookup anyway; the sweep only returns their memory, so once a minute is plenty. */
 const SWEEP_INTERVAL_MS = 60_000;
-
-/** How many memory stores this module made: each store's number starts its lease tokens. */
-let memoryStoresMade = 0;
 
 const MEMORY_STORE_SPEC: OptionsSpec = {
   owner: 'createMemoryStore',
@@ -104,13 +107,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   const now = options.now ?? Date.now;
   const maxEntries = options.maxEntries ?? 100_000;
   const { records, cursors, skips, live, trim, lease, cursorOf, setCursor } = createMemoryTables(maxEntries);
-  // A lease token is this store's number plus a counter. It fences: it differs from every other token of every memory
-  // store of this module, so a stale or misplaced token settles nothing. It need not be secret, as the SQL and Redis
-  // stores' random tokens are: only this process's code holds or checks one. No random value, then: the first random
-  // value of a process sets up the platform's generator (about 1.5 M instructions on Node 26, in the first delivery),
-  // Cloudflare Workers forbid one in global scope, where a receiver and its memory store are commonly created, and a
-  // random UUID per claim cost several µs per delivery under HTTP load.
-  const tokenPrefix = `m${++memoryStoresMade}`;
+  // A lease token is this store's random prefix plus a counter: as unguessable and unique as a random UUID per
+  // claim (no two stores share a prefix), which cost several µs per delivery under HTTP load (the bench's HTTP section).
+  // Made on the first claim, not here: Cloudflare Workers forbid random values in global scope, where a receiver (and
+  // its default memory store) is commonly created.
+  let tokenPrefix: string | undefined;
   let leaseCount = 0;
 
   // claim, complete and release answer synchronously (the DedupeStore contract allows it): the receiver then spends
@@ -120,7 +121,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       const time = now();
       const existing = live(eventId, time);
       if (existing !== undefined) return typeof existing === 'number' ? COMPLETED : IN_PROGRESS;
-      const token = `${tokenPrefix}.${++leaseCount}`;
+      const token = `${(tokenPrefix ??= createLeaseToken())}.${++leaseCount}`;
       records.set(eventId, { token, expiresAt: time + leaseMs });
       trim(time);
       return { status: 'acquired', token };
