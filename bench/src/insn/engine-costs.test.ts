@@ -48,14 +48,24 @@ const NODE26 = new Map([
   ],
   ['???:v8::internal::IncrementalMarking::AdvanceOnAllocation()', 410],
   ['???:v8::internal::IncrementalMarking::Step(v8::base::TimeDelta, unsigned long, v8::internal::StepOrigin)', 400],
+  // A scavenge's job: 250 of it run by the main thread inside CollectGarbage, 300 by a platform worker.
+  ['???:v8::platform::DefaultJobState::Join()', 250],
+  ['???:v8::internal::ScavengerJobTask::Run(v8::JobDelegate*)', 550],
+  ['???:v8::platform::DefaultJobWorker::Run()', 300],
 ]);
 
 describe('engineCosts', () => {
   it('adds the roots of compiling and of collecting, each once, and nothing that runs inside them or around them', () => {
     // Compile(JSFunction) holds Compile(SharedFunctionInfo); the task holds a step and may finalise through
-    // CollectGarbage; the runtime entry and the lambda hold what their roots hold.
+    // CollectGarbage; the runtime entry and the lambda hold what their roots hold; a job's task is run by the main
+    // thread inside CollectGarbage and by the workers inside their own root.
     expect(engineCosts(NODE22)).toEqual({ compiling: 1_380, collecting: 2_600 });
-    expect(engineCosts(NODE26)).toEqual({ compiling: 500, collecting: 1_300 });
+    expect(engineCosts(NODE26)).toEqual({ compiling: 500, collecting: 1_600 });
+  });
+
+  it("counts the GC work a platform worker did, which is not under the main thread's roots", () => {
+    const worker = '???:v8::platform::DefaultJobWorker::Run()';
+    expect(engineCosts(new Map([[worker, 300]]))).toEqual({ compiling: 0, collecting: 300 });
   });
 
   it('is zero for a profile without V8 at work', () => {
