@@ -1,8 +1,8 @@
 /**
  * What V8 itself spent in a window of deliveries, beside running the receiver: compiling JavaScript and collecting
  * garbage. Both come in lumps. Between 6,000 and 10,000 deliveries on Node 26, TurboFan still compiled three of
- * ours' functions (12.5k instructions a delivery) and part of a major GC fell in the window (13.1k), while Stripe's
- * window held 3.4k and 3.5k: the rest was 129.7k against 122.3k (bench README, Instructions). Issue 28 asks for the
+ * ours' functions (12.2k instructions a delivery) and part of a major GC fell in the window (13.0k), while Stripe's
+ * window held 3.4k and 3.4k: the rest was 128.8k against 122.3k (bench README, Instructions). Issue 28 asks for the
  * steady state after the JIT compiling; these figures say how much of a window is still that, so that a verdict the
  * lumps decide is `unsure`.
  */
