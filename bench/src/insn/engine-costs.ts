@@ -20,9 +20,8 @@ export interface EngineCosts {
 // steps, which Node 22 and 24 take in a task (whose finalisation calls CollectGarbage, so the task is not a root) and
 // Node 26 on allocation. And the platform's worker threads: --single-threaded still lets a scavenge hand part of its
 // work to them as a job (`ScavengerJobTask`, the only job they ran, `--tree=calling`), which is not under the main
-// thread's CollectGarbage. How much they take depends on how the OS schedules valgrind's threads, so without this root
-// the column moved with the machine's load: ours' same build, idle and beside a CI run, 18.7k and 12.5k a delivery;
-// with it, 14.1k and 14.5k. The main thread runs its own share through `DefaultJobState::Join`, not through a worker.
+// thread's CollectGarbage (the main thread runs its own share through `DefaultJobState::Join`). Without this root the
+// column moved with how the OS scheduled valgrind's threads, so with the machine's load (bench README, Instructions).
 const COMPILING = [
   /^Compiler::Compile\(Isolate\*, (Direct)?Handle<SharedFunctionInfo>/,
   /^Compiler::CompileSharedWithBaseline\(/,
