@@ -74,7 +74,7 @@ export interface RemoteAnswer {
  * const report = await recover({ client, receiver, requestIds: [requestId] })
  * ```
  */
-export interface RemoteReceiver extends Pick<RecoverTarget['receiver'], 'replay' | 'orderingMode'> {
+export interface RemoteReceiver extends Pick<RecoverTarget['receiver'], 'replay' | 'orderingMode' | 'skipsUnfillable'> {
   /** The answer to the latest attempt of each event, by event_id. */
   readonly answers: ReadonlyMap<string, RemoteAnswer>;
   /** The highest seq of each stream the receiver acknowledged with a 2xx during this run. */
@@ -83,7 +83,9 @@ export interface RemoteReceiver extends Pick<RecoverTarget['receiver'], 'replay'
 
 /**
  * Creates a {@link RemoteReceiver}. Its `orderingMode` is `enforce`, so `recover()` stops a stream at its first
- * event the receiver does not accept and holds the later ones: the receiver never gets seq N+1 before N.
+ * event the receiver does not accept and holds the later ones: the receiver never gets seq N+1 before N. And it says
+ * `skipsUnfillable: false`: this process cannot see what the endpoint's own ordering did with a refused event, so
+ * recovery never tries the next one to find out (that probe proves a skip only for a receiver in its own process).
  *
  * @example
  * ```ts
@@ -111,6 +113,7 @@ export async function createRemoteReceiver(options: {
   const lastAcknowledged = new Map<string, number>();
   return {
     orderingMode: 'enforce',
+    skipsUnfillable: false,
     answers,
     lastAcknowledged,
     async replay(event: unknown): Promise<ReceiveResult> {

@@ -317,12 +317,60 @@ describe('when a stream stops', () => {
     expect(transient.stream).toMatchObject({ failed: 2, held: 1 });
   });
 
+  it('a receiver that says skipsUnfillable: false is not probed: a refused attestation holds the events behind it', async () => {
+    const { client } = api({ events: { dr_1: [0, 1, 2, 3] } });
+    const { receiver: inner, replayed } = receiver('enforce', { 'dr_1-e1': fail(401, 'attestation_invalid') });
+    const remote = { ...inner, skipsUnfillable: false };
+    const report = await recover({ client, receiver: remote, requestIds: ['dr_1'] }, { reactivate: false });
+    expect(replayed.map((call) => call.eventId)).toEqual(['dr_1-e0', 'dr_1-e1']);
+    expect(report.streams[0]).toMatchObject({ failed: 1, skipped: 0, held: 2, processed: 1 });
+    expect(report.ok).toBe(false);
+  });
+
   it('the probe succeeding means the refused event was skipped: it counts as skipped, not failed', async () => {
     const { stream } = await run('enforce', { 'dr_1-e1': fail(401, 'attestation_invalid') });
     expect(stream).toMatchObject({ failed: 0, skipped: 1, processed: 3, held: 0 });
     expect(stream.failures).toEqual([
       { eventId: 'dr_1-e1', seq: 1, code: 'attestation_invalid', status: 401, skipped: true },
     ]);
+  });
+});
+
+describe('what the delivery log says the API must serve', () => {
+  it('an unacknowledged event the events API leaves out is a failure, event_not_served, and the report is not ok', async () => {
+    const { client } = api({ log: { dr_1: [acked('dr_1', 1), unacked('dr_1', 2)] }, events: { dr_1: [3, 4] } });
+    const { receiver: r, replayed } = receiver('off');
+    const report = await recover({ client, receiver: r, requestIds: ['dr_1'] }, { reactivate: false });
+    expect(replayed.map((call) => call.eventId)).toEqual(['dr_1-e3', 'dr_1-e4']);
+    expect(report.ok).toBe(false);
+    expect(report.streams[0]).toMatchObject({ replayed: 2, processed: 2, failed: 1, unacknowledged: 1 });
+    expect(report.streams[0]!.failures).toEqual([{ eventId: 'dr_1-e2', seq: 2, code: 'event_not_served', status: 0 }]);
+  });
+
+  it('an unacknowledged event held behind a failing one was served: held, not event_not_served', async () => {
+    const { client } = api({ log: { dr_1: [unacked('dr_1', 1), unacked('dr_1', 2)] }, events: { dr_1: [1, 2] } });
+    const { receiver: r } = receiver('enforce', { 'dr_1-e1': fail(500, 'handler_failed') });
+    const report = await recover({ client, receiver: r, requestIds: ['dr_1'] }, { reactivate: false });
+    expect(report.streams[0]).toMatchObject({ failed: 1, held: 1 });
+    expect(report.streams[0]!.failures.map((failure) => failure.code)).toEqual(['handler_failed']);
+  });
+
+  it('a stream whose events could not be read reports that error, not the events as not served', async () => {
+    const { client } = api({ log: { dr_1: [unacked('dr_1', 1)] } });
+    const broken = {
+      ...client,
+      events: async function* () {
+        yield* [];
+        throw new Error('connection reset');
+      },
+    } as unknown as typeof client;
+    const report = await recover(
+      { client: broken, receiver: receiver('off').receiver, requestIds: ['dr_1'] },
+      { reactivate: false },
+    );
+    expect(report.ok).toBe(false);
+    expect(report.streams[0]!.error).toMatchObject({ code: 'recovery_failed' });
+    expect(report.streams[0]!.failures).toEqual([]);
   });
 });
 
@@ -564,7 +612,39 @@ describe('arguments', () => {
     [{ progressEvery: 0 }, 'recover: `progressEvery` must be a positive integer, e.g. 100.'],
     [{ progressEvery: 2.5 }, 'recover: `progressEvery` must be a positive integer, e.g. 100.'],
     [{ concurrency: 0 }, 'recover: `concurrency` must be a positive integer, e.g. 1.'],
+    [{ reactivate: 'no' }, 'recover: `reactivate` must be true or false (default true).'],
+    [{ reactivate: 0 }, 'recover: `reactivate` must be true or false (default true).'],
+    [{ onProgress: 'log' }, 'recover: `onProgress` must be a function'],
+    [{ signal: {} }, 'recover: `signal` must be an AbortSignal'],
+    [{ signal: true }, 'recover: `signal` must be an AbortSignal'],
   ])('refuses the options %j: %s', async (options, message) => {
-    await expect(recover({ client, receiver: r, requestIds: ['a'] }, options)).rejects.toThrow(message);
+    const error = await recover({ client, receiver: r, requestIds: ['a'] }, options as RecoverOptions).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(KybWebhookError);
+    expect(error).toMatchObject({ code: 'config_invalid' });
+    expect((error as Error).message).toContain(message);
+  });
+
+  it('refuses options that are not an object, and a receiver whose skipsUnfillable is not a boolean', async () => {
+    await expect(recover({ client, receiver: r, requestIds: ['a'] }, null as never)).rejects.toThrow(
+      'recover: the options must be an object',
+    );
+    await expect(
+      recover({ client, receiver: { ...r, skipsUnfillable: 'no' as never }, requestIds: ['a'] }),
+    ).rejects.toThrow('recover: `receiver.skipsUnfillable` must be true or false');
+  });
+
+  it('takes an AbortSignal-like object from another realm', async () => {
+    const controller = new AbortController();
+    const foreign = {
+      aborted: false,
+      throwIfAborted: () => controller.signal.throwIfAborted(),
+      addEventListener: controller.signal.addEventListener.bind(controller.signal),
+      removeEventListener: controller.signal.removeEventListener.bind(controller.signal),
+    } as unknown as AbortSignal;
+    const { client: c } = api({ events: { a: [0] } });
+    const report = await recover({ client: c, receiver: r, requestIds: ['a'] }, { signal: foreign, reactivate: false });
+    expect(report.ok).toBe(true);
   });
 });

@@ -2,6 +2,10 @@ import { KybWebhookError, type Receiver, type ReceiveResult, type StreamCursorSt
 import type { KybClient } from './client.js';
 import { isKybApiError } from './errors.js';
 import type { DeliveryLogEntry } from './parse.js';
+import { checkOptions, checkTarget } from './recover-arguments.js';
+import { StreamReplay } from './recover-stream.js';
+
+export { DEFAULT_PROGRESS_EVERY } from './recover-arguments.js';
 
 /**
  * What {@link recover} works on: the client, the receiver, and which streams. Name streams with `requestIds`, or let
@@ -19,7 +23,7 @@ import type { DeliveryLogEntry } from './parse.js';
 export interface RecoverTarget {
   client: Pick<KybClient, 'deliveries' | 'events' | 'reactivate'>;
   /** The receiver that processes your webhooks, handlers registered: recovery replays events through it. */
-  receiver: Pick<Receiver, 'replay' | 'orderingMode'>;
+  receiver: RecoverReceiver;
   /**
    * The receiver's store. Needed with `since` (it lists the active streams); with ordering on it also gives each
    * stream's cursor, where replay starts. Without it, replay starts from the delivery log alone.
@@ -29,6 +33,26 @@ export interface RecoverTarget {
   since?: Date | number;
   /** Recover these requests (stream ids). */
   requestIds?: readonly string[];
+}
+
+/**
+ * The receiver {@link recover} replays through: a receiver of `createReceiver`, or anything with its `replay` and
+ * `orderingMode`.
+ *
+ * @example
+ * ```ts
+ * const target: RecoverTarget = { client, receiver: createReceiver({ secrets, store, ordering }), requestIds: ['dr_1'] }
+ * ```
+ */
+export interface RecoverReceiver extends Pick<Receiver, 'replay' | 'orderingMode'> {
+  /**
+   * Whether the receiver's `ordering.onUnfillable` may skip an event that fails its own attestation, so that, under
+   * enforce, the next event's success proves the skip: recovery then tries that next event once (see
+   * {@link RecoverFailure.skipped}). Left out: true, as for a receiver of `createReceiver`. A receiver that posts to
+   * another process (the CLI's `recover` posting to your endpoint) cannot know what that endpoint's ordering did, so
+   * it says false, and under enforce the stream stops at its first failing event.
+   */
+  readonly skipsUnfillable?: boolean;
 }
 
 /**
@@ -57,16 +81,6 @@ export interface RecoverOptions {
    */
   reactivate?: boolean;
 }
-
-/**
- * Events replayed between two progress reports within one stream, by default.
- *
- * @example
- * ```ts
- * await recover(target, { onProgress, progressEvery: DEFAULT_PROGRESS_EVERY * 10 })
- * ```
- */
-export const DEFAULT_PROGRESS_EVERY = 100;
 
 /**
  * Counts of a recovery, per stream and in total.
@@ -112,8 +126,13 @@ export interface RecoverCounts {
 export interface RecoverFailure {
   eventId: string;
   seq: number;
-  /** The receiver's code: `handler_failed`, `handler_timeout`, `in_progress`, `attestation_invalid`, … */
+  /**
+   * The receiver's code: `handler_failed`, `handler_timeout`, `in_progress`, `attestation_invalid`, …; or
+   * `event_not_served` when the delivery log shows the event unacknowledged and the events API did not serve it
+   * (the service left it out of the stream: ask its support, or `redeliver` the request).
+   */
   code: string;
+  /** The receiver's status; 0 when there was none (`event_not_served`, or a remote endpoint that did not answer). */
   status: number;
   /**
    * True when the stream is stalled for good at this event under ordering enforce: the API can never serve an event
@@ -218,18 +237,16 @@ const IN_PROGRESS_WAITS_MS = [50, 100, 200, 400, 800, 1600];
  * if (!report.ok) for (const s of report.streams) for (const f of s.failures) log.warn(s.requestId, f.seq, f.code)
  * ```
  */
-export async function recover(target: RecoverTarget, options: RecoverOptions = {}): Promise<RecoverReport> {
+export async function recover(target: RecoverTarget, options?: RecoverOptions): Promise<RecoverReport> {
   const { client, receiver, store } = checkTarget(target);
-  const progressEvery = checkPositiveInteger('progressEvery', options.progressEvery, DEFAULT_PROGRESS_EVERY);
-  const concurrency = checkPositiveInteger('concurrency', options.concurrency, 1);
-  const signal = options.signal;
+  const { progressEvery, concurrency, reactivate, signal, onProgress } = checkOptions(options);
   signal?.throwIfAborted();
   const call = signal ? { signal } : {};
   const totals = emptyCounts();
   const progress = (update: Omit<RecoverProgress, 'totals'>) => {
-    if (!options.onProgress) return;
+    if (!onProgress) return;
     try {
-      options.onProgress({ ...update, totals: { ...totals } });
+      onProgress({ ...update, totals: { ...totals } });
     } catch {
       // A progress callback that throws must not stop a recovery.
     }
@@ -255,50 +272,17 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
       const unacknowledged = unacknowledgedIn(log);
       stream.unacknowledged = unacknowledged.size;
       stream.afterSeq = await startAfter(receiver.orderingMode, store, requestId, log, unacknowledged);
-      const enforce = receiver.orderingMode === 'enforce';
+      const replay = new StreamReplay(stream, receiver, unacknowledged);
       let sinceReport = 0;
-      let blocked = false;
-      // Under enforce, an event that failed its own verification: the next event is replayed once, so the receiver's
-      // backfill tells whether it is gone for good (and lets ordering.onUnfillable skip it).
-      let probing: RecoverFailure | undefined;
       for await (const event of client.events(requestId, { ...call, afterSeq: stream.afterSeq })) {
-        if (blocked) {
-          stream.held += 1;
-          continue;
-        }
-        const result = await replayWaitingOut(receiver, event, signal);
-        stream.replayed += 1;
-        const outcome = classify(result);
-        stream[outcome] += 1;
-        if (outcome === 'failed') {
-          const failure: RecoverFailure = {
-            eventId: event.event_id,
-            seq: event.seq,
-            code: result.code ?? 'failed',
-            status: result.status,
-          };
-          if (result.code === 'backfill_unfillable') failure.permanent = true;
-          stream.failures.push(failure);
-          // Under enforce the stream waits for this event; a late one (behind the cursor) holds nothing up.
-          if (enforce && result.code !== 'late_unhandled') {
-            if (probing === undefined && isOwnVerificationRefusal(result)) probing = failure;
-            else {
-              if (probing && failure.permanent) probing.permanent = true;
-              blocked = true;
-            }
-          }
-        } else if (probing) {
-          // The stream went past the event that failed: onUnfillable skipped it (or the cursor was moved by hand).
-          probing.skipped = true;
-          stream.failed -= 1;
-          stream.skipped += 1;
-          probing = undefined;
-        }
+        if (!replay.admits(event)) continue;
+        replay.record(event, await replayWaitingOut(receiver, event, signal));
         if (++sinceReport >= progressEvery) {
           sinceReport = 0;
           progress({ ...where, kind: 'events', stream: { ...stream, failures: [...stream.failures] } });
         }
       }
+      replay.finish();
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       stream.error = describeFailure(error);
@@ -315,7 +299,7 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
   await Promise.all(Array.from({ length: Math.min(concurrency, requestIds.length) }, worker));
 
   let reactivated: RecoverReport['reactivated'] = false;
-  if (options.reactivate !== false) {
+  if (reactivate) {
     signal?.throwIfAborted();
     try {
       await client.reactivate({ ...call, retry: true });
@@ -331,60 +315,6 @@ export async function recover(target: RecoverTarget, options: RecoverOptions = {
     streams.every((stream) => !stream.error) &&
     typeof reactivated === 'boolean';
   return { ok, streams, totals, reactivated };
-}
-
-function checkTarget(target: RecoverTarget): RecoverTarget & { store: StreamCursorStore | undefined } {
-  const fix = 'call recover({ client, receiver, requestIds: [...] }) or recover({ client, receiver, store, since })';
-  if (!target || typeof target !== 'object')
-    throw configInvalid(`recover: the first argument must be an object: ${fix}.`);
-  const { client, receiver, store, since, requestIds } = target;
-  if (
-    !client ||
-    typeof client.deliveries !== 'function' ||
-    typeof client.events !== 'function' ||
-    typeof client.reactivate !== 'function'
-  ) {
-    throw configInvalid('recover: `client` must be a KYB client: createKybClient({ baseUrl, apiKey }).');
-  }
-  if (!receiver || typeof receiver.replay !== 'function') {
-    throw configInvalid(
-      'recover: `receiver` must be the receiver your webhooks go through (createReceiver(...)), handlers registered.',
-    );
-  }
-  if (since === undefined && requestIds === undefined) throw configInvalid(`recover: say which streams: ${fix}.`);
-  if (
-    requestIds !== undefined &&
-    (!Array.isArray(requestIds) || requestIds.some((id) => typeof id !== 'string' || id === ''))
-  ) {
-    throw configInvalid('recover: `requestIds` must be an array of request ids (non-empty strings).');
-  }
-  if (since !== undefined) {
-    const time = since instanceof Date ? since.getTime() : since;
-    if (typeof time !== 'number' || !Number.isFinite(time))
-      throw configInvalid('recover: `since` must be a Date or Unix milliseconds.');
-    if (!store || typeof store.listStreams !== 'function') {
-      throw configInvalid(
-        "recover: `since` needs `store`, the receiver's store, which lists the streams it saw (every built-in store does).",
-      );
-    }
-  }
-  if (store !== undefined && (typeof store !== 'object' || typeof store.getCursor !== 'function')) {
-    throw configInvalid(
-      "recover: `store` must be the receiver's store (createMemoryStore, createRedisStore, createPostgresStore …).",
-    );
-  }
-  return { ...target, store };
-}
-
-function checkPositiveInteger(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1)
-    throw configInvalid(`recover: \`${name}\` must be a positive integer, e.g. ${fallback}.`);
-  return value;
-}
-
-function configInvalid(message: string): KybWebhookError {
-  return new KybWebhookError('config_invalid', message);
 }
 
 /** The streams to recover, in order: `requestIds` first, then the store's active streams, each once. */
@@ -460,18 +390,6 @@ function lowest(values: Iterable<number>): number {
   let min = Number.POSITIVE_INFINITY;
   for (const value of values) if (value < min) min = value;
   return min;
-}
-
-/** A refusal of the replayed event's own attestation (served without one, or not verifiable): not a handler's failure. */
-function isOwnVerificationRefusal(result: ReceiveResult): boolean {
-  return result.status === 401 && typeof result.code === 'string' && result.code.startsWith('attestation_');
-}
-
-function classify(result: ReceiveResult): 'processed' | 'duplicate' | 'late' | 'failed' {
-  if (result.status < 200 || result.status >= 300) return 'failed';
-  if (result.code === 'duplicate') return 'duplicate';
-  if (result.code === 'late') return 'late';
-  return 'processed';
 }
 
 function describeFailure(error: unknown): { code: string; status: number | null; message: string } {

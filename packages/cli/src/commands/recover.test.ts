@@ -170,6 +170,33 @@ describe('recover a quarantined endpoint with CLI commands only', () => {
     expect(service.quarantined).toBe(false);
   });
 
+  it('an attestation the endpoint refuses stops the stream there: exit 1, the later events held, never sent to probe', async () => {
+    // The service signs attestations that expired two minutes before they were made: the merchant's receiver refuses
+    // the release (401 attestation_invalid) however often it comes. The CLI cannot see whether the endpoint's own
+    // ordering would skip it, so it must not send seq 2 and read its 200 as a skip.
+    const service = await startKybService({ quarantineAfter: 3, timeScale: 1e-5, attestationTtlSeconds: -120 });
+    cleanups.push(() => service.stop());
+    const merchant = await startMerchant(service);
+    cleanups.push(() => merchant.stop());
+    const a = await service.createDataRequest();
+    await service.idle();
+    merchant.outage.down = true;
+    await service.release(a);
+    await service.emit(a, 'kyb.data_request.pending_approval', { request_id: a });
+    await service.idle();
+    merchant.outage.down = false;
+
+    const run = await runCli(['recover', '--request', a, '--to', merchant.url, '--no-reactivate', '--json'], {
+      env: merchant.env,
+    });
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as RecoverJson;
+    expect(report.ok).toBe(false);
+    expect(report.streams[0]).toMatchObject({ request_id: a, events: 2, failed: 1, held: 1, last_seq: null });
+    expect(report.streams[0]!.failures).toMatchObject([{ seq: 1, status: 401, code: 'attestation_invalid' }]);
+    expect(seqsOf(merchant, a)).toEqual([0]);
+  });
+
   it('--since keeps the requests whose log shows an unacknowledged delivery since then', async () => {
     const { merchant, a, b } = await quarantined();
     const future = await runCli(
