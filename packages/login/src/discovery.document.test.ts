@@ -127,10 +127,11 @@ describe('the issuer of the discovery document', () => {
 });
 
 describe('an https authUrl', () => {
-  it('is discovered without allowInsecureRequests (through the configured fetch)', async () => {
-    const ISSUER = 'https://login.service.test';
-    const requested: string[] = [];
-    const fetchAnswering: typeof fetch = async (input) => {
+  const ISSUER = 'https://login.service.test';
+  /** A fetch answering the provider's document for ISSUER (with `change`), and everything else from the provider. */
+  const fetchAnswering =
+    (requested: string[], change: Record<string, string> = {}): typeof fetch =>
+    async (input) => {
       const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
       requested.push(url.href);
       if (url.pathname === '/.well-known/openid-configuration')
@@ -140,14 +141,56 @@ describe('an https authUrl', () => {
           authorization_endpoint: `${ISSUER}/oauth2/auth`,
           token_endpoint: `${ISSUER}/oauth2/token`,
           jwks_uri: `${ISSUER}/.well-known/jwks.json`,
+          ...change,
         });
       return fetch(`${provider.issuer}${url.pathname}`);
     };
+
+  it('is discovered without allowInsecureRequests (through the configured fetch)', async () => {
+    const requested: string[] = [];
     const login = await createLogin(
-      loginOptions(provider, { authUrl: ISSUER, allowInsecureRequests: false, fetch: fetchAnswering }),
+      loginOptions(provider, { authUrl: ISSUER, allowInsecureRequests: false, fetch: fetchAnswering(requested) }),
     );
     expect(login.issuer).toBe(ISSUER);
     expect(requested).toEqual([`${ISSUER}/.well-known/openid-configuration`, `${ISSUER}/.well-known/jwks.json`]);
+  });
+
+  it.each([
+    ['jwks_uri', 'http://login.service.test/.well-known/jwks.json'],
+    ['jwks_uri', 'http://127.0.0.1:9/.well-known/jwks.json'],
+    ['token_endpoint', 'http://login.service.test/oauth2/token'],
+    ['authorization_endpoint', 'http://login.service.test/oauth2/auth'],
+  ])(
+    'refuses a document whose %s is plain http (%s): discovery_failed, before any key is fetched',
+    async (field, url) => {
+      const requested: string[] = [];
+      const options = {
+        authUrl: ISSUER,
+        allowInsecureRequests: false,
+        fetch: fetchAnswering(requested, { [field]: url }),
+      };
+      const error = await refusal(createLogin(loginOptions(provider, options)));
+      expect(error).toMatchObject({
+        code: 'discovery_failed',
+        status: 503,
+        detail: `not https in the discovery document: ${field}`,
+      });
+      expect(error.message).toMatch(
+        /names endpoints that are not https .*allowInsecureRequests: true only for a local test provider/,
+      );
+      expect(requested).toEqual([`${ISSUER}/.well-known/openid-configuration`]);
+    },
+  );
+
+  it('accepts plain http endpoints with allowInsecureRequests (a local test provider)', async () => {
+    const requested: string[] = [];
+    const jwksUri = `${provider.issuer}/.well-known/jwks.json`;
+    const options = {
+      authUrl: ISSUER,
+      allowInsecureRequests: true,
+      fetch: fetchAnswering(requested, { jwks_uri: jwksUri }),
+    };
+    expect((await createLogin(loginOptions(provider, options))).issuer).toBe(ISSUER);
   });
 });
 

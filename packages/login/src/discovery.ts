@@ -1,7 +1,7 @@
 /**
  * Start-up: discovery from `authUrl` by issuer (OIDC Discovery), and the checks that make a misconfiguration fail
  * there rather than at a user's first sign-in: the document names exactly the configured issuer, and lists every
- * endpoint the login uses.
+ * endpoint the login uses, on https unless allowInsecureRequests.
  */
 import * as oidc from 'openid-client';
 import { KybLoginError, loginError } from './errors.js';
@@ -17,7 +17,8 @@ export interface DiscoverySettings {
 
 /**
  * openid-client's client of the login server, its discovery document (checked), and the login JWKS's URL. Throws
- * `issuer_mismatch`, `discovery_failed` or `config_invalid` (an http authUrl without allowInsecureRequests).
+ * `issuer_mismatch`, `discovery_failed` (also for an endpoint that is not https without allowInsecureRequests) or
+ * `config_invalid` (an http authUrl without allowInsecureRequests).
  */
 export async function discover(
   options: LoginOptions,
@@ -56,7 +57,28 @@ export async function discover(
       'the discovery document lacks jwks_uri, token_endpoint or authorization_endpoint',
     );
   }
+  if (options.allowInsecureRequests !== true) checkHttpsEndpoints(server);
   return { config, server, jwksUri: server.jwks_uri };
+}
+
+const ENDPOINTS = ['jwks_uri', 'token_endpoint', 'authorization_endpoint'] as const;
+
+/**
+ * The endpoints the login uses must be https like authUrl: an http jwks_uri would let a network attacker substitute
+ * the keys and forge tokens, an http token or authorization endpoint would expose codes, tokens and the user's login.
+ * As for authUrl, only allowInsecureRequests (a local test provider) allows plain http, loopback included.
+ */
+function checkHttpsEndpoints(server: Readonly<oidc.ServerMetadata>): void {
+  const plain = ENDPOINTS.filter(
+    (name) => !URL.canParse(server[name]!) || new URL(server[name]!).protocol !== 'https:',
+  );
+  if (plain.length === 0) return;
+  throw new KybLoginError(
+    'discovery_failed',
+    `The discovery document at authUrl names endpoints that are not https (${plain.join(', ')}), although authUrl is: ` +
+      'the login server must announce https URLs (allowInsecureRequests: true only for a local test provider).',
+    { detail: `not https in the discovery document: ${plain.join(', ')}` },
+  );
 }
 
 /** openid-client passes its own Request init; keep its redirect: 'manual' and add nothing. */

@@ -177,7 +177,8 @@ export function validateLoginOptions(options: unknown): asserts options is Login
 
 /** authUrl and redirectUri: URLs, and over https except where plain http cannot be read by others. */
 function checkUrls(o: Record<string, unknown>, problems: string[]): void {
-  const url = (name: string, value: unknown, allowPath: boolean): void => {
+  // isRedirect: redirectUri, which may be a path, and must not have a query or fragment.
+  const url = (name: string, value: unknown, isRedirect: boolean): void => {
     if (typeof value !== 'string' || value === '') return void problems.push(`${name} is required: a URL string.`);
     // URL parsers drop surrounding spaces and inner tabs and line breaks, so the checks below would pass a value
     // that is sent to the login server as written (a redirect_uri it does not know), or that starts with a space
@@ -188,15 +189,17 @@ function checkUrls(o: Record<string, unknown>, problems: string[]): void {
         `${name} must not contain spaces, tabs or line breaks (at its ends either): remove them, e.g. from the environment variable it is read from.`,
       );
     }
-    if (allowPath && value.startsWith('/') && !value.startsWith('//')) return;
+    const suffix = isRedirect ? redirectUriSuffixProblem(name, value) : undefined;
+    if (suffix) problems.push(suffix);
+    if (isRedirect && value.startsWith('/') && !value.startsWith('//')) return;
     let parsed: URL;
     try {
       parsed = new URL(value);
     } catch {
-      return void problems.push(`${name} must be an absolute URL${allowPath ? ' or a path starting with /' : ''}.`);
+      return void problems.push(`${name} must be an absolute URL${isRedirect ? ' or a path starting with /' : ''}.`);
     }
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') problems.push(`${name} must be an http(s) URL.`);
-    if (parsed.hash) problems.push(`${name} must not have a #fragment.`);
+    if (!isRedirect && parsed.hash) problems.push(`${name} must not have a #fragment.`);
   };
   url('authUrl', o.authUrl, false);
   url('redirectUri', o.redirectUri, true);
@@ -216,6 +219,21 @@ function checkUrls(o: Record<string, unknown>, problems: string[]): void {
       'authUrl must be the issuer ({auth_url}), not the discovery document URL: drop the /.well-known/… part.',
     );
   }
+}
+
+/**
+ * Why a redirect URI cannot be repeated exactly in the token request, as the login server requires (RFC 6749 4.1.3),
+ * or undefined. openid-client builds the token request's redirect_uri from the callback URL without its query and
+ * fragment, so with either (even an empty `?` or `#`) every code exchange would be refused with invalid_grant.
+ */
+export function redirectUriSuffixProblem(name: string, value: string): string | undefined {
+  if (value.includes('#')) return `${name} must not have a #fragment.`;
+  if (!value.includes('?')) return undefined;
+  return (
+    `${name} must not have a ?query: the token request must repeat the redirect URI exactly, and the OIDC library ` +
+    '(openid-client) drops the query from it, so the login server would refuse every sign-in (invalid_grant). ' +
+    'Register and use a redirect URI without a query; carry what the query held in returnTo.'
+  );
 }
 
 /** The client's identity and secrets, the numbers, and the options that are a flag, a function or a store. */

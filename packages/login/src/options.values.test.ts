@@ -16,6 +16,11 @@ const valid: LoginOptions = {
   secret: 'x'.repeat(32),
 };
 
+const QUERY_PROBLEM =
+  'redirectUri must not have a ?query: the token request must repeat the redirect URI exactly, and the OIDC library ' +
+  '(openid-client) drops the query from it, so the login server would refuse every sign-in (invalid_grant). ' +
+  'Register and use a redirect URI without a query; carry what the query held in returnTo.';
+
 /** The options with a fetch that fails at once, unless they bring one: options that pass validation end in discovery. */
 function withRefusedFetch(options: unknown): LoginOptions {
   const fetchRefused = (async () => {
@@ -91,6 +96,18 @@ describe('createLogin checks authUrl and redirectUri', () => {
     [
       'a redirectUri with a #fragment',
       { redirectUri: 'https://shop.example/auth/callback#done' },
+      'redirectUri must not have a #fragment.',
+    ],
+    [
+      'a redirectUri with a ?query, which openid-client drops from the token request',
+      { redirectUri: 'https://shop.example/auth/callback?tenant=a' },
+      QUERY_PROBLEM,
+    ],
+    ['a path redirectUri with a ?query', { redirectUri: '/auth/callback?tenant=a' }, QUERY_PROBLEM],
+    ['a redirectUri ending in an empty ?', { redirectUri: 'https://shop.example/auth/callback?' }, QUERY_PROBLEM],
+    [
+      'a path redirectUri with a #fragment',
+      { redirectUri: '/auth/callback#done' },
       'redirectUri must not have a #fragment.',
     ],
     [

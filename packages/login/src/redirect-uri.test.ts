@@ -54,6 +54,21 @@ describe('a path redirectUri', () => {
   });
 });
 
+describe('a path redirectUri with cookies.secure: false', () => {
+  it('is refused on an https request with config_invalid naming the fix, and still works over plain http', async () => {
+    const insecure = await createLogin(
+      loginOptions(provider, { redirectUri: '/auth/callback', cookies: { secure: false } }),
+    );
+    const error = await refusal(insecure.start(loginRequest('https://shop.example/auth/login')));
+    expect(error).toMatchObject({ code: 'config_invalid', status: 500 });
+    expect(error.message).toMatch(/^cookies\.secure: false, but the path redirectUri resolves to https/);
+    expect(error.message).toMatch(/remove cookies\.secure/);
+    const { setCookie } = await insecure.start(loginRequest('http://127.0.0.1:9/auth/login'));
+    expect(setCookie[0]).toMatch(/^kyb-login-tx-/);
+    expect(setCookie[0]).not.toMatch(/; Secure/);
+  });
+});
+
 describe('a request whose origin is no origin is refused: 400 host_invalid', () => {
   const fix = /an absolute redirectUri does not read it/;
 

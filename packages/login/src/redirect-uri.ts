@@ -3,7 +3,7 @@
  * origin), and whether the login's cookies are Secure, which follows that URI's scheme unless `cookies.secure` says.
  */
 import type { LoginContext } from './context.js';
-import { loginError } from './errors.js';
+import { KybLoginError, loginError } from './errors.js';
 import type { LoginRequest } from './types.js';
 
 /** The redirect URI of a request: the configured one, or the configured path on the request's origin. */
@@ -13,9 +13,23 @@ export function redirectUriFor(ctx: LoginContext, request: LoginRequest): string
   return new URL(redirectUri, requestOrigin(request, trustProxy === true)).href;
 }
 
-/** Whether the cookies set for a request are Secure. */
+/**
+ * Whether the cookies set for a request are Secure. `cookies.secure: false` with an https redirect URI is refused: for
+ * an absolute one at creation, for a path here, once the request's scheme is known (non-Secure cookies on an https
+ * site would be sent over plain http too).
+ */
 export function secureFor(ctx: LoginContext, request: LoginRequest): boolean {
-  return ctx.options.cookies?.secure ?? new URL(redirectUriFor(ctx, request)).protocol === 'https:';
+  const configured = ctx.options.cookies?.secure;
+  if (configured === true) return true;
+  const https = new URL(redirectUriFor(ctx, request)).protocol === 'https:';
+  if (configured === false && https) {
+    throw new KybLoginError(
+      'config_invalid',
+      'cookies.secure: false, but the path redirectUri resolves to https for this request, so the session cookie could ' +
+        'be sent over plain http too: remove cookies.secure (it follows the redirect URI\u2019s scheme).',
+    );
+  }
+  return https;
 }
 
 /**

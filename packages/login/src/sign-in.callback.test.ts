@@ -65,6 +65,32 @@ describe('the callback is refused before any code exchange', () => {
     expect(error.detail).toMatch(/the login server answered .*access_denied/);
   });
 
+  it('when an error answer names another iss: callback_invalid about the iss, not authorization_denied', async () => {
+    const error = await refusal(
+      login.finish(
+        await callbackWith((q) => {
+          q.delete('code');
+          q.set('error', 'access_denied');
+          q.set('iss', 'https://evil.example');
+        }),
+      ),
+    );
+    expect(error).toMatchObject({ code: 'callback_invalid', detail: expect.stringMatching(/iss \(RFC 9207\)/) });
+  });
+
+  it('when an error answer lacks the iss the login server announces it always sends: callback_invalid', async () => {
+    const error = await refusal(
+      login.finish(
+        await callbackWith((q) => {
+          q.delete('code');
+          q.delete('iss');
+          q.set('error', 'access_denied');
+        }),
+      ),
+    );
+    expect(error).toMatchObject({ code: 'callback_invalid', detail: expect.stringMatching(/has no iss/) });
+  });
+
   it('without a code, and with two codes: callback_invalid saying which', async () => {
     const none = await refusal(login.finish(await callbackWith((q) => q.delete('code'))));
     expect(none).toMatchObject({ code: 'callback_invalid', status: 400, detail: 'the callback has no code' });
@@ -187,6 +213,31 @@ describe('exchangeCode (the backend exchange)', () => {
       status: 400,
       detail: 'exchangeCode needs a code and a codeVerifier',
     });
+    expect(provider.lastTokenRequest).toBe(before);
+  });
+
+  it.each(['not a URL', '/auth/callback', 'ftp://shop.example/auth/callback'])(
+    'refuses the redirectUri %j: code_exchange_failed, without asking the login server',
+    async (redirectUri) => {
+      const before = provider.lastTokenRequest;
+      const error = await refusal(login.exchangeCode({ code: 'a-code', codeVerifier: 'v'.repeat(43), redirectUri }));
+      expect(error).toMatchObject({
+        code: 'code_exchange_failed',
+        status: 400,
+        detail: 'exchangeCode needs an absolute http(s) redirectUri',
+      });
+      expect(provider.lastTokenRequest).toBe(before);
+    },
+  );
+
+  it('refuses a redirectUri with a query: config_invalid saying why, without asking the login server', async () => {
+    const before = provider.lastTokenRequest;
+    const redirectUri = `${REDIRECT_URI}?tenant=a`;
+    const error = await refusal(login.exchangeCode({ code: 'a-code', codeVerifier: 'v'.repeat(43), redirectUri }));
+    expect(error).toMatchObject({ code: 'config_invalid', status: 500 });
+    expect(error.message).toMatch(/^exchangeCode's redirectUri must not have a \?query: the token request must repeat/);
+    expect(error.message).toMatch(/openid-client\) drops the query/);
+    expect(error.message).not.toContain('tenant');
     expect(provider.lastTokenRequest).toBe(before);
   });
 

@@ -7,6 +7,7 @@
 import * as oidc from 'openid-client';
 import type { LoginContext } from './context.js';
 import { KybLoginError, loginError } from './errors.js';
+import { redirectUriSuffixProblem } from './options.js';
 import { redirectUriFor } from './redirect-uri.js';
 import { safeReturnPath } from './return-path.js';
 import { authorizationCodeGrant, safeWord, tokensOf } from './token-endpoint.js';
@@ -57,6 +58,8 @@ export async function finishLogin(
   if (states.length === 0) throw loginError('state_mismatch', 'the callback has no state');
   if (states.length > 1) throw loginError('state_mismatch', 'the callback has several states');
   const transaction = await takeTransaction(ctx, request, states[0]!);
+  // An error answer is checked for its iss too (RFC 9207 2.4): one from another server is not this login's refusal.
+  checkCallbackIssuer(server, query);
   if (query.has('error'))
     throw loginError('authorization_denied', `the login server answered ${safeWord(query.get('error'))}`);
   // Malformed answers anyone can send are the request's fault (400), checked here rather than left to
@@ -67,16 +70,6 @@ export async function finishLogin(
       'callback_invalid',
       codes.length > 1 ? 'the callback has several codes' : 'the callback has no code',
     );
-  const issuers = query.getAll('iss');
-  if (issuers.length > 1) throw loginError('callback_invalid', 'the callback has several iss parameters');
-  if (issuers.length === 1 && issuers[0] !== server.issuer)
-    throw loginError('callback_invalid', 'the callback iss (RFC 9207) is not the login server\u2019s issuer');
-  if (issuers.length === 0 && server.authorization_response_iss_parameter_supported === true) {
-    throw loginError(
-      'callback_invalid',
-      'the callback has no iss, which the login server announces it always sends (RFC 9207)',
-    );
-  }
   // The token request must repeat the authorization request's redirect_uri exactly, whatever host or proxy the
   // callback came through: build the URL openid-client reads it from out of the stored one.
   const callbackUrl = new URL(transaction.redirectUri);
@@ -87,6 +80,20 @@ export async function finishLogin(
     expectedNonce: transaction.nonce,
   });
   return { ...(await completeSignIn(ctx, response, transaction.nonce)), returnTo: transaction.returnTo, setCookie };
+}
+
+/** The callback's `iss` (RFC 9207): at most one, the login server's issuer, and present when the server says it sends it. */
+function checkCallbackIssuer(server: Readonly<oidc.ServerMetadata>, query: URLSearchParams): void {
+  const issuers = query.getAll('iss');
+  if (issuers.length > 1) throw loginError('callback_invalid', 'the callback has several iss parameters');
+  if (issuers.length === 1 && issuers[0] !== server.issuer)
+    throw loginError('callback_invalid', 'the callback iss (RFC 9207) is not the login server\u2019s issuer');
+  if (issuers.length === 0 && server.authorization_response_iss_parameter_supported === true) {
+    throw loginError(
+      'callback_invalid',
+      'the callback has no iss, which the login server announces it always sends (RFC 9207)',
+    );
+  }
 }
 
 /** The backend exchange of a code and PKCE verifier the browser got itself (`Login.exchangeCode`). */
@@ -102,15 +109,7 @@ export async function exchangeCode(
   ) {
     throw loginError('code_exchange_failed', 'exchangeCode needs a code and a codeVerifier');
   }
-  const configured = ctx.options.redirectUri;
-  const redirectUri = input.redirectUri ?? (configured.startsWith('/') ? undefined : configured);
-  if (redirectUri === undefined) {
-    throw new KybLoginError(
-      'config_invalid',
-      'exchangeCode needs the absolute redirectUri the browser used, because the configured redirectUri is a path.',
-    );
-  }
-  const callbackUrl = new URL(redirectUri);
+  const callbackUrl = exchangeRedirectUri(input.redirectUri, ctx.options.redirectUri);
   // The browser checked the authorization response itself; `iss` (RFC 9207) is the one it got, or the issuer.
   callbackUrl.search = new URLSearchParams({ code: input.code, iss: input.iss ?? ctx.server.issuer }).toString();
   const response = await authorizationCodeGrant(ctx, callbackUrl, {
@@ -118,6 +117,24 @@ export async function exchangeCode(
     ...(input.nonce ? { expectedNonce: input.nonce } : {}),
   });
   return completeSignIn(ctx, response, input.nonce);
+}
+
+/** The redirect URI of a backend exchange: the one the browser used, checked, or else the configured absolute one. */
+function exchangeRedirectUri(given: string | undefined, configured: string): URL {
+  if (given === undefined || given === null) {
+    if (!configured.startsWith('/')) return new URL(configured);
+    throw new KybLoginError(
+      'config_invalid',
+      'exchangeCode needs the absolute redirectUri the browser used, because the configured redirectUri is a path.',
+    );
+  }
+  // Often relayed from the browser: a value that is no http(s) URL is bad input, refused like a missing code.
+  if (typeof given !== 'string' || !URL.canParse(given) || !/^https?:$/.test(new URL(given).protocol))
+    throw loginError('code_exchange_failed', 'exchangeCode needs an absolute http(s) redirectUri');
+  // A query or fragment is in the URI the app registered: a set-up the login server would always refuse.
+  const problem = redirectUriSuffixProblem("exchangeCode's redirectUri", given);
+  if (problem) throw new KybLoginError('config_invalid', problem);
+  return new URL(given);
 }
 
 /** A code exchange's answer made a sign-in: its ID token verified, and the user recorded through `upsertUser`. */

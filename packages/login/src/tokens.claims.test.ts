@@ -235,7 +235,7 @@ describe('the login JWKS, when it cannot be had', () => {
   it('answers jwks_unavailable when the JSON is not a key set', async () => {
     expect(await refusedWith(async () => Response.json({ keys: 'none' }))).toMatchObject({
       code: 'jwks_unavailable',
-      detail: 'access_token: ERR_JWKS_INVALID',
+      detail: 'access_token: the login JWKS is not a key set',
     });
   });
 

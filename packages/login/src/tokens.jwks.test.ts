@@ -4,9 +4,11 @@ import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogin } from './login.js';
 import { LoginRoutes } from './routes.js';
+import { MAX_STALE_MS } from './login-jwks.js';
 import { TokenVerifier } from './tokens.js';
 import { approvedCallback, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
-import { startTestProvider } from './testing/provider.js';
+import { startTestProvider, TEST_ADDRESS } from './testing/provider.js';
+import { claimsOf, craftToken, tamperingFetch } from './testing/tokens.js';
 
 const ISSUER = 'https://login.service.test';
 const AUDIENCE = 'https://api.merchant.test';
@@ -50,6 +52,11 @@ async function keyPair(
         .setExpirationTime('5m')
         .sign(privateKey),
   };
+}
+
+/** The URL a fetch was called with. */
+function urlOf(input: Parameters<typeof fetch>[0]): string {
+  return typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
 }
 
 const stops: Array<() => Promise<void>> = [];
@@ -118,43 +125,90 @@ describe('the login JWKS', () => {
     expect(jwks.fetches()).toBe(1);
   });
 
-  it('answers 503 jwks_unavailable on API routes and on the callback when the JWKS answers 503 once the cache is stale', async () => {
-    const provider = await startTestProvider({ redirectUris: [REDIRECT_URI], accessTokenTtl: 3600, idTokenTtl: 3600 });
-    stops.push(provider.stop);
+  it('keeps verifying the keys it has through an outage, up to MAX_STALE_MS, asking the address again after each cooldown', async () => {
+    const key = await keyPair('k1');
     let later = 0;
-    let passAfterExchange = false;
+    let down = false;
+    let fetches = 0;
     const realNow = Date.now.bind(Date);
     vi.spyOn(Date, 'now').mockImplementation(() => realNow() + later);
+    const v = new TokenVerifier({
+      issuer: ISSUER,
+      jwksUri: 'http://127.0.0.1:9/.well-known/jwks.json',
+      clientId: 'merchant',
+      audience: AUDIENCE,
+      algorithm: 'RS256',
+      clockToleranceSeconds: 30,
+      jwksCooldownMs: 60_000,
+      fetch: async () => {
+        fetches++;
+        return down ? new Response('upstream down', { status: 503 }) : Response.json({ keys: [key.publicJwk] });
+      },
+    });
+    await v.jwks.reload();
+    down = true;
+    later = 50 * 60_000; // past jose's cache age: a refresh is due, and fails
+    expect((await v.verifyAccessToken(await key.sign())).userId).toBe('0xabc');
+    expect(fetches).toBe(2);
+    expect((await v.verifyAccessToken(await key.sign())).userId).toBe('0xabc');
+    expect(fetches).toBe(2); // within the cooldown of the failed refresh: not asked again
+    const stranger = await keyPair('k9');
+    expect((await refusal(v.verifyAccessToken(await stranger.sign()))).code).toBe('jwks_unavailable');
+    later += 61_000;
+    expect((await v.verifyAccessToken(await key.sign())).userId).toBe('0xabc');
+    expect(fetches).toBe(3);
+    later = MAX_STALE_MS + 1;
+    expect(await refusal(v.verifyAccessToken(await key.sign()))).toMatchObject({
+      code: 'jwks_unavailable',
+      status: 503,
+    });
+  });
+
+  it('stops trusting a key the login server withdrew once the cache age has passed', async () => {
+    const jwks = await jwksServer();
+    stops.push(jwks.stop);
+    const withdrawn = await keyPair('k1');
+    jwks.keys.push(withdrawn.publicJwk);
+    const v = verifier(jwks.url, 0);
+    await v.jwks.reload();
+    expect((await v.verifyAccessToken(await withdrawn.sign())).userId).toBe('0xabc');
+    jwks.keys.length = 0;
+    const realNow = Date.now.bind(Date);
+    vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 11 * 60_000);
+    expect((await refusal(v.verifyAccessToken(await withdrawn.sign()))).code).toBe('token_invalid');
+    expect(jwks.fetches()).toBeGreaterThanOrEqual(2);
+  });
+
+  it('answers 503 jwks_unavailable on API routes and on the callback when an unknown kid finds the JWKS down', async () => {
+    const provider = await startTestProvider({ redirectUris: [REDIRECT_URI] });
+    stops.push(provider.stop);
+    // The provider's key under a kid the login has not seen (a rotation), and the JWKS down once the login started.
+    const rotated = { ...provider.signingKey, kid: 'rotated-key' };
+    let jwksDown = false;
+    const resigned = tamperingFetch(async (body) => ({
+      ...body,
+      id_token: await craftToken(rotated, claimsOf(body.id_token)),
+    }));
     const login = await createLogin(
       loginOptions(provider, {
-        fetch: async (input, init) => {
-          const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-          if (later > 0 && url.endsWith('/.well-known/jwks.json'))
-            return new Response('upstream down', { status: 503 });
-          const response = await fetch(input, init);
-          // The code lives 60 s, so it is exchanged in real time; then 11 minutes pass: jose's JWKS cache (10
-          // minutes) is stale when the ID token is verified, the tokens (1 hour) are not.
-          if (passAfterExchange && url.endsWith('/oauth2/token')) later = 11 * 60_000;
-          return response;
-        },
+        jwksCooldownMs: 0,
+        fetch: async (input, init) =>
+          jwksDown && urlOf(input).endsWith('/.well-known/jwks.json')
+            ? new Response('upstream down', { status: 503 })
+            : resigned(input, init),
       }),
     );
-    const { tokens } = await login.finish((await approvedCallback(login)).callback);
-    const pending = await approvedCallback(login);
     const routes = new LoginRoutes(login, { onError: () => {} });
+    jwksDown = true;
 
-    later = 11 * 60_000;
-    const api = await routes.user(
-      loginRequest('/api/me', [], { authorization: `Bearer ${tokens.accessToken}` }),
-      undefined,
-    );
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { iss: provider.issuer, sub: `svcid:${TEST_ADDRESS}`, aud: provider.audiences[0], iat: now };
+    const accessToken = await craftToken(rotated, { ...claims, exp: now + 300 });
+    const api = await routes.user(loginRequest('/api/me', [], { authorization: `Bearer ${accessToken}` }), undefined);
     expect(api).toMatchObject({ status: 503 });
     expect(JSON.parse((api as { body: string }).body)).toMatchObject({ error: 'jwks_unavailable' });
 
-    later = 0;
-    passAfterExchange = true;
-    const callback = await routes.callback(pending.callback, undefined);
-    expect(later).toBeGreaterThan(0); // the code was exchanged
+    const callback = await routes.callback((await approvedCallback(login)).callback, undefined);
     expect(callback.status).toBe(503);
     expect(JSON.parse(callback.body!)).toMatchObject({ error: 'jwks_unavailable' });
   });

@@ -1,12 +1,6 @@
-import {
-  createRemoteJWKSet,
-  customFetch,
-  decodeProtectedHeader,
-  errors as joseErrors,
-  jwtVerify,
-  type JWTPayload,
-} from 'jose';
+import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { KybLoginError, loginError } from './errors.js';
+import { JwksFetchFailed, loginKeys, safeName, type LoginKeys } from './login-jwks.js';
 
 /**
  * The claims of a verified token; `sub` is always a `svcid:` identifier.
@@ -71,19 +65,17 @@ export interface TokenVerifierOptions {
 }
 
 /**
- * Signature and claim checks of the login server's JWTs with jose: the key by `kid` from the login JWKS (cached,
- * refetched on an unknown `kid` at most once per cooldown), the algorithm pinned (never read from the header), `iss`
+ * Signature and claim checks of the login server's JWTs with jose: the key by `kid` from the login JWKS (login-jwks.ts:
+ * cached, refreshed, the last good set kept through an outage), the algorithm pinned (never read from the header), `iss`
  * equal to the discovery document's issuer, the audience, `exp`/`iat` with a small leeway, and `typ` checked first so
  * a token of another kind (a KYB attestation, an access token as an ID token) is refused before anything else.
  */
 export class TokenVerifier {
-  readonly jwks: ReturnType<typeof createRemoteJWKSet>;
+  /** The login key set (login-jwks.ts): `reload()` fetches it at start-up. */
+  readonly jwks: LoginKeys;
 
   constructor(private readonly options: TokenVerifierOptions) {
-    this.jwks = createRemoteJWKSet(new URL(options.jwksUri), {
-      cooldownDuration: options.jwksCooldownMs,
-      [customFetch]: jwksFetch(options.fetch),
-    });
+    this.jwks = loginKeys({ jwksUri: options.jwksUri, cooldownMs: options.jwksCooldownMs, fetch: options.fetch });
   }
 
   /** Verifies an ID token for this client: aud must contain the client id. */
@@ -124,7 +116,7 @@ export class TokenVerifier {
     }
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, this.jwks, {
+      ({ payload } = await jwtVerify(token, this.jwks.getKey, {
         algorithms: [this.options.algorithm],
         issuer: this.options.issuer,
         audience,
@@ -152,45 +144,6 @@ export class TokenVerifier {
     if (userId === undefined) throw loginError('subject_invalid', `${kind} sub lacks the svcid: prefix`);
     return { userId, claims: payload as VerifiedClaims };
   }
-}
-
-/**
- * The JWKS could not be had: the request failed, or the answer was not a 200 with JSON. jose reports a non-200 as a
- * plain JOSEError, the class of every token refusal too, so the fetch it is given throws this instead: key
- * retrieval is then told from a bad token by class, not by jose's message text.
- */
-class JwksFetchFailed extends Error {
-  override readonly name = 'JwksFetchFailed';
-}
-
-/** The fetch jose uses for the JWKS (the configured one, or the global one), with its failures made a JwksFetchFailed. */
-function jwksFetch(custom: typeof fetch | undefined): typeof fetch {
-  return async (input, init) => {
-    let response: Response;
-    let body: string;
-    try {
-      response = await (custom ?? fetch)(input, init);
-      if (response.status !== 200) {
-        await response.body?.cancel();
-        throw new JwksFetchFailed(`the login JWKS answered HTTP ${response.status}`);
-      }
-      body = await response.text();
-    } catch (error) {
-      if (error instanceof JwksFetchFailed) throw error;
-      throw new JwksFetchFailed(`fetching the login JWKS failed (${safeName(error)})`, { cause: error });
-    }
-    try {
-      JSON.parse(body);
-    } catch {
-      throw new JwksFetchFailed('the login JWKS is not JSON');
-    }
-    return new Response(body, { status: 200, headers: response.headers });
-  };
-}
-
-function safeName(error: unknown): string {
-  const name = (error as Error | undefined)?.name;
-  return typeof name === 'string' && /^\w{1,40}$/.test(name) ? name : 'error';
 }
 
 /** jose's failure → a stable code; the detail names the check, never a claim value or the token. */
