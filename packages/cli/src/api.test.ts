@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CliError, EXIT } from './errors.js';
 import { KybApiError } from '@kyb-webhooks/client';
-import { apiFailure, apiSettings, cellText, isoTime, redact, timeMs } from './api.js';
+import { apiFailure, apiSettings, cellText, isoTime, openClient, redact, timeMs } from './api.js';
 import { createProgram } from './program.js';
 
 // The shared pieces of the API commands, in process; the commands' own tests run them end to end.
@@ -27,6 +27,54 @@ describe('apiSettings', () => {
     expect(error?.exitCode).toBe(EXIT.usage);
     expect(error?.message).toContain('set KYB_API_KEY (or pass --api-key)');
     expect(error?.message).toContain('set KYB_BASE_URL (or pass --base-url)');
+  });
+});
+
+describe('the per-request path templates', () => {
+  const env = {
+    KYB_API_KEY: 'kyb_env',
+    KYB_BASE_URL: 'http://127.0.0.1:9',
+    KYB_DATA_REQUEST_PATH: '/v2/data/{id}',
+    KYB_SIGNATURE_REQUEST_PATH: '/v2/signatures/{id}',
+  };
+
+  it('come from the environment, a flag winning, and are left out when unset', () => {
+    expect(apiSettings({}, env)).toMatchObject({
+      dataRequestPath: '/v2/data/{id}',
+      signatureRequestPath: '/v2/signatures/{id}',
+    });
+    expect(apiSettings({ dataRequestPath: '/v3/dr/{id}' }, env)).toMatchObject({ dataRequestPath: '/v3/dr/{id}' });
+    expect(apiSettings({}, { KYB_API_KEY: 'k', KYB_BASE_URL: 'http://127.0.0.1:9' })).toEqual({
+      apiKey: 'k',
+      baseUrl: 'http://127.0.0.1:9',
+    });
+  });
+
+  it('reach the client: each kind of request is asked for under its template', async () => {
+    const paths: string[] = [];
+    const fetch = async (input: RequestInfo | URL) => {
+      paths.push(new URL(String(input)).pathname);
+      return Response.json({ deliveries: [], has_more: false });
+    };
+    const client = openClient(apiSettings({}, env), { fetch });
+    await client.deliveries('dr_1');
+    await client.deliveries('sr_1');
+    expect(paths).toEqual(['/v2/data/dr_1/deliveries', '/v2/signatures/sr_1/deliveries']);
+  });
+
+  it('a template the client refuses is a usage error naming the flag and the variable', () => {
+    const settings = apiSettings({ dataRequestPath: '/v2/data' }, env);
+    const error = (() => {
+      try {
+        openClient(settings);
+      } catch (caught) {
+        return caught as CliError;
+      }
+    })();
+    expect(error).toBeInstanceOf(CliError);
+    expect(error?.exitCode).toBe(EXIT.usage);
+    expect(error?.message).toContain('must hold {id} once');
+    expect(error?.message).toContain('(the template comes from --data-request-path or KYB_DATA_REQUEST_PATH)');
   });
 });
 

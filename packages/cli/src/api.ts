@@ -1,5 +1,12 @@
 import { KybWebhookError } from '@kyb-webhooks/core';
-import { createKybClient, isKybApiError, type KybClient, type KybClientOptions } from '@kyb-webhooks/client';
+import {
+  createKybClient,
+  DEFAULT_DATA_REQUEST_PATH,
+  DEFAULT_SIGNATURE_REQUEST_PATH,
+  isKybApiError,
+  type KybClient,
+  type KybClientOptions,
+} from '@kyb-webhooks/client';
 import { Option, type Command } from 'commander';
 import { CliError, EXIT, usageError } from './errors.js';
 
@@ -24,6 +31,27 @@ export const API_KEY_ENV = 'KYB_API_KEY';
 export const BASE_URL_ENV = 'KYB_BASE_URL';
 
 /**
+ * The environment variable holding the path template of a data request's per-request operations (`{id}` where the
+ * request id goes): the spec does not show it (4.2), so the client's default is a guess.
+ *
+ * @example
+ * ```ts
+ * process.env[DATA_REQUEST_PATH_ENV] // '/api/v1/kyb/data-requests/{id}'
+ * ```
+ */
+export const DATA_REQUEST_PATH_ENV = 'KYB_DATA_REQUEST_PATH';
+
+/**
+ * The same for signature requests (request ids starting `sr_`).
+ *
+ * @example
+ * ```ts
+ * process.env[SIGNATURE_REQUEST_PATH_ENV] // '/api/v1/kyb/signature-requests/{id}'
+ * ```
+ */
+export const SIGNATURE_REQUEST_PATH_ENV = 'KYB_SIGNATURE_REQUEST_PATH';
+
+/**
  * Options every command over the KYB API takes (`--api-key`, `--base-url`, `--json`).
  *
  * @example
@@ -34,6 +62,8 @@ export const BASE_URL_ENV = 'KYB_BASE_URL';
 export interface ApiOptions {
   apiKey?: string;
   baseUrl?: string;
+  dataRequestPath?: string;
+  signatureRequestPath?: string;
   json?: boolean;
 }
 
@@ -48,10 +78,13 @@ export interface ApiOptions {
 export interface ApiSettings {
   apiKey: string;
   baseUrl: string;
+  /** The per-request path templates, when set (else the client's defaults). */
+  dataRequestPath?: string;
+  signatureRequestPath?: string;
 }
 
 /**
- * Adds `--api-key`, `--base-url` and `--json` to a command over the KYB API.
+ * Adds `--api-key`, `--base-url`, the two per-request path templates and `--json` to a command over the KYB API.
  *
  * @example
  * ```ts
@@ -67,6 +100,14 @@ export function withApiOptions(command: Command): Command {
       ),
     )
     .option('--base-url <url>', `the KYB API's {base_url} (default $${BASE_URL_ENV}), e.g. https://api.kyb.example.com`)
+    .option(
+      '--data-request-path <template>',
+      `where a data request's deliveries, events and redeliver live, {id} for the request id (default $${DATA_REQUEST_PATH_ENV}, else ${DEFAULT_DATA_REQUEST_PATH})`,
+    )
+    .option(
+      '--signature-request-path <template>',
+      `the same for signature requests, ids starting sr_ (default $${SIGNATURE_REQUEST_PATH_ENV}, else ${DEFAULT_SIGNATURE_REQUEST_PATH})`,
+    )
     .option('--json', 'print the result as JSON for scripts');
 }
 
@@ -90,7 +131,12 @@ export function apiSettings(options: ApiOptions, env: NodeJS.ProcessEnv = proces
       `the API address: set ${BASE_URL_ENV} (or pass --base-url) to the KYB API's {base_url}, e.g. https://api.kyb.example.com`,
     );
   if (missing.length > 0) throw usageError(`this command calls the KYB API and needs ${missing.join('; and ')}.`);
-  return { apiKey: apiKey!, baseUrl: baseUrl! };
+  const settings: ApiSettings = { apiKey: apiKey!, baseUrl: baseUrl! };
+  const dataRequestPath = options.dataRequestPath ?? env[DATA_REQUEST_PATH_ENV];
+  const signatureRequestPath = options.signatureRequestPath ?? env[SIGNATURE_REQUEST_PATH_ENV];
+  if (dataRequestPath) settings.dataRequestPath = dataRequestPath;
+  if (signatureRequestPath) settings.signatureRequestPath = signatureRequestPath;
+  return settings;
 }
 
 /**
@@ -104,14 +150,25 @@ export function apiSettings(options: ApiOptions, env: NodeJS.ProcessEnv = proces
  */
 export function openClient(settings: ApiSettings, extra: Omit<KybClientOptions, 'apiKey' | 'baseUrl'> = {}): KybClient {
   try {
-    return createKybClient({ ...extra, apiKey: settings.apiKey, baseUrl: settings.baseUrl });
+    const { dataRequestPath, signatureRequestPath } = settings;
+    return createKybClient({
+      ...extra,
+      apiKey: settings.apiKey,
+      baseUrl: settings.baseUrl,
+      ...(dataRequestPath === undefined ? {} : { dataRequestPath }),
+      ...(signatureRequestPath === undefined ? {} : { signatureRequestPath }),
+    });
   } catch (error) {
     if (error instanceof KybWebhookError) {
       const about = /apiKey/.test(error.message)
         ? ` (the API key comes from --api-key or ${API_KEY_ENV})`
         : /baseUrl/.test(error.message)
           ? ` (the address comes from --base-url or ${BASE_URL_ENV})`
-          : '';
+          : /dataRequestPath/.test(error.message)
+            ? ` (the template comes from --data-request-path or ${DATA_REQUEST_PATH_ENV})`
+            : /signatureRequestPath/.test(error.message)
+              ? ` (the template comes from --signature-request-path or ${SIGNATURE_REQUEST_PATH_ENV})`
+              : '';
       throw usageError(redact(`${error.message}${about}`, settings.apiKey));
     }
     throw error;

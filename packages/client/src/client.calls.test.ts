@@ -167,6 +167,43 @@ describe('lists', () => {
     expect(error.message).toBe('GET /api/v1/kyb/data-requests/dr_1/deliveries: unexpected response body: unreadable.');
   });
 
+  it.each([
+    [{ total: 2 }, 'total 2 (1 entries read)'],
+    [{ total_count: '3' }, 'total 3 (1 entries read)'],
+    [{ page: 1, total_pages: 2 }, 'total_pages 2 (1 pages read)'],
+    [{ page: 0, totalPages: 2, total: 1 }, 'total_pages 2 (1 pages read)'],
+  ])(
+    'refuses a deliveries page saying %j with no next page: invalid_response, never a short log',
+    async (fields, seen) => {
+      const { kyb } = client(() => json({ deliveries: [entry(9)], ...fields }));
+      const error = await failure(kyb.deliveries('dr_1'));
+      expect(error).toMatchObject({ code: 'invalid_response', status: 200, attempts: 1 });
+      expect(error.message).toBe(
+        `GET /api/v1/kyb/data-requests/dr_1/deliveries: unexpected response body: a page says ${seen} but names no next page (next, next_cursor, next_after_seq, a Link or X-Next-Cursor header).`,
+      );
+    },
+  );
+
+  it('ends a deliveries list whose totals are read, whatever the page numbers count from', async () => {
+    const { kyb } = client((url) =>
+      url.searchParams.get('cursor') === null
+        ? json({ deliveries: [entry(0), entry(1)], total: 3, page: 0, total_pages: 2, next_cursor: 'p2' })
+        : json({ deliveries: [entry(2)], total: 3, page: 1, total_pages: 2 }),
+    );
+    expect((await kyb.deliveries('dr_1')).map((d) => d.seq)).toEqual([0, 1, 2]);
+    const told = client(() => json({ deliveries: [entry(0)], total: 5, has_more: false }));
+    expect(await told.kyb.deliveries('dr_1')).toHaveLength(1);
+  });
+
+  it('asks for the events after the last seq whatever total says, a total of the whole stream', async () => {
+    const { kyb } = client((url) =>
+      url.searchParams.get('after_seq') === '4'
+        ? json({ events: [event(5)], total: 6 })
+        : json({ events: [], total: 6 }),
+    );
+    expect((await collect(kyb.events('dr_1', { afterSeq: 4 }))).map((e) => e.seq)).toEqual([5]);
+  });
+
   it('sends the page size of the call, else of the client, else none', async () => {
     const { kyb, paths } = client(() => json({ events: [] }), { pageSize: 7 });
     await collect(kyb.events('dr_1', { pageSize: 5, afterSeq: 3 }));
@@ -208,16 +245,45 @@ describe('lists', () => {
 describe('release', () => {
   const attestation = { issuer: 'https://kyb.test', audience: 'merchant' };
 
-  it('a 404 without a code is not released; with another code it is an error', async () => {
-    const bare = client(() => new Response('', { status: 404 }), { attestation });
-    await expect(bare.kyb.release('dr_1')).resolves.toEqual({ status: 'not_released' });
-    const other = client(() => json({ code: 'request_not_found' }, { status: 404 }), { attestation });
-    const error = await failure(other.kyb.release('dr_1'));
+  it.each([
+    ['', 'text/plain'],
+    ['  ', 'text/plain'],
+    ['{}', 'application/json'],
+    ['{"error":{"message":"Not released yet"}}', 'application/json'],
+    ['{"error":{"code":"NOT_RELEASED"}}', 'application/json'],
+    ['{"errors":[{"code":"not_released"}]}', 'application/json'],
+  ])('a 404 of %j (%s) is not released', async (body, type) => {
+    const { kyb } = client(() => new Response(body, { status: 404, headers: { 'content-type': type } }), {
+      attestation,
+    });
+    await expect(kyb.release('dr_1')).resolves.toEqual({ status: 'not_released' });
+  });
+
+  it('a 404 that is not JSON (a wrong baseUrl reaching another server) is request_not_found, never "not released"', async () => {
+    const page = '<html><body>Not Found: sk_live_abc</body></html>';
+    const { kyb } = client(() => new Response(page, { status: 404, headers: { 'content-type': 'text/html' } }), {
+      attestation,
+    });
+    const error = await failure(kyb.release('dr_1'));
     expect(error).toMatchObject({ status: 404, code: 'request_not_found', attempts: 1 });
     expect(error.message).toBe(
-      'GET /api/v1/kyb/data-requests/dr_1/release: the KYB API answered 404 (request_not_found).',
+      'GET /api/v1/kyb/data-requests/dr_1/release: 404 (request_not_found) with a body that is not JSON, so not the ' +
+        'KYB API\'s "not released". Check the baseUrl option and its path prefix: the release is asked at ' +
+        '{baseUrl}/api/v1/kyb/data-requests/{id}/release.',
     );
   });
+
+  it.each([['{"code":"request_not_found"}'], ['{"errors":[{"code":"REQUEST_NOT_FOUND"}]}']])(
+    'a 404 of %s, naming another code, is that error',
+    async (body) => {
+      const { kyb } = client(() => json(body, { status: 404 }), { attestation });
+      const error = await failure(kyb.release('dr_1'));
+      expect(error).toMatchObject({ status: 404, code: 'request_not_found', attempts: 1 });
+      expect(error.message).toBe(
+        'GET /api/v1/kyb/data-requests/dr_1/release: the KYB API answered 404 (request_not_found).',
+      );
+    },
+  );
 
   it('a JWKS the API cannot serve is jwks_unavailable, not a rejected release', async () => {
     const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -306,20 +372,14 @@ describe('redeliver, reactivate and request bodies', () => {
     expect(paths()).toEqual(['/api/v1/kyb/data-requests/dr_1/redeliver']);
   });
 
-  it.each([
-    ['5', 'expected a JSON object'],
-    ['null', 'expected a JSON object'],
-    ['[1]', 'expected a JSON object'],
-    ['"queued"', 'expected a JSON object'],
-    ['queued: 3', 'the body is not JSON'],
-  ])('redeliver and reactivate refuse %s', async (body, why) => {
-    const { kyb } = client(() => json(body));
-    const redeliver = await failure(kyb.redeliver('dr_1'));
-    expect(redeliver).toMatchObject({ code: 'invalid_response', status: 200 });
-    expect(redeliver.message).toBe(`POST /api/v1/kyb/data-requests/dr_1/redeliver: unexpected response body: ${why}.`);
-    const reactivate = await failure(kyb.reactivate());
-    expect(reactivate.message).toBe(`POST /api/v1/kyb/webhook-endpoint/reactivate: unexpected response body: ${why}.`);
-  });
+  it.each([['5'], ['null'], ['[1]'], ['"queued"'], ['queued: 3'], ['OK']])(
+    'redeliver and reactivate take a 2xx of %s as done, its fields unknown',
+    async (body) => {
+      const { kyb } = client(() => new Response(body, { status: 200, headers: { 'content-type': 'text/plain' } }));
+      await expect(kyb.redeliver('dr_1')).resolves.toStrictEqual({ queued: undefined });
+      await expect(kyb.reactivate()).resolves.toStrictEqual({ reactivated: true });
+    },
+  );
 
   it('redeliver names a 404 without a code request_not_found', async () => {
     const { kyb } = client(() => new Response('', { status: 404 }));

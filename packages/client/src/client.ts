@@ -372,8 +372,10 @@ export function createKybClient(options: KybClientOptions): KybClient {
     const operation = `GET ${url.pathname}`;
     const tracker = new PageTracker(maxPages, `the ${names[0]} list`);
     let offset = 0;
+    let pages = 0;
     while (url !== undefined) {
       parsed(operation, 0, () => tracker.visit(url!));
+      pages++;
       const response: RawResponse = await send(transport, 'GET', url, { ...call, notFoundCode: 'request_not_found' });
       const page = parsed(operation, response.attempts, () =>
         readListPage(response.text, names, response.headers.get('x-next-cursor')),
@@ -382,8 +384,11 @@ export function createKybClient(options: KybClientOptions): KybClient {
       offset += items.length;
       yield items;
       const current = response.url;
+      // Without a fallback the list is read from its start, so what was read can be held against a page's totals.
+      const soFar = fallback ? undefined : { entries: offset, pages };
+      const link = linkNext(response.headers.get('link'));
       url = parsed(operation, response.attempts, () =>
-        nextPageUrl(current, page, linkNext(response.headers.get('link')), cursorParam, fallback?.(current, items)),
+        nextPageUrl(current, page, link, cursorParam, fallback?.(current, items), soFar),
       );
     }
   }
@@ -429,17 +434,7 @@ export function createKybClient(options: KybClientOptions): KybClient {
       const route = '/api/v1/kyb/data-requests/{id}/release';
       const response = await send(transport, 'GET', path, { ...call, route, accept: [404, 410] });
       if (response.status === 410) return { status: 'payload_expired' };
-      if (response.status === 404) {
-        const code = readErrorCode(response.text);
-        if (code === undefined || code === 'not_released') return { status: 'not_released' };
-        throw new KybApiError({
-          status: 404,
-          code,
-          message: `${operation}: the KYB API answered 404 (${code}).`,
-          operation,
-          attempts: response.attempts,
-        });
-      }
+      if (response.status === 404) return releaseNotFound(response, operation);
       const token = parsed(operation, response.attempts, () => readReleaseToken(response.text, response.contentType));
       const unverified = parsed(operation, response.attempts, () => decodeClaims(token));
       // The verifier binds the token to an envelope; a pulled release has none, so build the one it must match:
@@ -496,7 +491,7 @@ export function createKybClient(options: KybClientOptions): KybClient {
       const path = requestPath(requestId, 'redeliver', call?.kind);
       const route = requestRoute(requestId, 'redeliver', call?.kind);
       const response = await send(transport, 'POST', path, { ...call, route, notFoundCode: 'request_not_found' });
-      const body = parsed(`POST ${path}`, response.attempts, () => objectBody(response.text));
+      const body = answerFields(response.text);
       return { ...body, queued: typeof body.queued === 'number' ? body.queued : undefined };
     },
 
@@ -504,7 +499,7 @@ export function createKybClient(options: KybClientOptions): KybClient {
       const path = '/api/v1/kyb/webhook-endpoint/reactivate';
       validateOptions(call, CALL_OPTIONS);
       const response = await send(transport, 'POST', path, call);
-      const body = parsed(`POST ${path}`, response.attempts, () => objectBody(response.text));
+      const body = answerFields(response.text);
       // A 2xx is the confirmation; a body that says otherwise explicitly wins.
       return { ...body, reactivated: body.reactivated !== false };
     },
@@ -764,9 +759,46 @@ const EVENTS_OPTIONS = {
   aliases: { after: 'afterSeq', after_seq: 'afterSeq', timeout: 'timeoutMs', limit: 'pageSize' },
 } as const;
 
-function objectBody(text: string): Record<string, unknown> {
-  if (text.trim() === '') return {};
-  const body = parseJson(text);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidBody('expected a JSON object');
-  return body as Record<string, unknown>;
+/**
+ * What a 404 of the release pull means. Empty, JSON without a code, or `not_released`: not released yet (spec 4.2).
+ * A body that is not JSON (an HTML "Not Found" page) is not the API's answer but that of a server the call should not
+ * have reached; read as "not released" it would stay so forever, so it is an error naming where to look.
+ */
+function releaseNotFound(response: RawResponse, operation: string): ReleaseResult {
+  const text = response.text.trim();
+  const code = readErrorCode(text);
+  if (code === 'not_released' || (code === undefined && isJsonOrEmpty(text))) return { status: 'not_released' };
+  const message =
+    code === undefined
+      ? `${operation}: 404 (request_not_found) with a body that is not JSON, so not the KYB API's "not released". ` +
+        'Check the baseUrl option and its path prefix: the release is asked at ' +
+        '{baseUrl}/api/v1/kyb/data-requests/{id}/release.'
+      : `${operation}: the KYB API answered 404 (${code}).`;
+  const fields = { status: 404, operation, attempts: response.attempts };
+  throw new KybApiError({ ...fields, code: code ?? 'request_not_found', message });
+}
+
+function isJsonOrEmpty(text: string): boolean {
+  if (text === '') return true;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The fields of a 2xx answer to redeliver or reactivate, as far as it has any. The spec shows neither body (4.2) and
+ * the 2xx is the confirmation, so a body that is empty, not JSON or not an object ("OK", `null`, `[1]`) has none:
+ * failing the call would report as undone (and have retried) what the service did.
+ */
+function answerFields(text: string): Record<string, unknown> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
 }

@@ -84,7 +84,28 @@ describe('the error of an answered call', () => {
     }
   });
 
-  it('only a 402 that says insufficient_credit is an InsufficientCreditError', async () => {
+  it.each([
+    ['Payment Required', 'text/plain', ''],
+    ['', 'text/plain', ''],
+    ['{}', 'application/json', ''],
+    ['{"error":"Not enough credit for this request"}', 'application/json', ''],
+    ['{"errors":[{"code":"INSUFFICIENT_CREDIT"}]}', 'application/json', ''],
+    [
+      '{"error":{"code":"INSUFFICIENT_CREDIT","shortfall_cents":380,"currency":"eur"}}',
+      'application/json',
+      ' (380 cents short, EUR)',
+    ],
+  ])('a 402 of %j (%s) is insufficient_credit, the only 402 of spec 7', async (body, type, missing) => {
+    const { kyb } = client(() => new Response(body, { status: 402, headers: { 'content-type': type } }));
+    const error = await failure(kyb.request('POST', '/api/v1/kyb/data-requests', { body: {} }));
+    expect(error).toBeInstanceOf(InsufficientCreditError);
+    expect(error).toMatchObject({ status: 402, code: 'insufficient_credit', attempts: 1 });
+    expect(error.message).toBe(
+      `POST /api/v1/kyb/data-requests: 402 insufficient_credit${missing}. The request cannot be afforded; top up the credit and create it again.`,
+    );
+  });
+
+  it('a 402 naming another code, or another status naming insufficient_credit, is no InsufficientCreditError', async () => {
     const other = await failure(client(() => json(402, { code: 'payment_required' })).kyb.reactivate());
     expect(other).not.toBeInstanceOf(InsufficientCreditError);
     expect(other).toMatchObject({ status: 402, code: 'payment_required' });

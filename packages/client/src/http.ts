@@ -291,6 +291,8 @@ function networkErrorCode(error: unknown): string | undefined {
 }
 
 function defaultCode(status: number): string {
+  // Spec 7 names one 402, insufficient_credit: a 402 whose body gives no code (a bare "Payment Required") is it.
+  if (status === 402) return 'insufficient_credit';
   if (status === 401) return 'unauthorized';
   if (status === 403) return 'forbidden';
   if (status === 429) return 'rate_limited';

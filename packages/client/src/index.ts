@@ -2,7 +2,12 @@
  * The KYB service API, typed (issue 12 §1): release pull verified like a webhook, deliveries, events after a seq,
  * redeliver, reactivate. Native fetch only; runs on Node, Bun, Deno and Workers.
  */
-export { createKybClient, DEFAULT_REQUEST_PREFIX } from './client.js';
+export {
+  createKybClient,
+  DEFAULT_DATA_REQUEST_PATH,
+  DEFAULT_REQUEST_PREFIX,
+  DEFAULT_SIGNATURE_REQUEST_PATH,
+} from './client.js';
 export type { EventsOptions, KybClient, KybClientOptions, ReleaseResult } from './client.js';
 export { InsufficientCreditError, KybApiError, isKybApiError } from './errors.js';
 export type { KybApiErrorCode } from './errors.js';
@@ -16,5 +21,6 @@ export type {
   RecoverCounts,
   RecoverFailure,
   RecoverProgress,
+  RecoverReceiver,
   StreamRecovery,
 } from './recover.js';

@@ -63,6 +63,48 @@ describe('nextPageUrl', () => {
   });
 });
 
+describe('nextPageUrl against the totals a page gives', () => {
+  const current = new URL('https://api.test/v1/x/deliveries');
+  const page = (fields: Partial<Parameters<typeof nextPageUrl>[1]>) => ({
+    items: [1, 2],
+    hasMore: undefined,
+    next: undefined,
+    ...fields,
+  });
+  const named = 'but names no next page (next, next_cursor, next_after_seq, a Link or X-Next-Cursor header)';
+
+  it('refuses a page whose total or total_pages is above what was read, naming the field and the counts', () => {
+    const read = { entries: 2, pages: 1 };
+    expect(() => nextPageUrl(current, page({ total: 3 }), undefined, 'cursor', undefined, read)).toThrow(
+      new PagingError('invalid_response', `a page says total 3 (2 entries read) ${named}`),
+    );
+    expect(() => nextPageUrl(current, page({ totalPages: 2 }), undefined, 'cursor', undefined, read)).toThrow(
+      `a page says total_pages 2 (1 pages read) ${named}`,
+    );
+    expect(() => nextPageUrl(current, page({ items: [], total: 3 }), undefined, 'cursor', undefined, read)).toThrow(
+      'an empty page that says total 3 (2 entries read), with no next page',
+    );
+  });
+
+  it('ends the list when the totals are read, or when no count of what was read is given (events)', () => {
+    const read = { entries: 2, pages: 2 };
+    expect(
+      nextPageUrl(current, page({ total: 2, totalPages: 2 }), undefined, 'cursor', undefined, read),
+    ).toBeUndefined();
+    expect(nextPageUrl(current, page({ total: 9, totalPages: 9 }), undefined, 'cursor', undefined)).toBeUndefined();
+    expect(
+      nextPageUrl(current, page({ total: 9, hasMore: false }), undefined, 'cursor', undefined, read),
+    ).toBeUndefined();
+  });
+
+  it('follows a next page the body names, whatever the totals say', () => {
+    const read = { entries: 2, pages: 1 };
+    expect(
+      nextPageUrl(current, page({ total: 9, next: { cursor: 'c2' } }), undefined, 'cursor', undefined, read)?.href,
+    ).toBe('https://api.test/v1/x/deliveries?cursor=c2');
+  });
+});
+
 describe('PageTracker', () => {
   it('fails past maxPages saying what to change, and at a page already read', () => {
     const tracker = new PageTracker(2, 'the deliveries list');

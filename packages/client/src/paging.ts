@@ -2,8 +2,8 @@
  * Following a list call from page to page. The spec does not show how the KYB API pages (4.2), so the client follows
  * every common form: `has_more` with `next_cursor`, `next_after_seq` or `next`; a `Link: <…>; rel="next"` header;
  * a bare list with `X-Next-Cursor`. A next page is only ever asked of the API's own origin (it gets the API key), and
- * a log is never silently cut short: past `maxPages`, or at a page that says more follow without saying where, the
- * call fails.
+ * a log is never silently cut short: past `maxPages`, or at a page that says more follow (`has_more`, `total`,
+ * `total_pages`) without saying where, the call fails.
  */
 import type { ListPage } from './parse.js';
 
@@ -60,9 +60,19 @@ export function linkNext(header: string | null): string | undefined {
 }
 
 /**
+ * What a call that reads its list from the start (deliveries) has read so far: held against the totals a page gives.
+ * The events call starts after a seq, so a total of the whole stream says nothing about what it still has to read.
+ */
+export interface ReadSoFar {
+  entries: number;
+  pages: number;
+}
+
+/**
  * The URL of the page after `current`, or undefined when the list ended. `fallback` is where a page that says more
  * follow (or does not say) goes when it names no next page: the events call asks for the events after the last
- * seq it got; the deliveries call has none, and such a page is an error.
+ * seq it got; the deliveries call has none, and a page that says more follow (`has_more`, or a `total` or
+ * `total_pages` above what `read` counts) is then an error rather than the end of the list.
  */
 export function nextPageUrl(
   current: URL,
@@ -70,6 +80,7 @@ export function nextPageUrl(
   link: string | undefined,
   cursorParam: string,
   fallback: URL | undefined,
+  read?: ReadSoFar,
 ): URL | undefined {
   if (page.hasMore === false) return undefined;
   if (link !== undefined) return sameOrigin(new URL(link, current), current);
@@ -77,18 +88,28 @@ export function nextPageUrl(
   if (next && 'url' in next) return sameOrigin(new URL(next.url, current), current);
   if (next && 'cursor' in next) return withParam(current, cursorParam, next.cursor);
   if (next && 'afterSeq' in next) return withParam(current, 'after_seq', String(next.afterSeq));
-  if (page.items.length === 0) {
-    if (page.hasMore === true)
-      throw new PagingError('invalid_response', 'an empty page that says has_more, with no next page');
-    return undefined;
-  }
-  if (fallback) return fallback;
-  if (page.hasMore === true) {
-    throw new PagingError(
-      'invalid_response',
-      'a page says has_more but names no next page (next, next_cursor, next_after_seq, a Link or X-Next-Cursor header)',
-    );
-  }
+  if (page.items.length > 0 && fallback) return fallback;
+  const more = moreSaid(page, read);
+  if (more === undefined) return undefined;
+  throw new PagingError(
+    'invalid_response',
+    page.items.length === 0
+      ? `an empty page that says ${more}, with no next page`
+      : `a page says ${more} but names no next page (next, next_cursor, next_after_seq, a Link or X-Next-Cursor header)`,
+  );
+}
+
+/**
+ * Which fields of a page say more entries follow, or undefined. Pages are counted as read rather than taken from the
+ * body's `page`, which may count from 0 or from 1. Only numbers are quoted: the message reaches logs.
+ */
+function moreSaid(page: ListPage<unknown>, read: ReadSoFar | undefined): string | undefined {
+  if (page.hasMore === true) return 'has_more';
+  if (read === undefined) return undefined;
+  if (page.total !== undefined && page.total > read.entries)
+    return `total ${page.total} (${read.entries} entries read)`;
+  if (page.totalPages !== undefined && page.totalPages > read.pages)
+    return `total_pages ${page.totalPages} (${read.pages} pages read)`;
   return undefined;
 }
 

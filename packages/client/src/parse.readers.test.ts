@@ -61,6 +61,17 @@ describe('readListPage', () => {
     expect(readListPage(JSON.stringify({ events: [event], ...fields }), ['events'], null).next).toEqual(next);
   });
 
+  it.each([
+    [{ total: 3, total_pages: 2 }, 3, 2],
+    [{ total_count: '3', totalPages: '2' }, 3, 2],
+    [{ totalCount: 0 }, 0, undefined],
+    [{ total: -1, total_pages: 1.5 }, undefined, undefined],
+    [{ total: '3.0', total_pages: null }, undefined, undefined],
+  ])('reads the totals of %j as total %s, total_pages %s', (fields, total, totalPages) => {
+    const page = readListPage(JSON.stringify({ events: [event], ...fields }), ['events'], null);
+    expect([page.total, page.totalPages]).toEqual([total, totalPages]);
+  });
+
   it('takes the X-Next-Cursor header when an object body names no next page, and the body when it does', () => {
     expect(readListPage(JSON.stringify({ events: [event] }), ['events'], 'h1').next).toEqual({ cursor: 'h1' });
     expect(readListPage(JSON.stringify({ events: [event], next_cursor: 'b1' }), ['events'], 'h1').next).toEqual({

@@ -22,7 +22,18 @@ describe('error codes', () => {
     ['{"error":{"message":"m"},"code":"rate_limited"}', 'rate_limited'],
     // A sentence where the code belongs may echo request data: it is not a code, so it is not copied.
     ['{"error":"Request for jane@example.com is invalid"}', undefined],
-    ['{"code":"Not_Found"}', undefined],
+    // Codes are folded to lower case, so a service writing them upper-case still names the typed error.
+    ['{"code":"Not_Found"}', 'not_found'],
+    ['{"error":{"code":"INSUFFICIENT_CREDIT"}}', 'insufficient_credit'],
+    ['{"error":"PAYLOAD_EXPIRED"}', 'payload_expired'],
+    // A list of errors (JSON:API and others): the first entry's code.
+    ['{"errors":[{"code":"INSUFFICIENT_CREDIT","detail":"x"},{"code":"rate_limited"}]}', 'insufficient_credit'],
+    ['{"errors":[{"message":"no code"},{"code":"rate_limited"}]}', undefined],
+    ['{"errors":[]}', undefined],
+    ['{"errors":["not_released"]}', undefined],
+    // A message where `error` is does not hide a code given beside it.
+    ['{"error":"Something went wrong for jane@example.com","errors":[{"code":"not_released"}]}', 'not_released'],
+    ['{"code":"Not Found"}', undefined],
     [JSON.stringify({ code: 'x'.repeat(65) }), undefined],
     [JSON.stringify({ code: 'x'.repeat(64) }), 'x'.repeat(64)],
     ['<html>bad gateway</html>', undefined],

@@ -87,14 +87,25 @@ export interface ListPage<T> {
   hasMore: boolean | undefined;
   /** Where the body says the next page is; undefined when it names none (or says `next: null`). */
   next: NextPageHint | undefined;
+  /** The entries of the whole list, as the body's `total` (or `total_count`) says; undefined when it did not. */
+  total?: number | undefined;
+  /** The pages of the whole list, as the body's `total_pages` says; undefined when it did not. */
+  totalPages?: number | undefined;
 }
 
 /** Thrown by the readers; the client turns it into a KybApiError `invalid_response`. */
 export class InvalidBody extends Error {}
 
 /**
- * The error code of an error body: `{error:{code}}`, `{code}` or `{error:"code"}`. Only a value shaped like a code
- * counts: a service that puts a message in `error` may echo request data in it, which must not reach logs.
+ * The error code of an error body, in the common shapes: `{error:{code}}`, `{code}`, `{error:"code"}` or
+ * `{errors:[{code}, …]}` (the first entry), folded to lower case (`INSUFFICIENT_CREDIT` is `insufficient_credit`)
+ * so one code reads the same whatever case the service writes it in. Only a value shaped like a code counts: a
+ * service that puts a message in `error` may echo request data in it, which must not reach logs.
+ *
+ * @example
+ * ```ts
+ * readErrorCode('{"errors":[{"code":"INSUFFICIENT_CREDIT"}]}') // 'insufficient_credit'
+ * ```
  */
 export function readErrorCode(text: string): string | undefined {
   let body: unknown;
@@ -104,13 +115,17 @@ export function readErrorCode(text: string): string | undefined {
     return undefined;
   }
   if (!isObject(body)) return undefined;
-  const { error, code } = body;
-  const candidates = [isObject(error) ? error.code : undefined, code, error];
-  const found = candidates.find((candidate): candidate is string => typeof candidate === 'string');
-  return found !== undefined && ERROR_CODE.test(found) ? found : undefined;
+  const { error, code, errors } = body;
+  const first = Array.isArray(errors) ? errors[0] : undefined;
+  const candidates = [isObject(error) ? error.code : undefined, code, error, isObject(first) ? first.code : undefined];
+  // The first value shaped like a code: a message in `error` beside `errors:[{code}]` does not hide the code.
+  const found = candidates.find(
+    (candidate): candidate is string => typeof candidate === 'string' && ERROR_CODE.test(candidate),
+  );
+  return found?.toLowerCase();
 }
 
-const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/i;
 
 /**
  * A list body: a bare JSON array, or an object holding the list under one of `names` (then `data`, `items`,
@@ -129,7 +144,15 @@ export function readListPage(text: string, names: readonly string[], headerCurso
     items: body[key] as unknown[],
     hasMore: typeof hasMore === 'boolean' ? hasMore : undefined,
     next: nextHint(body, headerCursor),
+    total: countOf(body.total ?? body.total_count ?? body.totalCount),
+    totalPages: countOf(body.total_pages ?? body.totalPages),
   };
+}
+
+/** A count the body gives (a whole number, or a string of one); undefined for anything else. */
+function countOf(value: unknown): number | undefined {
+  const count = integerOf(value);
+  return count !== undefined && count >= 0 ? count : undefined;
 }
 
 function nextHint(body: Record<string, unknown>, headerCursor: string | null): NextPageHint | undefined {
