@@ -49,6 +49,42 @@ export function signingSecret(
 }
 
 /**
+ * The code of an event `recover` did not send because its attestation has expired: any receiver refuses it (spec
+ * 5.5.4), and only a replay in the merchant's own process (`recover()` of `@kyb-webhooks/client`, through
+ * `receiver.replay`) accepts a fetched event's expired attestation.
+ *
+ * @example
+ * ```ts
+ * if (failure.code === ATTESTATION_EXPIRED) console.log('recover it in the app, or ask the service to redeliver')
+ * ```
+ */
+export const ATTESTATION_EXPIRED = 'attestation_expired';
+
+/** The most clock-skew leeway a receiver allows on `exp` (`attestation.leewaySeconds` is at most 60). */
+const MAX_LEEWAY_MS = 60_000;
+
+/**
+ * When an event's attestation expired, as an ISO date, if every receiver would refuse it now: `exp` more than the
+ * largest leeway ago. Read without verifying (the receiver verifies); undefined for no attestation or no usable `exp`.
+ *
+ * @example
+ * ```ts
+ * expiredAttestation(envelope.attestation, Date.now()) // '2026-11-30T09:10:00.000Z'
+ * ```
+ */
+export function expiredAttestation(token: unknown, nowMs: number): string | undefined {
+  if (typeof token !== 'string') return undefined;
+  let exp: unknown;
+  try {
+    exp = (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown }).exp;
+  } catch {
+    return undefined;
+  }
+  if (typeof exp !== 'number' || !Number.isFinite(exp) || exp * 1000 + MAX_LEEWAY_MS >= nowMs) return undefined;
+  return new Date(exp * 1000).toISOString();
+}
+
+/**
  * What the merchant's receiver answered one replayed event with, beside the result `recover()` classifies: why no
  * answer came, when none did.
  *
@@ -118,6 +154,15 @@ export async function createRemoteReceiver(options: {
     lastAcknowledged,
     async replay(event: unknown): Promise<ReceiveResult> {
       const envelope = event as TestEnvelope;
+      const expiredAt = expiredAttestation(envelope.attestation, Date.now());
+      if (expiredAt !== undefined) {
+        answers.set(envelope.event_id, {
+          status: null,
+          code: ATTESTATION_EXPIRED,
+          error: `not sent: its attestation expired at ${expiredAt}`,
+        });
+        return { status: 0, code: ATTESTATION_EXPIRED, headers: {}, body: {} } as unknown as ReceiveResult;
+      }
       const attempt = await sender.deliverOnce(
         envelope,
         typeof envelope.attestation === 'string' ? { attestation: envelope.attestation } : { attest: false },

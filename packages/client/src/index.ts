@@ -14,6 +14,7 @@ export type { KybApiErrorCode } from './errors.js';
 export type { CallOptions, RetryPolicy } from './http.js';
 export type { DeliveryLogEntry, StreamEvent } from './parse.js';
 export { recover, DEFAULT_PROGRESS_EVERY } from './recover.js';
+export { EVENT_NOT_SERVED } from './recover-stream.js';
 export type {
   RecoverTarget,
   RecoverOptions,

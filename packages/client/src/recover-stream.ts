@@ -1,8 +1,16 @@
 import type { ReceiveResult } from '@kyb-webhooks/core';
 import type { RecoverFailure, RecoverTarget, StreamRecovery } from './recover.js';
 
-/** The code of an event the delivery log shows unacknowledged but the events API did not serve (status 0). */
-export const NOT_SERVED = 'event_not_served';
+/**
+ * The code of a {@link RecoverFailure} for an event the delivery log shows unacknowledged but the events API did not
+ * serve (its status is 0: no receiver saw it).
+ *
+ * @example
+ * ```ts
+ * const missing = report.streams.flatMap((s) => s.failures).filter((f) => f.code === EVENT_NOT_SERVED)
+ * ```
+ */
+export const EVENT_NOT_SERVED = 'event_not_served';
 
 /**
  * One stream's replay, event by event: what each answer counts as, when the stream stops (ordering enforce), and,
@@ -84,7 +92,7 @@ export class StreamReplay {
    */
   finish(): void {
     for (const [eventId, seq] of this.#notSeen) {
-      this.#stream.failures.push({ eventId, seq, code: NOT_SERVED, status: 0 });
+      this.#stream.failures.push({ eventId, seq, code: EVENT_NOT_SERVED, status: 0 });
       this.#stream.failed += 1;
     }
     this.#notSeen.clear();

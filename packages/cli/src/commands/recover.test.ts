@@ -170,14 +170,8 @@ describe('recover a quarantined endpoint with CLI commands only', () => {
     expect(service.quarantined).toBe(false);
   });
 
-  it('an attestation the endpoint refuses stops the stream there: exit 1, the later events held, never sent to probe', async () => {
-    // The service signs attestations that expired two minutes before they were made: the merchant's receiver refuses
-    // the release (401 attestation_invalid) however often it comes. The CLI cannot see whether the endpoint's own
-    // ordering would skip it, so it must not send seq 2 and read its 200 as a skip.
-    const service = await startKybService({ quarantineAfter: 3, timeScale: 1e-5, attestationTtlSeconds: -120 });
-    cleanups.push(() => service.stop());
-    const merchant = await startMerchant(service);
-    cleanups.push(() => merchant.stop());
+  /** A request delivered, then an outage during which it is released and gets one more event. */
+  async function releasedDuringOutage(service: KybService, merchant: Merchant): Promise<string> {
     const a = await service.createDataRequest();
     await service.idle();
     merchant.outage.down = true;
@@ -185,6 +179,22 @@ describe('recover a quarantined endpoint with CLI commands only', () => {
     await service.emit(a, 'kyb.data_request.pending_approval', { request_id: a });
     await service.idle();
     merchant.outage.down = false;
+    return a;
+  }
+
+  it('an attestation the endpoint refuses stops the stream there: exit 1, the later events held, never sent to probe', async () => {
+    // The merchant's receiver expects another audience: it refuses the release (401 attestation_invalid) however
+    // often it comes. The CLI cannot see whether the endpoint's own ordering would skip it, so it must not send seq 2
+    // and read its 200 as a skip.
+    const service = await startKybService({ quarantineAfter: 3, timeScale: 1e-5 });
+    cleanups.push(() => service.stop());
+    const merchant = await startMerchant({
+      ...service,
+      audience: 'another-audience',
+      setEndpoint: (endpoint) => service.setEndpoint(endpoint),
+    });
+    cleanups.push(() => merchant.stop());
+    const a = await releasedDuringOutage(service, merchant);
 
     const run = await runCli(['recover', '--request', a, '--to', merchant.url, '--no-reactivate', '--json'], {
       env: merchant.env,
@@ -195,6 +205,34 @@ describe('recover a quarantined endpoint with CLI commands only', () => {
     expect(report.streams[0]).toMatchObject({ request_id: a, events: 2, failed: 1, held: 1, last_seq: null });
     expect(report.streams[0]!.failures).toMatchObject([{ seq: 1, status: 401, code: 'attestation_invalid' }]);
     expect(seqsOf(merchant, a)).toEqual([0]);
+  });
+
+  it('an event whose attestation has expired is not sent: attestation_expired, with the ways out', async () => {
+    // Attestations that expired two minutes before they were made, as after an outage longer than their lifetime.
+    const service = await startKybService({ quarantineAfter: 3, timeScale: 1e-5, attestationTtlSeconds: -120 });
+    cleanups.push(() => service.stop());
+    const merchant = await startMerchant(service);
+    cleanups.push(() => merchant.stop());
+    const a = await releasedDuringOutage(service, merchant);
+    const releasedId = service.request(a)!.events[1]!.event_id;
+
+    const run = await runCli(['recover', '--request', a, '--to', merchant.url, '--no-reactivate', '--json'], {
+      env: merchant.env,
+    });
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as RecoverJson;
+    expect(report.streams[0]).toMatchObject({ request_id: a, failed: 1, held: 1 });
+    expect(report.streams[0]!.failures).toMatchObject([
+      { event_id: releasedId, seq: 1, status: null, code: 'attestation_expired' },
+    ]);
+    expect(seqsOf(merchant, a)).toEqual([0]);
+
+    const text = await runCli(['recover', '--request', a, '--to', merchant.url, '--no-reactivate'], {
+      env: merchant.env,
+    });
+    expect(text.stdout).toContain(`\u2717 ${a} seq 1 (${releasedId}): not sent: its attestation expired at `);
+    expect(text.stdout).toContain('replay it in your app with recover() of @kyb-webhooks/client');
+    expect(text.stdout).toContain(`kyb-webhooks redeliver ${a}`);
   });
 
   it('--since keeps the requests whose log shows an unacknowledged delivery since then', async () => {

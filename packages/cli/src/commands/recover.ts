@@ -1,5 +1,5 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { recover, type RecoverReport, type StreamRecovery } from '@kyb-webhooks/client';
+import { EVENT_NOT_SERVED, recover, type RecoverReport, type StreamRecovery } from '@kyb-webhooks/client';
 import {
   apiSettings,
   callApi,
@@ -15,7 +15,7 @@ import { fixFor, routeHint } from '../codes.js';
 import { EXIT, usageError } from '../errors.js';
 import { MAX_TIMEOUT_MS, displayUrl, parseIntegerInRange, parseUrl } from '../options.js';
 import { createProgress, formatTable, print, printJson } from '../output.js';
-import { createRemoteReceiver, signingSecret, type RemoteReceiver } from '../remote-receiver.js';
+import { ATTESTATION_EXPIRED, createRemoteReceiver, signingSecret, type RemoteReceiver } from '../remote-receiver.js';
 
 /**
  * Options of `recover`.
@@ -203,18 +203,9 @@ export async function runRecover(
     print(`${cellText(requestId)}: not replayed: its delivery log shows no unacknowledged delivery since --since.`);
   for (const stream of streams) {
     for (const failure of stream.failures) {
-      const answer =
-        failure.status === null
-          ? `no answer (${failure.error ?? 'network error'})`
-          : `${failure.status}${failure.code === null ? '' : ` ${failure.code}`}`;
-      const fix =
-        failure.status === null
-          ? `is your receiver running at ${to}?`
-          : failure.code === null
-            ? (routeHint({ status: failure.status }, to) ?? '')
-            : fixFor(failure.code, { 'service-kyb-signature': `t=0,v1=0,kv=${version}` });
+      const { what, fix } = failureText(failure, stream.request_id, to, version);
       print(
-        `\u2717 ${cellText(stream.request_id)} seq ${failure.seq} (${failure.event_id}): your receiver answered ${answer}${fix === '' ? '' : `: ${fix}`}`,
+        `\u2717 ${cellText(stream.request_id)} seq ${failure.seq} (${failure.event_id}): ${what}${fix === '' ? '' : `: ${fix}`}`,
       );
     }
     if (stream.held > 0)
@@ -308,6 +299,44 @@ function describeStream(stream: StreamRecovery, receiver: RemoteReceiver, apiKey
   };
   if (stream.error) described.error = redactFailure(stream.error, apiKey);
   return described;
+}
+
+/**
+ * What happened to one failed event, and what to do about it, for the table's reader.
+ *
+ * @example
+ * ```ts
+ * failureText({ event_id: '01J…', seq: 1, status: 500, code: 'handler_failed' }, 'dr_1', url, '1').what // 'your receiver answered 500 handler_failed'
+ * ```
+ */
+export function failureText(
+  failure: RecoveredStream['failures'][number],
+  requestId: string,
+  to: string,
+  version: string,
+): { what: string; fix: string } {
+  if (failure.code === EVENT_NOT_SERVED) {
+    return {
+      what: 'the delivery log shows it unacknowledged, but the KYB API did not serve it with the stream\u2019s events',
+      fix: `ask the service to send it again (kyb-webhooks redeliver ${cellText(requestId)}), or its support`,
+    };
+  }
+  if (failure.code === ATTESTATION_EXPIRED) {
+    return {
+      what: `${failure.error ?? 'not sent: its attestation has expired'}, so your receiver would refuse it (spec 5.5)`,
+      fix:
+        'replay it in your app with recover() of @kyb-webhooks/client, whose receiver.replay takes a fetched ' +
+        `event's expired attestation, or have the service send it again (kyb-webhooks redeliver ${cellText(requestId)})`,
+    };
+  }
+  if (failure.status === null)
+    return {
+      what: `your receiver gave no answer (${failure.error ?? 'network error'})`,
+      fix: `is it running at ${to}?`,
+    };
+  const what = `your receiver answered ${failure.status}${failure.code === null ? '' : ` ${failure.code}`}`;
+  if (failure.code === null) return { what, fix: routeHint({ status: failure.status }, to) ?? '' };
+  return { what, fix: fixFor(failure.code, { 'service-kyb-signature': `t=0,v1=0,kv=${version}` }) };
 }
 
 function redactFailure(
