@@ -17,6 +17,22 @@ export const MAX_TIMER_MS = 2_147_483_647;
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 /**
+ * Why a string read from a secrets file or an environment variable is refused when whitespace surrounds it: no
+ * secret, issuer or audience of the service has any, so the value would never match, and every delivery would be
+ * refused far from its cause. `example` shows the trim. The message never repeats the value.
+ *
+ * @example
+ * ```ts
+ * strayWhitespaceProblem('abc\n', 'process.env.KYB_AUDIENCE?.trim()') // 'has leading or trailing whitespace (…) …'
+ * ```
+ */
+export function strayWhitespaceProblem(value: string, example: string): string | undefined {
+  return value.trim() === value
+    ? undefined
+    : `has leading or trailing whitespace (a newline read from a secrets file, a space pasted with it): trim it, e.g. \`${example}\`.`;
+}
+
+/**
  * Building blocks for `validateOptions` (option-validation.ts): each returns an {@link OptionRule}.
  *
  * @example
@@ -135,6 +151,16 @@ export const optionRules = {
       if (typeof value === 'string') return `is ${value === '' ? 'empty' : 'blank'}${fix}.`;
       return `must be a string${fix}; got ${describeValue(value)}.`;
     });
+  },
+  /**
+   * A string compared exactly with what the service sends (an issuer, an audience): not empty or blank, like
+   * {@link optionRules.nonEmptyString}, and without surrounding whitespace; `example` shows the trim.
+   */
+  trimmedString(hint: string, example: string): OptionRule {
+    const nonEmpty = optionRules.nonEmptyString(hint);
+    return rule(
+      (value, path, report) => nonEmpty(value, path, report) ?? strayWhitespaceProblem(value as string, example),
+    );
   },
   /**
    * The path of a route, as the framework sees it: starts with '/', no query string or fragment (a request's path

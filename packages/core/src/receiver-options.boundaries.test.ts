@@ -4,6 +4,7 @@ import { validateReceiverOptions } from './receiver-options.js';
 import { createMemoryStore } from './store/memory-store.js';
 import type { DedupeStore } from './store/dedupe.js';
 import { streamOrdering } from './ordering/stream-ordering.js';
+import { createReceiver } from './receiver.js';
 
 /** The message of the config_invalid error `run` throws (the test fails when it throws nothing else). */
 const messageOf = (run: () => unknown): string => expectConfigInvalid(run).message;
@@ -171,6 +172,76 @@ describe('ordering.onUnfillable needs a store that can record a skip (skipSeq)',
         store: createMemoryStore(),
         ordering: streamOrdering({ mode: 'enforce', fetchEventsAfter, onUnfillable }),
       }),
+    ).not.toThrow();
+  });
+});
+
+// The spec fixes the skew at 5 minutes (5.7, 8); a typo in minutes or milliseconds widened the replay window to days.
+describe('toleranceSeconds: above 0 and at most 300, the spec’s 5 minutes', () => {
+  it('accepts 300 and refuses 301, saying what the spec allows', () => {
+    expect(() => validateReceiverOptions({ secrets, toleranceSeconds: 300 })).not.toThrow();
+    expect(messageOf(() => validateReceiverOptions({ secrets, toleranceSeconds: 301 }))).toBe(
+      'createReceiver: `toleranceSeconds` must be at most 300 seconds: the spec allows 5 minutes of clock skew, and ' +
+        'more widens the window for replayed deliveries; use 300.',
+    );
+  });
+
+  it('refuses ten days (864000 s)', () => {
+    expect(messageOf(() => validateReceiverOptions({ secrets, toleranceSeconds: 864_000 }))).toContain(
+      'must be at most 300 seconds',
+    );
+  });
+});
+
+// Read with its newline from a secrets file, an audience never equals the token's aud: every attested delivery 401.
+describe('attestation.issuer and attestation.audience: no whitespace around them', () => {
+  const attestation = {
+    issuer: 'https://kyb.example.com',
+    audience: '3b241101-e2bb-4255-8caf-4136c566a962',
+    jwksUrl: 'https://api.kyb.example.com/.well-known/kyb-jwks.json',
+  };
+  it.each<[string, Record<string, string>, string]>([
+    ['audience', { audience: `${attestation.audience}\n` }, 'process.env.KYB_AUDIENCE?.trim()'],
+    ['issuer', { issuer: ` ${attestation.issuer}` }, 'process.env.KYB_ATTESTATION_ISSUER?.trim()'],
+  ])('refuses an %s with whitespace around it, without repeating it', (name, override, trim) => {
+    const message = messageOf(() => validateReceiverOptions({ attestation: { ...attestation, ...override } }));
+    expect(message).toBe(
+      `createReceiver: \`attestation.${name}\` has leading or trailing whitespace (a newline read from a secrets ` +
+        `file, a space pasted with it): trim it, e.g. \`${trim}\`.`,
+    );
+  });
+
+  it('accepts an audience that is not a UUID', () => {
+    expect(() =>
+      validateReceiverOptions({ attestation: { ...attestation, audience: 'merchant-client-domain' } }),
+    ).not.toThrow();
+  });
+});
+
+// notAfter is Unix milliseconds; one in seconds (the unit of the header's t) ended the version in 1970.
+describe('secrets: a notAfter in seconds, and a keyring whose every version has ended', () => {
+  const now = Date.UTC(2026, 10, 23, 8, 30, 0);
+  it.each<[string, Date | number]>([
+    ['a number', Math.floor(now / 1000) + 86_400],
+    ['a Date', new Date(Math.floor(now / 1000) + 86_400)],
+  ])('refuses a notAfter in seconds given as %s', (_case, notAfter) => {
+    expect(
+      messageOf(() => validateReceiverOptions({ secrets: { '2': { secret: 'old', notAfter }, ...secrets } })),
+    ).toBe(
+      "createReceiver: `secrets['2'].notAfter` is before 1973: notAfter is Unix milliseconds or a Date; this looks " +
+        'like seconds: multiply by 1000.',
+    );
+  });
+
+  it('refuses at creation a keyring whose every version ended by the receiver’s clock', () => {
+    expect(
+      messageOf(() => createReceiver({ secrets: { '2': { secret: 'old', notAfter: now - 1 } }, now: () => now })),
+    ).toContain('Every secret version has already ended');
+  });
+
+  it('creates the receiver while the last version has not ended', () => {
+    expect(() =>
+      createReceiver({ secrets: { '2': { secret: 'old', notAfter: now } }, now: () => now, logger: false }),
     ).not.toThrow();
   });
 });

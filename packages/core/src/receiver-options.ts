@@ -7,6 +7,7 @@ import type { ReceiverOptions } from './receiver-types.js';
 import { optionRules } from './option-rules.js';
 import { rule, validateOptions, type FieldsSpec, type OptionsSpec } from './option-validation.js';
 import { secretsRule } from './verify/secrets-options.js';
+import { toleranceProblem } from './verify/signature.js';
 import { describeValue, isPlainObject } from './option-words.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './store/dedupe.js';
 import { isStreamCursorStore } from './store/stream-store.js';
@@ -55,11 +56,17 @@ const jwksRule = rule((value) =>
 const attestationFields: FieldsSpec = {
   options: {
     issuer: optionRules.required(
-      optionRules.nonEmptyString('set it to the {attestation_issuer} of the KYB service'),
+      optionRules.trimmedString(
+        'set it to the {attestation_issuer} of the KYB service',
+        'process.env.KYB_ATTESTATION_ISSUER?.trim()',
+      ),
       'set it to the {attestation_issuer} of the KYB service (an unset environment variable?).',
     ),
     audience: optionRules.required(
-      optionRules.nonEmptyString("set it to your client domain UUID (the attestations' aud)"),
+      optionRules.trimmedString(
+        "set it to your client domain UUID (the attestations' aud)",
+        'process.env.KYB_AUDIENCE?.trim()',
+      ),
       "set it to your client domain UUID, the attestations' aud (an unset environment variable?).",
     ),
     jwksUrl: jwksUrlRule,
@@ -195,7 +202,7 @@ const RECEIVER_SPEC: OptionsSpec = {
       ['claim', 'complete', 'release'],
       'a dedupe store implements claim, complete and release (DedupeStore); use createMemoryStore(), createRedisStore() or a SQL store',
     ),
-    toleranceSeconds: optionRules.positiveNumber('seconds'),
+    toleranceSeconds: rule((value) => toleranceProblem(value)),
     maxBodyBytes: optionRules.positiveNumber('bytes'),
     leaseMs: storeDurationRule,
     retainMs: storeDurationRule,
@@ -330,9 +337,10 @@ const RECEIVER_SPEC: OptionsSpec = {
 
 /**
  * Checks the options of `createReceiver` and throws `config_invalid` naming every mistake and its fix: a missing or
- * empty secret (an unset environment variable), a `notAfter` that would never end a version, `secrets: {}`, an
- * attestation without issuer, audience or key source, a store without its methods, limits that are not positive
- * numbers, a lease shorter than the handler and store deadlines, and unknown option names (with "did you mean").
+ * empty secret (an unset environment variable), a `notAfter` that would never end a version or is in seconds,
+ * `secrets: {}`, an attestation without issuer, audience or key source (or with whitespace around them), a store
+ * without its methods, limits that are not positive numbers, a toleranceSeconds over the spec's 300, a lease shorter
+ * than the handler and store deadlines, and unknown option names (with "did you mean").
  * `createReceiver` calls it first; it is exported for wrappers that build receiver options themselves.
  *
  * @example

@@ -117,15 +117,16 @@ describe('the HandlerError onError handlers receive', () => {
 });
 
 describe('on() for a type nothing can authenticate on this receiver', () => {
-  const attestation = {
+  // An inline key set needs a usable RS256 key at creation: the test signer's, read once beforeAll has made it.
+  const attestation = () => ({
     issuer: 'https://kyb.example.com',
     audience: 'b2f7c3e0-0000-4000-8000-000000000000',
-    jwks: { keys: [] },
-  };
+    jwks: signer.jwks,
+  });
 
   it('warns once per type, at registration, when the receiver has no secrets and the type carries no attestation', () => {
     const logs: LogEntry[] = [];
-    const receiver = createReceiver({ attestation, logger: (entry) => logs.push(entry) });
+    const receiver = createReceiver({ attestation: attestation(), logger: (entry) => logs.push(entry) });
     receiver.on('kyb.data_request.pending_approval', () => {});
     receiver.on(['kyb.data_request.pending_approval', 'kyb.data_request.released'], () => {});
     receiver.on('kyb.future.thing' as never, () => {}); // an unknown type may be a new attested one
@@ -144,7 +145,7 @@ describe('on() for a type nothing can authenticate on this receiver', () => {
     const logs: LogEntry[] = [];
     const receiver = createReceiver({
       secrets: { '1': 'endpoint-secret' },
-      attestation,
+      attestation: attestation(),
       logger: (entry) => logs.push(entry),
     });
     receiver.on('kyb.data_request.pending_approval', () => {});

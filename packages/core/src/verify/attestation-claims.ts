@@ -54,21 +54,21 @@ export function checkRegisteredClaims(
   checkDateClaim('exp', claims.exp);
   checkDateClaim('iat', claims.iat);
   checkDateClaim('nbf', claims.nbf);
-  // An absent nbf compares false.
-  if ((claims.nbf as number) > now + leeway) {
+  // Each written as "not within", so that a NaN (a clock that answered no number) refuses instead of passing.
+  if (claims.nbf !== undefined && !((claims.nbf as number) <= now + leeway)) {
     throw rejection(
       'attestation_invalid',
       `"nbf" claim timestamp check failed: not before ${isoOf(claims.nbf as number)}, now ${isoOf(now)} (leeway ${leeway} s)`,
     );
   }
-  if (!fetched && (claims.exp as number) <= now - leeway) {
+  if (!fetched && !((claims.exp as number) > now - leeway)) {
     throw rejection(
       'attestation_invalid',
       `"exp" claim timestamp check failed: expired ${isoOf(claims.exp as number)}, now ${isoOf(now)} (leeway ${leeway} s)`,
     );
   }
   // A token issued in the future is refused too (jose checks iat only against maxTokenAge).
-  if ((claims.iat as number) > now + leeway) throw rejection('attestation_invalid', '"iat" claim is in the future');
+  if (!((claims.iat as number) <= now + leeway)) throw rejection('attestation_invalid', '"iat" claim is in the future');
 }
 
 /** A date claim, when present, must be a {@link isNumericDate}. */

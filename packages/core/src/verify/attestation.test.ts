@@ -859,8 +859,8 @@ describe('attestation keys from jwksUrl', () => {
   });
 
   it.each([
-    ['a leeway of 0 s', { jwks: { keys: [] }, leewaySeconds: 0 }],
-    ['a leeway of 60 s', { jwks: { keys: [] }, leewaySeconds: 60 }],
+    ['a leeway of 0 s', { jwksUrl: 'https://kyb.example.com/jwks', leewaySeconds: 0 }],
+    ['a leeway of 60 s', { jwksUrl: 'https://kyb.example.com/jwks', leewaySeconds: 60 }],
     ['plain http on 127.0.0.1', { jwksUrl: 'http://127.0.0.1:8080/jwks' }],
     [
       'the longest jwksTimeoutMs a timer keeps',

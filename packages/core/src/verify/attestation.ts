@@ -5,7 +5,8 @@ import { bindAttestation, type AttestationClaims, type AttestedEnvelope } from '
 import { checkRegisteredClaims } from './attestation-claims.js';
 import type { LocatedAnswerList } from '../events/released-answers.js';
 import { KybWebhookError, rejection } from '../errors.js';
-import { MAX_TIMER_MS } from '../option-rules.js';
+import { MAX_TIMER_MS, strayWhitespaceProblem } from '../option-rules.js';
+import { readClock } from './clock.js';
 import { createInlineKeySource, createRemoteKeySource, type VerificationKey, type KeySource } from './jwks.js';
 import type { ReceiverTelemetry } from '../telemetry/observers.js';
 
@@ -191,16 +192,11 @@ export function createDetailedAttestationVerifier(
   crypto: PlatformCrypto = platformCrypto,
   telemetry?: ReceiverTelemetry,
 ): DetailedAttestationVerifier {
-  const leeway = options.leewaySeconds ?? 30;
-  if (!(leeway >= 0 && leeway <= 60)) {
-    throw new KybWebhookError('config_invalid', 'attestation.leewaySeconds must be between 0 and 60.');
-  }
-  if (!options.issuer)
-    throw new KybWebhookError('config_invalid', 'attestation.issuer is required ({attestation_issuer}).');
-  if (!options.audience) {
+  const leeway = checkClaimOptions(options);
+  if (typeof now !== 'function') {
     throw new KybWebhookError(
       'config_invalid',
-      "attestation.audience is required (the merchant's client domain UUID).",
+      'The attestation clock must be a function in Unix milliseconds, e.g. Date.now.',
     );
   }
   const keys = createKeySource(options, now, telemetry);
@@ -249,13 +245,44 @@ export function createDetailedAttestationVerifier(
     } catch (cause) {
       throw rejection('attestation_invalid', 'claims are not a UTF-8 JSON object', cause);
     }
-    checkRegisteredClaims(claims, options, Math.floor(now() / 1000), leeway, verifyOptions?.fetched === true);
+    checkRegisteredClaims(claims, options, Math.floor(readClock(now) / 1000), leeway, verifyOptions?.fetched === true);
 
     // 5. the envelope must carry the signed values, otherwise the delivery was relabelled.
     const answers = bindAttestation(claims as AttestationClaims, envelope, options.answersClaim);
     return { claims: claims as AttestationClaims, answers };
   };
   return Object.assign(verify, { checkKeys: () => keys.check() });
+}
+
+/** The options compared whole with a claim, and how to trim the environment variable each is usually read from. */
+const CLAIM_OPTION_TRIMS = [
+  ['issuer', 'process.env.KYB_ATTESTATION_ISSUER?.trim()'],
+  ['audience', 'process.env.KYB_AUDIENCE?.trim()'],
+] as const;
+
+/**
+ * The claim options checked at creation, for callers that skip createReceiver's option rules: the leeway (returned,
+ * 30 by default), and an issuer and audience that can match (a newline read with them from a file never would).
+ */
+function checkClaimOptions(options: AttestationOptions): number {
+  const leeway = options.leewaySeconds ?? 30;
+  if (!(leeway >= 0 && leeway <= 60)) {
+    throw new KybWebhookError('config_invalid', 'attestation.leewaySeconds must be between 0 and 60.');
+  }
+  if (!options.issuer)
+    throw new KybWebhookError('config_invalid', 'attestation.issuer is required ({attestation_issuer}).');
+  if (!options.audience) {
+    throw new KybWebhookError(
+      'config_invalid',
+      "attestation.audience is required (the merchant's client domain UUID).",
+    );
+  }
+  for (const [name, example] of CLAIM_OPTION_TRIMS) {
+    const value: unknown = options[name];
+    const problem = typeof value === 'string' ? strayWhitespaceProblem(value, example) : 'must be a string.';
+    if (problem) throw new KybWebhookError('config_invalid', `attestation.${name} ${problem}`);
+  }
+  return leeway;
 }
 
 /**
@@ -325,7 +352,16 @@ function createKeySource(
       'attestation needs jwksUrl ({base_url}/.well-known/kyb-jwks.json) or jwks.',
     );
   }
-  const url = new URL(options.jwksUrl);
+  let url: URL;
+  try {
+    url = new URL(options.jwksUrl);
+  } catch {
+    // The TypeError's `input` is the whole URL, credentials included: neither repeated nor kept as the cause.
+    throw new KybWebhookError(
+      'config_invalid',
+      'attestation.jwksUrl is not an absolute URL: use {base_url}/.well-known/kyb-jwks.json.',
+    );
+  }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
     throw new KybWebhookError(
       'config_invalid',

@@ -2,7 +2,7 @@
 // at import on Node; these two load 8 (bench: `--only insn`).
 import * as joseErrors from 'jose/errors';
 import { createLocalJWKSet } from 'jose/jwks/local';
-import type { JSONWebKeySet } from 'jose';
+import type { JSONWebKeySet, JWK } from 'jose';
 import { KybWebhookError, rejection } from '../errors.js';
 import { TRACING_CHANNELS, tracingChannelsOf, type JwksTrace } from '../telemetry/channels.js';
 import { Observers, type ReceiverTelemetry } from '../telemetry/observers.js';
@@ -103,6 +103,14 @@ export function createInlineKeySource(jwks: JSONWebKeySet): KeySource {
     throw new KybWebhookError('config_invalid', 'attestation.jwks is not a JSON Web Key Set ({ keys: [ ... ] }).', {
       cause,
     });
+  }
+  // A set jose finds no RS256 key in refuses every attestation (401) until the endpoint is quarantined: say so now.
+  if (!jwks.keys.some(isUsableRs256Jwk)) {
+    throw new KybWebhookError(
+      'config_invalid',
+      'attestation.jwks has no key usable for RS256 attestations: each needs kty "RSA", a kid, alg "RS256" or none, ' +
+        'use "sig" or none, and key_ops with "verify" or none. Use the keys of {base_url}/.well-known/kyb-jwks.json.',
+    );
   }
   return {
     peek: (kid) => set.imported.get(kid),
@@ -224,6 +232,21 @@ export function createRemoteKeySource(options: RemoteKeySourceOptions, now: () =
       throw rejection('attestation_invalid', 'no key for this kid in the KYB JWKS');
     },
   };
+}
+
+/**
+ * Whether jose's key selection (createLocalJWKSet) could pick this key for an RS256 token with a kid, the only tokens
+ * the verifier looks keys up for. Its modulus length is checked when it is imported (findKey).
+ */
+function isUsableRs256Jwk(jwk: JWK): boolean {
+  const keyOps: unknown = jwk.key_ops;
+  return (
+    jwk.kty === 'RSA' &&
+    typeof jwk.kid === 'string' &&
+    (jwk.alg === undefined || jwk.alg === 'RS256') &&
+    (jwk.use === undefined || jwk.use === 'sig') &&
+    (keyOps === undefined || (Array.isArray(keyOps) && keyOps.includes('verify')))
+  );
 }
 
 function newKeySet(jwks: unknown, fetchedAt: number): KeySet {

@@ -4,8 +4,9 @@
  * pasted in the wrong place.
  */
 import { checkFields, rule, type FieldsSpec } from '../option-validation.js';
+import { strayWhitespaceProblem } from '../option-rules.js';
 import { describeValue, isPlainObject, ordinal } from '../option-words.js';
-import { SECRET_VERSION } from './signature.js';
+import { NOT_AFTER_MIN_MS, SECRET_VERSION } from './signature.js';
 
 const SECRETS_EXAMPLE = "secrets: { '3': process.env.KYB_SECRET_V3 }";
 const ENV_UNSET = 'the environment variable it is read from is probably unset';
@@ -13,16 +14,27 @@ const ENV_UNSET = 'the environment variable it is read from is probably unset';
 const notAfterRule = rule((value) => {
   const fix = 'pass a Date or Unix milliseconds, e.g. `notAfter: Date.now() + 24 * 3600_000`';
   if (value instanceof Date) {
-    return Number.isNaN(value.getTime()) ? `is an Invalid Date, so this version would never end: ${fix}.` : undefined;
+    return Number.isNaN(value.getTime())
+      ? `is an Invalid Date, so this version would never end: ${fix}.`
+      : secondsProblem(value.getTime());
   }
   if (typeof value === 'number') {
-    return Number.isFinite(value) ? undefined : `is ${describeValue(value)}, so this version would never end: ${fix}.`;
+    return Number.isFinite(value)
+      ? secondsProblem(value)
+      : `is ${describeValue(value)}, so this version would never end: ${fix}.`;
   }
   if (typeof value === 'string') {
     return `is a string, which is not parsed (a duration such as '24h' would never end the version): ${fix}, or \`new Date('2026-01-02T00:00:00Z')\`.`;
   }
   return `must be a Date or Unix milliseconds, got ${describeValue(value)}: ${fix}.`;
 });
+
+/** Read as milliseconds, an end in seconds falls in 1970 and every delivery of the version would be refused. */
+function secondsProblem(ms: number): string | undefined {
+  return ms < NOT_AFTER_MIN_MS
+    ? 'is before 1973: notAfter is Unix milliseconds or a Date; this looks like seconds: multiply by 1000.'
+    : undefined;
+}
 
 function secretValueProblem(value: unknown): string | undefined {
   if (typeof value === 'string') {
@@ -32,10 +44,7 @@ function secretValueProblem(value: unknown): string | undefined {
       return 'is blank (whitespace only): set the secret shown in the dashboard, or remove this version.';
     // No dashboard secret begins or ends with whitespace; a newline from a secrets file or a pasted space would make
     // every delivery of this version fail with signature_mismatch, far from its cause.
-    if (value.trim() !== value) {
-      return 'has leading or trailing whitespace (a newline read from a secrets file, a space pasted with it): trim it, e.g. `process.env.KYB_SECRET_V1?.trim()`.';
-    }
-    return undefined;
+    return strayWhitespaceProblem(value, 'process.env.KYB_SECRET_V1?.trim()');
   }
   if (value === undefined || value === null) {
     return `is ${describeValue(value)}: ${ENV_UNSET}. Set it from the dashboard, or remove this version.`;

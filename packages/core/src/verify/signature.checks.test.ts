@@ -88,3 +88,26 @@ describe('the detail of a stale or early signature says by how much the clocks d
     });
   });
 });
+
+// Every comparison with NaN is false: a `now` that answers no number (one without return) passed the skew and the
+// notAfter checks, so a correctly MACed header from 1970 under an ended version was accepted.
+describe('a clock that answers no number refuses the delivery with internal_error (500, retried)', () => {
+  it.each<[string, unknown]>([
+    ['undefined', undefined],
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+  ])('a clock that answers %s, for a 1970 header under an ended version', async (_case, reading) => {
+    let clock: unknown = NOW;
+    const verify = createSignatureVerifier({
+      secrets: { '2': { secret: SECRET, notAfter: NOW + 1 }, '3': 'current' },
+      toleranceSeconds: 300,
+      now: () => clock as number,
+    });
+    clock = reading;
+    const error = await rejectionOf(verify(header(1, '2'), body));
+    expect({ code: error?.code, detail: error?.detail }).toEqual({
+      code: 'internal_error',
+      detail: expect.stringMatching(/^the clock \(now\) answered /),
+    });
+  });
+});

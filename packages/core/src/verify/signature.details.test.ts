@@ -93,7 +93,7 @@ describe('the detail of a refused signature names the version, never the secret'
     ],
     [
       'a version past its notAfter',
-      () => verifier({ '3': { secret: SECRET, notAfter: NOW - 1 } })(header(), body),
+      () => verifier({ '3': { secret: SECRET, notAfter: NOW - 1 }, '4': 'current' })(header(), body),
       { code: 'signature_version_expired', detail: 'kv=3 ended' },
     ],
     [

@@ -2,6 +2,8 @@ import { platformCrypto } from '#crypto';
 import type { HmacSecret, PlatformCrypto } from './crypto/types.js';
 import { KybWebhookError, rejection } from '../errors.js';
 import { rememberingTest } from '../events/patterns.js';
+import { describeValue } from '../option-words.js';
+import { readClock } from './clock.js';
 
 /** One HMAC secret version; `notAfter` ends it (the 24-hour overlap after a rotation, spec 5.7). */
 export interface SecretVersion {
@@ -10,6 +12,14 @@ export interface SecretVersion {
   /** Last moment this version is accepted: a `Date` or Unix milliseconds. */
   notAfter?: Date | number;
 }
+
+/** The spec's clock skew (5.7, 8): 5 minutes, the largest `toleranceSeconds` accepted. */
+export const MAX_TOLERANCE_SECONDS = 300;
+/**
+ * The earliest `notAfter` accepted, in Unix milliseconds (March 1973). Below it a value is a current date in seconds
+ * (about 1.8e9 today), never a real end: such a version would have ended in 1970.
+ */
+export const NOT_AFTER_MIN_MS = 1e11;
 
 /** The HMAC keyring: secret version (the `kv` of the header) → secret. */
 export type SecretKeyring = Record<string, string | SecretVersion>;
@@ -92,9 +102,9 @@ interface PreparedVersion {
 /** Options of {@link createSignatureVerifier}. */
 export interface SignatureVerifierOptions {
   secrets: SecretKeyring;
-  /** Allowed clock skew in seconds, both ways (spec: 5 minutes). */
+  /** Allowed clock skew in seconds, both ways: above 0 and at most 300 (spec: 5 minutes). */
   toleranceSeconds: number;
-  /** Clock in milliseconds. */
+  /** Clock in Unix milliseconds; a reading that is not a finite number refuses the delivery with `internal_error`. */
   now: () => number;
   /** Crypto implementation; the platform's by default. Exposed so tests can run both. */
   crypto?: PlatformCrypto;
@@ -134,47 +144,12 @@ export function createSignatureCheck(
   options: SignatureVerifierOptions,
 ): (header: string | undefined, body: Uint8Array) => VerifiedSignature | Promise<VerifiedSignature> {
   const platform = options.crypto ?? platformCrypto;
-  const versions = new Map<string, PreparedVersion>();
-  for (const [version, entry] of Object.entries(options.secrets)) {
-    const { secret, notAfter } = typeof entry === 'string' ? { secret: entry, notAfter: undefined } : entry;
-    if (!SECRET_VERSION.test(version)) {
-      throw new KybWebhookError(
-        'config_invalid',
-        `Secret version "${version}" must match ${SECRET_VERSION} (it is the kv of the header).`,
-      );
-    }
-    if (typeof secret !== 'string' || secret.length === 0) {
-      throw new KybWebhookError(
-        'config_invalid',
-        `The secret of version "${version}" is empty; set it from the dashboard.`,
-      );
-    }
-    // An end that does not parse ('24h', NaN, an Invalid Date) would otherwise keep the old secret valid forever.
-    const notAfterMs =
-      notAfter === undefined
-        ? Number.POSITIVE_INFINITY
-        : notAfter instanceof Date || typeof notAfter === 'number'
-          ? new Date(notAfter).getTime()
-          : Number.NaN;
-    if (Number.isNaN(notAfterMs)) {
-      throw new KybWebhookError(
-        'config_invalid',
-        `The notAfter of secret version "${version}" must be a valid Date or Unix milliseconds.`,
-      );
-    }
-    const prepared: PreparedVersion = {
-      secret: platform.importHmacSecret(secret),
-      ready: undefined,
-      notAfterMs,
-    };
-    // A failed import is surfaced on first use; the catch only avoids an unhandled rejection at start-up.
-    prepared.secret.then(
-      (imported) => (prepared.ready = imported),
-      () => {},
-    );
-    versions.set(version, prepared);
+  const toleranceMs = toleranceMsOf(options.toleranceSeconds);
+  if (typeof options.now !== 'function') {
+    throw new KybWebhookError('config_invalid', 'now must be a clock in Unix milliseconds, e.g. `now: Date.now`.');
   }
-  const toleranceMs = options.toleranceSeconds * 1000;
+  const versions = prepareVersions(options.secrets, platform);
+  refuseEndedKeyring(versions, options.now);
 
   const verifyMac = (
     secret: HmacSecret,
@@ -192,14 +167,119 @@ export function createSignatureCheck(
     const parsed = parseSignatureHeader(trimmed);
     const version = versions.get(parsed.version);
     if (!version) throw rejection('signature_unknown_version', `kv=${parsed.version} is not configured`);
-    const now = options.now();
-    if (now > version.notAfterMs) throw rejection('signature_version_expired', `kv=${parsed.version} ended`);
+    const now = readClock(options.now);
+    // Written as "not within" so that a NaN anywhere refuses instead of passing.
+    if (!(now <= version.notAfterMs)) throw rejection('signature_version_expired', `kv=${parsed.version} ended`);
     const skew = now - parsed.timestamp * 1000;
-    if (skew > toleranceMs) throw rejection('signature_expired', `t is ${Math.round(skew / 1000)} s old`);
-    if (-skew > toleranceMs) throw rejection('signature_future', `t is ${Math.round(-skew / 1000)} s ahead`);
+    if (!(Math.abs(skew) <= toleranceMs)) {
+      if (skew > 0) throw rejection('signature_expired', `t is ${Math.round(skew / 1000)} s old`);
+      throw rejection('signature_future', `t is ${Math.round(-skew / 1000)} s ahead`);
+    }
     if (version.ready) return verifyMac(version.ready, parsed, body);
     return version.secret.then((secret) => verifyMac(secret, parsed, body));
   };
+}
+
+/**
+ * What is wrong with a `toleranceSeconds`, or undefined. Shared by createReceiver's option rule and
+ * {@link createSignatureCheck}, so both refuse alike: a missing or non-finite tolerance would turn the skew check off,
+ * and one above the spec's 5 minutes (5.7, 8) widens the window in which a captured delivery can be replayed.
+ *
+ * @example
+ * ```ts
+ * toleranceProblem(600) // 'must be at most 300 seconds: the spec allows 5 minutes of clock skew …'
+ * ```
+ */
+export function toleranceProblem(value: unknown): string | undefined {
+  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0))
+    return `must be a positive finite number of seconds, got ${describeValue(value)}.`;
+  return value > MAX_TOLERANCE_SECONDS
+    ? `must be at most ${MAX_TOLERANCE_SECONDS} seconds: the spec allows 5 minutes of clock skew, and more widens ` +
+        `the window for replayed deliveries; use ${MAX_TOLERANCE_SECONDS}.`
+    : undefined;
+}
+
+function toleranceMsOf(toleranceSeconds: unknown): number {
+  const problem = toleranceProblem(toleranceSeconds);
+  if (problem !== undefined) throw new KybWebhookError('config_invalid', `toleranceSeconds ${problem}`);
+  return (toleranceSeconds as number) * 1000;
+}
+
+/** The keyring, each secret's import started and each end checked: config_invalid names the version at fault. */
+function prepareVersions(secrets: SecretKeyring, platform: PlatformCrypto): Map<string, PreparedVersion> {
+  const versions = new Map<string, PreparedVersion>();
+  for (const [version, entry] of Object.entries(secrets)) {
+    const { secret, notAfter } = typeof entry === 'string' ? { secret: entry, notAfter: undefined } : entry;
+    if (!SECRET_VERSION.test(version)) {
+      throw new KybWebhookError(
+        'config_invalid',
+        `Secret version "${version}" must match ${SECRET_VERSION} (it is the kv of the header).`,
+      );
+    }
+    if (typeof secret !== 'string' || secret.length === 0) {
+      throw new KybWebhookError(
+        'config_invalid',
+        `The secret of version "${version}" is empty; set it from the dashboard.`,
+      );
+    }
+    const prepared: PreparedVersion = {
+      secret: platform.importHmacSecret(secret),
+      ready: undefined,
+      notAfterMs: endOf(version, notAfter),
+    };
+    // A failed import is surfaced on first use; the catch only avoids an unhandled rejection at start-up.
+    prepared.secret.then(
+      (imported) => (prepared.ready = imported),
+      () => {},
+    );
+    versions.set(version, prepared);
+  }
+  return versions;
+}
+
+/** A version's `notAfter` in Unix milliseconds (Infinity when it has none), or config_invalid. */
+function endOf(version: string, notAfter: unknown): number {
+  // An end that does not parse ('24h', NaN, an Invalid Date) would otherwise keep the old secret valid forever.
+  const notAfterMs =
+    notAfter === undefined
+      ? Number.POSITIVE_INFINITY
+      : notAfter instanceof Date || typeof notAfter === 'number'
+        ? new Date(notAfter).getTime()
+        : Number.NaN;
+  if (Number.isNaN(notAfterMs)) {
+    throw new KybWebhookError(
+      'config_invalid',
+      `The notAfter of secret version "${version}" must be a valid Date or Unix milliseconds.`,
+    );
+  }
+  // Read as milliseconds, seconds (the spec's unit for t) end the version in 1970 and refuse all its deliveries.
+  if (notAfterMs < NOT_AFTER_MIN_MS) {
+    throw new KybWebhookError(
+      'config_invalid',
+      `The notAfter of secret version "${version}" is Unix milliseconds or a Date; this looks like seconds: multiply by 1000.`,
+    );
+  }
+  return notAfterMs;
+}
+
+/**
+ * A keyring whose every version has already ended would answer every delivery `signature_version_expired`, and the
+ * service would retry for hours and then quarantine the endpoint. The clock is read only when every version has an
+ * end; a clock that answers no number is left to the per-delivery check (readClock), which refuses it.
+ */
+function refuseEndedKeyring(versions: ReadonlyMap<string, PreparedVersion>, now: () => number): void {
+  if (versions.size === 0) return;
+  let lastEndMs = Number.NEGATIVE_INFINITY;
+  for (const version of versions.values()) lastEndMs = Math.max(lastEndMs, version.notAfterMs);
+  if (lastEndMs === Number.POSITIVE_INFINITY) return;
+  const nowMs = now();
+  if (Number.isFinite(nowMs) && nowMs > lastEndMs) {
+    throw new KybWebhookError(
+      'config_invalid',
+      'Every secret version has already ended (each notAfter is past), so no delivery could be verified: add the ' +
+        'current secret from the dashboard, without notAfter.',
+    );
+  }
 }
 
 function verdict(matched: boolean, parsed: ParsedSignatureHeader): VerifiedSignature {
