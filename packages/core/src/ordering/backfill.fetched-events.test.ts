@@ -119,6 +119,17 @@ describe('what the log says when a backfill stops', () => {
     expect(rejectedDetail(logs, 'backfill_invalid')).toEqual(['the API answered an event of another stream for seq 1']);
   });
 
+  it("the delivered event's id served for another seq: refused, nothing run, and the delivery is not answered duplicate", async () => {
+    const events = await stream([PENDING, PENDING, PENDING]);
+    // An API that does not attest this type can relabel it: the id of the event being delivered, at the missing seq.
+    const relabelled = { ...events[1]!, event_id: events[2]!.event_id };
+    const { deliver, logs, seen } = setup({ ordering: { fetchEventsAfter: () => [relabelled] } });
+    await deliver(events[0]!);
+    expect(await deliver(events[2]!)).toEqual({ status: 502, code: 'backfill_invalid' });
+    expect(rejectedDetail(logs, 'backfill_invalid')).toEqual(["the API answered the delivered event's id for seq 1"]);
+    expect(seen).toEqual([0]);
+  });
+
   it('a fetcher that throws: fetchEventsAfter failed, its error attached but not its text in the detail', async () => {
     const events = await stream([PENDING, PENDING, PENDING]);
     const { deliver, logs } = setup({

@@ -263,6 +263,12 @@ async function takeFetched<Item extends OrderedItem, Result>(
       failure: rejection('backfill_invalid', `the API answered an event of another stream for seq ${run.next}`),
     };
   }
+  // A stream never holds one event id at two seqs: the delivered event's id served for another seq is a relabel of
+  // the API's, which, run and recorded, would answer the genuine delivery `duplicate` and never handle it.
+  if (fetchedEnvelope.event_id === envelope.event_id && fetchedEnvelope.seq !== envelope.seq) {
+    const detail = `the API answered the delivered event's id for seq ${fetchedEnvelope.seq}`;
+    return { failure: rejection('backfill_invalid', detail) };
+  }
   if (!run.startKnown) {
     run.startKnown = true;
     const first = fetchedEnvelope.seq;

@@ -2,6 +2,7 @@ import { optionRules } from '../option-rules.js';
 import { validateOptions, type OptionsSpec } from '../option-validation.js';
 import {
   createLeaseToken,
+  MAX_STORE_DURATION_MS,
   storeDurationMs,
   type ClaimOptions,
   type ClaimResult,
@@ -94,6 +95,15 @@ export interface MemoryStore extends StreamCursorStore {
 }
 
 /**
+ * Whether a lease or retention is one the store can keep (else `storeDurationMs` throws its RangeError). The receiver
+ * passes checked values; a caller of the store itself may not: a NaN lease would never expire, a negative one would
+ * let a second claim in at once, and a retention that is no positive duration would let a completed event run again.
+ */
+function isStoreDuration(ms: unknown): boolean {
+  return typeof ms === 'number' && ms > 0 && ms <= MAX_STORE_DURATION_MS;
+}
+
+/**
  * The default dedupe store: one process, lost on restart. Fine for a single instance and for tests; use a
  * Redis or SQL store when several processes receive webhooks or when dedupe must survive a restart.
  *
@@ -118,6 +128,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   // no promise, microtask or deadline timer on them, which an in-process store does not need.
   const store: MemoryStore = {
     claim(eventId: string, { leaseMs }: ClaimOptions): ClaimResult {
+      if (!isStoreDuration(leaseMs)) storeDurationMs('leaseMs', leaseMs);
       const time = now();
       const existing = live(eventId, time);
       if (existing !== undefined) return typeof existing === 'number' ? COMPLETED : IN_PROGRESS;
@@ -127,6 +138,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
       return { status: 'acquired', token };
     },
     complete(eventId: string, token: string, { retainMs }: CompleteOptions): boolean {
+      if (!isStoreDuration(retainMs)) storeDurationMs('retainMs', retainMs);
       const time = now();
       if (!lease(eventId, token, time)) return false;
       // Same key: the Map keeps the claim's position, so eviction order stays the order of claims.

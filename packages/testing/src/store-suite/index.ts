@@ -151,6 +151,25 @@ export function runStoreConformance(
       expect(await store.claim(id, { leaseMs: LONG_MS })).toEqual({ status: 'completed' });
     });
 
+    it.each([
+      ['NaN', Number.NaN],
+      ['0', 0],
+      ['-5', -5],
+      ['Infinity', Number.POSITIVE_INFINITY],
+      ['more than 100 years', MAX_STORE_DURATION_MS * 2],
+    ])('refuses a lease or a retention of %s with a RangeError and records nothing', async (_what, duration) => {
+      const id = ulid();
+      // A synchronous store throws, an asynchronous one rejects: both reach the caller as a rejection here.
+      await expect(Promise.resolve().then(() => store.claim(id, { leaseMs: duration }))).rejects.toThrow(RangeError);
+      const token = await acquire(id);
+      await expect(Promise.resolve().then(() => store.complete(id, token, { retainMs: duration }))).rejects.toThrow(
+        RangeError,
+      );
+      // The claim is as it was: still held, and completed by a valid retention.
+      expect(await store.claim(id, { leaseMs: LONG_MS })).toEqual({ status: 'in_progress' });
+      expect(await store.complete(id, token, { retainMs: LONG_MS })).toBe(true);
+    });
+
     it('refuses complete and release with a wrong token and leaves the claim as it was', async () => {
       const id = ulid();
       const token = await acquire(id);
