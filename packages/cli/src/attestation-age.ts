@@ -25,7 +25,10 @@ export interface CarriedAttestation {
   envelope: Record<string, unknown>;
 }
 
-/** The service's attestations are valid for 10 minutes (spec 2.8); used when a token does not say. */
+/**
+ * How long an attestation is taken to be valid when a token does not say: the test kit's 10 minutes (the spec gives no
+ * lifetime).
+ */
 const DEFAULT_LIFETIME_SECONDS = 600;
 
 /**

@@ -44,6 +44,10 @@ describe('readCreditAmounts', () => {
       { requiredCents: 500, availableCents: 100, shortfallCents: 7 },
     ],
     [
+      '{"errors":[{"code":"insufficient_credit","required_cents":300,"available_cents":50,"currency":"eur"}]}',
+      { requiredCents: 300, availableCents: 50, shortfallCents: 250, currency: 'EUR' },
+    ],
+    [
       '{"error":{"code":"insufficient_credit","required_cents":300,"available_cents":0}}',
       { requiredCents: 300, availableCents: 0, shortfallCents: 300 },
     ],

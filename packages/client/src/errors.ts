@@ -133,7 +133,13 @@ export function readCreditAmounts(text: string): CreditAmounts {
   } catch {
     return {};
   }
-  const objects = [body, (body as { error?: unknown } | null)?.error].filter(
+  // The amounts sit at the top, under `error`, or in the first of `errors` (the shapes the error code is read from).
+  const errors = (body as { errors?: unknown } | null)?.errors;
+  const objects = [
+    body,
+    (body as { error?: unknown } | null)?.error,
+    Array.isArray(errors) ? errors[0] : undefined,
+  ].filter(
     (value): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value),
   );
   const cents = (...names: string[]) => {
