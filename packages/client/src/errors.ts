@@ -1,3 +1,5 @@
+import { errorObjects } from './parse.js';
+
 /**
  * Codes a {@link KybApiError} can carry: the spec's codes, the ones this client gives to failures without an HTTP
  * answer or without a code in the body, and any other code the service sends (kept as is, since new codes appear
@@ -133,15 +135,8 @@ export function readCreditAmounts(text: string): CreditAmounts {
   } catch {
     return {};
   }
-  // The amounts sit at the top, under `error`, or in the first of `errors` (the shapes the error code is read from).
-  const errors = (body as { errors?: unknown } | null)?.errors;
-  const objects = [
-    body,
-    (body as { error?: unknown } | null)?.error,
-    Array.isArray(errors) ? errors[0] : undefined,
-  ].filter(
-    (value): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value),
-  );
+  // The amounts sit where the error code is read from: under `error`, at the top, or in the first of `errors`.
+  const objects = errorObjects(body);
   const cents = (...names: string[]) => {
     for (const object of objects) {
       for (const name of names) {

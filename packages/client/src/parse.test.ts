@@ -33,6 +33,8 @@ describe('error codes', () => {
     ['{"errors":["not_released"]}', undefined],
     // A message where `error` is does not hide a code given beside it.
     ['{"error":"Something went wrong for jane@example.com","errors":[{"code":"not_released"}]}', 'not_released'],
+    // A generic code-shaped `error` gives way to the entry's code, as the 402's amounts are read from the entry.
+    ['{"error":"bad_request","errors":[{"code":"insufficient_credit"}]}', 'insufficient_credit'],
     ['{"code":"Not Found"}', undefined],
     [JSON.stringify({ code: 'x'.repeat(65) }), undefined],
     [JSON.stringify({ code: 'x'.repeat(64) }), 'x'.repeat(64)],

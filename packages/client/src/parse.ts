@@ -115,14 +115,30 @@ export function readErrorCode(text: string): string | undefined {
     return undefined;
   }
   if (!isObject(body)) return undefined;
-  const { error, code, errors } = body;
-  const first = Array.isArray(errors) ? errors[0] : undefined;
-  const candidates = [isObject(error) ? error.code : undefined, code, error, isObject(first) ? first.code : undefined];
-  // The first value shaped like a code: a message in `error` beside `errors:[{code}]` does not hide the code.
+  // `{error:"code"}` last: a message in `error` beside `errors:[{code}]` must not hide the code.
+  const candidates = [...errorObjects(body).map((object) => object.code), body.error];
+  // The first value shaped like a code: a message in `error` may echo request data, and is never read as one.
   const found = candidates.find(
     (candidate): candidate is string => typeof candidate === 'string' && ERROR_CODE.test(candidate),
   );
   return found?.toLowerCase();
+}
+
+/**
+ * The objects of an error body a service puts its fields in, most specific first: `error` (`{error:{code, …}}`),
+ * the body itself (`{code, …}`), and the first entry of `errors` (`{errors:[{code, …}]}`). The error code and a
+ * 402's credit amounts are both read from these, so a new shape is added here once.
+ *
+ * @example
+ * ```ts
+ * errorObjects(JSON.parse('{"errors":[{"code":"insufficient_credit","required_cents":500}]}'))
+ * // [{ errors: [...] }, { code: 'insufficient_credit', required_cents: 500 }]
+ * ```
+ */
+export function errorObjects(body: unknown): Record<string, unknown>[] {
+  if (!isObject(body)) return [];
+  const errors = body.errors;
+  return [body.error, body, Array.isArray(errors) ? errors[0] : undefined].filter(isObject);
 }
 
 const ERROR_CODE = /^[a-z][a-z0-9_]{0,63}$/i;

@@ -23,7 +23,13 @@
  */
 
 // The dedupe contract
-export { createLeaseToken, checkClaimResult, storeDurationMs, MAX_STORE_DURATION_MS } from './store/dedupe.js';
+export {
+  createLeaseToken,
+  checkClaimResult,
+  storeDurationMs,
+  isStoreDuration,
+  MAX_STORE_DURATION_MS,
+} from './store/dedupe.js';
 export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './store/dedupe.js';
 
 // The stream cursor contract

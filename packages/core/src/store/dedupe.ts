@@ -110,12 +110,26 @@ export const MAX_STORE_DURATION_MS = 100 * 365.25 * 24 * 60 * 60 * 1000;
  * ```
  */
 export function storeDurationMs(name: string, value: number): number {
-  if (typeof value !== 'number' || !(value > 0) || !(value <= MAX_STORE_DURATION_MS)) {
+  if (!isStoreDuration(value)) {
     throw new RangeError(
       `${name} must be a positive number of milliseconds, at most ${MAX_STORE_DURATION_MS} (100 years).`,
     );
   }
   return Math.ceil(value);
+}
+
+/**
+ * Whether `value` is a lease or retention a store can keep: a number of milliseconds above 0 and at most
+ * {@link MAX_STORE_DURATION_MS} ({@link storeDurationMs} throws for anything else). A NaN lease would never expire, a
+ * negative one would let a second claim in at once.
+ *
+ * @example
+ * ```ts
+ * if (!isStoreDuration(leaseMs)) storeDurationMs('leaseMs', leaseMs) // throws the RangeError naming the option
+ * ```
+ */
+export function isStoreDuration(value: unknown): value is number {
+  return typeof value === 'number' && value > 0 && value <= MAX_STORE_DURATION_MS;
 }
 
 /**

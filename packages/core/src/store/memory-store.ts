@@ -2,7 +2,7 @@ import { optionRules } from '../option-rules.js';
 import { validateOptions, type OptionsSpec } from '../option-validation.js';
 import {
   createLeaseToken,
-  MAX_STORE_DURATION_MS,
+  isStoreDuration,
   storeDurationMs,
   type ClaimOptions,
   type ClaimResult,
@@ -95,15 +95,6 @@ export interface MemoryStore extends StreamCursorStore {
 }
 
 /**
- * Whether a lease or retention is one the store can keep (else `storeDurationMs` throws its RangeError). The receiver
- * passes checked values; a caller of the store itself may not: a NaN lease would never expire, a negative one would
- * let a second claim in at once, and a retention that is no positive duration would let a completed event run again.
- */
-function isStoreDuration(ms: unknown): boolean {
-  return typeof ms === 'number' && ms > 0 && ms <= MAX_STORE_DURATION_MS;
-}
-
-/**
  * The default dedupe store: one process, lost on restart. Fine for a single instance and for tests; use a
  * Redis or SQL store when several processes receive webhooks or when dedupe must survive a restart.
  *
@@ -125,7 +116,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
   let leaseCount = 0;
 
   // claim, complete and release answer synchronously (the DedupeStore contract allows it): the receiver then spends
-  // no promise, microtask or deadline timer on them, which an in-process store does not need.
+  // no promise, microtask or deadline timer on them, which an in-process store does not need. Durations are checked
+  // on every call: the receiver passes checked ones, a direct caller may not (a NaN lease would never expire).
   const store: MemoryStore = {
     claim(eventId: string, { leaseMs }: ClaimOptions): ClaimResult {
       if (!isStoreDuration(leaseMs)) storeDurationMs('leaseMs', leaseMs);
