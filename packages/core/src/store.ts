@@ -30,7 +30,7 @@ export {
   isStoreDuration,
   MAX_STORE_DURATION_MS,
 } from './store/dedupe.js';
-export type { DedupeStore, ClaimOptions, CompleteOptions, ClaimResult } from './store/dedupe.js';
+export type { DedupeStore, ClaimOptions, CompleteOptions, ExtendOptions, ClaimResult } from './store/dedupe.js';
 
 // The stream cursor contract
 export {

@@ -169,6 +169,26 @@ describe('an event behind the cursor (late)', () => {
     ]);
   });
 
+  it('an onGap handler past handlerTimeoutMs keeps its claim: extended while it runs, no more once it settled', async () => {
+    const events = testStream(3);
+    const extended: unknown[][] = [];
+    const { receiver, deliver, memory } = setup({
+      overrides: { handlerTimeoutMs: 20, storeTimeoutMs: 5, leaseMs: 60 },
+      store: { extend: (...args: never[]) => (extended.push(args), true) },
+    });
+    let finish!: () => void;
+    receiver.onGap(() => new Promise<void>((resolve) => (finish = resolve)));
+    await memory.advanceCursor(events[0]!.stream_id, 2);
+    expect(await deliver(events[1]!)).toEqual({ status: 503, code: 'handler_timeout' });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // every 20 ms: at once, then about 5 more
+    expect(extended.length).toBeGreaterThanOrEqual(2);
+    expect(extended[0]).toEqual([expect.any(String), expect.any(String), { leaseMs: 60 }]);
+    const whenFinished = extended.length;
+    finish();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(extended.length).toBe(whenFinished);
+  });
+
   it('taken by onGap whose record then fails: 200 late, and the log names the onGap handlers', async () => {
     const events = testStream(3);
     const { receiver, deliver, memory, logs } = setup({

@@ -5,7 +5,8 @@
  */
 import { rejection } from '../errors.js';
 import { safeLog } from '../log/logger.js';
-import { handOff, settleWithin, TIMED_OUT } from '../pipeline/deadline.js';
+import { settleWithin, TIMED_OUT } from '../pipeline/deadline.js';
+import { settleWhenDone } from '../pipeline/lease-keeper.js';
 import { backfillOnce } from './backfill.js';
 import {
   createOrderingContext,
@@ -154,11 +155,13 @@ async function receiveLate<Item extends OrderedItem, Result>(
     return steps.reject(rejection('late_unhandled', 'an onGap handler failed', error), item);
   }
   if (outcome === TIMED_OUT) {
-    // As for event handlers: the claim stays held while the hook may still run; its late outcome settles it.
-    handOff(
-      item.waitUntil,
-      running.then(recordLate, () => steps.release(item, token)),
-    );
+    // As for event handlers: the claim stays held, its lease kept, while the hook still runs; its late outcome
+    // settles it.
+    settleWhenDone(() => steps.keepLease(item.dedupeKey, token, envelope), running, {
+      onSuccess: recordLate,
+      onFailure: () => steps.release(item, token),
+      waitUntil: item.waitUntil,
+    });
     return steps.reject(rejection('handler_timeout', 'an onGap handler did not finish within handlerTimeoutMs'), item);
   }
   await recordLate();

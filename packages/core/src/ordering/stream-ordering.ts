@@ -44,7 +44,7 @@ export function createOrderedPath(
   parts: OrderedParts,
 ): (item: VerifiedItem) => Promise<ReceiveResult> {
   const { hasSecrets, store, retainMs, now, handlerTimeoutMs, logger, gapHandlers, telemetry, verifyFetched } = parts;
-  const { callStore, claim, runClaimed, settleSuccess, settleFailure } = parts.steps;
+  const { callStore, claim, runClaimed, settleSuccess, settleFailure, keepLease } = parts.steps;
   return createOrderedReceive<VerifiedItem, ReceiveResult>({
     mode: parts.mode,
     firstSeq: ordering.firstSeq ?? 0,
@@ -67,6 +67,7 @@ export function createOrderedPath(
     verifyFetched,
     complete: (item, token, ran) => settleSuccess(item, token, false, ran),
     release: (item, token) => settleFailure(item.dedupeKey, token, item.envelope),
+    keepLease,
     reject: (error, item) => ({ ...reject(logger, error, item.envelope), event: item.event }),
     accept(item, code) {
       if (code === 'duplicate') return answerDuplicate(logger, item.envelope, item.event);

@@ -6,6 +6,7 @@ import type { ClaimResult } from '../store/dedupe.js';
 import type { Envelope } from '../events/envelope.js';
 import type { KybWebhookError } from '../errors.js';
 import type { Logger } from '../log/logger.js';
+import type { KeepLease } from '../pipeline/lease-keeper.js';
 import type { ReceiverTelemetry, StreamGapReport } from '../telemetry/observers.js';
 import type { StreamCursorStore } from '../store/stream-store.js';
 import type { UnfillableReason } from './backfill-guard.js';
@@ -289,6 +290,8 @@ export interface OrderingSteps<Item extends OrderedItem, Result> {
   /** Records a success with complete(), the cursor left alone (`ran` names what succeeded); never throws. */
   complete(item: Item, token: string, ran: string): void | Promise<void>;
   release(item: Item, token: string): Promise<void>;
+  /** Keeps the lease of an `onGap` hook past handlerTimeoutMs until the returned function is called. */
+  keepLease: KeepLease;
   reject(error: KybWebhookError, item: Item): Result;
   accept(item: Item, code: 'duplicate' | 'late' | undefined): Result;
   describeStoreFailure(operation: string, error: unknown): string;

@@ -10,6 +10,7 @@ import type { VerifiedItem } from './checks.js';
 import { handOff, SharedDeadline, TIMED_OUT, type Thenable } from './deadline.js';
 import { checkClaimResult, type ClaimResult, type DedupeStore } from '../store/dedupe.js';
 import { HandlerError, type HandlerContext, type HandlerRegistry } from './dispatch.js';
+import { createLeaseKeeper, settleWhenDone, type KeepLease } from './lease-keeper.js';
 import type { Envelope } from '../events/envelope.js';
 import { rejection, type KybWebhookError } from '../errors.js';
 import { safeLog, type Logger } from '../log/logger.js';
@@ -58,6 +59,8 @@ export interface ClaimRunSettle {
   settleSuccess(item: SettledItem, token: string, late: boolean, ran?: string): void | Promise<void>;
   /** Frees the claim after a failure, so that the service's retry runs the handlers again. */
   settleFailure(dedupeKey: string, token: string, envelope: Envelope): Promise<void>;
+  /** Keeps the lease of a handler past handlerTimeoutMs until the returned function is called (lease-keeper.ts). */
+  keepLease: KeepLease;
 }
 
 /** Creates the claim, run and settle steps of one receiver. */
@@ -74,6 +77,7 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
     callStoreSoon,
     callStore,
   });
+  const keepLease = createLeaseKeeper({ store, leaseMs: options.leaseMs, logger, callStore });
 
   /** Claims the key within storeTimeoutMs, synchronously when the store answers so; throws as {@link claim}. */
   function claimSoon(dedupeKey: string, waitUntil: VerifiedItem['waitUntil']): ClaimResult | Promise<ClaimResult> {
@@ -152,8 +156,8 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
 
   /**
    * A handler failed, or passed handlerTimeoutMs (a delivery that succeeds never calls this). A failure frees the
-   * claim, so the service's retry runs the handlers again. Past the deadline the claim stays held while the handler
-   * may still be running, so no retry runs it concurrently before the lease ends; its late outcome still settles the
+   * claim, so the service's retry runs the handlers again. Past the deadline the claim stays held, its lease extended
+   * while the handler still runs (lease-keeper.ts), so no retry runs it concurrently; its late outcome settles the
    * claim (`settleLateSuccess` records a success, so the retry is answered duplicate; a failure frees the claim).
    */
   async function settleUnhandled(
@@ -167,14 +171,15 @@ export function createClaimRunSettle(options: ClaimRunSettleOptions): ClaimRunSe
       await settleFailure(dedupeKey, token, envelope);
       return rejection('handler_failed', undefined, outcome);
     }
-    handOff(
-      item.waitUntil,
-      outcome.stillRunning.then(settleLateSuccess, () => settleFailure(dedupeKey, token, envelope)),
-    );
+    settleWhenDone(() => keepLease(dedupeKey, token, envelope), outcome.stillRunning, {
+      onSuccess: settleLateSuccess,
+      onFailure: () => settleFailure(dedupeKey, token, envelope),
+      waitUntil: item.waitUntil,
+    });
     return rejection('handler_timeout');
   }
 
-  return { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure };
+  return { processVerified, callStore, claim, runClaimed, settleSuccess, settleFailure, keepLease };
 }
 
 // The `kyb-webhooks:store` tracing channel (telemetry/channels.ts), looked up once per process.

@@ -15,6 +15,7 @@
  * ```ts
  * const claim = await store.claim(eventId, { leaseMs: 60_000 })
  * if (claim.status === 'acquired') {
+ *   // a long run may keep its lease: await store.extend?.(eventId, claim.token, { leaseMs: 60_000 })
  *   try { await run(); await store.complete(eventId, claim.token, { retainMs: 30 * 86_400_000 }) }
  *   catch (error) { await store.release(eventId, claim.token); throw error }
  * }
@@ -27,6 +28,15 @@ export interface DedupeStore {
   complete(eventId: string, token: string, options: CompleteOptions): boolean | Promise<boolean>;
   /** Free the claim so the next delivery runs the handler; `false` when `token` no longer holds the lease. */
   release(eventId: string, token: string): boolean | Promise<boolean>;
+  /**
+   * Make the lease `token` holds end `leaseMs` from now (the store's clock), as `claim` set it; `false` when `token`
+   * no longer holds the lease (it ended, was released, or the event completed), and then nothing changes. The
+   * receiver calls it while a handler that passed `handlerTimeoutMs` still runs, every `leaseMs / 3` until it
+   * finishes, so no retry takes the event over and runs the handlers beside it (docs/architecture.md §7.1).
+   * Optional: a store without it works, with that one risk (the receiver warns when it happens). Every built-in
+   * store implements it; it takes the lease checks `complete` takes.
+   */
+  extend?(eventId: string, token: string, options: ExtendOptions): boolean | Promise<boolean>;
 }
 
 /** Options of {@link DedupeStore.claim}. */
@@ -34,6 +44,9 @@ export interface ClaimOptions {
   /** How long the claim holds before another delivery may take it over (crashed holder). */
   leaseMs: number;
 }
+
+/** Options of {@link DedupeStore.extend}: the lease from now on, as {@link ClaimOptions.leaseMs}. */
+export type ExtendOptions = ClaimOptions;
 
 /** Options of {@link DedupeStore.complete}. */
 export interface CompleteOptions {

@@ -7,6 +7,7 @@ import {
   type ClaimOptions,
   type ClaimResult,
   type CompleteOptions,
+  type ExtendOptions,
 } from './dedupe.js';
 import {
   checkListStreamsOptions,
@@ -16,8 +17,10 @@ import {
   cursorRetention,
   inOrderCursorRetention,
   type SkippedSeq,
+  type ListStreamsOptions,
   type StreamActivity,
   type StreamCursorStore,
+  type StreamPage,
 } from './stream-store.js';
 import { readStreamPageToken, streamPageToken } from './stream-page-token.js';
 
@@ -92,6 +95,7 @@ export interface MemoryStore extends StreamCursorStore {
   claim(eventId: string, options: ClaimOptions): ClaimResult;
   complete(eventId: string, token: string, options: CompleteOptions): boolean;
   release(eventId: string, token: string): boolean;
+  extend(eventId: string, token: string, options: ExtendOptions): boolean;
 }
 
 /**
@@ -140,6 +144,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
     release(eventId: string, token: string): boolean {
       if (!lease(eventId, token, now())) return false;
       records.delete(eventId);
+      return true;
+    },
+    extend(eventId: string, token: string, { leaseMs }: ExtendOptions): boolean {
+      if (!isStoreDuration(leaseMs)) storeDurationMs('leaseMs', leaseMs);
+      const time = now();
+      const held = lease(eventId, token, time);
+      if (!held) return false;
+      held.expiresAt = time + leaseMs;
       return true;
     },
     async getCursor(streamId) {
@@ -197,32 +209,32 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): MemoryStore
         .map(({ expiresAt: _expiresAt, ...skip }) => skip);
     },
     async listStreams(options) {
-      const { activeSince, limit, after } = checkListStreamsOptions(options);
-      const from = after === undefined ? undefined : readStreamPageToken(after);
-      const time = now();
-      // A scan and a sort per page: listing is the rare recovery path, and the cursors are capped at maxEntries.
-      const active: StreamActivity[] = [];
-      for (const [streamId, cursor] of cursors) {
-        if (cursor.expiresAt <= time || cursor.activeAt < activeSince) continue;
-        if (
-          from &&
-          (cursor.activeAt < from.activeAt || (cursor.activeAt === from.activeAt && streamId <= from.streamId))
-        )
-          continue;
-        active.push({ streamId, seq: cursor.seq, activeAt: cursor.activeAt });
-      }
-      active.sort(
-        (a, b) => a.activeAt - b.activeAt || (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0),
-      );
-      const streams = active.slice(0, limit);
-      const last = streams[streams.length - 1];
-      return {
-        streams,
-        next: active.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined,
-      };
+      return listActiveStreams(cursors, options, now());
     },
   };
   return store;
+}
+
+/** A page of {@link StreamCursorStore.listStreams} from the live cursors, oldest activity first. */
+function listActiveStreams(
+  cursors: ReadonlyMap<string, MemoryCursor>,
+  options: ListStreamsOptions,
+  time: number,
+): StreamPage {
+  const { activeSince, limit, after } = checkListStreamsOptions(options);
+  const from = after === undefined ? undefined : readStreamPageToken(after);
+  // A scan and a sort per page: listing is the rare recovery path, and the cursors are capped at maxEntries.
+  const active: StreamActivity[] = [];
+  for (const [streamId, cursor] of cursors) {
+    if (cursor.expiresAt <= time || cursor.activeAt < activeSince) continue;
+    if (from && (cursor.activeAt < from.activeAt || (cursor.activeAt === from.activeAt && streamId <= from.streamId)))
+      continue;
+    active.push({ streamId, seq: cursor.seq, activeAt: cursor.activeAt });
+  }
+  active.sort((a, b) => a.activeAt - b.activeAt || (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+  const streams = active.slice(0, limit);
+  const last = streams[streams.length - 1];
+  return { streams, next: active.length > limit && last ? streamPageToken(last.activeAt, last.streamId) : undefined };
 }
 
 /** The tables of one memory store and their upkeep: event records, stream cursors and skips, bounded by `maxEntries`. */
