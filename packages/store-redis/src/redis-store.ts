@@ -14,6 +14,7 @@ import {
   validateOptions,
   type ClaimResult,
   type CompleteInOrderResult,
+  type ExtendOptions,
   type OptionRule,
   type OptionsSpec,
   type SkippedSeq,
@@ -26,6 +27,7 @@ import {
   CLAIM,
   COMPLETE,
   COMPLETE_IN_ORDER,
+  EXTEND,
   GET_CURSOR,
   GET_CURSORS,
   LIST_ACTIVE,
@@ -61,9 +63,23 @@ export interface RedisStoreOptions {
 export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
 
 /**
+ * What {@link createRedisStore} returns: a {@link StreamCursorStore} whose optional `extend` is always there, so a
+ * handler past `handlerTimeoutMs` keeps its claim while it runs.
+ *
+ * @example
+ * ```ts
+ * const store: RedisStore = createRedisStore({ client })
+ * await store.extend(eventId, token, { leaseMs: 60_000 }) // false once the token no longer holds the lease
+ * ```
+ */
+export interface RedisStore extends StreamCursorStore {
+  extend(eventId: string, token: string, options: ExtendOptions): Promise<boolean>;
+}
+
+/**
  * A dedupe store in Redis (standalone, Sentinel or Cluster; Valkey too), for receivers running in several processes.
- * A claim is one native `SET … NX GET PX` (a Lua script on Redis before 7.0); complete and release are each one
- * Lua script, run by EVALSHA: one round trip per step.
+ * A claim is one native `SET … NX GET PX` (a Lua script on Redis before 7.0); complete, release and extend (a late
+ * handler's lease kept, by `PEXPIRE`) are each one Lua script, run by EVALSHA: one round trip per step.
  * Redis's clock decides when a lease or a retention ends (key TTLs). Errors, such as a lost connection, are thrown,
  * and the receiver answers 503 `store_unavailable` so the service retries.
  *
@@ -96,7 +112,7 @@ export const DEFAULT_REDIS_PREFIX = 'kyb:dedupe:';
  * const receiver = createReceiver({ secrets, attestation, store })
  * ```
  */
-export function createRedisStore(options: RedisStoreOptions): StreamCursorStore {
+export function createRedisStore(options: RedisStoreOptions): RedisStore {
   validateOptions(options, OPTIONS_SPEC);
   const run = scriptRunner(options.client);
   const setIfMissing = setNxGet(options.client);
@@ -135,6 +151,9 @@ export function createRedisStore(options: RedisStoreOptions): StreamCursorStore 
     },
     async release(eventId, token): Promise<boolean> {
       return Number(await run(RELEASE, key(eventId), [held(token)])) === 1;
+    },
+    async extend(eventId, token, { leaseMs }): Promise<boolean> {
+      return Number(await run(EXTEND, key(eventId), [held(token), milliseconds('leaseMs', leaseMs)])) === 1;
     },
     async getCursor(streamId): Promise<number | null> {
       checkStreamId(streamId);

@@ -35,6 +35,17 @@ end
 return 0
 `);
 
+/**
+ * KEYS[1] record, ARGV[1] `p:<token>`, ARGV[2] lease ms → 1 when the token still held the lease (it now ends ARGV[2]
+ * ms from now), else 0 and nothing changes.
+ */
+export const EXTEND = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`);
+
 /** KEYS[1] record, ARGV[1] `p:<token>` → 1 when the token still held the lease (the record is deleted), else 0. */
 export const RELEASE = script(`if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])

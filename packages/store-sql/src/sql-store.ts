@@ -1,4 +1,4 @@
-import type { ListStreamsOptions, StreamCursorStore, StreamPage } from '@kyb-webhooks/core/store';
+import type { ExtendOptions, ListStreamsOptions, StreamCursorStore, StreamPage } from '@kyb-webhooks/core/store';
 
 /**
  * Options of {@link SqlDedupeStore.purgeCompleted}.
@@ -193,6 +193,11 @@ export interface SqlDedupeStore extends StreamCursorStore {
    * `<table>_streams`.
    */
   listStreams(options: ListStreamsOptions): Promise<StreamPage>;
+  /**
+   * See {@link StreamCursorStore.extend}: one `UPDATE` of the lease's `expires_at`, by the database's clock, on the
+   * conditions `complete` has (the token's live lease).
+   */
+  extend(eventId: string, token: string, options: ExtendOptions): boolean | Promise<boolean>;
   /**
    * Create the tables and the index if missing (the cursors' table too, so running it again after an upgrade adds
    * it). Idempotent, so it can run at every start-up; the same statements ship as `sql/<dialect>.sql` for those who

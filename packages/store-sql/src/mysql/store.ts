@@ -142,6 +142,10 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
   const releaseSql = `DELETE FROM ${t}
 WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW}`;
 
+  const extendSql = `UPDATE ${t}
+SET expires_at = ${NOW} + INTERVAL ? MICROSECOND
+WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW}`;
+
   // completeInOrder is ONE multi-table UPDATE: InnoDB locks the event row and the cursor row and writes both or
   // neither. It needs the cursor row to exist, so a stream's first event needs an expired placeholder (which reads
   // as no cursor) before it: getCursor inserts it when told `firstEvent`, else completeInOrder does. A cursor that
@@ -264,6 +268,13 @@ ORDER BY active_at, stream_id LIMIT ?`;
       checkEventId(eventId);
       const values = [Buffer.from(eventId, 'utf8'), token];
       const [ok] = (await retryingDeadlocks(() => pool.query(releaseSql, values))) as [OkPacket, unknown];
+      return ok.affectedRows === 1;
+    },
+    async extend(eventId, token, { leaseMs }): Promise<boolean> {
+      checkEventId(eventId);
+      const values = [milliseconds('leaseMs', leaseMs) * 1000, Buffer.from(eventId, 'utf8'), token];
+      // CLIENT_FOUND_ROWS: a row matched counts, even were its expires_at unchanged.
+      const [ok] = (await retryingDeadlocks(() => pool.query(extendSql, values))) as [OkPacket, unknown];
       return ok.affectedRows === 1;
     },
     async getCursor(streamId, hint): Promise<number | null> {

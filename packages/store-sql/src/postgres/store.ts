@@ -142,6 +142,10 @@ WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${
   const releaseSql = `DELETE FROM ${t}
 WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}`;
 
+  const extendSql = `UPDATE ${t}
+SET expires_at = ${NOW} + $3::double precision * interval '1 millisecond'
+WHERE event_id = $1 AND token = $2 AND state = 'in_progress' AND expires_at > ${NOW}`;
+
   // completeInOrder in ONE statement, so one round trip and one transaction. `lease` locks the event row while the
   // token holds it (FOR UPDATE, so a concurrent complete or takeover waits). `moved` advances an existing cursor that
   // stands at seq - 1 (an expired cursor counts as none); `started` inserts the cursor of a stream that has none, only
@@ -221,6 +225,7 @@ ORDER BY active_at, stream_id LIMIT $4`;
   const claimQuery = statement('claim', claimSql);
   const completeQuery = statement('complete', completeSql);
   const releaseQuery = statement('release', releaseSql);
+  const extendQuery = statement('extend', extendSql);
   const completeInOrderQuery = statement('complete_in_order', completeInOrderSql);
   const getCursorQuery = statement('get_cursor', getCursorSql);
   const advanceCursorQuery = statement('advance_cursor', advanceCursorSql);
@@ -248,6 +253,11 @@ ORDER BY active_at, stream_id LIMIT $4`;
     async release(eventId, token): Promise<boolean> {
       checkEventId(eventId);
       const { rowCount } = await releaseQuery([eventId, token]);
+      return rowCount === 1;
+    },
+    async extend(eventId, token, { leaseMs }): Promise<boolean> {
+      checkEventId(eventId);
+      const { rowCount } = await extendQuery([eventId, token, milliseconds('leaseMs', leaseMs)]);
       return rowCount === 1;
     },
     async getCursor(streamId): Promise<number | null> {

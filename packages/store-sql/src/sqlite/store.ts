@@ -149,6 +149,7 @@ export function createSqliteStore(options: SqliteStoreOptions): SqliteDedupeStor
     claim: (eventId: string, token: string, leaseMs: number) => ClaimResult['status'];
     complete: SqliteStatementLike;
     release: SqliteStatementLike;
+    extend: SqliteStatementLike;
   }
 
   interface CursorStatements {
@@ -280,6 +281,8 @@ WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NO
       release: database.prepare(
         `DELETE FROM ${t} WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW_MS}`,
       ),
+      extend: database.prepare(`UPDATE ${t} SET expires_at = ${NOW_MS} + ?
+WHERE event_id = ? AND token = ? AND state = 'in_progress' AND expires_at > ${NOW_MS}`),
     };
   }
 
@@ -351,6 +354,11 @@ ORDER BY active_at, stream_id LIMIT ?`),
     release(eventId, token) {
       checkEventId(eventId);
       return withStatements((statements) => statements.release.run(eventId, token).changes === 1);
+    },
+    extend(eventId, token, { leaseMs }) {
+      checkEventId(eventId);
+      const lease = milliseconds('leaseMs', leaseMs);
+      return withStatements((statements) => statements.extend.run(lease, eventId, token).changes === 1);
     },
     async getCursor(streamId): Promise<number | null> {
       checkStreamId(streamId);

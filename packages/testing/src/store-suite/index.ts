@@ -5,6 +5,7 @@
 import { MAX_STORE_DURATION_MS, type DedupeStore } from '@kyb-webhooks/core/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ulid } from '../ulid.js';
+import { registerLeaseExtensionCases } from './lease-extension.js';
 import { registerStreamCursorCases } from './stream-cursor.js';
 import { registerStreamListingCases } from './stream-listing.js';
 import { registerStreamSkipCases } from './stream-skips.js';
@@ -269,6 +270,7 @@ export function runStoreConformance(
           await after();
         }),
     };
+    registerLeaseExtensionCases(cursorCases);
     registerStreamCursorCases(cursorCases);
     registerStreamListingCases(cursorCases);
     registerStreamSkipCases(cursorCases);
