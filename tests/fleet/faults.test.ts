@@ -165,6 +165,49 @@ describe('a receiver process crashes in the middle of a handler', () => {
   );
 });
 
+describe('a handler that outlives its lease', () => {
+  it.skipIf(!redisService.url)(
+    `keeps its event: another process's retries are in_progress until it finishes, then duplicate ${redisService.skipReason ?? ''}`,
+    { timeout: 60_000 },
+    async () => {
+      const ledger = join(dir, 'overrun.ledger');
+      const envelope = testEvents.dataRequestPendingApproval();
+      // Lease 1.5 s, handler deadline 0.75 s (worker.ts), and a handler that ignores its signal and works 4.5 s.
+      const common = {
+        KYB_STORE: 'redis',
+        KYB_STORE_URL: redisService.url!,
+        KYB_STORE_NAMESPACE: `overrun_${ulid()}`,
+        KYB_SECRET: secret(),
+        KYB_LEDGER: ledger,
+        KYB_LEASE_MS: '1500',
+        KYB_HANDLER_MS: '4500',
+      };
+      const slow = await startWorker(common);
+      const other = await startWorker(common);
+      workers.push(slow, other);
+
+      const first = await createTestSender({ url: slow.url, signer, retry: { maxAttempts: 1 } }).send(envelope);
+      expect(first.attempts).toMatchObject([{ status: 503, code: 'handler_timeout' }]);
+      const retry = createTestSender({
+        url: other.url,
+        signer,
+        retry: { maxAttempts: 60, baseDelayMs: 200, maxDelayMs: 200 },
+      });
+      const record = await retry.send(envelope);
+      expect(record.attempts.at(-1)).toMatchObject({ status: 200, code: 'duplicate' });
+      // Every retry before that was refused while the first run went on: for about 3.7 s, past the lease twice over.
+      const refused = record.attempts.slice(0, -1);
+      expect(refused.length).toBeGreaterThanOrEqual(8);
+      expect(refused.every((attempt) => attempt.status === 409 && attempt.code === 'in_progress')).toBe(true);
+      const entries = readLedger(ledger).filter((entry) => entry.eventId === envelope.event_id);
+      expect(entries.map((entry) => [entry.phase, entry.pid])).toEqual([
+        ['start', slow.pid],
+        ['done', slow.pid],
+      ]);
+    },
+  );
+});
+
 describe('a store slower than the sender', () => {
   it.skipIf(!redisService.url)(
     `does not run the handler twice once the slow answers arrive ${redisService.skipReason ?? ''}`,
