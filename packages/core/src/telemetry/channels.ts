@@ -100,7 +100,7 @@ export interface HandlerTrace {
 
 /**
  * The context of a `kyb-webhooks:store` trace: one call of the dedupe or cursor store. `subject` is the event's
- * dedupe key for `claim`, `complete` and `release`, and the stream id for the cursor operations.
+ * dedupe key for `claim`, `complete`, `release` and `extend`, and the stream id for the cursor operations.
  *
  * @example
  * ```ts
