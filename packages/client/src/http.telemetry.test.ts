@@ -61,3 +61,39 @@ describe('the request operation', () => {
     expect(traces[0]!.error).toBeUndefined();
   });
 });
+
+describe('a telemetry layer that throws', () => {
+  it.each<[string, ReceiverTelemetry]>([
+    [
+      'in enabled()',
+      {
+        enabled() {
+          throw new Error('layer broke');
+        },
+        around: (_operation, _trace, run) => run(),
+      },
+    ],
+    [
+      'in around()',
+      {
+        around() {
+          throw new Error('layer broke');
+        },
+      },
+    ],
+  ])('%s: the call is made once and answers as without it', async (_where, telemetry) => {
+    let fetches = 0;
+    const kyb = createKybClient({
+      baseUrl: BASE,
+      apiKey: 'kyb_test_key_1',
+      retry: { maxRetries: 2, baseDelayMs: 1, maxDelayMs: 1 },
+      fetch: async () => {
+        fetches++;
+        return new Response('{"reactivated":true}', { status: 200, headers: { 'content-type': 'application/json' } });
+      },
+      telemetry,
+    });
+    await expect(kyb.reactivate()).resolves.toBeDefined();
+    expect(fetches).toBe(1);
+  });
+});

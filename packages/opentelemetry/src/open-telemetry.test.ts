@@ -591,6 +591,51 @@ describe('around() itself', () => {
     });
   });
 
+  it('runs a lazy thenable once: one native promise of it for the span and for the caller', async () => {
+    let executions = 0;
+    const lazy = {
+      then<R1, R2>(onFulfilled?: (value: string) => R1, onRejected?: (reason: unknown) => R2) {
+        executions++;
+        return Promise.resolve('rows').then(onFulfilled, onRejected);
+      },
+    };
+    const returned = layer().around('handler', { eventId: 'e', eventType: PENDING, handler: 'h' }, () => lazy);
+    expect(await returned).toBe('rows');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect({ executions, spans: rig.spans().map((span) => span.name) }).toEqual({
+      executions: 1,
+      spans: ['handler h'],
+    });
+  });
+
+  it('runs an operation it does not know (a newer core’s) once, and rethrows its failure', () => {
+    let runs = 0;
+    const failure = new Error('store down');
+    const unknown = 'enqueue' as unknown as Parameters<ReturnType<typeof layer>['around']>[0];
+    expect(() =>
+      layer().around(unknown, {} as never, () => {
+        runs++;
+        throw failure;
+      }),
+    ).toThrow(failure);
+    expect(runs).toBe(1);
+  });
+
+  it('enabled() is false, never a throw, when the global meter provider throws', () => {
+    const otel = openTelemetry();
+    metrics.setGlobalMeterProvider({
+      getMeter() {
+        throw new Error('meter provider misconfigured');
+      },
+    });
+    try {
+      // The global meter provider is looked up every 64th check.
+      for (let check = 0; check < 130; check++) expect(otel.enabled!()).toBe(false);
+    } finally {
+      metrics.disable();
+    }
+  });
+
   it('does not leave a rejection of its own unhandled when run rejects', async () => {
     const rejected = Promise.reject(new Error('x'));
     const returned = layer().around('handler', { eventId: 'e', eventType: PENDING, handler: 'h' }, () => rejected);

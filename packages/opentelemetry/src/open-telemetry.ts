@@ -105,6 +105,14 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
    * other than the API's no-op ones. When neither, the receiver skips this layer, and its trace objects, entirely.
    */
   enabled(): boolean {
+    try {
+      return this.recordsNow();
+    } catch {
+      return false; // a provider that throws records nothing, and never fails an operation
+    }
+  }
+
+  private recordsNow(): boolean {
     if (this.globalTracer === undefined || this.globalTracer.getDelegate() !== NOOP_TRACER_PROVIDER) return true;
     if (this.instruments !== undefined) return true; // a real meter at the last look, looked up again as it records
     if (!this.globalMeter) return false;
@@ -116,8 +124,8 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
   }
 
   around<O extends TracedOperation, R>(operation: O, trace: unknown, run: () => R): R {
-    let span: Span;
-    let parent: Context;
+    let span: Span | undefined;
+    let parent: Context | undefined;
     try {
       parent = context.active();
       if (operation === 'receive') span = this.startDelivery(trace as ReceiveTrace, parent);
@@ -127,26 +135,30 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       else if (operation === 'jwks') span = this.startJwks(trace as JwksTrace, parent);
       else if (operation === 'backfill') span = this.startBackfill(trace as BackfillTrace, parent);
       else if (operation === 'request') span = this.startRequest(trace as ClientRequestTrace, parent);
-      else return run();
     } catch {
-      return run(); // the layer never fails an operation of its own
+      span = undefined; // the layer never fails an operation of its own
     }
+    // An operation this version does not know (a newer core's), or a span that could not start: run as it is, once.
+    if (span === undefined || parent === undefined) return run();
+    const opened: Span = span;
     const started = performance.now();
     let result: R;
     try {
       // A span with no valid context (the API's no-op tracer: no SDK registered) has nothing to pass on to children.
-      result = isSpanContextValid(span.spanContext()) ? context.with(traceApi.setSpan(parent, span), run) : run();
+      result = isSpanContextValid(opened.spanContext()) ? context.with(traceApi.setSpan(parent, opened), run) : run();
     } catch (error) {
-      this.finish(operation, span, trace, started);
+      this.finish(operation, opened, trace, started);
       throw error;
     }
     if (isThenable(result)) {
-      // The core's own reaction, registered inside run, has filled the trace in by the time this one runs.
-      const settle = () => this.finish(operation, span, trace, started);
-      result.then(settle, settle);
-    } else {
-      this.finish(operation, span, trace, started);
+      // The core's own reaction, registered inside run, has filled the trace in by the time this one runs. One
+      // native promise for this reaction and the caller: a lazy thenable runs again on each call of its `then`.
+      const promise = Promise.resolve(result);
+      const settle = () => this.finish(operation, opened, trace, started);
+      promise.then(settle, settle);
+      return promise as R;
     }
+    this.finish(operation, opened, trace, started);
     return result;
   }
 

@@ -292,8 +292,8 @@ export function tracingChannelsOf(name: string): TracingChannels | undefined {
 /**
  * Runs `run` as one traced operation: `start`, then `end` once it returned; for a promise, `asyncStart` and
  * `asyncEnd` once it settled (after `settled` copied the outcome into the context), with `error` before them when it
- * threw or rejected. Returns what `run` returned, the same promise included, so the caller's awaiting is unchanged;
- * a subscriber that throws is the runtime's to report (diagnostics_channel never lets it reach the publisher).
+ * threw or rejected. Returns what `run` returned (a native promise as it is; another thenable as one native promise
+ * of it, so that a lazy one, whose every `then` runs it again, runs once); a subscriber that throws is the runtime's to report (diagnostics_channel never lets it reach the publisher).
  *
  * @example
  * ```ts
@@ -322,7 +322,9 @@ export function traceOperation<C extends object, R>(
     return result;
   }
   channels.end.publish(context);
-  result.then(
+  // One native promise for every reader: a lazy thenable (a query builder) runs again on each call of its `then`.
+  const promise = Promise.resolve(result);
+  promise.then(
     (value) => {
       settled?.(context, value as Awaited<R>);
       channels.asyncStart.publish(context);
@@ -335,5 +337,5 @@ export function traceOperation<C extends object, R>(
       channels.asyncEnd.publish(context);
     },
   );
-  return result;
+  return promise as R;
 }

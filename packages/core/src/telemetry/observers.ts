@@ -38,8 +38,12 @@ export interface TraceOf {
  * The receiver's `telemetry` option: what an observability layer (the OpenTelemetry one of
  * `@kyb-webhooks/opentelemetry`) implements. `around` is called for every delivery, handler run and store call, and
  * must call `run` exactly once and return what it returned (the same promise, or a promise of the same value), never
- * throwing an error of its own. The trace object is filled in as the receiver learns more: a delivery's status, code
- * and event once `run`'s promise settled, a handler's or a store call's `error` when it failed.
+ * throwing an error of its own. A layer that breaks that rule anyway never changes an outcome: a throw of `enabled`
+ * counts as "nothing watches", a throw of `around` before it called `run` runs the operation unobserved, and one after
+ * gives the caller what `run` returned or threw. A `run` whose answer is another kind of thenable than a native
+ * promise (a lazy query builder) gives `around` one native promise of it, so watching never runs it again. The trace
+ * object is filled in as the receiver learns more: a delivery's status, code and event once `run`'s promise settled,
+ * a handler's or a store call's `error` when it failed.
  *
  * @example
  * ```ts
@@ -144,7 +148,7 @@ export class Observers<O extends TracedOperation> {
    */
   get active(): boolean {
     const { telemetry, channels } = this;
-    if (telemetry !== undefined && telemetry.enabled?.() !== false) return true;
+    if (telemetry !== undefined && isEnabled(telemetry)) return true;
     return (
       channels !== undefined &&
       (channels.start.hasSubscribers ||
@@ -158,7 +162,7 @@ export class Observers<O extends TracedOperation> {
   /** The receiver's `telemetry`, unless it is absent or says it records nothing now. */
   private get enabledTelemetry(): ReceiverTelemetry | undefined {
     const { telemetry } = this;
-    return telemetry?.enabled?.() === false ? undefined : telemetry;
+    return telemetry !== undefined && isEnabled(telemetry) ? telemetry : undefined;
   }
 
   /** Runs `run` watched, `settled` filling the trace from its value before anyone reads the outcome. */
@@ -168,7 +172,47 @@ export class Observers<O extends TracedOperation> {
       ? () => traceOperation(channels, trace, run, settled)
       : () => settleInto(trace, run, settled);
     const telemetry = this.enabledTelemetry;
-    return telemetry ? telemetry.around(this.operation, trace, inner) : inner();
+    return telemetry ? aroundGuarded(telemetry, this.operation, trace, inner) : inner();
+  }
+}
+
+/** `telemetry.enabled()`, a throw counting as "records nothing now": a broken layer never fails an operation. */
+function isEnabled(telemetry: ReceiverTelemetry): boolean {
+  try {
+    return telemetry.enabled?.() !== false;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `telemetry.around(operation, trace, run)`, so that a layer that throws never changes the operation's outcome: a
+ * throw before it ran `run` runs it unobserved; a throw after `run` returned gives back what `run` returned; a throw
+ * of `run` itself (the operation's own failure) goes on to the caller as it would have without the layer.
+ */
+function aroundGuarded<O extends TracedOperation, R>(
+  telemetry: ReceiverTelemetry,
+  operation: O,
+  trace: TraceOf[O],
+  run: () => R,
+): R {
+  let ran: { value: R } | { failure: unknown } | undefined;
+  const watched = (): R => {
+    try {
+      const value = run();
+      ran = { value };
+      return value;
+    } catch (failure) {
+      ran = { failure };
+      throw failure;
+    }
+  };
+  try {
+    return telemetry.around(operation, trace, watched);
+  } catch {
+    if (ran === undefined) return run();
+    if ('value' in ran) return ran.value;
+    throw ran.failure;
   }
 }
 
@@ -185,13 +229,15 @@ function settleInto<C extends object, R>(trace: C, run: () => R, settled?: (trac
     settled?.(trace, result as Awaited<R>);
     return result;
   }
-  result.then(
+  // One native promise for every reader: a lazy thenable (a query builder) runs again on each call of its `then`.
+  const promise = Promise.resolve(result);
+  promise.then(
     (value) => settled?.(trace, value as Awaited<R>),
     (error: unknown) => {
       (trace as { error?: unknown }).error = error;
     },
   );
-  return result;
+  return promise as R;
 }
 
 /** The tracing channel of each operation. */
