@@ -4,6 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestSigner, expectConfigInvalid, testEvents, type TestSigner } from '../../test-kit.js';
 import { KybWebhookError } from '../errors.js';
 import { createAttestationVerifier, type AttestationOptions, type EnvelopeIdentity } from './attestation.js';
+import { createReceiver } from '../receiver.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 const ISSUER = 'https://kyb.example.com';
@@ -43,6 +44,25 @@ describe('a jwksUrl that does not parse', () => {
     const error = expectConfigInvalid(() => create({ jwksUrl }), ['attestation.jwksUrl is not an absolute URL']);
     expect(error.cause).toBeUndefined();
     expect(`${error.message} ${error.stack} ${JSON.stringify(error)}`).not.toContain('s3cr3t-pass');
+  });
+});
+
+// The JWKS is public, and fetch rejects a URL with credentials with an error quoting it whole, into logs and traces.
+describe('a jwksUrl with credentials', () => {
+  it.each<[string, string]>([
+    ['a user and a password', 'https://kyb-user:s3cr3t-pass@api.kyb.example.com/.well-known/kyb-jwks.json'],
+    ['a user alone', 'https://s3cr3t-pass@api.kyb.example.com/.well-known/kyb-jwks.json'],
+    ['a password on loopback http', 'http://u:s3cr3t-pass@127.0.0.1:8080/jwks'],
+  ])('%s is config_invalid, without the URL, here and in createReceiver', (_case, jwksUrl) => {
+    const words = ['attestation.jwksUrl', 'must not carry credentials'];
+    for (const error of [
+      expectConfigInvalid(() => create({ jwksUrl }), words),
+      expectConfigInvalid(
+        () => createReceiver({ secrets: { '1': 'x' }, attestation: { issuer: ISSUER, audience: AUDIENCE, jwksUrl } }),
+        words,
+      ),
+    ])
+      expect(`${error.message} ${error.stack} ${JSON.stringify(error)}`).not.toContain('s3cr3t-pass');
   });
 });
 

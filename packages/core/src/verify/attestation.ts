@@ -368,6 +368,13 @@ function createKeySource(
       'attestation.jwksUrl must be an https:// URL ({base_url}/.well-known/kyb-jwks.json).',
     );
   }
+  if (url.username !== '' || url.password !== '') {
+    // The JWKS is public; fetch would quote the whole URL in its error, which reaches logs and telemetry.
+    throw new KybWebhookError(
+      'config_invalid',
+      'attestation.jwksUrl must not carry credentials (user:password@): the JWKS is public, use {base_url}/.well-known/kyb-jwks.json.',
+    );
+  }
   const cacheMaxAgeMs = duration(options, 'jwksCacheMaxAgeMs', 600_000);
   const maxStaleMs = duration(options, 'jwksMaxStaleMs', 12 * 3_600_000);
   if (maxStaleMs < cacheMaxAgeMs) {

@@ -135,3 +135,28 @@ describe('a remote key set', () => {
     });
   });
 });
+
+describe('a fetch that fails with a URL in its message', () => {
+  it('names the URL in the refusal without its credentials or query', async () => {
+    const keys = createRemoteKeySource(
+      {
+        url: new URL('https://kyb.example/.well-known/kyb-jwks.json'),
+        fetch: (async () => {
+          throw new TypeError(
+            'request to https://proxy-user:s3cr3t-pass@proxy.example:8080/kyb-jwks.json?token=s3cr3t-token failed',
+          );
+        }) as typeof fetch,
+        cooldownMs: 1_000,
+        cacheMaxAgeMs: 600_000,
+        maxStaleMs: 3_600_000,
+        timeoutMs: 5_000,
+        maxBytes: 262_144,
+      },
+      () => START,
+    );
+    const refusal = await refusalOf(keys.check());
+    expect(refusal.code).toBe('jwks_unavailable');
+    expect(refusal.detail).toContain('request to https://proxy.example:8080/kyb-jwks.json failed');
+    expect(refusal.detail).not.toMatch(/s3cr3t/);
+  });
+});

@@ -404,8 +404,11 @@ function timeoutError(signal: AbortSignal): Error {
 }
 
 function describeFailure(cause: unknown): string {
-  return cause instanceof Error ? cause.message : 'unknown error';
+  // A platform's or a custom fetch's message may quote a URL whole (credentials, a query with a token): shown without.
+  return cause instanceof Error ? cause.message.replace(URL_IN_TEXT, (found) => shownUrl(found)) : 'unknown error';
 }
+
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi;
 
 /** The JWKS URL as a log line shows it: origin and path, without credentials or query (whatever was put there). */
 function shownUrl(url: string | URL): string {
