@@ -283,7 +283,9 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
    */
   inject(): Record<string, string> | undefined {
     const carrier: Record<string, string> = {};
-    propagation.inject(context.active(), carrier);
+    // Trace ids only: baggage (which any sender may set through a `baggage` header, and an app may fill with a session
+    // or an e-mail address) would sit in the queue's storage, unencrypted, until the job is done.
+    propagation.inject(propagation.deleteBaggage(context.active()), carrier);
     return Object.keys(carrier).length > 0 ? carrier : undefined;
   }
 
@@ -307,7 +309,9 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
       [A.seq]: trace.seq,
       [A.jobAttempt]: trace.attempt,
     };
-    return this.tracer.startSpan(`process ${trace.eventType}`, { kind: SpanKind.CONSUMER, attributes, links }, parent);
+    // A root of its own even when an in-process worker runs the job inside the delivery's context (the memory queue).
+    const root = traceApi.deleteSpan(parent);
+    return this.tracer.startSpan(`process ${trace.eventType}`, { kind: SpanKind.CONSUMER, attributes, links }, root);
   }
 
   private endJob(span: Span, trace: JobTrace, seconds: number): void {

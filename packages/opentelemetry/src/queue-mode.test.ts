@@ -3,7 +3,7 @@
 // (the registered propagator's: W3C trace context here, as the SDK registers by default), with the claim, the
 // handlers and the settle as its children.
 import { context, propagation, SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { createMemoryQueue, createMemoryStore, createQueueWorker, createReceiver } from '@kyb-webhooks/core';
 import type { QueueJob } from '@kyb-webhooks/core/queue';
 import { createTestSigner, testStream } from '@kyb-webhooks/testing';
@@ -147,6 +147,61 @@ describe('queue mode', () => {
     const jobSpan = rig.spans().find((span) => span.name.startsWith('process'))!;
     expect(jobSpan.links).toEqual([]);
     expect(jobSpan.attributes['kyb.webhook.job.outcome']).toBe('done');
+  });
+
+  it('a worker already running in the process: the job span is still a root of its own, linked, not a child', async () => {
+    rig.reset();
+    const signer = await createTestSigner();
+    const queue = createMemoryQueue({ retryDelayMs: 1 });
+    const receiver = queuedReceiver(queue, signer);
+    receiver.onAny(async function audit() {});
+    const worker = createQueueWorker(receiver);
+    await worker.start(); // a single-process app: the worker takes the job inside the delivery's context
+    try {
+      const [event] = testStream(['kyb.data_request.pending_approval']);
+      const { headers, body } = await signer.sign(event!);
+      expect((await receiver.receive({ method: 'POST', headers, body })).code).toBe('queued');
+      await until(() => rig.spans().some((span) => span.attributes['kyb.webhook.job.outcome'] !== undefined));
+    } finally {
+      await worker.stop();
+    }
+    const delivery = rig.spans().find((span) => span.attributes['kyb.webhook.code'] === 'queued')!;
+    const job = rig.spans().find((span) => span.attributes['kyb.webhook.job.outcome'] !== undefined)!;
+    expect(job.parentSpanContext).toBeUndefined();
+    expect(job.spanContext().traceId).not.toBe(delivery.spanContext().traceId);
+    expect(job.links.map((link) => link.context.spanId)).toEqual([delivery.spanContext().spanId]);
+  });
+
+  it('carries trace ids only: the baggage of the delivery context stays out of the queue', async () => {
+    rig.reset();
+    propagation.disable(); // a global propagator is registered once: the one set above goes first
+    propagation.setGlobalPropagator(
+      new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
+    );
+    try {
+      const signer = await createTestSigner();
+      const queue = createMemoryQueue({ retryDelayMs: 1 });
+      const receiver = queuedReceiver(queue, signer);
+      const [event] = testStream(['kyb.data_request.pending_approval']);
+      const { headers, body } = await signer.sign(event!);
+      const baggage = propagation.createBaggage({ 'user.email': { value: 'jane@example.com' } });
+      const answer = await context.with(propagation.setBaggage(context.active(), baggage), () =>
+        receiver.receive({ method: 'POST', headers, body }),
+      );
+      expect(answer.code).toBe('queued');
+      const seen: QueueJob[] = [];
+      const work = queue.work.bind(queue);
+      queue.work = (run, options) => work((job) => (seen.push(job), run(job)), options);
+      const worker = createQueueWorker(receiver);
+      await worker.start();
+      await until(() => queue.backlog() === 0);
+      await worker.stop();
+      expect(Object.keys(seen[0]!.event.trace ?? {})).toEqual(['traceparent']);
+      expect(JSON.stringify(seen[0]!.event)).not.toContain('jane');
+    } finally {
+      propagation.disable();
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    }
   });
 
   it('counts a stream blocked when a job fails its last attempt, by error type and with no id', async () => {
