@@ -414,6 +414,26 @@ describe('a handler past handlerTimeoutMs', () => {
 });
 
 describe('what is never recorded', () => {
+  it('an onUnauthenticated handler span names no event: its type and id are what the sender wrote', async () => {
+    const receiver = createReceiver({
+      logger: false,
+      store: createMemoryStore({ now: () => NOW }),
+      now: () => NOW,
+      attestation: { issuer: signer.issuer, audience: signer.audience, jwks: signer.jwks },
+      telemetry: openTelemetry({ tracerProvider: rig.tracerProvider, meterProvider: rig.meterProvider }),
+    });
+    receiver.onUnauthenticated(function auditUnauthenticated() {});
+    const [event] = testStream([PENDING]);
+    const forged = { ...event!, event: 'kyb.forged.attacker_chosen_type', event_id: '01ARZ3NDEKTSV4RRFFQ69G5FAV' };
+    const headers = { 'content-type': 'application/json' };
+    expect(
+      (await deliver(receiver, { headers, body: JSON.stringify(forged) } as unknown as SignedDelivery)).status,
+    ).toBe(200);
+    const handler = rig.spans().find((span) => span.name === 'handler auditUnauthenticated')!;
+    expect(handler.attributes).toEqual({ 'kyb.webhook.handler': 'auditUnauthenticated' });
+    expect(JSON.stringify(rig.spans().map((span) => [span.name, span.attributes]))).not.toMatch(/forged|01ARZ3ND/);
+  });
+
   it('no secret, signature, token, body text, answer value or handler message in any span, event or metric', async () => {
     const meterRig = sdkRig();
     const telemetry = openTelemetry({ tracerProvider: rig.tracerProvider, meterProvider: meterRig.meterProvider });

@@ -236,15 +236,17 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
   }
 
   private startHandler(trace: HandlerTrace, parent: Context): Span {
+    const attributes: Attributes = { [A.handler]: trace.handler };
+    // An onUnauthenticated handler's event is what the sender wrote: a forged body must not set event attributes.
+    if (trace.unauthenticated !== true) {
+      attributes[A.cloudEventsEventType] = trace.eventType;
+      attributes[A.cloudEventsEventId] = trace.eventId;
+    }
     return this.tracer.startSpan(
       `handler ${trace.handler}`,
       {
         kind: SpanKind.INTERNAL,
-        attributes: {
-          [A.handler]: trace.handler,
-          [A.cloudEventsEventType]: trace.eventType,
-          [A.cloudEventsEventId]: trace.eventId,
-        },
+        attributes,
       },
       parent,
     );

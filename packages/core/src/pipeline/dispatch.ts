@@ -246,28 +246,47 @@ export class HandlerRegistry {
       this.unauthenticated as unknown as AnyEventHandler[],
       event,
       context as unknown as HandlerContext,
+      true,
     );
   }
 
-  private runList(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): unknown {
+  private runList(
+    handlers: readonly AnyEventHandler[],
+    event: Envelope,
+    context: HandlerContext,
+    unauthenticated = false,
+  ): unknown {
     if (handlers.length === 0) return undefined;
-    if (handlers.length === 1) return this.runOne(handlers[0]!, event, context);
-    return this.runAll(handlers, event, context);
+    if (handlers.length === 1) return this.runOne(handlers[0]!, event, context, unauthenticated);
+    return this.runAll(handlers, event, context, unauthenticated);
   }
 
   /** Runs one handler, watched while anyone watches. */
-  private runOne(handler: AnyEventHandler, event: Envelope, context: HandlerContext): unknown {
+  private runOne(
+    handler: AnyEventHandler,
+    event: Envelope,
+    context: HandlerContext,
+    unauthenticated: boolean,
+  ): unknown {
     if (!this.observers.active) return handler(event as UnknownKybEvent, context);
     const trace: HandlerTrace = {
       eventId: event.event_id,
       eventType: event.event,
       handler: handler.name || '<anonymous>',
     };
+    if (unauthenticated) trace.unauthenticated = true;
     return this.observers.run(trace, () => handler(event as UnknownKybEvent, context));
   }
 
-  private async runAll(handlers: readonly AnyEventHandler[], event: Envelope, context: HandlerContext): Promise<void> {
-    const outcomes = await Promise.allSettled(handlers.map(async (handler) => this.runOne(handler, event, context)));
+  private async runAll(
+    handlers: readonly AnyEventHandler[],
+    event: Envelope,
+    context: HandlerContext,
+    unauthenticated: boolean,
+  ): Promise<void> {
+    const outcomes = await Promise.allSettled(
+      handlers.map(async (handler) => this.runOne(handler, event, context, unauthenticated)),
+    );
     const failures = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason] : []));
     if (failures.length > 0) throw new HandlerError(event.event, event.event_id, failures);
   }

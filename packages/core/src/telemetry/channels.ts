@@ -95,6 +95,11 @@ export interface HandlerTrace {
   eventType: string;
   /** The handler function's name, or `'<anonymous>'`. */
   handler: string;
+  /**
+   * Set for an `onUnauthenticated` handler: nothing authenticated the event, so `eventId` and `eventType` are what the
+   * sender wrote. A layer must not record them as the event's (a forged body would name spans and metrics).
+   */
+  unauthenticated?: true;
   error?: unknown;
 }
 
