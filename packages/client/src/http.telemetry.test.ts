@@ -45,6 +45,23 @@ describe('the request operation', () => {
     expect(traces[0]).toMatchObject({ method: 'GET', origin: BASE, attempt: 1, status: 204 });
   });
 
+  it('names as {id} an id without digits: a prefixed one, or any segment after a collection of the API', async () => {
+    const { kyb, traces } = client(() => new Response(null, { status: 204 }));
+    for (const path of [
+      '/api/v1/kyb/data-requests/dr_KqZpWxAbCdEf/deliveries',
+      '/api/v1/kyb/signature-requests/abcdefghij/release',
+      '/api/v1/kyb/things/sr_abcdefghij',
+      '/api/v1/kyb/webhook-endpoint/reactivate',
+    ])
+      await kyb.request('GET', path);
+    expect(traces.map((trace) => trace.route)).toEqual([
+      '/api/v1/kyb/data-requests/{id}/deliveries',
+      '/api/v1/kyb/signature-requests/{id}/release',
+      '/api/v1/kyb/things/{id}',
+      '/api/v1/kyb/webhook-endpoint/reactivate',
+    ]);
+  });
+
   it('a 2xx over maxResponseBytes is the attempt error response_too_large, beside its status', async () => {
     const { kyb, traces } = client(() => new Response('{"things":[1,2,3]}', { status: 200 }), {
       maxResponseBytes: 8,

@@ -203,13 +203,25 @@ function requestTrace(method: string, url: URL, route: string | undefined, attem
   return { method, route: route ?? routeOf(url.pathname), origin: url.origin, attempt };
 }
 
-/** A path as a template: each segment that looks like an id (a digit in it, not a version such as v1) is `{id}`. */
+/**
+ * A path as a template, for a call the client does not name itself (`client.request`): each segment that may be an
+ * id is `{id}`, so no id reaches a metric attribute. An id is a segment with a digit in it (not a version such as
+ * v1), a prefixed one (`dr_KqZpWx…`), or any segment after a collection of the API (`data-requests/…`), whatever
+ * its letters.
+ */
 export function routeOf(pathname: string): string {
-  return pathname
-    .split('/')
-    .map((segment) => (/\d/.test(segment) && !/^v\d+$/.test(segment) ? '{id}' : segment))
+  const segments = pathname.split('/');
+  return segments
+    .map((segment, index) => (looksLikeId(segment) || ID_AFTER.has(segments[index - 1] ?? '') ? '{id}' : segment))
     .join('/');
 }
+
+function looksLikeId(segment: string): boolean {
+  return (/\d/.test(segment) && !/^v\d+$/.test(segment)) || /^[a-z]{1,12}_[A-Za-z0-9_-]+$/.test(segment);
+}
+
+// The API's collections whose next segment is always an id (spec 4: `/api/v1/kyb/data-requests/{request_id}/…`).
+const ID_AFTER = new Set(['data-requests', 'signature-requests', 'requests', 'events', 'deliveries']);
 
 /**
  * The text of a body, reading at most `maxBytes` of it; undefined past that. Decoded like `Response.text()`.
