@@ -38,7 +38,10 @@ export const ATTRIBUTES = Object.freeze({
   outcome: 'kyb.webhook.outcome',
   /** The handler function's name. */
   handler: 'kyb.webhook.handler',
-  /** The store method: `claim`, `complete`, `release`, `getCursor`, `completeInOrder`, `advanceCursor`, `skipSeq`. */
+  /**
+   * The store method: `claim`, `complete`, `release`, `extend`, `getCursor`, `completeInOrder`, `advanceCursor`,
+   * `skipSeq`.
+   */
   storeOperation: 'kyb.webhook.store.operation',
   /** `ok` or `error`, for a store call. */
   storeOutcome: 'kyb.webhook.store.outcome',
