@@ -20,6 +20,23 @@ function start(
 
 runAdapterConformance('express', (receiver, options) => start(receiver, options), {
   startAppWithBodyParser: (receiver) => start(receiver, {}, express.json()),
+  startAppAfterAbort: (receiver, hooks) => {
+    const app = express();
+    app.use(async (req, _res, next) => {
+      await hooks.before(req); // e.g. an async auth step, during which the sender goes away
+      next();
+    });
+    const webhooks = kybWebhooks(receiver);
+    app.all('/webhooks/kyb', (req, res, next) => {
+      res.once('finish', () => hooks.settled('answered'));
+      webhooks(req, res, next);
+    });
+    app.use((_error: unknown, req: express.Request, _res: express.Response, _next: express.NextFunction) => {
+      hooks.settled('next(error)');
+      req.destroy();
+    });
+    return serveOnLoopback(createServer(app));
+  },
 });
 
 it('express: accepts a delivery when express.raw() ran first (its Buffer holds the exact bytes)', async () => {

@@ -4,7 +4,7 @@ import { createTestSigner, testEvents, type TestSigner } from '@kyb-webhooks/tes
 import { runAdapterConformance, serveOnLoopback } from '@kyb-webhooks/testing/adapter-suite';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { kybWebhooks } from './index.js';
 
@@ -12,21 +12,37 @@ function serve(app: Hono) {
   return serveOnLoopback(createAdaptorServer({ fetch: app.fetch }) as Server);
 }
 
-// Mounted the documented way, for POST only: a GET gets Hono's own 404 (the suite's 'post-only' mode).
+// Mounted the documented way (README): app.all, so a GET reaches the adapter and gets 405 with Allow: POST.
 runAdapterConformance(
   'hono on @hono/node-server',
-  (receiver, options) => serve(new Hono().post('/webhooks/kyb', kybWebhooks(receiver, options))),
+  (receiver, options) => serve(new Hono().all('/webhooks/kyb', kybWebhooks(receiver, options))),
   {
-    mountedOn: 'post-only',
     startAppWithBodyParser: (receiver) =>
       serve(
         new Hono()
           .use('/webhooks/kyb', async (c, next) => {
-            await c.req.json();
+            if (c.req.method !== 'GET' && c.req.method !== 'HEAD') await c.req.json();
             await next();
           })
-          .post('/webhooks/kyb', kybWebhooks(receiver)),
+          .all('/webhooks/kyb', kybWebhooks(receiver)),
       ),
+    startAppAfterAbort: (receiver, hooks) => {
+      const webhooks = kybWebhooks(receiver);
+      return serve(
+        new Hono().all('/webhooks/kyb', async (c, next) => {
+          // e.g. an async auth step, during which the sender goes away
+          await hooks.before((c.env as { incoming: IncomingMessage }).incoming);
+          try {
+            const response = await webhooks(c, next);
+            hooks.settled('resolved');
+            return response;
+          } catch {
+            hooks.settled('rejected');
+            return c.body(null, 500); // to nobody
+          }
+        }),
+      );
+    },
   },
 );
 

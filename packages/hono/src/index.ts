@@ -35,7 +35,10 @@ const HONO_MAP: AdapterMap<Context, Context, Response> = {
   headers: (c) => nodeIncoming(c)?.headers ?? c.req.raw.headers,
   body: honoBodySource,
   // c.body keeps the headers earlier middleware set with c.header().
-  respond: (c, { status, headers, body }) => c.body(body, status as ContentfulStatusCode, headers),
+  respond: (c, { status, headers, body }) => {
+    if (leavesBodyUnread(c)) headers.connection = 'close'; // a fresh object per answer (toAdapterResponse)
+    return c.body(body, status as ContentfulStatusCode, headers);
+  },
   waitUntil: workerWaitUntil,
 };
 
@@ -107,6 +110,20 @@ interface NodeIncoming extends ByteStream {
   readonly headers: { readonly [name: string]: string | string[] | undefined; readonly 'content-length'?: string };
   readonly rawHeaders: readonly string[];
   readonly readableFlowing: boolean | null;
+  /** True once the whole request, body included, has arrived (whether or not anyone read it). */
+  readonly complete?: boolean;
+  readonly httpVersionMajor?: number;
+}
+
+/**
+ * On Node over HTTP/1 (`@hono/node-server`): whether the answer goes out before the whole body arrived, because the
+ * body drain stopped at its bound (4 MiB past the limit, 5 s) or a body declared past it was not read. The answer
+ * then carries `Connection: close`, so Node closes the socket once it is written instead of reading the rest (the
+ * server's own drain after the answer reads up to 64 MiB more). Not on HTTP/2, which has no Connection header.
+ */
+function leavesBodyUnread(c: Context): boolean {
+  const incoming = (c.env as { incoming?: Partial<NodeIncoming> } | undefined)?.incoming;
+  return typeof incoming === 'object' && incoming?.complete === false && incoming.httpVersionMajor === 1;
 }
 
 /**

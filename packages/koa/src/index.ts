@@ -6,7 +6,7 @@ import {
   validateAdapterArguments,
   type AdapterMap,
 } from '@kyb-webhooks/core/adapter';
-import { nodeBodySource } from '@kyb-webhooks/node';
+import { closeIfBodyUnread, nodeBodySource } from '@kyb-webhooks/node';
 import type { Context, Middleware } from 'koa';
 
 /**
@@ -43,6 +43,8 @@ const KOA_MAP: AdapterMap<Context, Context, void> = {
   respond: (ctx, { status, headers, body }) => {
     ctx.status = status;
     ctx.set(headers);
+    // Answered before the whole body arrived (a drain bound): close, or Node reads the rest without limit.
+    closeIfBodyUnread(ctx.res, ctx.req);
     // A string body with Content-Type already set: Koa sends it as it is (and adds Content-Length).
     ctx.body = body;
   },

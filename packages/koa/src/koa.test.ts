@@ -30,6 +30,16 @@ const jsonWithoutRawBody: Middleware = async (ctx, next) => {
 
 runAdapterConformance('koa', (receiver, options) => start(receiver, options), {
   startAppWithBodyParser: (receiver) => start(receiver, {}, jsonWithoutRawBody),
+  startAppAfterAbort: (receiver, hooks) =>
+    start(receiver, {}, async (ctx, next) => {
+      await hooks.before(ctx.req); // e.g. an async auth step, during which the sender goes away
+      try {
+        await next();
+        hooks.settled('resolved');
+      } catch {
+        hooks.settled('rejected'); // Koa would answer it, to nobody
+      }
+    }),
 });
 
 describe('koa specifics: a body parser mounted first', () => {

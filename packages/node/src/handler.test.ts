@@ -38,6 +38,18 @@ const nextDefaultBodyParser: Before = async (req) => {
 
 runAdapterConformance('node (req, res) handler', (receiver, options) => start(receiver, options), {
   startAppWithBodyParser: (receiver) => start(receiver, {}, nextDefaultBodyParser),
+  startAppAfterAbort: (receiver, hooks) => {
+    const webhooks = kybWebhooks(receiver);
+    return serveOnLoopback(
+      createServer(async (req, res) => {
+        await hooks.before(req); // e.g. an async auth step, during which the sender goes away
+        webhooks(req, res).then(
+          () => hooks.settled('resolved'),
+          () => hooks.settled('rejected'),
+        );
+      }),
+    );
+  },
 });
 
 runAdapterOptionCases('kybWebhooks (@kyb-webhooks/node)', (receiver, options) => kybWebhooks(receiver, options), {

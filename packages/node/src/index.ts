@@ -1,4 +1,4 @@
 export { kybWebhooks } from './handler.js';
 export type { KybNodeHandler, KybNodeOptions } from './handler.js';
 export { nodeBodySource } from './raw-body.js';
-export { writeNodeResponse } from './write-response.js';
+export { closeIfBodyUnread, writeNodeResponse } from './write-response.js';

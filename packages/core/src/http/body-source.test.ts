@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createAdapter, toAdapterResponse } from './adapter-core.js';
-import { receiveDelivery } from './body-source.js';
+import { receiveDelivery, type BodySource } from './body-source.js';
 import { OVERSIZED_BODY_DRAIN } from './body.js';
 import { createTestSigner, testEvents } from '../../test-kit.js';
 import { createReceiver } from '../receiver.js';
@@ -99,6 +99,51 @@ describe('receiveDelivery: Node streams, within and past the limit', () => {
     expect(await isSettled(pending)).toBe(true);
     expect([(await pending).status, (await pending).code]).toEqual([413, 'body_too_large']);
     expect(stream.readableFlowing).toBeNull(); // never switched to reading
+  });
+});
+
+describe('receiveDelivery: the method is checked first, whatever the body (step 1)', () => {
+  const webStream = (bytes: number) =>
+    new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(bytes));
+        controller.close();
+      },
+    });
+
+  it.each<[string, () => BodySource]>([
+    ['bytes over maxBodyBytes', () => ({ kind: 'bytes', bytes: new Uint8Array(17) })],
+    ['a parsed body', () => ({ kind: 'parsed' })],
+    ['a Web stream over maxBodyBytes', () => ({ kind: 'web-stream', stream: webStream(64) })],
+    ['a refused body', () => ({ kind: 'refused-too-large', maxBytes: 16 })],
+  ])('answers a GET with %s 405 method_not_allowed and Allow: POST', async (_name, body) => {
+    const result = await receiveDelivery(receiver, { method: 'GET', headers, body: body() });
+    expect([result.status, result.code, result.headers]).toEqual([405, 'method_not_allowed', { allow: 'POST' }]);
+  });
+
+  it('drains a Node stream over maxBodyBytes without keeping it, then answers 405 (not 413)', async () => {
+    const stream = new PassThrough();
+    const pending = receiveDelivery(receiver, {
+      method: 'delete',
+      headers,
+      body: { kind: 'stream', stream, declaredLength: 64 },
+    });
+    stream.end(new Uint8Array(64));
+    const result = await pending;
+    expect([result.status, result.code]).toEqual([405, 'method_not_allowed']);
+    expect(stream.readableEnded).toBe(true);
+  });
+
+  it('answers 405 at once, without reading, a Node stream declared past what a drain reads', async () => {
+    const stream = new PassThrough();
+    const pending = receiveDelivery(receiver, {
+      method: 'PUT',
+      headers,
+      body: { kind: 'stream', stream, declaredLength: PAST_DRAIN },
+    });
+    expect(await isSettled(pending)).toBe(true);
+    expect((await pending).status).toBe(405);
+    expect(stream.readableFlowing).toBeNull();
   });
 });
 

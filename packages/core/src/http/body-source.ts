@@ -4,7 +4,7 @@
  * ({@link BodySource}); {@link receiveDelivery} reads it within the receiver's `maxBodyBytes`, drains an oversized one
  * before the 413 (see OVERSIZED_BODY_DRAIN), and refuses a parsed one, so every framework answers alike.
  */
-import { discardBodyStream, readBodyStream, readWebBodyStream, type ByteStream } from './body.js';
+import { discardBodyStream, discardWebBodyStream, readBodyStream, readWebBodyStream, type ByteStream } from './body.js';
 import type { HeadersInput } from './headers.js';
 import type { Receiver, ReceiveResult } from '../receiver.js';
 
@@ -63,9 +63,11 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * Reads the body of one delivery as its {@link BodySource} says, within `receiver.maxBodyBytes`, and hands the exact
- * bytes to `receiver.receive`. An oversized body is drained (bounded) and answered 413 `body_too_large`, a parsed one
- * 500 `body_already_parsed`; both are logged like every other rejection. Rejects only when a stream fails while it
- * is read (the sender went away), which leaves nobody to answer.
+ * bytes to `receiver.receive`. A method other than POST is answered 405 `method_not_allowed` (with `Allow: POST`)
+ * whatever its body, which is drained (bounded) and never kept; an oversized body is drained (bounded) and answered
+ * 413 `body_too_large`, a parsed one 500 `body_already_parsed`; all are logged like every other rejection. Rejects
+ * only when a stream fails while it is read, or was already destroyed before it (the sender went away), which leaves
+ * nobody to answer.
  *
  * @example
  * ```ts
@@ -78,6 +80,7 @@ const EMPTY = new Uint8Array(0);
  */
 export function receiveDelivery(receiver: Receiver, input: DeliveryInput): Promise<ReceiveResult> {
   const { body } = input;
+  if (!isPost(input.method)) return refuseMethod(receiver, body);
   switch (body.kind) {
     case 'bytes':
       return receiver.receive({
@@ -130,6 +133,30 @@ export function receiveDelivery(receiver: Receiver, input: DeliveryInput): Promi
     case 'refused-too-large':
       return drainRefused(body).then(() => receiver.reject('body_too_large'));
   }
+}
+
+/** An omitted method is vouched for as POST by the adapter (as in `checkLimits`). */
+function isPost(method: string | undefined): boolean {
+  return method === undefined || method === 'POST' || method.toUpperCase() === 'POST';
+}
+
+/**
+ * The method is step 1's first check (docs/architecture.md §3), whatever the body: a GET or DELETE carrying one gets
+ * 405 like one without, never 413 or 500 from what its body is. What is left of the body is read and dropped within
+ * the same bounds as before a 413 (never kept), so the sender reads the 405 instead of a reset connection.
+ */
+async function refuseMethod(receiver: Receiver, body: BodySource): Promise<ReceiveResult> {
+  const maxBytes = receiver.maxBodyBytes;
+  if (body.kind === 'stream') {
+    // A stream the sender already left resolves at once: the 405 then goes nowhere, harmlessly.
+    await discardBodyStream(body.stream, { maxBytes, declaredLength: body.declaredLength ?? undefined });
+  } else if (body.kind === 'web-stream') {
+    if (body.stream !== null && !body.stream.locked)
+      await discardWebBodyStream(body.stream, { maxBytes, declaredLength: body.declaredLength ?? undefined });
+  } else if (body.kind === 'refused-too-large') {
+    await drainRefused(body);
+  }
+  return receiver.reject('method_not_allowed');
 }
 
 /**

@@ -55,6 +55,52 @@ describe('readBodyStream', () => {
   });
 });
 
+describe('readBodyStream: a sender that went away before the read (no answer left to give)', () => {
+  it('rejects at once with the error of a stream destroyed before the call, whose events were all emitted', async () => {
+    const stream = new PassThrough();
+    stream.on('error', () => {}); // as Node's server does for a request: its 'error' was emitted before the read
+    stream.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    await new Promise((resolve) => setImmediate(resolve)); // 'error' and 'close' are gone
+    const read = readBodyStream(stream, { maxBytes: 100 });
+    expect(await isSettled(read)).toBe(true);
+    await expect(read).rejects.toMatchObject({ message: 'aborted', code: 'ECONNRESET' });
+  });
+
+  it('rejects at once, as aborted, for a stream destroyed without an error', async () => {
+    const stream = new PassThrough();
+    stream.destroy();
+    await new Promise((resolve) => setImmediate(resolve));
+    await expect(readBodyStream(stream, { maxBytes: 100 })).rejects.toMatchObject({ message: 'aborted' });
+  });
+
+  it("rejects when the stream closes without 'end' or 'error'", async () => {
+    const stream = bareStream();
+    const read = readBodyStream(stream, { maxBytes: 100 });
+    stream.emit('data', new Uint8Array(3));
+    expect(await isSettled(read)).toBe(false);
+    stream.emit('close');
+    await expect(read).rejects.toMatchObject({ message: 'aborted' });
+  });
+
+  it("resolves with the body when 'close' follows 'end'", async () => {
+    const stream = bareStream();
+    const read = readBodyStream(stream, { maxBytes: 100 });
+    stream.emit('data', new Uint8Array([7]));
+    stream.emit('end');
+    stream.emit('close');
+    const result = await read;
+    expect(result.ok && Array.from(result.body)).toEqual([7]);
+  });
+
+  it('discardBodyStream resolves at once for a destroyed stream instead of waiting for its timer', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const stream = new PassThrough();
+    stream.destroy();
+    await new Promise((resolve) => setImmediate(resolve)); // its 'close' is gone
+    expect(await isSettled(discardBodyStream(stream, { maxBytes: 0 }))).toBe(true);
+  });
+});
+
 describe('discardBodyStream ends the drain without waiting for its timer', () => {
   it.each(['end', 'close', 'error'])("on '%s'", async (event) => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });

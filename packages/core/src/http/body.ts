@@ -13,6 +13,10 @@ export interface ByteStream {
   readonly readableEnded?: boolean;
   /** True once anything read from the stream (Node 16.7+): a parser consumed at least part of it. */
   readonly readableDidRead?: boolean;
+  /** True once the stream was destroyed: after its 'end', or because the sender went away before it. */
+  readonly destroyed?: boolean;
+  /** The error the stream was destroyed with (Node 18+), e.g. Node's `aborted` when the sender went away. */
+  readonly errored?: Error | null;
 }
 
 /**
@@ -45,7 +49,8 @@ export type BodyReadResult = { ok: true; body: Uint8Array } | { ok: false; code:
  * An oversized body is then read and discarded within {@link OVERSIZED_BODY_DRAIN} before the result comes back, so
  * the 413 written after it reaches the sender instead of a connection reset.
  * Used through {@link receiveDelivery} by the Node entry points (Express, Koa, `@kyb-webhooks/node`); rejects when the
- * stream errors (client gone) before a decision.
+ * stream errors or closes (client gone) before a decision, and at once when it was already destroyed before the call
+ * (the sender went away while earlier middleware ran), with the stream's error (Node's `aborted`).
  *
  * @example
  * ```ts
@@ -57,6 +62,10 @@ export function readBodyStream(
   stream: ByteStream,
   options: { maxBytes: number; declaredLength?: string | number | undefined },
 ): Promise<BodyReadResult> {
+  // The sender went away before anyone read the body (an async middleware ran first): 'error' and 'close' were
+  // emitted before these listeners and 'end' never will be, so waiting for them would never settle.
+  const gone = goneError(stream);
+  if (gone) return Promise.reject(gone);
   const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
   if (declared > options.maxBytes) return discardBodyStream(stream, options).then(() => TOO_LARGE);
   return new Promise((resolve, reject) => {
@@ -77,12 +86,30 @@ export function readBodyStream(
       }
       chunks.push(bytes);
     };
-    // The 'end' and 'error' listeners stay: after the promise settled they are no-ops, and an 'error' listener
-    // keeps a late socket error from becoming an uncaught exception. Removing them would cost more per request.
+    // The 'end', 'error' and 'close' listeners stay: after the promise settled they are no-ops, and an 'error'
+    // listener keeps a late socket error from becoming an uncaught exception. Removing them would cost more per
+    // request. 'close' comes after 'end' for a whole body; without 'end' (destroyed without an error) the body
+    // never comes, and the sender is gone as after a mid-body error.
     stream.on('data', onData);
     stream.on('end', () => tooLarge || resolve({ ok: true, body: concatBytes(chunks, length) }));
     stream.on('error', (error) => tooLarge || reject(error));
+    stream.on('close', () => tooLarge || reject(stream.errored ?? abortedError()));
   });
+}
+
+/**
+ * Why a stream that has not ended will never give its body, or undefined while it still may: it was destroyed (the
+ * sender went away, and Node destroyed the request with its `aborted` error) or it errored.
+ */
+function goneError(stream: ByteStream): Error | undefined {
+  if (stream.readableEnded) return undefined;
+  if (stream.errored) return stream.errored;
+  return stream.destroyed ? abortedError() : undefined;
+}
+
+/** What Node rejects a request with when its sender goes away mid-body, for a stream closed without an error. */
+function abortedError(): Error {
+  return Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
 }
 
 /**
@@ -106,7 +133,8 @@ export function discardBodyStream(
 ): Promise<void> {
   const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
   const budget = Math.max(0, options.maxBytes) + OVERSIZED_BODY_DRAIN.maxBytesPastLimit;
-  if (declared > budget || stream.readableEnded) return Promise.resolve();
+  // Ended or destroyed: nothing more will come, and the events the drain waits for were emitted already.
+  if (declared > budget || stream.readableEnded || stream.destroyed || stream.errored) return Promise.resolve();
   return new Promise((resolve) => {
     let drained = 0;
     const finish = (): void => {
@@ -172,6 +200,29 @@ export async function readWebBodyStream(
     chunks.push(value);
   }
   return { ok: true, body: concatBytes(chunks, length) };
+}
+
+/**
+ * Reads what is left of a refused Web `ReadableStream` body and throws it away, within the same bounds as
+ * {@link discardBodyStream} (nothing read when `declaredLength` is already past `maxBytes + maxBytesPastLimit`).
+ * Never rejects. For a request refused before its body is looked at (a method other than POST).
+ *
+ * @example
+ * ```ts
+ * if (request.body && !request.body.locked) await discardWebBodyStream(request.body, { maxBytes: receiver.maxBodyBytes })
+ * return respond(receiver.reject('method_not_allowed'))
+ * ```
+ */
+export async function discardWebBodyStream(
+  stream: ReadableStream<Uint8Array>,
+  options: { maxBytes: number; declaredLength?: string | number | undefined },
+): Promise<void> {
+  const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
+  const budget = Math.max(0, options.maxBytes) + OVERSIZED_BODY_DRAIN.maxBytesPastLimit;
+  if (declared > budget) return;
+  const reader = stream.getReader();
+  await discardWeb(reader, budget);
+  releaseQuietly(reader);
 }
 
 /**

@@ -26,6 +26,9 @@ export function serveFetchOnLoopback(
       const response = await handler(toRequest(req));
       const headers: string[] = [];
       response.headers.forEach((value, name) => void headers.push(name, value));
+      // A body the handler stopped draining at a bound was not read to its end: the server's part is to close the
+      // connection once answered instead of reusing it, or Node itself would read the rest without any bound.
+      if (!req.complete) headers.push('connection', 'close');
       res.writeHead(response.status, headers);
       res.end(new Uint8Array(await response.arrayBuffer()));
     })().catch(() => {

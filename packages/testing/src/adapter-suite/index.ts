@@ -13,6 +13,7 @@ import { startJwksServer, type JwksServer } from '../jwks-server.js';
 import { createTestSender } from '../sender.js';
 import { TEST_SUBJECTS } from '../fixtures.js';
 import { runOversizedBodyCases } from './oversized.js';
+import { runAbortedRequestCases, type StartAppAfterAbort } from './aborted.js';
 import { createTestSigner, type SignOptions, type TestSigner } from '../signer.js';
 import { createHarness, type Harness } from './harness.js';
 import type { RemoteAdapterApps } from './remote.js';
@@ -87,6 +88,13 @@ export interface AdapterConformanceOptions {
    * adapter must answer 500 `body_already_parsed`. Without it that case is registered as skipped.
    */
   startAppWithBodyParser?: StartAdapterApp;
+  /**
+   * Starts an app where a middleware awaits `hooks.before(req)` before the adapter, so the adapter starts after the
+   * sender went away mid-body, and reports when the adapter is done with each request (see
+   * {@link runAbortedRequestCases}). For adapters that read Node's request stream; without it that case is not
+   * registered.
+   */
+  startAppAfterAbort?: StartAppAfterAbort;
   /**
    * How the start functions mount the adapter. `'all-methods'` (default): a GET to the webhook URL reaches the
    * adapter, which must answer 405 `method_not_allowed` with `Allow: POST`. `'post-only'` (e.g. Hono's
@@ -175,24 +183,34 @@ async function post(
  */
 function postChunked(url: string, headers: Record<string, string>, chunks: Uint8Array[], pauseMs = 5): Promise<Answer> {
   const { 'content-length': _dropped, ...rest } = headers;
+  return sendBody(url, 'POST', { ...rest, 'transfer-encoding': 'chunked' }, chunks, pauseMs);
+}
+
+/**
+ * Sends `chunks` as the body of a `method` request with node:http, which (unlike fetch) sends a body with any
+ * method: chunked unless `headers` has a Content-Length. Resolves as {@link postChunked} does.
+ */
+function sendBody(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  chunks: Uint8Array[],
+  pauseMs = 5,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     let answered = false;
-    const request = httpRequest(
-      url,
-      { method: 'POST', headers: { ...rest, 'transfer-encoding': 'chunked' } },
-      (response) => {
-        const parts: Buffer[] = [];
-        response.on('data', (part: Buffer) => parts.push(part));
-        response.on('end', () => {
-          answered = true;
-          const flat: Record<string, string> = {};
-          for (const [name, value] of Object.entries(response.headers)) {
-            if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
-          }
-          resolve(toAnswer(response.statusCode ?? 0, flat, Buffer.concat(parts).toString('utf8')));
-        });
-      },
-    );
+    const request = httpRequest(url, { method, headers }, (response) => {
+      const parts: Buffer[] = [];
+      response.on('data', (part: Buffer) => parts.push(part));
+      response.on('end', () => {
+        answered = true;
+        const flat: Record<string, string> = {};
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+        }
+        resolve(toAnswer(response.statusCode ?? 0, flat, Buffer.concat(parts).toString('utf8')));
+      });
+    });
     // After an early 413 the server closes the connection; a write error then is expected, not a failure.
     request.on('error', (error) => {
       if (!answered) setTimeout(() => (answered ? undefined : reject(error)), 1000);
@@ -474,6 +492,43 @@ export function runAdapterConformance(
       },
     );
 
+    // The method is step 1's first check (docs/architecture.md §3), whatever the body: never 413 for its size or
+    // 500 for a parser's leftovers. A body sent with a GET is legal HTTP, and some clients send one.
+    it.each<[string, string, Record<string, string>]>([
+      ['a GET', 'GET', { 'content-length': String(2 * SMALL_MAX_BODY_BYTES) }],
+      ['a DELETE', 'DELETE', { 'transfer-encoding': 'chunked' }],
+    ])(
+      mountedOn === 'all-methods'
+        ? 'answers %s carrying a body over maxBodyBytes with 405 method_not_allowed and Allow: POST, not 413'
+        : 'leaves %s carrying a body over maxBodyBytes to the framework (404 or 405)',
+      async (_case, method, framing) => {
+        const before = (await small.calls()).length;
+        const body = new Uint8Array(2 * SMALL_MAX_BODY_BYTES).fill(0x20); // JSON whitespace
+        const headers = { 'content-type': 'application/json', ...framing };
+        expectMethodRefused(await sendBody(smallApp.url, method, headers, splitBytes(body, 4), 0));
+        expect((await small.calls()).length).toBe(before);
+      },
+    );
+
+    it.skipIf(!withBodyParser)(
+      mountedOn === 'all-methods'
+        ? 'answers a DELETE whose JSON body a body parser read first with 405 method_not_allowed, not 500'
+        : 'leaves a DELETE whose JSON body a body parser read first to the framework (404 or 405)',
+      async () => {
+        const envelope = testEvents.dataRequestPendingApproval();
+        const { headers, body } = await signer.sign(envelope);
+        const sized = { ...headers, 'content-length': String(body.byteLength) };
+        expectMethodRefused(await sendBody(parsedApp!.url, 'DELETE', sized, [body]));
+        expect(await parsed.callsFor(envelope.event_id)).toHaveLength(0);
+      },
+    );
+
+    function expectMethodRefused(answer: Answer): void {
+      if (mountedOn === 'post-only') return void expect([404, 405]).toContain(answer.status);
+      expectAnswer(answer, 405, 'method_not_allowed');
+      expect(answer.headers['allow']).toBe('POST');
+    }
+
     it.each<[string, () => Uint8Array, number, string]>([
       ['invalid JSON', () => new TextEncoder().encode('{"event": "kyb.data_request.refused",'), 400, 'body_not_json'],
       [
@@ -556,8 +611,10 @@ export function runAdapterConformance(
   });
   // The oversized-body cases drive raw sockets and build receivers of their own, so they run for local apps only.
   if (typeof startApp === 'function') runOversizedBodyCases(name, startApp);
+  if (options.startAppAfterAbort) runAbortedRequestCases(name, options.startAppAfterAbort);
 }
 export { runOversizedBodyCases } from './oversized.js';
+export { runAbortedRequestCases, type AbortedRequestHooks, type StartAppAfterAbort } from './aborted.js';
 export { serveFetchOnLoopback } from './fetch-bridge.js';
 export { runAdapterOptionCases, type AdapterOptionCases } from './options.js';
 export { expectConfigInvalid } from '../config-invalid.js';
