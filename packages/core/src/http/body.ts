@@ -1,6 +1,12 @@
 /**
  * The part of a Node readable stream (an `http.IncomingMessage`) that reading a body needs. Typed structurally
  * so the core imports nothing from `node:`.
+ *
+ * @example
+ * ```ts
+ * const stream: ByteStream = req // an http.IncomingMessage
+ * const read = await readBodyStream(stream, { maxBytes: receiver.maxBodyBytes, declaredLength: req.headers['content-length'] })
+ * ```
  */
 export interface ByteStream {
   on(event: 'data', listener: (chunk: Uint8Array | string) => void): unknown;
@@ -40,7 +46,15 @@ export const OVERSIZED_BODY_DRAIN: Readonly<{ maxBytesPastLimit: number; maxMs: 
   maxMs: 5_000,
 });
 
-/** The outcome of {@link readBodyStream}. */
+/**
+ * The outcome of {@link readBodyStream}.
+ *
+ * @example
+ * ```ts
+ * const read: BodyReadResult = await readBodyStream(req, { maxBytes: 1024 * 1024 })
+ * if (!read.ok) return respond(receiver.reject(read.code)) // 413 body_too_large
+ * ```
+ */
 export type BodyReadResult = { ok: true; body: Uint8Array } | { ok: false; code: 'body_too_large' };
 
 /**

@@ -1,4 +1,11 @@
-/** Request headers as adapters have them: a Web `Headers` or a Node-style record (lower- or mixed-case keys). */
+/**
+ * Request headers as adapters have them: a Web `Headers` or a Node-style record (lower- or mixed-case keys).
+ *
+ * @example
+ * ```ts
+ * const headers: HeadersInput = request.headers // a fetch Request's Headers, or a Node req.headers record
+ * ```
+ */
 export type HeadersInput = Headers | Record<string, string | string[] | undefined>;
 
 // HTTP field names are printable ASCII (RFC 9110 tchar); anything else never names a header.

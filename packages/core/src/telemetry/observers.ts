@@ -19,10 +19,24 @@ import {
   type TracingChannels,
 } from './channels.js';
 
-/** The operations the receiver reports. */
+/**
+ * The operations the receiver reports.
+ *
+ * @example
+ * ```ts
+ * const timed: TracedOperation[] = ['receive', 'handler', 'store']
+ * ```
+ */
 export type TracedOperation = 'receive' | 'handler' | 'store' | 'job' | 'jwks' | 'backfill' | 'request';
 
-/** The trace object of each operation. */
+/**
+ * The trace object of each operation.
+ *
+ * @example
+ * ```ts
+ * const store: TraceOf['store'] = { operation: 'claim', subject: '01J…' }
+ * ```
+ */
 export interface TraceOf {
   receive: ReceiveTrace;
   handler: HandlerTrace;
