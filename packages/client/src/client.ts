@@ -594,7 +594,8 @@ function checkRequestId(requestId: unknown, operation: string): asserts requestI
 /** The default of {@link KybClientOptions.maxResponseBytes}: 16 MiB, far above any page of events a service sends. */
 const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 const serviceUrl = optionRules.secureUrl(
-  "use the KYB API's {base_url}, e.g. 'https://api.kyb.example.com' (http: only on 127.0.0.1, localhost or [::1])",
+  "use the KYB API's {base_url}, e.g. 'https://api.kyb.example.com' (http: only on 127.0.0.1, localhost or " +
+    '[::1]; the API key goes in `apiKey`, never in the URL)',
   'which would send the API key in clear text',
 );
 
@@ -602,10 +603,8 @@ const serviceUrl = optionRules.secureUrl(
 const baseUrlRule: OptionRule = (value, path, report) => {
   const problem = serviceUrl(value, path, report);
   if (problem !== undefined) return problem;
-  // The URL is never repeated in these messages: it may carry credentials.
+  // The URL is never repeated in these messages; serviceUrl refused credentials (the API key goes in `apiKey`).
   const url = new URL(String(value));
-  if (url.username !== '' || url.password !== '')
-    return 'must not carry credentials (user:password@): the API key is the only credential, in `apiKey`.';
   if (url.search !== '' || url.hash !== '')
     return "must not have a query or fragment (paths are appended to it): use the KYB API's {base_url}.";
   return undefined;

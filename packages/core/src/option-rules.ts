@@ -99,9 +99,10 @@ export const optionRules = {
     return optionRules.numberBetween(0, MAX_TIMER_MS, 'milliseconds');
   },
   /**
-   * The URL of a service the library calls: absolute, https, or http on loopback only (127.0.0.1, localhost, [::1]).
-   * `fix` names the URL wanted; `risk` says what plain http would expose, e.g. "which would send the API key in clear
-   * text". Messages never repeat the URL: it can carry credentials.
+   * The URL of a service the library calls: absolute, https, or http on loopback only (127.0.0.1, localhost, [::1]),
+   * and without credentials (`user:password@`): the library sends what it needs in headers, and fetch quotes a URL
+   * with credentials whole in its error, which reaches logs and telemetry. `fix` names the URL wanted; `risk` says what
+   * plain http would expose, e.g. "which would send the API key in clear text". Messages never repeat the URL.
    */
   secureUrl(fix: string, risk?: string): OptionRule {
     return rule((value) => {
@@ -113,10 +114,12 @@ export const optionRules = {
       } catch {
         return `is not an absolute URL: ${fix}.`;
       }
-      if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) return undefined;
-      return url.protocol === 'http:'
-        ? `uses http: on a host that is not loopback${risk ? `, ${risk}` : ''}: ${fix}.`
-        : `must be an https: URL: ${fix}.`;
+      if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname))
+        return `uses http: on a host that is not loopback${risk ? `, ${risk}` : ''}: ${fix}.`;
+      if (url.protocol !== 'https:' && url.protocol !== 'http:') return `must be an https: URL: ${fix}.`;
+      return url.username === '' && url.password === ''
+        ? undefined
+        : `must not carry credentials (user:password@), which error messages would show in logs: ${fix}.`;
     });
   },
   /** A whole number above zero, e.g. a count. */

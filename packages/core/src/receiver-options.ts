@@ -5,12 +5,13 @@
  */
 import type { ReceiverOptions } from './receiver-types.js';
 import { optionRules } from './option-rules.js';
-import { rule, validateOptions, type FieldsSpec, type OptionRule, type OptionsSpec } from './option-validation.js';
+import { rule, validateOptions, type FieldsSpec, type OptionsSpec } from './option-validation.js';
 import { secretsRule } from './verify/secrets-options.js';
 import { toleranceProblem } from './verify/signature.js';
 import { describeValue, isPlainObject } from './option-words.js';
 import { DEFAULT_LEASE_MS, DEFAULT_RETAIN_MS, MAX_STORE_DURATION_MS, type DedupeStore } from './store/dedupe.js';
 import { isStreamCursorStore } from './store/stream-store.js';
+import { jwksUrlRule } from './verify/attestation.js';
 import { apiVersionFields } from './pipeline/api-version.js';
 import { QUEUE_OPTION_RULES } from './queue/queue-options.js';
 
@@ -42,22 +43,6 @@ const storeDurationRule = rule((value) => {
     ? `must be at most ${MAX_STORE_DURATION_MS} ms (100 years), the longest every store can keep, got ${value}.`
     : undefined;
 });
-
-const secureJwksUrl = optionRules.secureUrl(
-  'use {base_url}/.well-known/kyb-jwks.json, an https: URL (http: only on 127.0.0.1, localhost or [::1])',
-);
-// The JWKS is public: a user or password in its URL is a mistake, and fetch would quote the whole URL in its error,
-// which reaches logs and telemetry. The message never repeats the URL.
-const jwksUrlRule: OptionRule = (value, path, report) =>
-  secureJwksUrl(value, path, report) ??
-  (hasCredentials(String(value))
-    ? 'must not carry credentials (user:password@): the JWKS is public, use {base_url}/.well-known/kyb-jwks.json.'
-    : undefined);
-
-function hasCredentials(url: string): boolean {
-  const parsed = new URL(url);
-  return parsed.username !== '' || parsed.password !== '';
-}
 
 const jwksRule = rule((value) =>
   isPlainObject(value) && Array.isArray(value.keys)

@@ -41,7 +41,7 @@ describe('a jwksUrl that does not parse', () => {
     ['a host with a space, credentials in it', 'https://kyb-user:s3cr3t-pass@api.kyb example.com/jwks'],
     ['a relative path', '/.well-known/kyb-jwks.json?token=s3cr3t-pass'],
   ])('%s is config_invalid, without the URL', (_case, jwksUrl) => {
-    const error = expectConfigInvalid(() => create({ jwksUrl }), ['attestation.jwksUrl is not an absolute URL']);
+    const error = expectConfigInvalid(() => create({ jwksUrl }), ['`attestation.jwksUrl` is not an absolute URL']);
     expect(error.cause).toBeUndefined();
     expect(`${error.message} ${error.stack} ${JSON.stringify(error)}`).not.toContain('s3cr3t-pass');
   });

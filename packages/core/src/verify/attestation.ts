@@ -5,7 +5,8 @@ import { bindAttestation, type AttestationClaims, type AttestedEnvelope } from '
 import { checkRegisteredClaims } from './attestation-claims.js';
 import type { LocatedAnswerList } from '../events/released-answers.js';
 import { KybWebhookError, rejection } from '../errors.js';
-import { MAX_TIMER_MS, strayWhitespaceProblem } from '../option-rules.js';
+import { MAX_TIMER_MS, optionRules, strayWhitespaceProblem } from '../option-rules.js';
+import { validateArgument } from '../option-validation.js';
 import { readClock } from './clock.js';
 import { createInlineKeySource, createRemoteKeySource, type VerificationKey, type KeySource } from './jwks.js';
 import type { ReceiverTelemetry } from '../telemetry/observers.js';
@@ -113,7 +114,18 @@ export type { AttestationClaims } from './attestation-binding.js';
  */
 export type EnvelopeIdentity = AttestedEnvelope;
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+/**
+ * The rule for `attestation.jwksUrl`: {base_url}/.well-known/kyb-jwks.json, https (http on loopback only), without
+ * credentials (the JWKS is public). createReceiver's option checks and {@link createAttestationVerifier} both run it.
+ *
+ * @example
+ * ```ts
+ * validateArgument('createAttestationVerifier', 'attestation.jwksUrl', 'https://api.kyb.example.com/.well-known/kyb-jwks.json', jwksUrlRule)
+ * ```
+ */
+export const jwksUrlRule = optionRules.secureUrl(
+  'use {base_url}/.well-known/kyb-jwks.json, an https: URL (http: only on 127.0.0.1, localhost or [::1])',
+);
 
 /**
  * What {@link createAttestationVerifier} returns: the verifier, and a check of its keys.
@@ -352,29 +364,9 @@ function createKeySource(
       'attestation needs jwksUrl ({base_url}/.well-known/kyb-jwks.json) or jwks.',
     );
   }
-  let url: URL;
-  try {
-    url = new URL(options.jwksUrl);
-  } catch {
-    // The TypeError's `input` is the whole URL, credentials included: neither repeated nor kept as the cause.
-    throw new KybWebhookError(
-      'config_invalid',
-      'attestation.jwksUrl is not an absolute URL: use {base_url}/.well-known/kyb-jwks.json.',
-    );
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
-    throw new KybWebhookError(
-      'config_invalid',
-      'attestation.jwksUrl must be an https:// URL ({base_url}/.well-known/kyb-jwks.json).',
-    );
-  }
-  if (url.username !== '' || url.password !== '') {
-    // The JWKS is public; fetch would quote the whole URL in its error, which reaches logs and telemetry.
-    throw new KybWebhookError(
-      'config_invalid',
-      'attestation.jwksUrl must not carry credentials (user:password@): the JWKS is public, use {base_url}/.well-known/kyb-jwks.json.',
-    );
-  }
+  // The same rule as createReceiver's, for a verifier created on its own (the client, custom pipelines).
+  validateArgument('createAttestationVerifier', 'attestation.jwksUrl', options.jwksUrl, jwksUrlRule);
+  const url = new URL(options.jwksUrl);
   const cacheMaxAgeMs = duration(options, 'jwksCacheMaxAgeMs', 600_000);
   const maxStaleMs = duration(options, 'jwksMaxStaleMs', 12 * 3_600_000);
   if (maxStaleMs < cacheMaxAgeMs) {
