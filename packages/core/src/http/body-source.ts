@@ -6,6 +6,7 @@
  */
 import { discardBodyStream, discardWebBodyStream, readBodyStream, readWebBodyStream, type ByteStream } from './body.js';
 import type { HeadersInput } from './headers.js';
+import { isPostMethod } from '../pipeline/limits.js';
 import type { Receiver, ReceiveResult } from '../receiver.js';
 
 /**
@@ -80,7 +81,7 @@ const EMPTY = new Uint8Array(0);
  */
 export function receiveDelivery(receiver: Receiver, input: DeliveryInput): Promise<ReceiveResult> {
   const { body } = input;
-  if (!isPost(input.method)) return refuseMethod(receiver, body);
+  if (!isPostMethod(input.method)) return refuseMethod(receiver, body);
   switch (body.kind) {
     case 'bytes':
       return receiver.receive({
@@ -133,11 +134,6 @@ export function receiveDelivery(receiver: Receiver, input: DeliveryInput): Promi
     case 'refused-too-large':
       return drainRefused(body).then(() => receiver.reject('body_too_large'));
   }
-}
-
-/** An omitted method is vouched for as POST by the adapter (as in `checkLimits`). */
-function isPost(method: string | undefined): boolean {
-  return method === undefined || method === 'POST' || method.toUpperCase() === 'POST';
 }
 
 /**

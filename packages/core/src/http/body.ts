@@ -80,7 +80,7 @@ export function readBodyStream(
   // emitted before these listeners and 'end' never will be, so waiting for them would never settle.
   const gone = goneError(stream);
   if (gone) return Promise.reject(gone);
-  const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
+  const declared = declaredBytes(options.declaredLength);
   if (declared > options.maxBytes) return discardBodyStream(stream, options).then(() => TOO_LARGE);
   return new Promise((resolve, reject) => {
     const chunks: Uint8Array[] = [];
@@ -145,10 +145,9 @@ export function discardBodyStream(
   stream: ByteStream,
   options: { maxBytes: number; declaredLength?: string | number | undefined },
 ): Promise<void> {
-  const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
-  const budget = Math.max(0, options.maxBytes) + OVERSIZED_BODY_DRAIN.maxBytesPastLimit;
+  const budget = drainBudget(options);
   // Ended or destroyed: nothing more will come, and the events the drain waits for were emitted already.
-  if (declared > budget || stream.readableEnded || stream.destroyed || stream.errored) return Promise.resolve();
+  if (budget === undefined || stream.readableEnded || stream.destroyed || stream.errored) return Promise.resolve();
   return new Promise((resolve) => {
     let drained = 0;
     const finish = (): void => {
@@ -190,7 +189,7 @@ export async function readWebBodyStream(
   options: { maxBytes: number; declaredLength?: string | number | undefined; drain?: boolean },
 ): Promise<BodyReadResult> {
   const reader = stream.getReader();
-  const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
+  const declared = declaredBytes(options.declaredLength);
   // A client reading a response has no answer to get through: it stops at once (`drain: false`) and cancels.
   const drain = options.drain ?? true;
   if (declared > options.maxBytes) {
@@ -231,9 +230,8 @@ export async function discardWebBodyStream(
   stream: ReadableStream<Uint8Array>,
   options: { maxBytes: number; declaredLength?: string | number | undefined },
 ): Promise<void> {
-  const declared = options.declaredLength === undefined ? Number.NaN : Number(options.declaredLength);
-  const budget = Math.max(0, options.maxBytes) + OVERSIZED_BODY_DRAIN.maxBytesPastLimit;
-  if (declared > budget) return;
+  const budget = drainBudget(options);
+  if (budget === undefined) return;
   const reader = stream.getReader();
   await discardWeb(reader, budget);
   releaseQuietly(reader);
@@ -250,6 +248,20 @@ function releaseQuietly(reader: ReadableStreamDefaultReader<Uint8Array>): void {
   } catch {
     // workerd: a read is outstanding
   }
+}
+
+/** A declared Content-Length as a number; NaN (never over a limit) when absent or not a number. */
+function declaredBytes(declaredLength: string | number | undefined): number {
+  return declaredLength === undefined ? Number.NaN : Number(declaredLength);
+}
+
+/**
+ * How many bytes of a refused body to drain: its limit plus {@link OVERSIZED_BODY_DRAIN}'s `maxBytesPastLimit`, or
+ * `undefined` (drain nothing) when the declared length is already past that.
+ */
+function drainBudget(options: { maxBytes: number; declaredLength?: string | number | undefined }): number | undefined {
+  const budget = Math.max(0, options.maxBytes) + OVERSIZED_BODY_DRAIN.maxBytesPastLimit;
+  return declaredBytes(options.declaredLength) > budget ? undefined : budget;
 }
 
 /** Reads and drops up to `budget` bytes, for at most OVERSIZED_BODY_DRAIN.maxMs; never throws. */

@@ -12,15 +12,25 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const encoder = new TextEncoder();
 
 /**
+ * Whether a request's method is POST, in any case; an omitted method is vouched for as POST by the adapter.
+ *
+ * @example
+ * ```ts
+ * if (!isPostMethod(request.method)) return receiver.reject('method_not_allowed')
+ * ```
+ */
+export function isPostMethod(method: string | undefined): boolean {
+  return method === undefined || method === 'POST' || method.toUpperCase() === 'POST';
+}
+
+/**
  * Method POST (an adapter that omits it vouches for it), a body that is still bytes (not parsed by another
  * middleware), at most `maxBodyBytes` of it, and a JSON content type (a charset parameter is allowed). Returns the
  * body as bytes, or the refusal: `method_not_allowed`, `body_already_parsed`, `body_too_large`,
  * `unsupported_media_type`, checked in that order.
  */
 export function checkLimits(input: ReceiveInput, maxBodyBytes: number): Uint8Array | KybWebhookError {
-  const method = input.method;
-  if (method !== undefined && method !== 'POST' && method.toUpperCase() !== 'POST')
-    return rejection('method_not_allowed');
+  if (!isPostMethod(input.method)) return rejection('method_not_allowed');
   const body = toBytes(input.body);
   if (!body) return rejection('body_already_parsed');
   if (body.byteLength > maxBodyBytes) return rejection('body_too_large');
