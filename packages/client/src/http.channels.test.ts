@@ -5,15 +5,7 @@ import { startKybService, type KybService } from '@kyb-webhooks/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { routeOf } from './http.js';
 import { createKybClient } from './index.js';
-
-interface TracingChannelLike {
-  subscribe(handlers: Record<string, (message: unknown) => void>): void;
-  unsubscribe(handlers: Record<string, (message: unknown) => void>): void;
-}
-const diagnostics = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('diagnostics_channel') as
-  { tracingChannel(name: string): TracingChannelLike } | undefined;
+import { diagnostics } from '../../core/test-channels.js';
 
 let service: KybService;
 beforeAll(async () => {

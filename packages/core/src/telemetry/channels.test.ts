@@ -11,20 +11,7 @@ import { streamOrdering } from '../ordering/stream-ordering.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import type { DedupeStore } from '../store/dedupe.js';
 import { TRACING_CHANNELS, type HandlerTrace, type StoreTrace } from './channels.js';
-
-interface TracingChannelLike {
-  subscribe(handlers: Record<Phase, (message: unknown) => void>): void;
-  unsubscribe(handlers: Record<Phase, (message: unknown) => void>): void;
-}
-type Phase = 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
-interface ChannelLike {
-  subscribe(onMessage: (message: unknown) => void): void;
-  unsubscribe(onMessage: (message: unknown) => void): void;
-}
-const diagnostics = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('diagnostics_channel') as
-  { tracingChannel(name: string): TracingChannelLike; channel(name: string): ChannelLike } | undefined;
+import { diagnostics, type TracePhase as Phase } from '../../test-channels.js';
 
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
 const SECRET = 'channels-secret-do-not-publish';

@@ -8,16 +8,7 @@ import type { DedupeStore } from '../store/dedupe.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { TRACING_CHANNELS } from './channels.js';
 import type { ReceiverTelemetry } from './observers.js';
-
-type Phase = 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
-interface TracingChannelLike {
-  subscribe(handlers: Record<Phase, (message: unknown) => void>): void;
-  unsubscribe(handlers: Record<Phase, (message: unknown) => void>): void;
-}
-const diagnostics = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('diagnostics_channel') as
-  { tracingChannel(name: string): TracingChannelLike } | undefined;
+import { diagnostics, type TracePhase as Phase } from '../../test-channels.js';
 
 const NOW = Date.UTC(2026, 11, 1, 12, 0, 0);
 const SECRET = 'guarded-telemetry-secret';

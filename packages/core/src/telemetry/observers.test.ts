@@ -10,16 +10,7 @@ import type { DedupeStore } from '../store/dedupe.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { TRACING_CHANNELS, type ClientRequestTrace } from './channels.js';
 import { Observers, observersOf, type ReceiverTelemetry, type TracedOperation } from './observers.js';
-
-type Phase = 'start' | 'end' | 'asyncStart' | 'asyncEnd' | 'error';
-interface TracingChannelLike {
-  subscribe(handlers: Record<Phase, (message: unknown) => void>): void;
-  unsubscribe(handlers: Record<Phase, (message: unknown) => void>): void;
-}
-const diagnostics = (
-  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('diagnostics_channel') as
-  { tracingChannel(name: string): TracingChannelLike } | undefined;
+import { diagnostics, type TracePhase as Phase } from '../../test-channels.js';
 
 /** A tracing channel subscriber: one handler per phase, each telling `heard` its phase and the message. */
 function handlersOf(heard: (phase: Phase, message: unknown) => void): Record<Phase, (message: unknown) => void> {
