@@ -14,14 +14,23 @@ const ERROR_TYPE = /^[A-Za-z0-9_$][\w$.:-]{0,63}$/;
 /** What a client request's span and duration metric share: the method, and the API's host and port. */
 export function requestAttributes(trace: ClientRequestTrace): Attributes {
   const attributes: Attributes = { [A.httpRequestMethod]: HTTP_METHODS.has(trace.method) ? trace.method : '_OTHER' };
-  try {
-    const origin = new URL(trace.origin);
-    attributes[A.serverAddress] = origin.hostname;
-    attributes[A.serverPort] = Number(origin.port) || (origin.protocol === 'https:' ? 443 : 80);
-  } catch {
-    // An origin that does not parse is left out rather than guessed.
-  }
+  addServer(attributes, trace.origin);
   return attributes;
+}
+
+/**
+ * Sets `server.address` and `server.port` from a URL (its scheme's port when none is written); returns the parsed
+ * URL, or undefined for one that does not parse, which is left out rather than guessed.
+ */
+export function addServer(attributes: Attributes, url: string): URL | undefined {
+  try {
+    const parsed = new URL(url);
+    attributes[A.serverAddress] = parsed.hostname;
+    attributes[A.serverPort] = Number(parsed.port) || (parsed.protocol === 'https:' ? 443 : 80);
+    return parsed;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

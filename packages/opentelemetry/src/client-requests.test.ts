@@ -80,7 +80,7 @@ describe('the client with the OpenTelemetry layer', () => {
     expect(result.status).toBe('released');
     const names = rig.spans().map((span) => span.name);
     expect(names).toContain('GET /api/v1/kyb/data-requests/{id}/release');
-    expect(names).toContain('GET jwks');
+    expect(names).toContain('GET /.well-known/kyb-jwks.json');
     const exported = JSON.stringify(rig.spans().map((span) => [span.name, span.attributes, span.events]));
     expect(exported).not.toContain(service.apiKey);
     expect(exported).not.toContain(result.status === 'released' ? result.token.slice(0, 40) : 'never');

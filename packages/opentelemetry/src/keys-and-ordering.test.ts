@@ -47,8 +47,9 @@ describe('the JWKS fetch of an attested receiver', () => {
       expect((await receiver.receive({ method: 'POST', headers, body })).status).toBe(200);
       await settle();
       const [delivery] = spanTrees(rig.spans());
+      const url = new URL(server.url);
       expect(shapeOf(delivery!)).toEqual({
-        [`process ${RELEASED}`]: ['GET jwks', 'claim', 'handler save', 'complete'],
+        [`process ${RELEASED}`]: [`GET ${url.pathname}`, 'claim', 'handler save', 'complete'],
       });
       const jwks = delivery!.children[0]!;
       expect(jwks.kind).toBe(SpanKind.CLIENT);
@@ -56,6 +57,9 @@ describe('the JWKS fetch of an attested receiver', () => {
       expect(jwks.attributes).toEqual({
         'http.request.method': 'GET',
         'url.full': server.url,
+        'url.template': url.pathname,
+        'server.address': '127.0.0.1',
+        'server.port': Number(url.port),
         'http.response.status_code': 200,
         'kyb.webhook.jwks.keys': signer.jwks.keys.length,
       });
@@ -83,7 +87,7 @@ describe('the JWKS fetch of an attested receiver', () => {
       const result = await receiver.receive({ method: 'POST', headers, body });
       expect({ status: result.status, code: result.code }).toEqual({ status: 503, code: 'jwks_unavailable' });
       await settle();
-      const jwks = rig.spans().find((span) => span.name === 'GET jwks')!;
+      const jwks = rig.spans().find((span) => span.name === `GET ${new URL(server.url).pathname}`)!;
       expect(jwks.status.code).toBe(SpanStatusCode.ERROR);
       expect(jwks.attributes).toMatchObject({ 'http.response.status_code': 404, 'error.type': '404' });
       expect(jwks.events.map((event) => event.attributes)).toEqual([{ 'exception.type': '404' }]);

@@ -584,6 +584,44 @@ describe('in the application around it', () => {
   });
 });
 
+describe('its options', () => {
+  it.each<[string, unknown, string]>([
+    [
+      'a tracer where the provider goes',
+      { tracerProvider: { startSpan() {} } },
+      '`tracerProvider` has no getTracer method',
+    ],
+    [
+      'a meter where the provider goes',
+      { meterProvider: { createCounter() {} } },
+      '`meterProvider` has no getMeter method',
+    ],
+    ['a tracer under another name', { tracer: trace.getTracer('x') }, '`tracer`'],
+    [
+      'a promise of a provider',
+      { meterProvider: Promise.resolve(metrics.getMeterProvider()) },
+      '`meterProvider` must be an object',
+    ],
+    ['no object at all', 'console', 'openTelemetry needs an options object'],
+  ])('refuses %s at creation (config_invalid, naming the fix)', (_case, options, words) => {
+    let thrown: unknown;
+    try {
+      openTelemetry(options as never);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: 'config_invalid' });
+    expect((thrown as Error).message).toContain(words);
+  });
+
+  it('accepts none, an empty object, or providers from the API and the SDK', () => {
+    expect(() => openTelemetry()).not.toThrow();
+    expect(() => openTelemetry({})).not.toThrow();
+    expect(() => openTelemetry({ tracerProvider: rig.tracerProvider, meterProvider: rig.meterProvider })).not.toThrow();
+    expect(() => openTelemetry({ tracerProvider: trace.getTracerProvider() })).not.toThrow();
+  });
+});
+
 describe('around() itself', () => {
   const layer = () => openTelemetry({ tracerProvider: rig.tracerProvider, meterProvider: rig.meterProvider });
 

@@ -42,7 +42,8 @@ import type {
   StreamBlockedReport,
   TracedOperation,
 } from '@kyb-webhooks/core';
-import { errorTypeOf, HTTP_METHODS, recordFailure, requestAttributes } from './attributes.js';
+import { optionRules, validateOptions, type OptionsSpec } from '@kyb-webhooks/core/adapter';
+import { addServer, errorTypeOf, HTTP_METHODS, recordFailure, requestAttributes } from './attributes.js';
 import { instrumentsOf, type Instruments } from './instruments.js';
 import { ATTRIBUTES as A, MESSAGING_SYSTEM, UNAUTHENTICATED_SPAN_NAME } from './names.js';
 import { INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION } from './version.js';
@@ -76,8 +77,27 @@ export interface OpenTelemetryOptions {
  * ```
  */
 export function openTelemetry(options: OpenTelemetryOptions = {}): ReceiverTelemetry {
+  validateOptions(options, OPTIONS_SPEC);
   return new OpenTelemetryLayer(options);
 }
+
+// A provider without its method failed only when the first delivery was traced, far from the mistake.
+const OPTIONS_SPEC: OptionsSpec = {
+  owner: 'openTelemetry',
+  example: 'openTelemetry({ tracerProvider, meterProvider })',
+  optional: true,
+  options: {
+    tracerProvider: optionRules.methods(
+      ['getTracer'],
+      "pass a TracerProvider (the SDK's NodeTracerProvider), or leave it out to use the global one",
+    ),
+    meterProvider: optionRules.methods(
+      ['getMeter'],
+      "pass a MeterProvider (the SDK's MeterProvider), or leave it out to use the global one",
+    ),
+  },
+  aliases: { tracer: 'tracerProvider', provider: 'tracerProvider', meter: 'meterProvider' },
+};
 
 class OpenTelemetryLayer implements ReceiverTelemetry {
   private readonly tracer: Tracer;
@@ -343,12 +363,13 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
   }
 
   private startJwks(trace: JwksTrace, parent: Context): Span {
-    // A CLIENT span, as an HTTP client instrumentation would make (the runtime's fetch may add its own child).
-    return this.tracer.startSpan(
-      'GET jwks',
-      { kind: SpanKind.CLIENT, attributes: { [A.httpRequestMethod]: 'GET', [A.urlFull]: trace.url } },
-      parent,
-    );
+    // An HTTP CLIENT span as the conventions name one, "{method} {url.template}" (the runtime's fetch may add its own
+    // child): the template is the JWKS URL's path, one per receiver. `trace.url` comes without credentials or query.
+    const attributes: Attributes = { [A.httpRequestMethod]: 'GET', [A.urlFull]: trace.url };
+    const path = addServer(attributes, trace.url)?.pathname;
+    if (path !== undefined) attributes[A.urlTemplate] = path;
+    const name = path === undefined ? 'GET' : `GET ${path}`;
+    return this.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
   }
 
   private endJwks(span: Span, trace: JwksTrace): void {

@@ -128,7 +128,13 @@ describe('the README examples', () => {
     }
     const output = example.output();
     expect(output).toContain(`released ${example.released.data.request_id}`);
-    for (const span of ['process kyb.data_request.released', 'GET jwks', 'claim', 'handler <anonymous>', 'complete']) {
+    for (const span of [
+      'process kyb.data_request.released',
+      'GET /.well-known/kyb-jwks.json',
+      'claim',
+      'handler <anonymous>',
+      'complete',
+    ]) {
       expect(output).toContain(`name: '${span}'`);
     }
     expect(output).not.toContain(SECRET);
@@ -151,7 +157,11 @@ describe('the README examples', () => {
       const spanNames = [...exported.matchAll(/"name":"([^"]+)","kind"/g)].map((match) => match[1]);
       expect(traces.length).toBeGreaterThan(0);
       expect(spanNames).toEqual(
-        expect.arrayContaining(['process kyb.data_request.released', 'GET jwks', 'handler <anonymous>']),
+        expect.arrayContaining([
+          'process kyb.data_request.released',
+          'GET /.well-known/kyb-jwks.json',
+          'handler <anonymous>',
+        ]),
       );
       expect(metrics.length).toBeGreaterThan(0);
       for (const metric of ['kyb.webhook.deliveries', 'kyb.webhook.process.duration', 'kyb.webhook.jwks.fetches']) {

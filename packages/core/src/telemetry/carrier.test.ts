@@ -61,4 +61,21 @@ describe('injectedCarrier', () => {
     };
     expect(injectedCarrier(throwing)).toBeUndefined();
   });
+
+  it('is not asked while the layer records nothing (enabled() false or throwing)', () => {
+    let asked = 0;
+    const inject = () => {
+      asked += 1;
+      return { traceparent: TRACEPARENT };
+    };
+    const around = <R>(_o: unknown, _t: unknown, run: () => R) => run();
+    expect(injectedCarrier({ around, inject, enabled: () => false })).toBeUndefined();
+    const broken = () => {
+      throw new Error('meter provider failed');
+    };
+    expect(injectedCarrier({ around, inject, enabled: broken })).toBeUndefined();
+    expect(asked).toBe(0);
+    expect(injectedCarrier({ around, inject, enabled: () => true })).toEqual({ traceparent: TRACEPARENT });
+    expect(asked).toBe(1);
+  });
 });

@@ -4,16 +4,19 @@
  * anyone with write access to it could have changed, so only a few short strings pass, and only into a span link:
  * never into what happens to the event.
  */
-import type { ReceiverTelemetry } from './observers.js';
+import { isEnabled, type ReceiverTelemetry } from './observers.js';
 
 /** At most this many entries (traceparent, tracestate, baggage, … with room to spare). */
 const MAX_ENTRIES = 8;
 /** Characters per key or value: a traceparent is 55; tracestate's own limit is 512. */
 const MAX_LENGTH = 512;
 
-/** The carrier `telemetry.inject()` returns for the job being enqueued now, or undefined (none, empty, or it threw). */
+/**
+ * The carrier `telemetry.inject()` returns for the job being enqueued now, or undefined (none, empty, or it threw).
+ * Not asked while the layer's `enabled()` says it records nothing: there is no span to carry then.
+ */
 export function injectedCarrier(telemetry: ReceiverTelemetry | undefined): Record<string, string> | undefined {
-  if (!telemetry?.inject) return undefined;
+  if (!telemetry?.inject || !isEnabled(telemetry)) return undefined;
   try {
     return carrierOf(telemetry.inject());
   } catch {

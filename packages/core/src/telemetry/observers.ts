@@ -190,8 +190,15 @@ export class Observers<O extends TracedOperation> {
   }
 }
 
-/** `telemetry.enabled()`, a throw counting as "records nothing now": a broken layer never fails an operation. */
-function isEnabled(telemetry: ReceiverTelemetry): boolean {
+/**
+ * `telemetry.enabled()`, a throw counting as "records nothing now": a broken layer never fails an operation.
+ *
+ * @example
+ * ```ts
+ * const carrier = isEnabled(telemetry) ? telemetry.inject?.() : undefined
+ * ```
+ */
+export function isEnabled(telemetry: ReceiverTelemetry): boolean {
   try {
     return telemetry.enabled?.() !== false;
   } catch {
