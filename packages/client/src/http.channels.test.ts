@@ -3,7 +3,7 @@
 import { TRACING_CHANNELS, type ClientRequestTrace } from '@kyb-webhooks/core';
 import { startKybService, type KybService } from '@kyb-webhooks/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { routeOf } from './http.js';
+import { routeOf, shownUrl } from './http.js';
 import { createKybClient } from './index.js';
 import { diagnostics } from '../../core/test-channels.js';
 
@@ -45,9 +45,10 @@ describe.runIf(diagnostics)('the client request channel', () => {
     await client.redeliver(id, { retry: true });
     const ended = seen.filter(([phase]) => phase === 'asyncEnd').map(([, trace]) => trace);
     const route = '/api/v1/kyb/data-requests/{id}/redeliver';
+    const url = `${service.baseUrl}/api/v1/kyb/data-requests/${id}/redeliver`;
     expect(ended).toEqual([
-      { method: 'POST', route, origin: service.baseUrl, attempt: 1, status: 503 },
-      { method: 'POST', route, origin: service.baseUrl, attempt: 2, status: 202 },
+      { method: 'POST', route, url, origin: service.baseUrl, attempt: 1, status: 503 },
+      { method: 'POST', route, url, origin: service.baseUrl, attempt: 2, status: 202 },
     ]);
     expect(JSON.stringify(seen)).not.toContain(service.apiKey);
   });
@@ -64,6 +65,16 @@ describe.runIf(diagnostics)('the client request channel', () => {
     expect(seen.map(([phase]) => phase)).toEqual(['start', 'end', 'error', 'asyncStart', 'asyncEnd']);
     expect(seen.at(-1)![1]).toMatchObject({ method: 'POST', route: '/api/v1/kyb/webhook-endpoint/reactivate' });
     expect((seen.at(-1)![1].error as Error).message).toBe('fetch failed');
+  });
+});
+
+describe('shownUrl', () => {
+  it('shows a URL whole but for its query values, each REDACTED', () => {
+    const base = 'https://api.kyb.example.com/api/v1/kyb/data-requests/dr_01J9ZK/events';
+    expect(shownUrl(new URL(base))).toBe(base);
+    expect(shownUrl(new URL(`${base}?after_seq=3&limit=50`))).toBe(`${base}?after_seq=REDACTED&limit=REDACTED`);
+    const filtered = shownUrl(new URL(`${base}?email=jane%40example.com&cursor=c2VjcmV0&a%20b=1&flag`));
+    expect(filtered).toBe(`${base}?email=REDACTED&cursor=REDACTED&a%20b=REDACTED&flag=REDACTED`);
   });
 });
 

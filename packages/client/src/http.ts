@@ -200,7 +200,17 @@ function watchedAttempt(
 }
 
 function requestTrace(method: string, url: URL, route: string | undefined, attempt: number): ClientRequestTrace {
-  return { method, route: route ?? routeOf(url.pathname), origin: url.origin, attempt };
+  return { method, route: route ?? routeOf(url.pathname), url: shownUrl(url), origin: url.origin, attempt };
+}
+
+/**
+ * The URL as a trace shows it: each query value `REDACTED`, as the HTTP conventions redact a sensitive one (a page
+ * cursor the API named, a filter the caller passed: none is needed to read a trace). The base URL has no credentials.
+ */
+export function shownUrl(url: URL): string {
+  if (url.search === '') return url.href;
+  const names = [...url.searchParams.keys()].map((name) => `${encodeURIComponent(name)}=REDACTED`);
+  return `${url.origin}${url.pathname}?${names.join('&')}`;
 }
 
 /**

@@ -44,9 +44,11 @@ describe('the client with the OpenTelemetry layer', () => {
     const spans = rig.spans();
     expect(spans.map((span) => span.name)).toEqual([`GET ${ROUTE}`, `GET ${ROUTE}`]);
     expect(spans.every((span) => span.kind === SpanKind.CLIENT)).toBe(true);
+    const url = `${service.baseUrl}/api/v1/kyb/data-requests/${id}/deliveries`;
     expect(spans[0]!.attributes).toEqual({
       'http.request.method': 'GET',
       'url.template': ROUTE,
+      'url.full': url,
       'server.address': '127.0.0.1',
       'server.port': port,
       'http.response.status_code': 503,
@@ -56,6 +58,7 @@ describe('the client with the OpenTelemetry layer', () => {
     expect(spans[1]!.attributes).toEqual({
       'http.request.method': 'GET',
       'url.template': ROUTE,
+      'url.full': url,
       'server.address': '127.0.0.1',
       'server.port': port,
       'http.request.resend_count': 1,
@@ -84,5 +87,16 @@ describe('the client with the OpenTelemetry layer', () => {
     const exported = JSON.stringify(rig.spans().map((span) => [span.name, span.attributes, span.events]));
     expect(exported).not.toContain(service.apiKey);
     expect(exported).not.toContain(result.status === 'released' ? result.token.slice(0, 40) : 'never');
+  });
+
+  it("records a call's URL with its ids, each query value REDACTED", async () => {
+    const id = await service.createDataRequest();
+    const path = `/api/v1/kyb/data-requests/${id}/events`;
+    const email = 'jane.doe@example.com';
+    await client().request('GET', path, { query: { after_seq: 0, note: email } });
+    const span = rig.spans().find((each) => each.name === `GET /api/v1/kyb/data-requests/{id}/events`)!;
+    expect(span.attributes['url.full']).toBe(`${service.baseUrl}${path}?after_seq=REDACTED&note=REDACTED`);
+    expect(JSON.stringify(rig.spans().map((each) => each.attributes))).not.toContain(encodeURIComponent(email));
+    expect(JSON.stringify(await rig.metrics())).not.toContain(id);
   });
 });

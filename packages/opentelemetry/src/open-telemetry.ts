@@ -419,6 +419,8 @@ class OpenTelemetryLayer implements ReceiverTelemetry {
     // An HTTP CLIENT span as the conventions name it: "{method} {url.template}", one per attempt.
     const attributes = requestAttributes(trace);
     attributes[A.urlTemplate] = trace.route;
+    // The span only: the ids in it would make a metric's attributes unbounded.
+    if (trace.url !== undefined) attributes[A.urlFull] = trace.url;
     if (trace.attempt > 1) attributes[A.httpRequestResendCount] = trace.attempt - 1;
     return this.tracer.startSpan(`${trace.method} ${trace.route}`, { kind: SpanKind.CLIENT, attributes }, parent);
   }

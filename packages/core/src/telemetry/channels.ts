@@ -198,19 +198,26 @@ export interface BackfillTrace {
 
 /**
  * The context of a `kyb-webhooks:client:request` trace: one attempt of one call of `@kyb-webhooks/client` to the KYB
- * API (a retry is another trace, `attempt` one higher). `route` is the path template, its ids replaced by `{id}`;
- * neither the key nor a query nor a body is ever in it. `status` is set once the API answered, `error` when the
- * attempt failed without an answer (a timeout, a network error) or its body was over the client's limit.
+ * API (a retry is another trace, `attempt` one higher). `route` is the path template, its ids replaced by `{id}`, for
+ * metrics; `url` the URL requested, ids included, every query value shown as `REDACTED`. Neither the key nor a query
+ * value nor a body is ever in it. `status` is set once the API answered, `error` when the attempt failed without an
+ * answer (a timeout, a network error) or its body was over the client's limit.
  *
  * @example
  * ```ts
  * const trace: ClientRequestTrace = { method: 'GET', route: '/api/v1/kyb/data-requests/{id}/events',
+ *   url: 'https://api.kyb.example.com/api/v1/kyb/data-requests/dr_01jd8x2k7q/events?after_seq=REDACTED',
  *   origin: 'https://api.kyb.example.com', attempt: 1, status: 200 }
  * ```
  */
 export interface ClientRequestTrace {
   method: string;
   route: string;
+  /**
+   * The URL requested, for a span's `url.full`: ids as they are, each query value `REDACTED` (a page cursor, a
+   * filter a caller passed). Absent from traces of an older client.
+   */
+  url?: string;
   /** The API's scheme, host and port. */
   origin: string;
   /** 1 for the first attempt, 2 for the first retry. */
