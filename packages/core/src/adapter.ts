@@ -38,7 +38,7 @@ export type { BodySource, DeliveryInput } from './http/body-source.js';
 export { requestBodySource } from './http/fetch-handler.js';
 export { readBodyStream, readWebBodyStream, discardBodyStream, OVERSIZED_BODY_DRAIN } from './http/body.js';
 export type { ByteStream, BodyReadResult } from './http/body.js';
-export { readHeader } from './http/headers.js';
+export { nodeHeaders, readHeader } from './http/headers.js';
 export type { HeadersInput } from './http/headers.js';
 
 // The option kit

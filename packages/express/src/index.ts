@@ -2,6 +2,7 @@ import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
 import {
   adapterOptionsSpec,
   createAdapter,
+  nodeHeaders,
   validateAdapterArguments,
   type AdapterMap,
 } from '@kyb-webhooks/core/adapter';
@@ -30,7 +31,7 @@ const SPEC = adapterOptionsSpec({
 // Buffer when it ran first, else the unread stream (or a parser's leftovers: body_already_parsed).
 const EXPRESS_MAP: AdapterMap<Request, Response, void> = {
   method: (req) => req.method,
-  headers: (req) => req.headers,
+  headers: nodeHeaders,
   body: (req) => nodeBodySource(req, req.body),
   respond: writeNodeResponse,
 };

@@ -2,6 +2,7 @@ import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
 import {
   adapterOptionsSpec,
   createAdapter,
+  nodeHeaders,
   optionRules,
   validateAdapterArguments,
   validateOptions,
@@ -67,7 +68,7 @@ const PLUGIN_SPEC: OptionsSpec = adapterOptionsSpec({
 
 const FASTIFY_MAP: AdapterMap<FastifyRequest, FastifyReply, FastifyReply> = {
   method: (request) => request.method,
-  headers: (request) => request.headers,
+  headers: (request) => nodeHeaders(request.raw),
   body: (request) => {
     // The route's parsers hand over a Buffer. No body at all (GET, or POST without one) reaches us as undefined:
     // that is zero bytes, not a parsed body.

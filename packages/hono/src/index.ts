@@ -2,6 +2,7 @@ import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
 import {
   adapterOptionsSpec,
   createAdapter,
+  nodeHeaders,
   requestBodySource,
   validateAdapterArguments,
   type AdapterMap,
@@ -31,8 +32,12 @@ const SPEC = adapterOptionsSpec({
 
 const HONO_MAP: AdapterMap<Context, Context, Response> = {
   method: (c) => c.req.method,
-  // On Node, the headers Node already parsed (see nodeIncoming): c.req.raw.headers would build a Headers object.
-  headers: (c) => nodeIncoming(c)?.headers ?? c.req.raw.headers,
+  // On Node, the headers Node already parsed (see nodeIncoming; nodeHeaders keeps a repeated Content-Type as the
+  // Web path does): c.req.raw.headers would build a Headers object.
+  headers: (c) => {
+    const incoming = nodeIncoming(c);
+    return incoming ? nodeHeaders(incoming) : c.req.raw.headers;
+  },
   body: honoBodySource,
   // c.body keeps the headers earlier middleware set with c.header().
   respond: (c, { status, headers, body }) => {

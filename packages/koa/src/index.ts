@@ -2,6 +2,7 @@ import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
 import {
   adapterOptionsSpec,
   createAdapter,
+  nodeHeaders,
   optionRules,
   validateAdapterArguments,
   type AdapterMap,
@@ -36,7 +37,7 @@ const SPEC = adapterOptionsSpec({
 
 const KOA_MAP: AdapterMap<Context, Context, void> = {
   method: (ctx) => ctx.method,
-  headers: (ctx) => ctx.req.headers,
+  headers: (ctx) => nodeHeaders(ctx.req),
   // Both Koa body parsers keep the text they decoded in ctx.request.rawBody; the shared reader uses it only when it
   // provably re-encodes to the signed bytes.
   body: (ctx) => nodeBodySource(ctx.req, (ctx.request as { rawBody?: unknown }).rawBody),

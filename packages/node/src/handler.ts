@@ -3,6 +3,7 @@ import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
 import {
   adapterOptionsSpec,
   createAdapter,
+  nodeHeaders,
   validateAdapterArguments,
   type AdapterMap,
 } from '@kyb-webhooks/core/adapter';
@@ -40,7 +41,7 @@ const SPEC = adapterOptionsSpec({
 
 const NODE_MAP: AdapterMap<IncomingMessage, ServerResponse, void> = {
   method: (req) => req.method,
-  headers: (req) => req.headers,
+  headers: nodeHeaders,
   // Next.js pages routes (and micro-style servers) leave what their parser made of the body in `req.body`.
   body: (req) => nodeBodySource(req, (req as { body?: unknown }).body),
   respond: writeNodeResponse,

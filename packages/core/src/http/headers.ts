@@ -41,3 +41,39 @@ function valueUnderOtherCase(
   }
   return undefined;
 }
+
+/** What {@link nodeHeaders} reads of a Node request (`http.IncomingMessage`). */
+interface NodeRequestHeaders {
+  headers: Record<string, string | string[] | undefined>;
+  rawHeaders?: readonly string[] | undefined;
+}
+
+/**
+ * A Node request's headers as the receiver must read them. Node keeps only the first of a repeated Content-Type and
+ * drops the others, where fetch (and Node itself, for the signature headers) joins repeated fields with ", ": a
+ * request the fetch handler refuses with 415 would pass on a Node adapter on its first value. `req.headers` itself,
+ * unless `rawHeaders` repeats Content-Type: then a copy holding every value joined, which the receiver refuses.
+ *
+ * @example
+ * ```ts
+ * createAdapter(receiver, options, { method: (req) => req.method, headers: nodeHeaders, … })
+ * ```
+ */
+export function nodeHeaders(req: NodeRequestHeaders): HeadersInput {
+  const raw = req.rawHeaders;
+  if (raw === undefined || countContentTypes(raw) < 2) return req.headers;
+  const values: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) if (isContentType(raw[i]!)) values.push(raw[i + 1]!);
+  return { ...req.headers, 'content-type': values.join(', ') };
+}
+
+function countContentTypes(raw: readonly string[]): number {
+  let count = 0;
+  for (let i = 0; i < raw.length; i += 2) if (isContentType(raw[i]!)) count += 1;
+  return count;
+}
+
+// The length first: nearly every other header name is ruled out without a lower-casing.
+function isContentType(name: string): boolean {
+  return name.length === 12 && (name === 'content-type' || name.toLowerCase() === 'content-type');
+}

@@ -3,6 +3,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestSigner, testEvents, type TestSigner } from '../../test-kit.js';
 import { createReceiver } from '../receiver.js';
+import { nodeHeaders } from '../http/headers.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
 let signer: TestSigner;
@@ -53,11 +54,35 @@ describe('content type', () => {
     ['no content type', undefined, 415],
     ['an empty content type', '', 415],
     ['application/json-seq', 'application/json-seq', 415],
+    ['a comma inside a quoted parameter', 'application/json; profile="a,b"', 200],
+    ['an escaped quote inside a quoted parameter', 'application/json; profile="a\\",b"', 200],
+    // Repeated Content-Type headers, as fetch and nodeHeaders join them: two media types, not one.
+    ['two, both JSON', 'application/json, application/json', 415],
+    ['two, the first JSON with a charset', 'application/json; charset=utf-8, text/plain', 415],
+    ['two, the first JSON with a quoted parameter', 'application/json; profile="x", text/plain', 415],
+    ['two, the second JSON', 'text/plain, application/json', 415],
   ])('answers %s with %i', async (_case, contentType, status) => {
     const signed = await signer.sign(testEvents.dataRequestPendingApproval());
     const { 'content-type': _dropped, ...rest } = signed.headers;
     const headers = contentType === undefined ? rest : { ...rest, 'content-type': contentType };
     expect((await receiver().receive({ method: 'POST', headers, body: signed.body })).status).toBe(status);
+  });
+});
+
+describe('a repeated Content-Type on Node (nodeHeaders)', () => {
+  const headers = { 'content-type': 'application/json', host: 'x' };
+  it('is the request headers themselves when Content-Type is sent once', () => {
+    const req = { headers, rawHeaders: ['Host', 'x', 'Content-Type', 'application/json'] };
+    expect(nodeHeaders(req)).toBe(headers);
+    expect(nodeHeaders({ headers })).toBe(headers);
+  });
+  it('joins every value when it is repeated, in any case, as fetch does', () => {
+    const raw = ['content-type', 'application/json', 'Host', 'x', 'CONTENT-TYPE', 'text/plain'];
+    expect(nodeHeaders({ headers, rawHeaders: raw })).toEqual({
+      'content-type': 'application/json, text/plain',
+      host: 'x',
+    });
+    expect(headers['content-type']).toBe('application/json'); // a copy: the request's own headers are left alone
   });
 });
 

@@ -45,9 +45,26 @@ function toBytes(body: unknown): Uint8Array | undefined {
   return undefined;
 }
 
+/**
+ * One media type, application/json, with any parameters. A repeated Content-Type reaches here joined with ", " (fetch
+ * joins it; `nodeHeaders` does on Node): a comma outside a quoted parameter value means two, and is refused.
+ */
 function isJsonContentType(value: string | undefined): boolean {
   if (value === 'application/json') return true;
   if (!value) return false;
-  const mediaType = value.split(';', 1)[0]!.trim().toLowerCase();
-  return mediaType === 'application/json';
+  const semicolon = value.indexOf(';');
+  const mediaType = (semicolon < 0 ? value : value.slice(0, semicolon)).trim().toLowerCase();
+  return mediaType === 'application/json' && (semicolon < 0 || !hasUnquotedComma(value, semicolon));
+}
+
+function hasUnquotedComma(value: string, from: number): boolean {
+  let quoted = false;
+  for (let i = from; i < value.length; i++) {
+    const char = value[i];
+    if (char === '\\' && quoted)
+      i++; // a quoted-pair: the next character is literal
+    else if (char === '"') quoted = !quoted;
+    else if (char === ',' && !quoted) return true;
+  }
+  return false;
 }

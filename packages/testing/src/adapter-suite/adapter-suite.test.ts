@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { Receiver, ReceiveResult } from '@kyb-webhooks/core';
-import { discardBodyStream, readBodyStream } from '@kyb-webhooks/core/adapter';
+import { discardBodyStream, nodeHeaders, readBodyStream } from '@kyb-webhooks/core/adapter';
 import { runAdapterConformance, serveOnLoopback, type AdapterTestOptions } from './index.js';
 
 // The suite checks itself against the smallest possible adapter, plain node:http, so a failure in a framework's
@@ -19,7 +19,7 @@ function startNodeApp(receiver: Receiver, options: AdapterTestOptions = {}, pars
         ? receiver.reject(read.code)
         : parseJsonFirst
           ? receiver.reject('body_already_parsed') // what an adapter must do when all it gets is a parsed object
-          : await receiver.receive({ method: req.method, headers: req.headers, body: read.body });
+          : await receiver.receive({ method: req.method, headers: nodeHeaders(req), body: read.body });
     }
     try {
       // An adapter's hook sees every result and changes none of them, whatever it throws or rejects with.

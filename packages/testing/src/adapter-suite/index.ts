@@ -17,6 +17,7 @@ import { runAbortedRequestCases, type StartAppAfterAbort } from './aborted.js';
 import { createTestSigner, type SignOptions, type TestSigner } from '../signer.js';
 import { createHarness, type Harness } from './harness.js';
 import type { RemoteAdapterApps } from './remote.js';
+import { sendRawRequest } from './raw-request.js';
 
 export {
   createRemoteAdapterApp,
@@ -472,6 +473,21 @@ export function runAdapterConformance(
         contentType: 'text/plain',
       });
       expectAnswer(await post(app.url, { headers, body }), 415, 'unsupported_media_type');
+      expect(await main.callsFor(envelope.event_id)).toHaveLength(0);
+    });
+
+    // Node keeps the first of a repeated Content-Type and drops the rest; fetch joins them. Every entry point
+    // answers alike: two media types are not one (no HTTP client sends this, so the request is written by hand).
+    it.each<[string, string[]]>([
+      ['JSON first', ['content-type: application/json', 'content-type: text/plain']],
+      ['JSON twice', ['Content-Type: application/json', 'content-type: application/json']],
+    ])('answers a repeated Content-Type (%s) with 415 unsupported_media_type', async (_case, contentTypes) => {
+      const envelope = testEvents.dataRequestPendingApproval();
+      const { headers, body } = await signer.sign(envelope);
+      const others = Object.entries(headers)
+        .filter(([name]) => name.toLowerCase() !== 'content-type')
+        .map(([name, value]) => `${name}: ${value}`);
+      expect(await sendRawRequest(app.url, [...contentTypes, ...others], body)).toBe('415 unsupported_media_type');
       expect(await main.callsFor(envelope.event_id)).toHaveLength(0);
     });
 

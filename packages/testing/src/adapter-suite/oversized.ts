@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEvents } from '../fixtures.js';
 import { createTestSigner, type TestSigner } from '../signer.js';
 import type { AdapterApp, StartAdapterApp } from './index.js';
+import { parseAnswer, type Outcome } from './raw-request.js';
 
 /** The limit of these cases: big enough that a body of twice it cannot sit whole in the socket buffers. */
 const OVERSIZED_MAX_BODY_BYTES = 1024 * 1024;
@@ -25,9 +26,6 @@ const OVERSIZED_MAX_BODY_BYTES = 1024 * 1024;
 const SOCKET_BUFFERS_SLACK = 24 * 1024 * 1024;
 /** Requests per case: one lucky answer proves nothing, 20 in a row do (before the fix each adapter lost 4 to 11 of 20 to a reset). */
 const ROUNDS = 20;
-
-/** How one oversized request ended, as a sender sees it: `'413 body_too_large'`, `'error ECONNRESET'`, … */
-type Outcome = string;
 
 interface OversizedRequest {
   url: string;
@@ -86,45 +84,6 @@ function sendOversized({ url, bytes, framing }: OversizedRequest): Promise<Outco
     // head (and may already answer) while the body is still coming.
     setTimeout(write, 0);
   });
-}
-
-/** `'<status> <error.code>'` once `raw` holds a whole HTTP/1.1 answer (Content-Length or chunked), else undefined. */
-function parseAnswer(raw: Buffer): Outcome | undefined {
-  const headEnd = raw.indexOf('\r\n\r\n');
-  if (headEnd < 0) return undefined;
-  const [statusLine = '', ...headerLines] = raw.subarray(0, headEnd).toString('latin1').split('\r\n');
-  const headers = new Map(
-    headerLines.map((line) => [
-      line.slice(0, line.indexOf(':')).trim().toLowerCase(),
-      line.slice(line.indexOf(':') + 1).trim(),
-    ]),
-  );
-  let rest = raw.subarray(headEnd + 4);
-  let body: Buffer;
-  if (headers.has('content-length')) {
-    const length = Number(headers.get('content-length'));
-    if (rest.byteLength < length) return undefined;
-    body = rest.subarray(0, length);
-  } else {
-    const parts: Buffer[] = [];
-    for (;;) {
-      const lineEnd = rest.indexOf('\r\n');
-      if (lineEnd < 0) return undefined;
-      const size = Number.parseInt(rest.subarray(0, lineEnd).toString('latin1'), 16);
-      if (size === 0) break;
-      if (rest.byteLength < lineEnd + 2 + size + 2) return undefined;
-      parts.push(rest.subarray(lineEnd + 2, lineEnd + 2 + size));
-      rest = rest.subarray(lineEnd + 2 + size + 2);
-    }
-    body = Buffer.concat(parts);
-  }
-  let code: unknown;
-  try {
-    code = (JSON.parse(body.toString('utf8')) as { error?: { code?: unknown } }).error?.code;
-  } catch {
-    code = 'not-json';
-  }
-  return `${statusLine.split(' ')[1]} ${String(code)}`;
 }
 
 /** How an endless upload ended, as its sender saw it. */
