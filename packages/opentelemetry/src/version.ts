@@ -1,5 +1,6 @@
-// The tracer's and the meter's name and version: the package's own, read from its package.json (inlined by the build).
-import packageJson from '../package.json' with { type: 'json' };
+// The tracer's and the meter's name and version: the package's own, read from its package.json. Named imports, so the
+// build inlines these two strings only, not the whole manifest (its scripts, devDependencies and workspace ranges).
+import { name, version } from '../package.json';
 
 /**
  * The instrumentation scope's name: the package's.
@@ -9,7 +10,7 @@ import packageJson from '../package.json' with { type: 'json' };
  * const ours = spans.filter((span) => span.instrumentationScope.name === INSTRUMENTATION_NAME)
  * ```
  */
-export const INSTRUMENTATION_NAME: string = packageJson.name;
+export const INSTRUMENTATION_NAME: string = name;
 /**
  * The instrumentation scope's version: the package's.
  *
@@ -18,4 +19,4 @@ export const INSTRUMENTATION_NAME: string = packageJson.name;
  * console.log(`tracing webhooks with ${INSTRUMENTATION_NAME}@${INSTRUMENTATION_VERSION}`)
  * ```
  */
-export const INSTRUMENTATION_VERSION: string = packageJson.version;
+export const INSTRUMENTATION_VERSION: string = version;
