@@ -1,7 +1,8 @@
 /**
- * diagnostics_channel as a subscriber (an APM) finds it, for the channel tests of the core and the client: looked up
- * through process.getBuiltinModule, as the core does, so the same tests run on Node, Bun and Deno; `undefined` where
- * the runtime has none (workerd without nodejs_compat), and the tests that need it are skipped there.
+ * diagnostics_channel as a subscriber (an APM) finds it, for the core's channel tests (other packages may not import
+ * the core by a relative path, so the client keeps its own lookup): looked up through process.getBuiltinModule, as
+ * the core does, so the same tests run on Node, Bun and Deno; `undefined` where the runtime has none (workerd without
+ * nodejs_compat), and the tests that need it are skipped there.
  */
 
 /** The events of a tracing channel a subscriber can handle. */

@@ -5,7 +5,16 @@ import { startKybService, type KybService } from '@kyb-webhooks/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { routeOf, shownUrl } from './http.js';
 import { createKybClient } from './index.js';
-import { diagnostics } from '../../core/test-channels.js';
+
+// As the core finds it (packages/core/test-channels.ts, which a package other than the core may not import).
+interface TracingChannelLike {
+  subscribe(handlers: Record<string, (message: unknown) => void>): void;
+  unsubscribe(handlers: Record<string, (message: unknown) => void>): void;
+}
+const diagnostics = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.('diagnostics_channel') as
+  { tracingChannel(name: string): TracingChannelLike } | undefined;
 
 let service: KybService;
 beforeAll(async () => {

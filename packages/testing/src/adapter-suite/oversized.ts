@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testEvents } from '../fixtures.js';
 import { createTestSigner, type TestSigner } from '../signer.js';
 import type { AdapterApp, StartAdapterApp } from './index.js';
-import { parseAnswer, type Outcome } from './raw-request.js';
+import { exchangeRaw, parseAnswer, type Outcome } from './raw-request.js';
 
 /** The limit of these cases: big enough that a body of twice it cannot sit whole in the socket buffers. */
 const OVERSIZED_MAX_BODY_BYTES = 1024 * 1024;
@@ -39,25 +39,7 @@ interface OversizedRequest {
  * error followed it: the sender has read it), else the socket error or the close that came first.
  */
 function sendOversized({ url, bytes, framing }: OversizedRequest): Promise<Outcome> {
-  const target = new URL(url);
-  return new Promise((resolve) => {
-    const received: Buffer[] = [];
-    let settled = false;
-    const settle = (fallback: Outcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(parseAnswer(Buffer.concat(received)) ?? fallback);
-    };
-    const socket = connect(Number(target.port), target.hostname);
-    const timer = setTimeout(() => settle('timeout'), 15_000);
-    socket.on('data', (part: Buffer) => {
-      received.push(part);
-      if (parseAnswer(Buffer.concat(received)) !== undefined) settle('unreachable');
-    });
-    socket.on('error', (error: NodeJS.ErrnoException) => settle(`error ${error.code ?? error.message}`));
-    socket.on('close', () => settle('closed without an answer'));
+  return exchangeRaw(url, (socket, target) => {
     const framingHeader = framing === 'content-length' ? `content-length: ${bytes}` : 'transfer-encoding: chunked';
     socket.write(
       `POST ${target.pathname} HTTP/1.1\r\nhost: ${target.host}\r\ncontent-type: application/json\r\n${framingHeader}\r\nconnection: close\r\n\r\n`,

@@ -2,7 +2,7 @@
  * Requests written byte for byte over a socket, for the suite's cases no HTTP client sends (a repeated header, a body
  * still streaming while the answer comes), and the answer read back as `'<status> <error.code>'`.
  */
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
 /** How a request ended, as a sender sees it: `'413 body_too_large'`, `'error ECONNRESET'`, … */
 export type Outcome = string;
@@ -12,6 +12,24 @@ export type Outcome = string;
  * the answer, or how the connection ended without one.
  */
 export function sendRawRequest(url: string, headerLines: readonly string[], body: Uint8Array): Promise<Outcome> {
+  return exchangeRaw(url, (socket, target) => {
+    const head = [
+      `POST ${target.pathname} HTTP/1.1`,
+      `host: ${target.host}`,
+      ...headerLines,
+      `content-length: ${body.byteLength}`,
+      'connection: close',
+    ];
+    socket.write(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body]));
+  });
+}
+
+/**
+ * Connects to `url`'s host, lets `write` send the request, and resolves with the answer once a whole one arrived
+ * (even if a socket error followed it: the sender has read it), else the socket error or the close that came first,
+ * or `'timeout'` after 15 s.
+ */
+export function exchangeRaw(url: string, write: (socket: Socket, target: URL) => void): Promise<Outcome> {
   const target = new URL(url);
   return new Promise((resolve) => {
     const received: Buffer[] = [];
@@ -31,14 +49,7 @@ export function sendRawRequest(url: string, headerLines: readonly string[], body
     });
     socket.on('error', (error: NodeJS.ErrnoException) => settle(`error ${error.code ?? error.message}`));
     socket.on('close', () => settle('closed without an answer'));
-    const head = [
-      `POST ${target.pathname} HTTP/1.1`,
-      `host: ${target.host}`,
-      ...headerLines,
-      `content-length: ${body.byteLength}`,
-      'connection: close',
-    ];
-    socket.write(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body]));
+    write(socket, target);
   });
 }
 
