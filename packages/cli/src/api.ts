@@ -160,13 +160,14 @@ export function openClient(settings: ApiSettings, extra: Omit<KybClientOptions, 
     });
   } catch (error) {
     if (error instanceof KybWebhookError) {
-      const about = /apiKey/.test(error.message)
+      // The option a problem is about opens its line (a fix may name another option, e.g. `apiKey` in baseUrl's).
+      const about = refusesOption(error.message, 'apiKey')
         ? ` (the API key comes from --api-key or ${API_KEY_ENV})`
-        : /baseUrl/.test(error.message)
+        : refusesOption(error.message, 'baseUrl')
           ? ` (the address comes from --base-url or ${BASE_URL_ENV})`
-          : /dataRequestPath/.test(error.message)
+          : refusesOption(error.message, 'dataRequestPath')
             ? ` (the template comes from --data-request-path or ${DATA_REQUEST_PATH_ENV})`
-            : /signatureRequestPath/.test(error.message)
+            : refusesOption(error.message, 'signatureRequestPath')
               ? ` (the template comes from --signature-request-path or ${SIGNATURE_REQUEST_PATH_ENV})`
               : '';
       throw usageError(redact(`${error.message}${about}`, settings.apiKey));
@@ -305,4 +306,9 @@ export function timeMs(value: unknown): number | undefined {
     return Number.isNaN(parsed) ? undefined : parsed;
   }
   return undefined;
+}
+
+/** Whether a `config_invalid` message has a problem about `option`: "owner: `option` …", or a listed "- `option` …". */
+function refusesOption(message: string, option: string): boolean {
+  return message.includes(`: \`${option}\``) || message.includes(`- \`${option}\``);
 }

@@ -52,6 +52,8 @@ export interface LoginKeys {
 export function loginKeys(options: {
   jwksUri: string;
   cooldownMs: number;
+  /** How long a JWKS fetch may take (the login's `timeoutSeconds`); jose's own default is 5 s. */
+  timeoutMs?: number | undefined;
   fetch: typeof fetch | undefined;
 }): LoginKeys {
   let fetchedAt = Number.NEGATIVE_INFINITY;
@@ -59,6 +61,7 @@ export function loginKeys(options: {
   let failure: unknown;
   const remote = createRemoteJWKSet(new URL(options.jwksUri), {
     cooldownDuration: options.cooldownMs,
+    ...(options.timeoutMs === undefined ? {} : { timeoutDuration: options.timeoutMs }),
     [customFetch]: jwksFetch(options.fetch, () => (fetchedAt = Date.now())),
   });
   /** The last good set, when it is recent enough to stand in for a refresh that failed. */

@@ -151,6 +151,7 @@ export async function createLogin(options: LoginOptions): Promise<Login> {
     algorithm,
     clockToleranceSeconds: tolerance,
     jwksCooldownMs: options.jwksCooldownMs ?? DEFAULTS.jwksCooldownMs,
+    jwksTimeoutMs: (options.timeoutSeconds ?? DEFAULTS.timeoutSeconds) * 1000,
     fetch: options.fetch,
   });
   // Spec 4.1: fetch the JWKS at start-up and cache it.

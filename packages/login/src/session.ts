@@ -53,7 +53,7 @@ export async function refresh(
   const response = await refreshTokenGrant(ctx, refreshToken);
   const tokens = tokensOf(response, refreshToken);
   if (tokens.idToken === undefined) return { tokens, userId: undefined, claims: undefined };
-  const verified = await ctx.verifier.verifyIdToken(tokens.idToken);
+  const verified = await ctx.verifier.verifyGrantedIdToken(tokens.idToken);
   const changed = changedSessionClaim(verified.claims, session, ctx.server.issuer);
   if (changed)
     throw loginError('token_invalid', `the refreshed id_token's ${changed} is not the session's (OIDC Core 12.2)`);

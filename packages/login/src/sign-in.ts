@@ -147,7 +147,7 @@ async function completeSignIn(
   if (idToken === undefined) throw loginError('token_invalid', 'the token response has no id_token');
   const tokens: LoginTokens = { ...rest, idToken };
   // openid-client checked the ID token's claims; jose now checks its signature against the login JWKS too.
-  const { userId, claims } = await ctx.verifier.verifyIdToken(tokens.idToken, nonce);
+  const { userId, claims } = await ctx.verifier.verifyGrantedIdToken(tokens.idToken, nonce);
   let isNewUser: boolean | undefined;
   if (ctx.options.upsertUser) {
     try {

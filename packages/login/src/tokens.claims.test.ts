@@ -92,6 +92,16 @@ describe('an ID token', () => {
     }
   });
 
+  it('is refused with one audience and an azp that is another client (OIDC Core 3.1.3.7, point 5)', async () => {
+    for (const aud of [CLIENT_ID, [CLIENT_ID]]) {
+      expect(await refusal(verifier().verifyIdToken(await sign({ aud, azp: 'another-client' })))).toMatchObject({
+        code: 'token_invalid',
+        detail: 'id_token azp is not this client',
+      });
+    }
+    expect((await verifier().verifyIdToken(await sign({ aud: CLIENT_ID, azp: CLIENT_ID }))).userId).toBe('0xabc');
+  });
+
   it('is accepted with several audiences when azp is this client, or with one audience and no azp', async () => {
     const several = await sign({ aud: [CLIENT_ID, 'another-client'], azp: CLIENT_ID });
     expect((await verifier().verifyIdToken(several)).userId).toBe('0xabc');

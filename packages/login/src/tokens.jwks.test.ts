@@ -65,7 +65,7 @@ afterEach(async () => {
   while (stops.length) await stops.pop()!();
 });
 
-function verifier(jwksUri: string, cooldownMs: number): TokenVerifier {
+function verifier(jwksUri: string, cooldownMs: number, jwksTimeoutMs?: number): TokenVerifier {
   return new TokenVerifier({
     issuer: ISSUER,
     jwksUri,
@@ -74,8 +74,22 @@ function verifier(jwksUri: string, cooldownMs: number): TokenVerifier {
     algorithm: 'RS256',
     clockToleranceSeconds: 30,
     jwksCooldownMs: cooldownMs,
+    ...(jwksTimeoutMs === undefined ? {} : { jwksTimeoutMs }),
     fetch: undefined,
   });
+}
+
+/** An ID token for the client `merchant`, signed by a new key published as `kid` in `keys`. */
+async function idTokenOfNewKey(kid: string, keys: JWK[]): Promise<string> {
+  const { publicKey, privateKey } = await generateKeyPair('RS256');
+  keys.push({ ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' });
+  return new SignJWT({ sub: 'svcid:0xabc' })
+    .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+    .setIssuer(ISSUER)
+    .setAudience('merchant')
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(privateKey);
 }
 
 describe('the login JWKS', () => {
@@ -92,6 +106,46 @@ describe('the login JWKS', () => {
     jwks.keys.push(rotated.publicJwk);
     expect((await v.verifyAccessToken(await rotated.sign())).userId).toBe('0xabc');
     expect(jwks.fetches()).toBe(2);
+  });
+
+  it('is refetched within the cooldown for an ID token the token endpoint granted: a rotation, not a forgery', async () => {
+    const jwks = await jwksServer();
+    stops.push(jwks.stop);
+    jwks.keys.push((await keyPair('k1')).publicJwk);
+    const v = verifier(jwks.url, 60_000);
+    await v.jwks.reload();
+    const idToken = await idTokenOfNewKey('k2', jwks.keys);
+    // Handed over by anyone else, the cooldown holds: refused, nothing fetched.
+    expect((await refusal(v.verifyIdToken(idToken))).code).toBe('token_invalid');
+    expect(jwks.fetches()).toBe(1);
+    expect((await v.verifyGrantedIdToken(idToken)).userId).toBe('0xabc');
+    expect(jwks.fetches()).toBe(2);
+  });
+
+  it('refuses a granted ID token whose kid is still unknown after that one refetch', async () => {
+    const jwks = await jwksServer();
+    stops.push(jwks.stop);
+    jwks.keys.push((await keyPair('k1')).publicJwk);
+    const v = verifier(jwks.url, 60_000);
+    await v.jwks.reload();
+    const idToken = await idTokenOfNewKey('k3', []); // never published
+    expect((await refusal(v.verifyGrantedIdToken(idToken))).code).toBe('token_invalid');
+    expect(jwks.fetches()).toBe(2);
+  });
+
+  it("is fetched within the login's timeout, not jose's fixed 5 s", async () => {
+    const slow = createServer((_req, res) => {
+      setTimeout(() => res.end(JSON.stringify({ keys: [] })), 1_000);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    stops.push(() => {
+      slow.closeAllConnections();
+      return new Promise((resolve) => slow.close(() => resolve()));
+    });
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/jwks`;
+    const started = Date.now();
+    await expect(verifier(url, 0, 200).jwks.reload()).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(900);
   });
 
   it('is not refetched again for unknown kids within the cooldown', async () => {

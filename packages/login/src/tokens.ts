@@ -61,6 +61,8 @@ export interface TokenVerifierOptions {
   algorithm: string;
   clockToleranceSeconds: number;
   jwksCooldownMs: number;
+  /** How long a JWKS fetch may take: the login's `timeoutSeconds`. */
+  jwksTimeoutMs?: number;
   fetch: typeof fetch | undefined;
 }
 
@@ -75,12 +77,34 @@ export class TokenVerifier {
   readonly jwks: LoginKeys;
 
   constructor(private readonly options: TokenVerifierOptions) {
-    this.jwks = loginKeys({ jwksUri: options.jwksUri, cooldownMs: options.jwksCooldownMs, fetch: options.fetch });
+    this.jwks = loginKeys({
+      jwksUri: options.jwksUri,
+      cooldownMs: options.jwksCooldownMs,
+      timeoutMs: options.jwksTimeoutMs,
+      fetch: options.fetch,
+    });
   }
 
   /** Verifies an ID token for this client: aud must contain the client id. */
   verifyIdToken(token: string, nonce?: string): Promise<VerifiedUser> {
     return this.verify(token, 'id_token', this.options.clientId, ['JWT'], nonce);
+  }
+
+  /**
+   * Verifies an ID token the token endpoint just granted (a sign-in, a refresh). A `kid` the cached set lacks is then
+   * a key rotation, not a forgery (the token came from the login server itself, over TLS, for this client's code), so
+   * the set is fetched again at once, even within the cooldown, and the token checked once more: without it a sign-in
+   * in the first `jwksCooldownMs` after a rotation was refused 401 and its code spent. A token from anyone else
+   * (`verifyIdToken`, bearer tokens) keeps the cooldown, which bounds the fetches a stream of unknown kids could cause.
+   */
+  async verifyGrantedIdToken(token: string, nonce?: string): Promise<VerifiedUser> {
+    try {
+      return await this.verifyIdToken(token, nonce);
+    } catch (error) {
+      if (!(error instanceof KybLoginError && error.cause instanceof joseErrors.JWKSNoMatchingKey)) throw error;
+      await this.jwks.reload();
+      return this.verifyIdToken(token, nonce);
+    }
   }
 
   /** Verifies a JWT access token for the configured audience (RFC 9068 `at+jwt`, or a plain JWT). */
@@ -128,14 +152,10 @@ export class TokenVerifier {
     }
     if (nonce !== undefined && payload.nonce !== nonce)
       throw loginError('token_invalid', `${kind} nonce does not match the login transaction`);
-    // With several audiences, the ID token must also name this client as its authorized party (OIDC Core 3.1.3.7).
-    if (
-      kind === 'id_token' &&
-      Array.isArray(payload.aud) &&
-      payload.aud.length > 1 &&
-      payload.azp !== this.options.clientId
-    ) {
-      throw loginError('token_invalid', `${kind} azp is not this client`);
+    // With several audiences, the ID token must name this client as its authorized party, and an azp present must be
+    // this client whatever the audience (OIDC Core 3.1.3.7, points 4 and 5).
+    if (kind === 'id_token' && (payload.azp !== undefined || (Array.isArray(payload.aud) && payload.aud.length > 1))) {
+      if (payload.azp !== this.options.clientId) throw loginError('token_invalid', `${kind} azp is not this client`);
     }
     if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + this.options.clockToleranceSeconds) {
       throw loginError('token_invalid', `${kind} iat is in the future`);
@@ -156,6 +176,9 @@ function verificationError(kind: string, error: unknown): KybLoginError {
   }
   if (error instanceof joseErrors.JWKSTimeout || error instanceof joseErrors.JWKSInvalid)
     return loginError('jwks_unavailable', `${kind}: ${error.code}`);
+  // An unknown kid keeps jose's error as the cause (it holds nothing of the token): verifyGrantedIdToken looks for it.
+  if (error instanceof joseErrors.JWKSNoMatchingKey)
+    return loginError('token_invalid', `${kind}: ${error.code}`, error);
   if (error instanceof joseErrors.JOSEError) return loginError('token_invalid', `${kind}: ${error.code}`);
   // Neither jose's refusal nor a failed JWKS fetch (those are JwksFetchFailed): unexpected, so not the token's fault.
   return new KybLoginError('internal_error', undefined, {
