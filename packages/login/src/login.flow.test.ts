@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogin } from './login.js';
 import { memoryTransactionStore } from './transaction-store.js';
-import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI } from './testing/flow.js';
+import { approvedCallback, browserCode, loginOptions, loginRequest, REDIRECT_URI, refusal } from './testing/flow.js';
 import { startTestProvider, TEST_ADDRESS, type TestProvider } from './testing/provider.js';
 import { approveAtProvider, UserAgent } from './testing/user-agent.js';
 import { tamperingFetch } from './testing/tokens.js';
@@ -90,10 +90,11 @@ describe('redirect URI behind a proxy', () => {
     expect(url.searchParams.get('redirect_uri')).toBe('https://shop.example/auth/callback');
   });
 
-  it('ignores X-Forwarded-* without trustProxy', async () => {
+  it('ignores X-Forwarded-* without trustProxy: plain http on a real host, refused with the fix', async () => {
     const login = await createLogin(loginOptions(provider, { redirectUri: '/auth/callback' }));
-    const { url } = await login.start(loginRequest('http://10.0.0.7:3000/auth/login', [], proxied));
-    expect(url.searchParams.get('redirect_uri')).toBe('http://10.0.0.7:3000/auth/callback');
+    const error = await refusal(login.start(loginRequest('http://10.0.0.7:3000/auth/login', [], proxied)));
+    expect(error).toMatchObject({ code: 'config_invalid', status: 500 });
+    expect(error.message).toMatch(/set trustProxy: true/);
   });
 });
 

@@ -33,8 +33,43 @@ describe('a path redirectUri', () => {
   });
 
   it('reads the Host header with the whitespace around it taken off', async () => {
-    const request = loginRequest('http://127.0.0.1:9/auth/login', [], { host: '  shop.example:8080 ' });
-    expect(await redirectUriOf(direct, request)).toBe('http://shop.example:8080/auth/callback');
+    const request = loginRequest('http://127.0.0.1:9/auth/login', [], { host: '  localhost:8080 ' });
+    expect(await redirectUriOf(direct, request)).toBe('http://localhost:8080/auth/callback');
+  });
+
+  // Without Secure the cookies lose their __Host- prefix, so a sibling subdomain could plant its own login in the
+  // browser (login CSRF), and the code would cross the network in clear text: what a TLS proxy without trustProxy
+  // looked like, answered without a word.
+  it.each<[string, string, Record<string, string>, boolean]>([
+    ['plain http for a real host', 'http://127.0.0.1:9/auth/login', { host: 'shop.example' }, false],
+    [
+      'a proxy saying http, with trustProxy',
+      'http://127.0.0.1:9/auth/login',
+      { 'x-forwarded-proto': 'http', 'x-forwarded-host': 'shop.example' },
+      true,
+    ],
+    [
+      'a proxy saying https, without trustProxy',
+      'http://127.0.0.1:9/auth/login',
+      { 'x-forwarded-proto': 'https', host: 'shop.example' },
+      false,
+    ],
+  ])(
+    'is refused when it resolves to %s: config_invalid naming trustProxy, no cookie set',
+    async (_case, url, headers, trust) => {
+      const login = trust ? proxied : direct;
+      const error = await refusal(login.start(loginRequest(url, [], headers)));
+      expect(error).toMatchObject({ code: 'config_invalid', status: 500 });
+      expect(error.message).toMatch(/set trustProxy: true/);
+      expect(error.message).not.toContain('shop.example');
+    },
+  );
+
+  it('stays on plain http on loopback hosts (local development)', async () => {
+    for (const host of ['localhost:3000', '127.0.0.1:3000', '[::1]:3000']) {
+      const request = loginRequest('http://127.0.0.1:9/auth/login', [], { host });
+      expect(await redirectUriOf(direct, request)).toBe(`http://${host}/auth/callback`);
+    }
   });
 
   it('with trustProxy, takes the first X-Forwarded-Host and X-Forwarded-Proto, trimmed', async () => {

@@ -6,11 +6,29 @@ import type { LoginContext } from './context.js';
 import { KybLoginError, loginError } from './errors.js';
 import type { LoginRequest } from './types.js';
 
-/** The redirect URI of a request: the configured one, or the configured path on the request's origin. */
+/** The hosts on which a plain-http redirect URI stays on the machine (as for an absolute one, options.ts). */
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * The redirect URI of a request: the configured one, or the configured path on the request's origin. A path that
+ * resolves to plain http on a host other than loopback is refused, as an absolute http redirect URI is at creation:
+ * the code would cross the network in clear text, and cookies without Secure lose their `__Host-` prefix, so a
+ * sibling subdomain could plant its own login in the browser (login CSRF). That is what a TLS-terminating proxy
+ * without `trustProxy` looks like.
+ */
 export function redirectUriFor(ctx: LoginContext, request: LoginRequest): string {
   const { redirectUri, trustProxy } = ctx.options;
   if (!redirectUri.startsWith('/')) return redirectUri;
-  return new URL(redirectUri, requestOrigin(request, trustProxy === true)).href;
+  const resolved = new URL(redirectUri, requestOrigin(request, trustProxy === true));
+  if (resolved.protocol === 'http:' && !LOOPBACK_HOSTS.has(resolved.hostname)) {
+    throw new KybLoginError(
+      'config_invalid',
+      'the path redirectUri resolves to plain http on a host that is not loopback for this request. Behind a proxy ' +
+        'that terminates TLS, set trustProxy: true (it then reads X-Forwarded-Proto and X-Forwarded-Host); otherwise ' +
+        'serve the site over https or set an absolute https redirectUri (http: only on localhost, 127.0.0.1, [::1]).',
+    );
+  }
+  return resolved.href;
 }
 
 /**

@@ -119,6 +119,18 @@ describe('a callback whose Host is no host name (a path redirectUri)', () => {
 });
 
 describe('the start route', () => {
+  it('a misconfiguration: 500 with the generic message to the browser, the fix to onError', async () => {
+    const pathLogin = await createLogin(loginOptions(provider, { redirectUri: '/auth/callback' }));
+    const { routes, errors } = routesWithErrors(pathLogin);
+    const answer = await routes.start(loginRequest('/auth/login', [], { host: 'shop.example' }), 'native');
+    expect(answer.status).toBe(500);
+    expect(answer.headers).toEqual(ERROR_HEADERS);
+    expect(body(answer)).toEqual({ error: 'config_invalid', message: 'The login is misconfigured.' });
+    expect(errors.map((error) => [error.code, /set trustProxy: true/.test(error.message)])).toEqual([
+      ['config_invalid', true],
+    ]);
+  });
+
   it('a returnTo on another site: 400, with only the JSON headers', async () => {
     const { routes } = routesWithErrors();
     const answer = await routes.start(loginRequest('/auth/login?returnTo=https://evil.example/'), 'native');

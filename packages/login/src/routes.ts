@@ -1,4 +1,4 @@
-import { KybLoginError, loginError } from './errors.js';
+import { KybLoginError, LOGIN_ERRORS, loginError } from './errors.js';
 import type { Login, LoginRequest, LoginResult } from './login.js';
 import { safeReturnPath } from './return-path.js';
 import { checkLoginRoutesArguments } from './route-options.js';
@@ -293,9 +293,15 @@ export class LoginRoutes<Native> {
     return {
       status: failure.status,
       headers: [...headers, ['content-type', 'application/json; charset=utf-8'], ['cache-control', 'no-store']],
-      body: JSON.stringify({ error: failure.code, message: failure.message }),
+      // A 5xx is the site's own problem: its specific message (a configuration fix) goes to the log, not the browser.
+      body: JSON.stringify({ error: failure.code, message: publicMessage(failure) }),
     };
   }
+}
+
+/** What the browser is told: for a 4xx the error's message (it says what to do), for a 5xx the code's generic one. */
+function publicMessage(failure: KybLoginError): string {
+  return failure.status >= 500 ? LOGIN_ERRORS[failure.code].message : failure.message;
 }
 
 /**
