@@ -20,6 +20,14 @@ describe('createLogin refuses options that cannot work, with config_invalid and 
   it.each<[string, Record<string, unknown>, RegExp]>([
     ['a secret shorter than 32 bytes', { secret: 'x'.repeat(31) }, /secret must be at least 32 bytes/],
     ['no secret', { secret: undefined }, /secret is required/],
+    ['an empty list of secrets', { secret: [] }, /secret is an empty list/],
+    [
+      'a rotation with a short secret',
+      { secret: ['y'.repeat(32), 'x'.repeat(31)] },
+      /secret\[1\] must be a string of at least 32 bytes/,
+    ],
+    ['a rotation with a secret that is no string', { secret: ['y'.repeat(32), 42] }, /secret\[1\] must be a string/],
+    ['a rotation listing a secret twice', { secret: ['y'.repeat(32), 'y'.repeat(32)] }, /the same secret twice/],
     ['no authUrl', { authUrl: undefined }, /authUrl is required/],
     [
       'the well-known URL as authUrl',

@@ -38,9 +38,11 @@ export interface LoginOptions {
   audience: string;
   /**
    * At least 32 bytes (e.g. `openssl rand -base64 32`), from which the keys that encrypt the transaction and session
-   * cookies are derived. Changing it signs everybody out and voids logins in progress.
+   * cookies are derived. To rotate it without signing everybody out, pass a list, the new secret first: the first
+   * seals, every one opens; drop the old one once the sessions it sealed have expired (`sessionTtlSeconds`). Replacing
+   * it outright signs everybody out and voids logins in progress.
    */
-  secret: string;
+  secret: string | readonly string[];
   /** Ask for the `business` scope (business login, spec 4.1). Default false. */
   business?: boolean;
   /** The ID token signing algorithm, pinned; the token's header is never trusted for it. Default 'RS256'. */
@@ -236,6 +238,27 @@ export function redirectUriSuffixProblem(name: string, value: string): string | 
   );
 }
 
+/**
+ * The cookie secret: a string of at least 32 bytes, or a rotation (a non-empty list of such strings, the current one
+ * first, each once). Messages never repeat a secret.
+ */
+function checkSecret(secret: unknown, problems: string[]): void {
+  const generate = '(e.g. `openssl rand -base64 32`)';
+  if (Array.isArray(secret)) {
+    if (secret.length === 0) problems.push(`secret is an empty list: give at least one secret ${generate}.`);
+    secret.forEach((each: unknown, i) => {
+      if (typeof each !== 'string' || new TextEncoder().encode(each).length < 32)
+        problems.push(`secret[${i}] must be a string of at least 32 bytes ${generate}.`);
+    });
+    if (new Set(secret).size !== secret.length) problems.push('secret lists the same secret twice: list each once.');
+    return;
+  }
+  if (typeof secret !== 'string')
+    problems.push(`secret is required: a string of at least 32 bytes ${generate}, or a list of them to rotate it.`);
+  else if (new TextEncoder().encode(secret).length < 32)
+    problems.push(`secret must be at least 32 bytes long ${generate}.`);
+}
+
 /** The client's identity and secrets, the numbers, and the options that are a flag, a function or a store. */
 function checkValues(o: Record<string, unknown>, problems: string[]): void {
   for (const name of ['clientId', 'audience'] as const) {
@@ -244,10 +267,7 @@ function checkValues(o: Record<string, unknown>, problems: string[]): void {
   if (o.clientSecret !== undefined && (typeof o.clientSecret !== 'string' || o.clientSecret === '')) {
     problems.push('clientSecret must be a non-empty string, or left out for a public client.');
   }
-  if (typeof o.secret !== 'string')
-    problems.push('secret is required: a string of at least 32 bytes (e.g. `openssl rand -base64 32`).');
-  else if (new TextEncoder().encode(o.secret).length < 32)
-    problems.push('secret must be at least 32 bytes long (e.g. `openssl rand -base64 32`).');
+  checkSecret(o.secret, problems);
   const number = (name: string, min: number, max: number): void => {
     const v = o[name];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max)) {

@@ -25,6 +25,24 @@ describe('sealed cookie values', () => {
     expect(await new Sealer(SECRET, 'transaction').open(await other.seal({ jti: 'abc' }, 60))).toBe('invalid');
   });
 
+  it('open, during a rotation, what the old secret sealed; seal with the new one, which the old alone cannot open', async () => {
+    const NEW = 'the-new-secret-of-thirty-two-bytes-or-more';
+    const before = await new Sealer(SECRET, 'session').seal({ sub: '0xabc' }, 60);
+    const rotating = new Sealer([NEW, SECRET], 'session');
+    expect(await rotating.open(before)).toMatchObject({ sub: '0xabc' });
+    const after = await rotating.seal({ sub: '0xdef' }, 60);
+    expect(await new Sealer(NEW, 'session').open(after)).toMatchObject({ sub: '0xdef' });
+    expect(await new Sealer(SECRET, 'session').open(after)).toBe('invalid');
+    // Once the old secret is dropped, what it sealed no longer opens.
+    expect(await new Sealer([NEW], 'session').open(before)).toBe('invalid');
+  });
+
+  it('are expired during a rotation when the old secret sealed them and their lifetime ended', async () => {
+    const NEW = 'the-new-secret-of-thirty-two-bytes-or-more';
+    const expired = await new Sealer(SECRET, 'session').seal({ sub: '0xabc' }, -60);
+    expect(await new Sealer([NEW, SECRET], 'session').open(expired)).toBe('expired');
+  });
+
   it.each(['', 'not-a-jwe', 'a.b.c.d.e'])('refuse %j', async (value) => {
     expect(await new Sealer(SECRET, 'transaction').open(value)).toBe('invalid');
   });

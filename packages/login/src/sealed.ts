@@ -7,13 +7,14 @@ import { EncryptJWT, jwtDecrypt, errors as joseErrors, type JWTPayload } from 'j
  * cookie is never accepted as a transaction and the other way round.
  */
 export class Sealer {
-  private readonly key: Promise<Uint8Array>;
+  /** One key per secret, the current one first: it seals; every one opens (a rotation in progress). */
+  private readonly keys: Promise<Uint8Array>[];
 
   constructor(
-    secret: string,
+    secret: string | readonly string[],
     private readonly use: string,
   ) {
-    this.key = deriveKey(secret, use);
+    this.keys = (typeof secret === 'string' ? [secret] : secret).map((each) => deriveKey(each, use));
   }
 
   async seal(payload: JWTPayload, ttlSeconds: number): Promise<string> {
@@ -21,20 +22,31 @@ export class Sealer {
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', cty: this.use })
       .setIssuedAt()
       .setExpirationTime(`${ttlSeconds}s`)
-      .encrypt(await this.key);
+      .encrypt(await this.keys[0]!);
   }
 
-  /** The payload, or 'expired' / 'invalid' (tampered, another secret, another use, or not a JWE at all). */
+  /**
+   * The payload, or 'expired' / 'invalid' (tampered, another secret, another use, or not a JWE at all). Tried with
+   * each secret in turn: a value sealed before a rotation opens until its own lifetime ends.
+   */
   async open(value: string): Promise<JWTPayload | 'expired' | 'invalid'> {
-    try {
-      const { payload, protectedHeader } = await jwtDecrypt(value, await this.key, {
-        keyManagementAlgorithms: ['dir'],
-        contentEncryptionAlgorithms: ['A256GCM'],
-      });
-      return protectedHeader.cty === this.use ? payload : 'invalid';
-    } catch (error) {
-      return error instanceof joseErrors.JWTExpired ? 'expired' : 'invalid';
+    for (const key of this.keys) {
+      const opened = await openWith(value, await key, this.use);
+      if (opened !== 'invalid') return opened;
     }
+    return 'invalid';
+  }
+}
+
+async function openWith(value: string, key: Uint8Array, use: string): Promise<JWTPayload | 'expired' | 'invalid'> {
+  try {
+    const { payload, protectedHeader } = await jwtDecrypt(value, key, {
+      keyManagementAlgorithms: ['dir'],
+      contentEncryptionAlgorithms: ['A256GCM'],
+    });
+    return protectedHeader.cty === use ? payload : 'invalid';
+  } catch (error) {
+    return error instanceof joseErrors.JWTExpired ? 'expired' : 'invalid';
   }
 }
 

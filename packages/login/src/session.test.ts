@@ -61,6 +61,17 @@ describe('the session cookie', () => {
     expect(await login.sessionUser(loginRequest('/', [`kyb-login-session=${earlier}`]))).toBe(USER);
   });
 
+  it('survives a rotation of the secret: a session sealed before it is read while the old secret is listed', async () => {
+    const line = await login.sessionCookie(loginRequest('/'), USER);
+    const NEW = 'a-new-cookie-secret-of-thirty-two-bytes!!';
+    const rotating = await createLogin(loginOptions(provider, { secret: [NEW, COOKIE_SECRET] }));
+    expect(await rotating.sessionUser(loginRequest('/', [line]))).toBe(USER);
+    const fresh = await rotating.sessionCookie(loginRequest('/'), USER);
+    const rotated = await createLogin(loginOptions(provider, { secret: NEW }));
+    expect(await rotated.sessionUser(loginRequest('/', [fresh]))).toBe(USER);
+    expect(await rotated.sessionUser(loginRequest('/', [line]))).toBeUndefined();
+  });
+
   it('gives no user for a missing, altered or expired cookie, or one whose subject is no string', async () => {
     const sealer = new Sealer(COOKIE_SECRET, 'kyb-login session v1');
     const line = await login.sessionCookie(loginRequest('/'), USER);
