@@ -12,7 +12,7 @@
  * ```ts
  * import type { IncomingMessage, ServerResponse } from 'node:http'
  * import type { Receiver } from '@kyb-webhooks/core'
- * import { createAdapter, adapterOptionsSpec, validateAdapterArguments } from '@kyb-webhooks/core/adapter'
+ * import { createAdapter, adapterOptionsSpec, nodeHeaders, validateAdapterArguments } from '@kyb-webhooks/core/adapter'
  *
  * const SPEC = adapterOptionsSpec({ owner: 'myWebhooks', example: 'myWebhooks(receiver)' })
  *
@@ -20,7 +20,7 @@
  *   validateAdapterArguments(receiver, options, SPEC)
  *   return createAdapter<IncomingMessage, ServerResponse, void>(receiver, options, {
  *     method: (req) => req.method,
- *     headers: (req) => req.headers,
+ *     headers: nodeHeaders,
  *     body: (req) => ({ kind: 'stream', stream: req, declaredLength: req.headers['content-length'] }),
  *     respond: (res, { status, headers, body }) => void res.writeHead(status, headers).end(body),
  *   })

@@ -30,8 +30,9 @@ export type {
 export { validateReceiverOptions, DEFAULT_HANDLER_TIMEOUT_MS, DEFAULT_STORE_TIMEOUT_MS } from './receiver-options.js';
 export { createFetchHandler } from './http/fetch-handler.js';
 export type { FetchHandler, FetchHandlerOptions, WaitUntilContext } from './http/fetch-handler.js';
-// Reading a body with the receiver's limit on a plain node:http server (the core README's quickstart).
+// Reading a body with the receiver's limit, and the headers, on a plain node:http server (the core README's quickstart).
 export { readBodyStream } from './http/body.js';
+export { nodeHeaders } from './http/headers.js';
 export type { ByteStream, BodyReadResult } from './http/body.js';
 
 // Verifying by hand

@@ -34,7 +34,7 @@ export interface AdapterResponse {
  * ```ts
  * const nodeMap: AdapterMap<IncomingMessage, ServerResponse, void> = {
  *   method: (req) => req.method,
- *   headers: (req) => req.headers,
+ *   headers: nodeHeaders, // req.headers, a repeated Content-Type kept as fetch keeps it
  *   body: (req) => ({ kind: 'stream', stream: req, declaredLength: req.headers['content-length'] }),
  *   respond: (res, { status, headers, body }) => void res.writeHead(status, headers).end(body),
  * }
