@@ -151,6 +151,9 @@ function write(ctx: Context, answer: LoginResponse): void {
     if (name === 'set-cookie') ctx.append('set-cookie', value);
     else ctx.set(name, value);
   }
+  // An answer without a body (a redirect) is written empty: left unset, Koa would write its status text ("Found").
+  // Null first, as Koa turns a null body set after the status into a 204.
+  if (answer.body === undefined) ctx.body = null;
   ctx.status = answer.status;
   if (answer.body !== undefined) ctx.body = answer.body;
 }
