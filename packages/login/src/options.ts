@@ -39,7 +39,7 @@ export interface LoginOptions {
   /**
    * At least 32 bytes (e.g. `openssl rand -base64 32`), from which the keys that encrypt the transaction and session
    * cookies are derived. To rotate it without signing everybody out, pass a list, the new secret first: the first
-   * seals, every one opens; drop the old one once the sessions it sealed have expired (`sessionTtlSeconds`). Replacing
+   * seals, every one opens; drop the old one once the sessions it sealed have expired (`session.maxAgeSeconds`). Replacing
    * it outright signs everybody out and voids logins in progress.
    */
   secret: string | readonly string[];

@@ -133,6 +133,17 @@ describe('the login JWKS', () => {
     expect(jwks.fetches()).toBe(2);
   });
 
+  it('answers jwks_unavailable when the refetch for a granted ID token fails', async () => {
+    const jwks = await jwksServer();
+    stops.push(jwks.stop);
+    jwks.keys.push((await keyPair('k1')).publicJwk);
+    const v = verifier(jwks.url, 60_000);
+    await v.jwks.reload();
+    const idToken = await idTokenOfNewKey('k2', jwks.keys);
+    await jwks.stop(); // the login server's JWKS goes away with the rotation
+    expect(await refusal(v.verifyGrantedIdToken(idToken))).toMatchObject({ code: 'jwks_unavailable', status: 503 });
+  });
+
   it("is fetched within the login's timeout, not jose's fixed 5 s", async () => {
     const slow = createServer((_req, res) => {
       setTimeout(() => res.end(JSON.stringify({ keys: [] })), 1_000);

@@ -102,7 +102,11 @@ export class TokenVerifier {
       return await this.verifyIdToken(token, nonce);
     } catch (error) {
       if (!(error instanceof KybLoginError && error.cause instanceof joseErrors.JWKSNoMatchingKey)) throw error;
-      await this.jwks.reload();
+      try {
+        await this.jwks.reload();
+      } catch (failure) {
+        throw verificationError('id_token', failure); // the set could not be had: 503 jwks_unavailable, not 500
+      }
       return this.verifyIdToken(token, nonce);
     }
   }
